@@ -1,0 +1,74 @@
+import {
+  GitlabErrorFilter, GitlabExpressAdapter, GitlabValidationPipe, LodeConfig, PaginationInterceptor, requestContextMiddleware,
+} from '@app/platform';
+import type { INestApplication, LogLevel } from '@nestjs/common';
+import { RequestMethod } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import multer from 'multer';
+import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LodeModule, type LodeParts } from './lode.module';
+
+export const API_PREFIX = 'api/v4';
+const BODY_LIMIT = '1mb';
+
+/** Log levels from `LODE_LOG_LEVEL`: the named level and every more severe one. */
+export function logLevels(level: string): LogLevel[] {
+  const order: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+  const i = order.indexOf(level as LogLevel);
+  return order.slice(0, i < 0 ? 4 : i + 1);
+}
+
+/**
+ * Builds the HTTP application: GitLab's parameter handling (query, JSON, forms and multipart
+ * alike, `name[]=` and `custom_attributes[k]=` parsed), request ids, the `/api/v4` prefix,
+ * GitLab's error bodies and pagination headers.
+ */
+export async function createHttpApp(config: LodeConfig, parts: LodeParts = { http: true, worker: config.runsWorker }): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(LodeModule.forRoot(config, parts), new GitlabExpressAdapter(), {
+    bodyParser: false,
+    logger: logLevels(config.logLevel),
+  });
+  configureHttp(app, config);
+  return app;
+}
+
+export function configureHttp(app: NestExpressApplication, config: LodeConfig): void {
+  // Express 5 parses `a[]=1` and `a[k]=v` only with the extended parser.
+  app.set('query parser', 'extended');
+  app.set('etag', false);
+  app.disable('x-powered-by');
+  const tmp = join(config.dataDir, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  const upload = multer({ dest: tmp, limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 } }).any();
+  app.use(requestContextMiddleware);
+  app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
+  app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));
+  app.use(upload);
+  app.use(removeTemporaryUploads);
+  app.setGlobalPrefix(API_PREFIX, {
+    exclude: [
+      { path: '-/health', method: RequestMethod.GET },
+      { path: '-/readiness', method: RequestMethod.GET },
+      { path: 'uploads/-/system/user/avatar/:id/:filename', method: RequestMethod.GET },
+    ],
+  });
+  app.useGlobalPipes(new GitlabValidationPipe());
+  app.useGlobalFilters(new GitlabErrorFilter());
+  app.useGlobalInterceptors(new PaginationInterceptor());
+  app.enableShutdownHooks();
+}
+
+/** Multipart files land in `$LODE_DATA_DIR/tmp`; whatever a handler did not move away goes when the response ends. */
+function removeTemporaryUploads(req: Request, res: Response, next: NextFunction): void {
+  const files = (req as Request & { files?: Express.Multer.File[] }).files;
+  if (Array.isArray(files) && files.length) {
+    res.on('close', () => {
+      for (const f of files) void rm(f.path, { force: true });
+    });
+  }
+  next();
+}

@@ -1,0 +1,39 @@
+import {
+  dataSourceOptions, EventStore1763780000000, LodeConfig, PlatformModule, redisOptions, VersionController,
+} from '@app/platform';
+import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
+import { BullModule } from '@nestjs/bullmq';
+import { DynamicModule, Module } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import { TypeOrmModule } from '@nestjs/typeorm';
+
+/** Every context's migrations, in the order their tables depend on each other. */
+export const MIGRATIONS = [EventStore1763780000000, Users1763780000100];
+
+export interface LodeParts {
+  /** Serve HTTP (the API, git, health). */
+  http: boolean;
+  /** Run the outbox relay and the BullMQ processors. */
+  worker: boolean;
+}
+
+/** The whole of Lode as one Nest module; `parts` says which sides this process runs. */
+@Module({})
+export class LodeModule {
+  static forRoot(config: LodeConfig, parts: LodeParts = { http: config.runsApi, worker: config.runsWorker }): DynamicModule {
+    return {
+      module: LodeModule,
+      imports: [
+        PlatformModule.forRoot(config, { http: parts.http, relay: parts.worker }),
+        TypeOrmModule.forRoot({ ...dataSourceOptions(config), autoLoadEntities: true }),
+        CqrsModule.forRoot(),
+        UsersModule,
+        ...(parts.http ? [UsersHttpModule] : []),
+        ...(parts.worker
+          ? [BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }), UsersWorkerModule]
+          : []),
+      ],
+      controllers: parts.http ? [VersionController] : [],
+    };
+  }
+}

@@ -1,0 +1,67 @@
+import { resolve } from 'node:path';
+
+export type LodeRole = 'all' | 'api' | 'worker';
+
+/** Every setting Lode reads, from the environment; README documents each one with its default. */
+export class LodeConfig {
+  port = 8080;
+  host = '0.0.0.0';
+  databaseUrl = 'postgres://postgres@127.0.0.1:5432/lode';
+  redisUrl = 'redis://127.0.0.1:6379';
+  /** BullMQ key prefix, so several Lode installations (or test runs) can share one Redis. */
+  redisPrefix = 'lode';
+  dataDir = resolve('data');
+  externalUrl = 'http://localhost:8080';
+  rootToken?: string;
+  rootEmail = 'admin@example.com';
+  rootPassword?: string;
+  allowLocalWebhooks = false;
+  role: LodeRole = 'all';
+  maxUploadBytes = 10 * 1024 * 1024;
+  /** How long a resolved token is trusted before it is looked up again; revocation takes effect within this. */
+  tokenCacheMs = 1000;
+  /** How often the outbox relay polls when no NOTIFY arrives. */
+  outboxPollMs = 1000;
+  logLevel = 'log';
+
+  static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
+    const c = new LodeConfig();
+    c.port = int(env.PORT, c.port, 'PORT');
+    c.host = env.HOST || c.host;
+    c.databaseUrl = env.DATABASE_URL || c.databaseUrl;
+    c.redisUrl = env.REDIS_URL || c.redisUrl;
+    c.redisPrefix = env.LODE_REDIS_PREFIX || c.redisPrefix;
+    c.dataDir = resolve(env.LODE_DATA_DIR || c.dataDir);
+    c.externalUrl = (env.LODE_EXTERNAL_URL || `http://localhost:${c.port}`).replace(/\/+$/, '');
+    c.rootToken = env.LODE_ROOT_TOKEN || undefined;
+    c.rootEmail = env.LODE_ROOT_EMAIL || c.rootEmail;
+    c.rootPassword = env.LODE_ROOT_PASSWORD || undefined;
+    c.allowLocalWebhooks = bool(env.LODE_ALLOW_LOCAL_WEBHOOKS);
+    const role = env.LODE_ROLE || 'all';
+    if (role !== 'all' && role !== 'api' && role !== 'worker') throw new Error(`LODE_ROLE must be all, api or worker, not ${role}`);
+    c.role = role;
+    c.maxUploadBytes = int(env.LODE_MAX_UPLOAD_BYTES, c.maxUploadBytes, 'LODE_MAX_UPLOAD_BYTES');
+    c.tokenCacheMs = int(env.LODE_TOKEN_CACHE_MS, c.tokenCacheMs, 'LODE_TOKEN_CACHE_MS');
+    c.outboxPollMs = int(env.LODE_OUTBOX_POLL_MS, c.outboxPollMs, 'LODE_OUTBOX_POLL_MS');
+    c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
+    return c;
+  }
+
+  get runsApi(): boolean {
+    return this.role !== 'worker';
+  }
+  get runsWorker(): boolean {
+    return this.role !== 'api';
+  }
+}
+
+function int(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer, not ${value}`);
+  return n;
+}
+
+function bool(value: string | undefined): boolean {
+  return value !== undefined && /^(1|true|yes|on)$/i.test(value);
+}

@@ -1,0 +1,30 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** Who is acting. `sudoBy` is the administrator behind a sudo; `impersonatedBy` the one who made an impersonation token. */
+export interface Actor {
+  id: number;
+  username: string;
+  isAdmin: boolean;
+  tokenId?: number;
+  scopes: string[];
+  impersonation: boolean;
+  sudoBy?: number;
+  impersonatedBy?: number;
+}
+
+/** Per-request facts that every appended event records in its metadata. */
+export interface RequestContext {
+  requestId: string;
+  actor?: Actor;
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+export const RequestContexts = {
+  run<T>(ctx: RequestContext, fn: () => T): T {
+    return storage.run(ctx, fn);
+  },
+  current(): RequestContext | undefined {
+    return storage.getStore();
+  },
+};

@@ -1,0 +1,65 @@
+import { Logger } from '@nestjs/common';
+import { Client } from 'pg';
+import { DataSource, DataSourceOptions, MixedList } from 'typeorm';
+import { LodeConfig } from '../config/lode-config';
+
+type Migrations = MixedList<string | (new () => unknown)>;
+
+/**
+ * The one place that turns configuration into a database connection (ARCHITECTURE.md, embedded mode).
+ */
+export function dataSourceOptions(config: LodeConfig, migrations: Migrations = []): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: config.databaseUrl,
+    migrations: migrations as DataSourceOptions['migrations'],
+    migrationsTableName: 'schema_migrations',
+    synchronize: false,
+    logging: false,
+    extra: { max: 20, connectionTimeoutMillis: 5000, application_name: `lode-${config.role}` },
+  };
+}
+
+/** Creates the configured database when the server answers but the database does not exist yet. */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  if (!name) return;
+  const probe = new Client({ connectionString: databaseUrl });
+  try {
+    await probe.connect();
+    return;
+  } catch (err) {
+    if ((err as { code?: string }).code !== '3D000') throw err; // 3D000: database does not exist
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
+  url.pathname = '/postgres';
+  const admin = new Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`create database "${name.replace(/"/g, '""')}"`);
+    new Logger('Database').log(`created database ${name}`);
+  } catch (err) {
+    if ((err as { code?: string }).code !== '42P04') throw err; // created meanwhile by another process
+  } finally {
+    await admin.end();
+  }
+}
+
+const MIGRATION_LOCK = 7_402_113; // any constant: one migrator at a time per database
+
+/** Runs pending migrations under an advisory lock, so an API and a worker starting together do not race. */
+export async function runMigrations(config: LodeConfig, migrations: Migrations): Promise<void> {
+  await ensureDatabase(config.databaseUrl);
+  const ds = new DataSource({ ...dataSourceOptions(config, migrations), extra: { max: 1 } });
+  await ds.initialize();
+  try {
+    await ds.query(`select pg_advisory_lock($1)`, [MIGRATION_LOCK]);
+    const ran = await ds.runMigrations({ transaction: 'each' });
+    if (ran.length) new Logger('Database').log(`ran ${ran.length} migration(s): ${ran.map((m) => m.name).join(', ')}`);
+  } finally {
+    await ds.query(`select pg_advisory_unlock($1)`, [MIGRATION_LOCK]).catch(() => undefined);
+    await ds.destroy();
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The few domain errors. Only `http/gitlab-error.filter.ts` turns them into GitLab's bodies,
+ * so deciders and handlers never think about HTTP.
+ */
+export class DomainError extends Error {}
+
+/** 404 `{"message":"404 <Resource> Not Found"}`; `Not found` (no resource) gives GitLab's ActiveRecord miss text. */
+export class NotFound extends DomainError {
+  constructor(readonly resource?: string) {
+    super(resource ? `404 ${resource} Not Found` : '404 Not found');
+  }
+}
+
+/** 401 `{"message":"401 Unauthorized"}`. */
+export class Unauthorized extends DomainError {
+  constructor() {
+    super('401 Unauthorized');
+  }
+}
+
+/** 403 `{"message":"403 Forbidden"}` or `"403 Forbidden - <reason>"`. */
+export class Forbidden extends DomainError {
+  constructor(readonly reason?: string) {
+    super(reason ? `403 Forbidden - ${reason}` : '403 Forbidden');
+  }
+}
+
+/** 403 with the OAuth-style body GitLab gives a token that lacks a scope. */
+export class InsufficientScope extends DomainError {
+  constructor(readonly scopes: string[]) {
+    super('insufficient_scope');
+  }
+}
+
+/** 409 `{"message": <message>}`; the message is a string or GitLab's field map. */
+export class Conflict extends DomainError {
+  constructor(readonly body: string | Record<string, string[]>) {
+    super(typeof body === 'string' ? body : JSON.stringify(body));
+  }
+}
+
+/** 400 `{"message":{"<field>":["<text>"]}}`: a model validation failure. */
+export class Invalid extends DomainError {
+  constructor(readonly fields: Record<string, string[]>) {
+    super(JSON.stringify(fields));
+  }
+}
+
+/** 400 `{"error":"<text>"}`: a parameter validation failure, as Grape words it. */
+export class BadParameter extends DomainError {
+  constructor(readonly error: string) {
+    super(error);
+  }
+}
+
+/** 422 `{"error":"<text>"}`. */
+export class Unprocessable extends DomainError {
+  constructor(readonly error: string) {
+    super(error);
+  }
+}
+
+/** 304 with no body: GitLab's answer to a no-op such as starring twice. */
+export class NotModified extends DomainError {
+  constructor() {
+    super('304 Not Modified');
+  }
+}
+
+/** 413: a body over a configured limit. */
+export class PayloadTooLarge extends DomainError {
+  constructor() {
+    super('413 Request Entity Too Large');
+  }
+}
+
+/** 503 with a reason: a dependency (PostgreSQL, Redis) is not answering. */
+export class Unavailable extends DomainError {
+  constructor(reason: string) {
+    super(reason);
+  }
+}
+
+/** Collects model validation messages field by field, GitLab style. */
+export class FieldErrors {
+  private readonly fields: Record<string, string[]> = {};
+  add(field: string, message: string): this {
+    (this.fields[field] ??= []).push(message);
+    return this;
+  }
+  get empty(): boolean {
+    return Object.keys(this.fields).length === 0;
+  }
+  throwIfAny(): void {
+    if (!this.empty) throw new Invalid(this.fields);
+  }
+}

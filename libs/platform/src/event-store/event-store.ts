@@ -1,0 +1,43 @@
+import type { EntityManager } from 'typeorm';
+import type { Decider, DomainEvent, EventMetadata, Recorded } from './recorded';
+
+/** One command's transaction: decide on one or more streams, all committed together or not at all. */
+export interface UnitOfWork {
+  readonly db: EntityManager;
+  /** Loads and folds the stream, appends what `decision` returns, projects it and writes its outbox rows. */
+  decide<S, E extends DomainEvent>(
+    streamId: string,
+    decider: Decider<S, E>,
+    decision: (state: S) => E[] | Promise<E[]>,
+  ): Promise<Recorded<E>[]>;
+  /** Folds a stream without appending (for a decision that needs a second aggregate's state). */
+  load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<S>;
+}
+
+/** The write side's port: PostgreSQL's `events` table behind it (see ARCHITECTURE.md). */
+export abstract class EventStore {
+  /** Runs `work` in one transaction; a clash on a stream version re-runs it a few times, then 409. */
+  abstract transact<T>(work: (uow: UnitOfWork) => Promise<T>, metadata?: EventMetadata): Promise<T>;
+
+  decide<S, E extends DomainEvent>(
+    streamId: string,
+    decider: Decider<S, E>,
+    decision: (state: S) => E[] | Promise<E[]>,
+    metadata?: EventMetadata,
+  ): Promise<Recorded<E>[]> {
+    return this.transact((uow) => uow.decide(streamId, decider, decision), metadata);
+  }
+
+  /** A new integer id from the aggregate type's sequence, taken before the first event. */
+  abstract nextId(sequence: string): Promise<number>;
+
+  /** Reads events in global order (for rebuilds and catch-up), `batch` at a time after `after`. */
+  abstract readAll(after: string, batch: number): Promise<Recorded[]>;
+}
+
+/** A unique index of a read model refused the change; handlers translate it into GitLab's answer. */
+export class UniqueViolation extends Error {
+  constructor(readonly constraint: string, readonly detail?: string) {
+    super(`unique violation on ${constraint}`);
+  }
+}

@@ -1,0 +1,178 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
+import { RequestContexts } from '../context';
+import { Conflict } from '../errors';
+import { OutboxRoutes } from '../outbox/outbox-route';
+import { ProjectionRegistry } from '../projections/projector';
+import { EventStore, UniqueViolation, UnitOfWork } from './event-store';
+import type { Decider, DomainEvent, EventMetadata, Recorded } from './recorded';
+
+const STREAM_VERSION_CONSTRAINT = 'events_stream_version_key';
+/** How often a command is re-run after another transaction appended to its stream first. */
+const VERSION_CLASH_RETRIES = 4;
+export const OUTBOX_CHANNEL = 'lode_outbox';
+
+interface EventRow {
+  global_position: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: unknown;
+  metadata: EventMetadata;
+  recorded_at: Date;
+}
+
+export function toRecorded<E extends DomainEvent>(row: EventRow): Recorded<E> {
+  return {
+    type: row.type,
+    data: row.data,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    globalPosition: String(row.global_position),
+    metadata: row.metadata,
+    recordedAt: row.recorded_at,
+  } as Recorded<E>;
+}
+
+class VersionClash extends Error {}
+
+class PgUnitOfWork implements UnitOfWork {
+  outboxWritten = false;
+  constructor(
+    readonly db: EntityManager,
+    private readonly metadata: EventMetadata,
+    private readonly projections: ProjectionRegistry,
+    private readonly routes: OutboxRoutes,
+  ) {}
+
+  async load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<S> {
+    return (await this.fold(streamId, decider)).state;
+  }
+
+  async decide<S, E extends DomainEvent>(
+    streamId: string,
+    decider: Decider<S, E>,
+    decision: (state: S) => E[] | Promise<E[]>,
+  ): Promise<Recorded<E>[]> {
+    const { state, version } = await this.fold(streamId, decider);
+    const events = await decision(state);
+    const recorded: Recorded<E>[] = [];
+    let v = version;
+    for (const e of events) {
+      v += 1;
+      const rows: EventRow[] = await this.db
+        .query(
+          `insert into events (stream_id, stream_version, type, data, metadata)
+           values ($1, $2, $3, $4, $5)
+           returning global_position, stream_id, stream_version, type, data, metadata, recorded_at`,
+          [streamId, v, e.type, JSON.stringify(e.data ?? {}), JSON.stringify(this.metadata)],
+        )
+        .catch((err: unknown) => {
+          if (constraintOf(err) === STREAM_VERSION_CONSTRAINT) throw new VersionClash();
+          throw err;
+        });
+      const r = toRecorded<E>(rows[0]);
+      recorded.push(r);
+      await this.projections.apply(r, this.db).catch(rethrowUnique);
+      for (const job of this.routes.jobsFor(r)) {
+        await this.db.query(
+          `insert into outbox (global_position, queue, name, job_id, data, options) values ($1, $2, $3, $4, $5, $6)
+           on conflict (job_id) do nothing`,
+          [r.globalPosition, job.queue, job.name, job.jobId, JSON.stringify(job.data), JSON.stringify(job.options ?? {})],
+        );
+        this.outboxWritten = true;
+      }
+    }
+    return recorded;
+  }
+
+  private async fold<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>) {
+    const rows: EventRow[] = await this.db.query(
+      `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
+         from events where stream_id = $1 order by stream_version`,
+      [streamId],
+    );
+    let state = decider.initial();
+    for (const row of rows) state = decider.evolve(state, toRecorded<E>(row));
+    return { state, version: rows.length ? rows[rows.length - 1].stream_version : 0 };
+  }
+}
+
+@Injectable()
+export class PgEventStore extends EventStore {
+  private readonly logger = new Logger('EventStore');
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly projections: ProjectionRegistry,
+    private readonly routes: OutboxRoutes,
+  ) {
+    super();
+  }
+
+  async transact<T>(work: (uow: UnitOfWork) => Promise<T>, metadata?: EventMetadata): Promise<T> {
+    const meta = { ...metadataFromRequest(), ...metadata };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.dataSource.transaction(async (db) => {
+          const uow = new PgUnitOfWork(db, meta, this.projections, this.routes);
+          const result = await work(uow);
+          // Delivered at commit: wakes the outbox relay without waiting for its poll.
+          if (uow.outboxWritten) await db.query(`select pg_notify($1, '')`, [OUTBOX_CHANNEL]);
+          return result;
+        });
+      } catch (err) {
+        if (!(err instanceof VersionClash)) throw err;
+        if (attempt > VERSION_CLASH_RETRIES) {
+          this.logger.warn(`version clash persisted after ${attempt} attempts (request ${meta.requestId ?? '-'})`);
+          throw new Conflict('409 Conflict - the resource was changed concurrently, try again');
+        }
+      }
+    }
+  }
+
+  async nextId(sequence: string): Promise<number> {
+    if (!/^[a-z_]+$/.test(sequence)) throw new Error(`bad sequence name ${sequence}`);
+    const rows: { id: string }[] = await this.dataSource.query(`select nextval('${sequence}') as id`);
+    return Number(rows[0].id);
+  }
+
+  async readAll(after: string, batch: number): Promise<Recorded[]> {
+    const rows: EventRow[] = await this.dataSource.query(
+      `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
+         from events where global_position > $1 order by global_position limit $2`,
+      [after, batch],
+    );
+    return rows.map((r) => toRecorded(r));
+  }
+}
+
+function metadataFromRequest(): EventMetadata {
+  const ctx = RequestContexts.current();
+  if (!ctx) return {};
+  const a = ctx.actor;
+  const meta: EventMetadata = { requestId: ctx.requestId };
+  if (a) {
+    meta.actorId = a.id;
+    if (a.tokenId !== undefined) meta.tokenId = a.tokenId;
+    if (a.sudoBy !== undefined) meta.sudoBy = a.sudoBy;
+    if (a.impersonatedBy !== undefined) meta.impersonatedBy = a.impersonatedBy;
+  }
+  return meta;
+}
+
+export function constraintOf(err: unknown): string | undefined {
+  if (err instanceof QueryFailedError) {
+    const d = err.driverError as { code?: string; constraint?: string };
+    if (d?.code === '23505') return d.constraint ?? 'unknown';
+  }
+  const e = err as { code?: string; constraint?: string };
+  if (e?.code === '23505') return e.constraint ?? 'unknown';
+  return undefined;
+}
+
+function rethrowUnique(err: unknown): never {
+  const c = constraintOf(err);
+  if (c) throw new UniqueViolation(c, (err as { detail?: string }).detail);
+  throw err;
+}

@@ -1,0 +1,33 @@
+/** An event as deciders produce it: a type (past tense, aggregate first) and plain JSON data. */
+export interface DomainEvent<T extends string = string, D = unknown> {
+  type: T;
+  data: D;
+}
+
+/** What every stored event carries besides its data: who did it, through which token, in which request. */
+export interface EventMetadata {
+  requestId?: string;
+  actorId?: number;
+  /** The administrator behind a sudo. */
+  sudoBy?: number;
+  /** The administrator who created the impersonation token in use. */
+  impersonatedBy?: number;
+  tokenId?: number;
+  /** Set for changes made outside a request: `cli`, `startup`, `worker`. */
+  origin?: string;
+}
+
+/** A stored event. `globalPosition` is a bigint, kept as a string so no precision is lost. */
+export type Recorded<E extends DomainEvent = DomainEvent> = E & {
+  streamId: string;
+  streamVersion: number;
+  globalPosition: string;
+  metadata: EventMetadata;
+  recordedAt: Date;
+};
+
+/** An aggregate as a decider: its initial state and how one event changes it. */
+export interface Decider<S, E extends DomainEvent> {
+  initial: () => S;
+  evolve: (state: S, event: E) => S;
+}

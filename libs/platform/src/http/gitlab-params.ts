@@ -1,0 +1,51 @@
+import { ArgumentMetadata, createParamDecorator, ExecutionContext, Injectable, PipeTransform } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { ValidationError, validate } from 'class-validator';
+import type { Request } from 'express';
+import { BadParameter } from '../errors';
+import { VERBATIM } from './at-least-one-of';
+
+/**
+ * GitLab reads a parameter from wherever it comes: the query string, a JSON body, a form or a
+ * multipart body. This merges them (the body wins) into one object for a DTO.
+ */
+export const GitlabParams = createParamDecorator((_: unknown, ctx: ExecutionContext) => {
+  const req = ctx.switchToHttp().getRequest<Request>();
+  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
+  return { ...(req.query as object), ...body };
+});
+
+/**
+ * Validates DTOs with class-validator and words failures as Grape does:
+ * `{"error":"name is missing"}`, `"visibility does not have a valid value"`, `"per_page is invalid"`,
+ * several joined with ", ". Unknown parameters are dropped, as Grape's `declared(params)` does.
+ */
+@Injectable()
+export class GitlabValidationPipe implements PipeTransform {
+  async transform(value: unknown, meta: ArgumentMetadata): Promise<unknown> {
+    const type = meta.metatype;
+    if (meta.type === 'custom' && type && !isPrimitive(type)) return validateParams(type as new () => object, value);
+    return value;
+  }
+}
+
+export async function validateParams<T extends object>(type: new () => T, value: unknown): Promise<T> {
+  const plain = value && typeof value === 'object' ? value : {};
+  const instance = plainToInstance(type, plain, { exposeDefaultValues: true });
+  const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false, stopAtFirstError: true });
+  if (errors.length) throw new BadParameter(errors.map(describe).join(', '));
+  return instance;
+}
+
+function describe(e: ValidationError): string {
+  const kinds = Object.keys(e.constraints ?? {});
+  if (kinds.includes(VERBATIM)) return e.constraints![VERBATIM];
+  if (kinds.includes('isDefined')) return `${e.property} is missing`;
+  if (kinds.some((k) => k === 'isIn' || k === 'isEnum')) return `${e.property} does not have a valid value`;
+  const custom = kinds.map((k) => e.constraints?.[k]).find((m) => m?.startsWith(`${e.property} `));
+  return custom ?? `${e.property} is invalid`;
+}
+
+function isPrimitive(t: unknown): boolean {
+  return t === String || t === Number || t === Boolean || t === Object || t === Array;
+}

@@ -1,0 +1,72 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { IsInt, IsOptional } from 'class-validator';
+import type { Request, Response } from 'express';
+import { map, Observable } from 'rxjs';
+import { ToInt } from './transforms';
+
+export const DEFAULT_PER_PAGE = 20;
+/** GitLab (Kaminari's max_per_page) caps every list at 100; larger values are clamped, not refused. */
+export const MAX_PER_PAGE = 100;
+
+/** `page` and `per_page`, for DTOs of list endpoints to extend. */
+export class PaginationDto {
+  @IsOptional() @ToInt() @IsInt() page?: number;
+  @IsOptional() @ToInt() @IsInt() per_page?: number;
+}
+
+export interface PageParams {
+  page: number;
+  perPage: number;
+  offset: number;
+}
+
+export function pageParams(p: { page?: number; per_page?: number }): PageParams {
+  const page = p.page && p.page > 0 ? p.page : 1;
+  const perPage = p.per_page && p.per_page > 0 ? Math.min(p.per_page, MAX_PER_PAGE) : DEFAULT_PER_PAGE;
+  return { page, perPage, offset: (page - 1) * perPage };
+}
+
+/** What a list endpoint returns: one page of items and the total the headers announce. */
+export class Page<T> {
+  constructor(readonly items: T[], readonly total: number, readonly params: PageParams) {}
+}
+
+/** Sets GitLab's pagination headers for a `Page` result and answers with its items. */
+@Injectable()
+export class PaginationInterceptor implements NestInterceptor {
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      map((result) => {
+        if (!(result instanceof Page)) return result;
+        const http = ctx.switchToHttp();
+        setPaginationHeaders(http.getRequest<Request>(), http.getResponse<Response>(), result.params, result.total);
+        return result.items;
+      }),
+    );
+  }
+}
+
+export function setPaginationHeaders(req: Request, res: Response, p: PageParams, total: number): void {
+  const totalPages = Math.max(1, Math.ceil(total / p.perPage));
+  const next = p.page < totalPages ? p.page + 1 : undefined;
+  const prev = p.page > 1 ? p.page - 1 : undefined;
+  res.setHeader('X-Total', String(total));
+  res.setHeader('X-Total-Pages', String(totalPages));
+  res.setHeader('X-Per-Page', String(p.perPage));
+  res.setHeader('X-Page', String(p.page));
+  res.setHeader('X-Next-Page', next ? String(next) : '');
+  res.setHeader('X-Prev-Page', prev ? String(prev) : '');
+  // Links are absolute, from the URL the client called, keeping every query parameter.
+  const base = new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  const link = (page: number, rel: string) => {
+    const u = new URL(base);
+    u.searchParams.set('page', String(page));
+    u.searchParams.set('per_page', String(p.perPage));
+    return `<${u.toString()}>; rel="${rel}"`;
+  };
+  const links = [];
+  if (prev) links.push(link(prev, 'prev'));
+  if (next) links.push(link(next, 'next'));
+  links.push(link(1, 'first'), link(totalPages, 'last'));
+  res.setHeader('Link', links.join(', '));
+}

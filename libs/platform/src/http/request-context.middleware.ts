@@ -1,0 +1,14 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { RequestContexts } from '../context';
+
+const ACCEPTABLE_ID = /^[\w.:-]{1,128}$/;
+
+/** Accepts the caller's `X-Request-Id` (or makes one), echoes it, and opens the request's context. */
+export function requestContextMiddleware(req: Request, res: Response, next: NextFunction): void {
+  const given = req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && ACCEPTABLE_ID.test(given) ? given : randomUUID();
+  req.headers['x-request-id'] = requestId;
+  res.setHeader('X-Request-Id', requestId);
+  RequestContexts.run({ requestId }, () => next());
+}

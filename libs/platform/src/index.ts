@@ -1,0 +1,27 @@
+/** The shared kernel: event store, projections, outbox, HTTP edge. No business rules live here. */
+export * from './errors';
+export * from './context';
+export { Clock, SystemClock } from './clock';
+export { LodeConfig, type LodeRole } from './config/lode-config';
+export { dataSourceOptions, ensureDatabase, runMigrations } from './database/database';
+export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
+export { PgEventStore, OUTBOX_CHANNEL } from './event-store/pg-event-store';
+export type { Decider, DomainEvent, EventMetadata, Recorded } from './event-store/recorded';
+export { EventStore1763780000000 } from './event-store/migrations/1763780000000-event-store';
+export { ProjectionRegistry, type Projector } from './projections/projector';
+export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild';
+export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
+export { OutboxRelay } from './outbox/outbox-relay';
+export { redisOptions } from './queue/queue-connection';
+export { PlatformModule } from './platform.module';
+export { GitlabErrorFilter } from './http/gitlab-error.filter';
+export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
+export { GitlabParams, GitlabValidationPipe, validateParams } from './http/gitlab-params';
+export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';
+export { Page, PaginationDto, PaginationInterceptor, pageParams, setPaginationHeaders, DEFAULT_PER_PAGE, MAX_PER_PAGE, type PageParams } from './http/pagination';
+export { requestContextMiddleware } from './http/request-context.middleware';
+export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';
+export { RouteIntPipe, intParam } from './http/id-params';
+export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from './http/transforms';
+export { sendJson } from './http/json-response';
+export { VersionController, GITLAB_API_VERSION } from './http/version.controller';

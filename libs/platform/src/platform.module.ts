@@ -1,0 +1,33 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { Clock, SystemClock } from './clock';
+import { LodeConfig } from './config/lode-config';
+import { EventStore } from './event-store/event-store';
+import { PgEventStore } from './event-store/pg-event-store';
+import { DependencyProbe, HealthController } from './http/health.controller';
+import { OutboxRelay } from './outbox/outbox-relay';
+import { OutboxRoutes } from './outbox/outbox-route';
+import { ProjectionRegistry } from './projections/projector';
+import { ProjectionRebuilder } from './projections/rebuild';
+
+/** The shared kernel every context uses: configuration, event store, projections, outbox, clock. */
+@Global()
+@Module({})
+export class PlatformModule {
+  static forRoot(config: LodeConfig, options: { http: boolean; relay: boolean }): DynamicModule {
+    return {
+      module: PlatformModule,
+      controllers: options.http ? [HealthController] : [],
+      providers: [
+        { provide: LodeConfig, useValue: config },
+        { provide: Clock, useClass: SystemClock },
+        { provide: EventStore, useClass: PgEventStore },
+        ProjectionRegistry,
+        OutboxRoutes,
+        ...(options.relay ? [OutboxRelay] : []),
+        ProjectionRebuilder,
+        DependencyProbe,
+      ],
+      exports: [LodeConfig, Clock, EventStore, ProjectionRegistry, OutboxRoutes, ProjectionRebuilder, DependencyProbe, ...(options.relay ? [OutboxRelay] : [])],
+    };
+  }
+}

@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { toRecorded } from '../event-store/pg-event-store';
+import { ProjectionRegistry } from './projector';
+
+export interface RebuildProgress {
+  done: number;
+  total: number;
+}
+
+const BATCH = 2000;
+
+/**
+ * Empties every registered read model and replays all events in `global_position` order, in one
+ * transaction: readers keep seeing the old tables until the new ones are complete, and writers wait.
+ * Outbox routes are not run, so a rebuild never re-sends a webhook or re-runs a job.
+ */
+@Injectable()
+export class ProjectionRebuilder {
+  constructor(private readonly dataSource: DataSource, private readonly projections: ProjectionRegistry) {}
+
+  async rebuild(onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> {
+    return this.dataSource.transaction(async (db) => {
+      const tables = [...new Set(this.projections.all().flatMap((p) => p.tables))];
+      // Writers must not append while we replay, or their events would be missed.
+      await db.query(`lock table events in exclusive mode`);
+      if (tables.length) await db.query(`truncate table ${tables.map((t) => `"${t}"`).join(', ')}`);
+      const [{ count }] = await db.query(`select count(*)::bigint as count from events`);
+      const progress = { done: 0, total: Number(count) };
+      onProgress?.(progress);
+      let after = '0';
+      for (;;) {
+        const rows = await db.query(
+          `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
+             from events where global_position > $1 order by global_position limit $2`,
+          [after, BATCH],
+        );
+        if (!rows.length) break;
+        for (const row of rows) await this.projections.apply(toRecorded(row), db);
+        after = String(rows[rows.length - 1].global_position);
+        progress.done += rows.length;
+        onProgress?.(progress);
+      }
+      return progress;
+    });
+  }
+}

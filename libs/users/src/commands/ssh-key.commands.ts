@@ -1,0 +1,55 @@
+import { Clock, EventStore, Invalid, UniqueViolation } from '@app/platform';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { parseSshPublicKey, SshKeyError } from '../domain/ssh-public-key';
+import { addSshKey, removeSshKey, userDecider } from '../domain/user';
+
+export class AddSshKey extends Command<number> {
+  constructor(readonly userId: number, readonly title: string, readonly key: string) {
+    super();
+  }
+}
+
+@CommandHandler(AddSshKey)
+export class AddSshKeyHandler implements ICommandHandler<AddSshKey> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+
+  async execute({ userId, title, key }: AddSshKey): Promise<number> {
+    let parsed;
+    try {
+      parsed = parseSshPublicKey(key);
+    } catch (err) {
+      if (!(err instanceof SshKeyError)) throw err;
+      // GitLab's Key model: the format check fails and no fingerprint can be computed.
+      throw new Invalid({ key: ['is invalid'], fingerprint: ['cannot be generated'] });
+    }
+    const keyId = await this.store.nextId('ssh_key_id_seq');
+    await this.store
+      .decide(`user-${userId}`, userDecider, (s) =>
+        addSshKey(s, {
+          keyId, title, key: parsed.key, fingerprint: parsed.fingerprintMd5, fingerprintSha256: parsed.fingerprintSha256, keyType: parsed.type,
+        }, this.clock.now()),
+      )
+      .catch((err) => {
+        // Fingerprints are unique across all users (the key would let two accounts push as each other).
+        if (err instanceof UniqueViolation && err.constraint === 'ssh_keys_fingerprint_key')
+          throw new Invalid({ fingerprint: ['has already been taken'] });
+        throw err;
+      });
+    return keyId;
+  }
+}
+
+export class RemoveSshKey extends Command<void> {
+  constructor(readonly userId: number, readonly keyId: number) {
+    super();
+  }
+}
+
+@CommandHandler(RemoveSshKey)
+export class RemoveSshKeyHandler implements ICommandHandler<RemoveSshKey> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+
+  async execute({ userId, keyId }: RemoveSshKey): Promise<void> {
+    await this.store.decide(`user-${userId}`, userDecider, (s) => removeSshKey(s, keyId, this.clock.now()));
+  }
+}

@@ -1,0 +1,289 @@
+import { FieldErrors, Forbidden, NotFound } from '@app/platform';
+import { namespacePathErrors } from './namespace-path';
+
+/*
+ * The user aggregate: identity, profile and the credentials a user owns (SSH keys, GPG keys,
+ * secondary e-mails, custom attributes). Stream `user-<id>`.
+ * Personal data (e-mail, name, profile) is in these payloads; erasing it from the log on deletion
+ * is not done yet (README, "Not done yet").
+ */
+
+export type UserState = 'active' | 'blocked' | 'ldap_blocked';
+
+export interface Identity {
+  provider: string;
+  externUid: string;
+}
+
+/** Profile fields that POST and PUT /users accept, with GitLab's wire names mapped to ours. */
+export interface UserProfile {
+  name: string;
+  username: string;
+  email: string;
+  bio: string | null;
+  location: string | null;
+  messenger: string;
+  careerProfile: string;
+  socialAccount: string;
+  websiteUrl: string;
+  organization: string | null;
+  projectsLimit: number;
+  canCreateGroup: boolean;
+  isAdmin: boolean;
+  external: boolean;
+  avatar: string | null;
+}
+
+export type UserEvent =
+  | { type: 'UserCreated'; data: UserProfile & { userId: number; passwordDigest: string | null; identities: Identity[]; confirmedAt: string | null; at: string } }
+  | { type: 'UserUpdated'; data: { userId: number; changes: Partial<UserProfile>; passwordDigest?: string; identity?: Identity; at: string } }
+  | { type: 'UserBlocked'; data: { userId: number; byDirectory: boolean; at: string } }
+  | { type: 'UserUnblocked'; data: { userId: number; at: string } }
+  | { type: 'UserDeleted'; data: { userId: number; username: string; hardDelete: boolean; at: string } }
+  | { type: 'SshKeyAdded'; data: { userId: number; keyId: number; title: string; key: string; fingerprint: string; fingerprintSha256: string; keyType: string; at: string } }
+  | { type: 'SshKeyRemoved'; data: { userId: number; keyId: number; at: string } }
+  | { type: 'GpgKeyAdded'; data: { userId: number; keyId: number; key: string; fingerprint: string; primaryKeyId: string; at: string } }
+  | { type: 'GpgKeyRemoved'; data: { userId: number; keyId: number; at: string } }
+  | { type: 'EmailAdded'; data: { userId: number; emailId: number; email: string; at: string } }
+  | { type: 'EmailRemoved'; data: { userId: number; emailId: number; at: string } }
+  | { type: 'UserCustomAttributeSet'; data: { userId: number; key: string; value: string; at: string } }
+  | { type: 'UserCustomAttributeRemoved'; data: { userId: number; key: string; at: string } };
+
+export type User =
+  | { exists: false }
+  | {
+      exists: true;
+      userId: number;
+      username: string;
+      email: string;
+      state: UserState;
+      sshKeys: number[];
+      gpgKeys: number[];
+      emails: Record<number, string>;
+      customAttributes: Record<string, string>;
+    };
+
+export const initial = (): User => ({ exists: false });
+
+export function evolve(s: User, e: UserEvent): User {
+  if (e.type === 'UserCreated') {
+    const d = e.data;
+    return { exists: true, userId: d.userId, username: d.username, email: d.email, state: 'active', sshKeys: [], gpgKeys: [], emails: {}, customAttributes: {} };
+  }
+  if (!s.exists) return s;
+  switch (e.type) {
+    case 'UserUpdated':
+      return { ...s, username: e.data.changes.username ?? s.username, email: e.data.changes.email ?? s.email };
+    case 'UserBlocked':
+      return { ...s, state: e.data.byDirectory ? 'ldap_blocked' : 'blocked' };
+    case 'UserUnblocked':
+      return { ...s, state: 'active' };
+    case 'UserDeleted':
+      return { exists: false };
+    case 'SshKeyAdded':
+      return { ...s, sshKeys: [...s.sshKeys, e.data.keyId] };
+    case 'SshKeyRemoved':
+      return { ...s, sshKeys: s.sshKeys.filter((k) => k !== e.data.keyId) };
+    case 'GpgKeyAdded':
+      return { ...s, gpgKeys: [...s.gpgKeys, e.data.keyId] };
+    case 'GpgKeyRemoved':
+      return { ...s, gpgKeys: s.gpgKeys.filter((k) => k !== e.data.keyId) };
+    case 'EmailAdded':
+      return { ...s, emails: { ...s.emails, [e.data.emailId]: e.data.email } };
+    case 'EmailRemoved': {
+      const emails = { ...s.emails };
+      delete emails[e.data.emailId];
+      return { ...s, emails };
+    }
+    case 'UserCustomAttributeSet':
+      return { ...s, customAttributes: { ...s.customAttributes, [e.data.key]: e.data.value } };
+    case 'UserCustomAttributeRemoved': {
+      const customAttributes = { ...s.customAttributes };
+      delete customAttributes[e.data.key];
+      return { ...s, customAttributes };
+    }
+  }
+  return s;
+}
+
+export const userDecider = { initial, evolve };
+
+type Existing = Extract<User, { exists: true }>;
+
+function existing(s: User): Existing {
+  if (!s.exists) throw new NotFound('User');
+  return s;
+}
+
+const EMAIL = /^[^@\s]+@[^@\s]+$/;
+const MAX = 255;
+const tooLong = (max: number) => `is too long (maximum is ${max} characters)`;
+
+/** GitLab's model validations for a user's fields; only the fields present are checked. */
+export function validateProfile(p: Partial<UserProfile>, password: string | undefined, errors = new FieldErrors()): FieldErrors {
+  if (p.username !== undefined) for (const m of namespacePathErrors(p.username, true)) errors.add('username', m);
+  if (p.email !== undefined) {
+    if (!p.email) errors.add('email', "can't be blank");
+    else if (p.email.length > MAX) errors.add('email', tooLong(MAX));
+    else if (!EMAIL.test(p.email)) errors.add('email', 'is invalid');
+  }
+  if (p.name !== undefined) {
+    if (!p.name.trim()) errors.add('name', "can't be blank");
+    else if (p.name.length > MAX) errors.add('name', tooLong(MAX));
+  }
+  if (password !== undefined) {
+    if (password.length < 8) errors.add('password', 'is too short (minimum is 8 characters)');
+    else if (password.length > 128) errors.add('password', 'is too long (maximum is 128 characters)');
+  }
+  if (p.projectsLimit !== undefined) {
+    if (p.projectsLimit < 0) errors.add('projects_limit', 'must be greater than or equal to 0');
+    else if (p.projectsLimit > 2147483647) errors.add('projects_limit', 'must be less than or equal to 2147483647');
+  }
+  const texts: [keyof UserProfile, string][] = [
+    ['bio', 'bio'], ['location', 'location'], ['messenger', 'messenger'], ['careerProfile', 'career_profile'],
+    ['socialAccount', 'social_account'], ['websiteUrl', 'website_url'], ['organization', 'organization'],
+  ];
+  for (const [field, wire] of texts) {
+    const v = p[field];
+    if (typeof v === 'string' && v.length > MAX) errors.add(wire, tooLong(MAX));
+  }
+  return errors;
+}
+
+export function validateIdentity(identity: Identity | undefined, errors: FieldErrors): void {
+  if (!identity) return;
+  if (!identity.provider || identity.provider.length > MAX) errors.add('provider', identity.provider ? tooLong(MAX) : "can't be blank");
+  if (!identity.externUid || identity.externUid.length > MAX) errors.add('extern_uid', identity.externUid ? tooLong(MAX) : "can't be blank");
+}
+
+export function create(
+  s: User,
+  input: { userId: number; profile: UserProfile; password?: string; passwordDigest: string | null; identity?: Identity; confirmed: boolean },
+  now: Date,
+): UserEvent[] {
+  if (s.exists) throw new Error(`user ${input.userId} exists already`);
+  const errors = validateProfile(input.profile, input.password);
+  validateIdentity(input.identity, errors);
+  errors.throwIfAny();
+  const at = now.toISOString();
+  return [{
+    type: 'UserCreated',
+    data: {
+      userId: input.userId, ...input.profile, passwordDigest: input.passwordDigest,
+      identities: input.identity ? [input.identity] : [], confirmedAt: input.confirmed ? at : null, at,
+    },
+  }];
+}
+
+/** Only what really changes is recorded; a PUT that changes nothing appends nothing. */
+export function update(
+  s: User,
+  input: { changes: Partial<UserProfile>; current: Partial<UserProfile>; password?: string; passwordDigest?: string; identity?: Identity },
+  now: Date,
+): UserEvent[] {
+  const u = existing(s);
+  const errors = validateProfile(input.changes, input.password);
+  validateIdentity(input.identity, errors);
+  errors.throwIfAny();
+  const changes: Partial<UserProfile> = {};
+  for (const [k, v] of Object.entries(input.changes) as [keyof UserProfile, unknown][]) {
+    if (v !== undefined && input.current[k] !== v) (changes as Record<string, unknown>)[k] = v;
+  }
+  if (!Object.keys(changes).length && !input.passwordDigest && !input.identity) return [];
+  const data: Extract<UserEvent, { type: 'UserUpdated' }>['data'] = { userId: u.userId, changes, at: now.toISOString() };
+  if (input.passwordDigest) data.passwordDigest = input.passwordDigest;
+  if (input.identity) data.identity = input.identity;
+  return [{ type: 'UserUpdated', data }];
+}
+
+/**
+ * GitLab's state machine: `block` moves active (or directory-blocked, from the directory sync) to
+ * blocked; from blocked nothing moves and the API answers `false`. A user blocked by directory
+ * synchronisation cannot be blocked or unblocked through the API.
+ */
+export function block(s: User, now: Date, byDirectory = false): UserEvent[] {
+  const u = existing(s);
+  if (byDirectory) return u.state === 'ldap_blocked' ? [] : [{ type: 'UserBlocked', data: { userId: u.userId, byDirectory: true, at: now.toISOString() } }];
+  if (u.state === 'ldap_blocked') throw new Forbidden('LDAP blocked users cannot be modified by the API');
+  if (u.state === 'blocked') return [];
+  return [{ type: 'UserBlocked', data: { userId: u.userId, byDirectory: false, at: now.toISOString() } }];
+}
+
+export function unblock(s: User, now: Date, byDirectory = false): UserEvent[] {
+  const u = existing(s);
+  if (u.state === 'ldap_blocked' && !byDirectory) throw new Forbidden('LDAP blocked users cannot be unblocked by the API');
+  if (u.state === 'active') return [];
+  return [{ type: 'UserUnblocked', data: { userId: u.userId, at: now.toISOString() } }];
+}
+
+export function remove(s: User, hardDelete: boolean, now: Date): UserEvent[] {
+  const u = existing(s);
+  return [{ type: 'UserDeleted', data: { userId: u.userId, username: u.username, hardDelete, at: now.toISOString() } }];
+}
+
+export function addSshKey(
+  s: User,
+  key: { keyId: number; title: string; key: string; fingerprint: string; fingerprintSha256: string; keyType: string },
+  now: Date,
+): UserEvent[] {
+  const u = existing(s);
+  const errors = new FieldErrors();
+  if (!key.title.trim()) errors.add('title', "can't be blank");
+  else if (key.title.length > MAX) errors.add('title', tooLong(MAX));
+  errors.throwIfAny();
+  return [{ type: 'SshKeyAdded', data: { userId: u.userId, ...key, at: now.toISOString() } }];
+}
+
+export function removeSshKey(s: User, keyId: number, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (!u.sshKeys.includes(keyId)) throw new NotFound('Key');
+  return [{ type: 'SshKeyRemoved', data: { userId: u.userId, keyId, at: now.toISOString() } }];
+}
+
+export function addGpgKey(s: User, key: { keyId: number; key: string; fingerprint: string; primaryKeyId: string }, now: Date): UserEvent[] {
+  const u = existing(s);
+  return [{ type: 'GpgKeyAdded', data: { userId: u.userId, ...key, at: now.toISOString() } }];
+}
+
+export function removeGpgKey(s: User, keyId: number, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (!u.gpgKeys.includes(keyId)) throw new NotFound('GPG Key');
+  return [{ type: 'GpgKeyRemoved', data: { userId: u.userId, keyId, at: now.toISOString() } }];
+}
+
+export function addEmail(s: User, emailId: number, email: string, now: Date): UserEvent[] {
+  const u = existing(s);
+  const errors = new FieldErrors();
+  if (!email) errors.add('email', "can't be blank");
+  else if (email.length > MAX) errors.add('email', tooLong(MAX));
+  else if (!EMAIL.test(email)) errors.add('email', 'is invalid');
+  // GitLab's Email model: a secondary address may not repeat the user's own primary one.
+  else if (email.toLowerCase() === u.email.toLowerCase() || Object.values(u.emails).some((e) => e.toLowerCase() === email.toLowerCase()))
+    errors.add('email', 'has already been taken');
+  errors.throwIfAny();
+  return [{ type: 'EmailAdded', data: { userId: u.userId, emailId, email, at: now.toISOString() } }];
+}
+
+export function removeEmail(s: User, emailId: number, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (!(emailId in u.emails)) throw new NotFound('Email');
+  return [{ type: 'EmailRemoved', data: { userId: u.userId, emailId, at: now.toISOString() } }];
+}
+
+export function setCustomAttribute(s: User, key: string, value: string, now: Date): UserEvent[] {
+  const u = existing(s);
+  const errors = new FieldErrors();
+  if (!key) errors.add('key', "can't be blank");
+  else if (key.length > MAX) errors.add('key', tooLong(MAX));
+  if (!value) errors.add('value', "can't be blank");
+  else if (value.length > MAX) errors.add('value', tooLong(MAX));
+  errors.throwIfAny();
+  if (u.customAttributes[key] === value) return [];
+  return [{ type: 'UserCustomAttributeSet', data: { userId: u.userId, key, value, at: now.toISOString() } }];
+}
+
+export function removeCustomAttribute(s: User, key: string, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (!(key in u.customAttributes)) throw new NotFound('Custom Attribute');
+  return [{ type: 'UserCustomAttributeRemoved', data: { userId: u.userId, key, at: now.toISOString() } }];
+}

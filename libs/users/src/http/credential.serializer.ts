@@ -1,0 +1,27 @@
+import type { AccessTokenRecord, EmailRecord, GpgKeyRecord, SshKeyRecord } from '../projections/credential.record';
+
+export const serializeSshKey = (k: SshKeyRecord) => ({ id: k.id, title: k.title, key: k.key, created_at: k.createdAt.toISOString() });
+
+export const serializeGpgKey = (k: GpgKeyRecord) => ({ id: k.id, key: k.key, created_at: k.createdAt.toISOString() });
+
+export const serializeEmail = (e: EmailRecord) => ({ id: e.id, email: e.email });
+
+/**
+ * Lode keeps only a digest of a token, so `token` is in the create answer alone (GitLab 10.x
+ * showed it on every read).
+ */
+export function serializeImpersonationToken(t: AccessTokenRecord, today: string, secret?: string) {
+  const expired = t.expiresAt !== null && t.expiresAt <= today;
+  return {
+    id: t.id,
+    name: t.name,
+    revoked: t.revoked,
+    created_at: t.createdAt.toISOString(),
+    scopes: t.scopes,
+    user_id: t.userId,
+    active: !t.revoked && !expired,
+    expires_at: t.expiresAt,
+    impersonation: t.impersonation,
+    ...(secret !== undefined ? { token: secret } : {}),
+  };
+}

@@ -1,0 +1,113 @@
+import {
+  ACCESS_KEY, Actor, Clock, Forbidden, InsufficientScope, NotFound, RequestContexts, Unauthorized, type RouteAccess,
+} from '@app/platform';
+import { CanActivate, ExecutionContext, Injectable, Logger, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { CommandBus } from '@nestjs/cqrs';
+import type { Request } from 'express';
+import { RecordUserActivity } from '../commands/record-user-activity.command';
+import { UserQueries } from '../queries/user.queries';
+import { TokenResolver, type ResolvedToken } from '../queries/token-resolver';
+
+export const READ_USER_KEY = 'lode:read_user';
+/** GET routes of the Users API, which a token with only the `read_user` scope may call. */
+export const ReadUserScope = () => SetMetadata(READ_USER_KEY, true);
+
+export type ActorRequest = Request & { actor?: Actor };
+
+/**
+ * Authenticates every API request, in GitLab's order: find the token (PRIVATE-TOKEN header,
+ * `private_token` parameter, or `Authorization: Bearer`), refuse unknown, revoked or expired ones
+ * (401) and blocked users (403), check the token's scopes, then apply `sudo`, then the route's
+ * own requirement (signed in, administrator).
+ */
+@Injectable()
+export class PrivateTokenGuard implements CanActivate {
+  private readonly logger = new Logger('Auth');
+
+  constructor(
+    private readonly tokens: TokenResolver,
+    private readonly users: UserQueries,
+    private readonly reflector: Reflector,
+    private readonly commands: CommandBus,
+    private readonly clock: Clock,
+  ) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    if (ctx.getType() !== 'http') return true;
+    const req = ctx.switchToHttp().getRequest<ActorRequest>();
+    const targets = [ctx.getHandler(), ctx.getClass()];
+    const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets);
+    const secret = tokenFrom(req);
+    let actor: Actor | undefined;
+    let token: ResolvedToken | null = null;
+    if (secret !== undefined) {
+      token = await this.tokens.resolve(secret);
+      const today = this.clock.now().toISOString().slice(0, 10);
+      if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw new Unauthorized();
+      if (token.user.state !== 'active') throw new Forbidden('User is blocked');
+      if (!token.scopes.includes('api')) {
+        const readOnly = req.method === 'GET' || req.method === 'HEAD';
+        if (!(readOnly && token.scopes.includes('read_user') && this.reflector.getAllAndOverride<boolean>(READ_USER_KEY, targets)))
+          throw new InsufficientScope(['api']);
+      }
+      actor = {
+        id: token.user.id, username: token.user.username, isAdmin: token.user.isAdmin, tokenId: token.tokenId, scopes: token.scopes,
+        impersonation: token.impersonation, impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
+      };
+      if (token.user.lastActivityOn === null || token.user.lastActivityOn < today) await this.recordActivity(secret, token.user.id);
+    }
+    const sudo = sudoFrom(req);
+    if (sudo !== undefined) actor = await this.sudo(actor, token, sudo);
+    req.actor = actor;
+    const context = RequestContexts.current();
+    if (context) context.actor = actor;
+    if (access && !actor) throw new Unauthorized();
+    if (access === 'admin' && !actor?.isAdmin) throw new Forbidden();
+    return true;
+  }
+
+  private async sudo(actor: Actor | undefined, token: ResolvedToken | null, target: string): Promise<Actor> {
+    if (!actor || !token) throw new Unauthorized();
+    if (!actor.isAdmin) throw new Forbidden('Must be admin to use sudo');
+    if (!token.scopes.includes('sudo')) throw new InsufficientScope(['sudo']);
+    const user = await this.users.findByIdOrUsername(target);
+    if (!user) throw new NotFound(`User with ID or username '${target}'`);
+    return {
+      id: user.id, username: user.username, isAdmin: user.isAdmin, tokenId: actor.tokenId, scopes: actor.scopes,
+      impersonation: false, sudoBy: actor.id,
+    };
+  }
+
+  /** At most once a day per user; a failure here must not fail the request it rides on. */
+  private async recordActivity(secret: string, userId: number): Promise<void> {
+    try {
+      const on = await this.commands.execute(new RecordUserActivity(userId));
+      this.tokens.noteActivity(secret, on);
+    } catch (err) {
+      this.logger.warn(`could not record activity of user ${userId}: ${String(err)}`);
+    }
+  }
+}
+
+function param(req: Request, name: string): unknown {
+  const body = req.body && typeof req.body === 'object' ? (req.body as Record<string, unknown>)[name] : undefined;
+  return body ?? (req.query as Record<string, unknown>)[name];
+}
+
+function tokenFrom(req: Request): string | undefined {
+  const header = req.headers['private-token'];
+  if (typeof header === 'string' && header) return header;
+  const p = param(req, 'private_token');
+  if (typeof p === 'string' && p) return p;
+  const auth = req.headers.authorization;
+  const m = typeof auth === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
+  return m ? m[1] : undefined;
+}
+
+function sudoFrom(req: Request): string | undefined {
+  const header = req.headers['sudo'];
+  const v = typeof header === 'string' && header ? header : param(req, 'sudo');
+  if (typeof v === 'number') return String(v);
+  return typeof v === 'string' && v.trim() ? v.trim() : undefined;
+}

@@ -1,0 +1,16 @@
+import type { Request } from 'express';
+import type { UploadedFileRef } from '../avatars';
+
+/** The multipart file sent under `field`, if any (the edge parses multipart bodies to temporary files). */
+export function uploadedFile(req: Request, field: string): UploadedFileRef | undefined {
+  const files = (req as Request & { files?: Express.Multer.File[] }).files;
+  const f = Array.isArray(files) ? files.find((x) => x.fieldname === field && x.size > 0) : undefined;
+  return f ? { path: f.path, originalname: f.originalname, size: f.size } : undefined;
+}
+
+/** ISO 8601 date or date-time, or undefined when it does not parse. */
+export function parseDateTime(value: string): Date | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) return undefined;
+  const d = new Date(value.trim());
+  return Number.isNaN(d.getTime()) ? undefined : d;
+}

@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import type { UserIdentityRecord, UserRecord } from '../projections/user.record';
+
+/** What serializers need to build URLs. */
+export interface UrlContext {
+  externalUrl: string;
+}
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+/** GitLab's default avatar is Gravatar's identicon for the e-mail, until one is uploaded. */
+export function avatarUrl(u: Pick<UserRecord, 'id' | 'avatar' | 'email'>, ctx: UrlContext): string {
+  if (u.avatar) return `${ctx.externalUrl}/uploads/-/system/user/avatar/${u.id}/${encodeURIComponent(u.avatar)}`;
+  const hash = createHash('md5').update(u.email.trim().toLowerCase()).digest('hex');
+  return `https://www.gravatar.com/avatar/${hash}?s=80&d=identicon`;
+}
+
+/** GitLab's `state`: a user blocked by directory synchronisation shows as `ldap_blocked`. */
+const state = (u: UserRecord) => u.state;
+
+/** UserBasic: lists for non-administrators, project users. */
+export const serializeUserBasic = (u: UserRecord, ctx: UrlContext) => ({
+  id: u.id,
+  name: u.name,
+  username: u.username,
+  state: state(u),
+  avatar_url: avatarUrl(u, ctx),
+  web_url: `${ctx.externalUrl}/${u.username}`,
+});
+
+/** User: a single user seen by a non-administrator. */
+export const serializeUser = (u: UserRecord, ctx: UrlContext) => ({
+  ...serializeUserBasic(u, ctx),
+  created_at: iso(u.createdAt),
+  bio: u.bio,
+  location: u.location,
+  messenger: u.messenger,
+  career_profile: u.careerProfile,
+  social_account: u.socialAccount,
+  website_url: u.websiteUrl,
+  organization: u.organization,
+});
+
+/** UserPublic: the current user, and the answers to POST and PUT /users. */
+export const serializeUserPublic = (u: UserRecord, identities: UserIdentityRecord[], ctx: UrlContext) => ({
+  ...serializeUser(u, ctx),
+  last_sign_in_at: null as string | null, // Lode has no web sign-in yet
+  confirmed_at: iso(u.confirmedAt),
+  last_activity_on: u.lastActivityOn,
+  email: u.email,
+  theme_id: u.themeId,
+  color_scheme_id: u.colorSchemeId,
+  projects_limit: u.projectsLimit,
+  current_sign_in_at: null as string | null,
+  identities: identities.map((i) => ({ provider: i.provider, extern_uid: i.externUid })),
+  can_create_group: u.canCreateGroup,
+  // Projects come with the projects context; until then the limit alone decides.
+  can_create_project: u.projectsLimit > 0,
+  two_factor_enabled: false,
+  external: u.external,
+});
+
+/** UserWithAdmin: administrators' view of users, and an administrator's own. */
+export const serializeUserAdmin = (u: UserRecord, identities: UserIdentityRecord[], ctx: UrlContext) => ({
+  ...serializeUserPublic(u, identities, ctx),
+  is_admin: u.isAdmin,
+});
+
+export type UserBasicJson = ReturnType<typeof serializeUserBasic>;

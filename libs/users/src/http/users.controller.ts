@@ -1,0 +1,138 @@
+import {
+  AdminOnly, BadParameter, CurrentActor, Forbidden, GitlabParams, LodeConfig, Page, pageParams, RouteIntPipe, Unauthorized, type Actor,
+} from '@app/platform';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { Request } from 'express';
+import { ChangeUserBlock } from '../commands/block-user.command';
+import { CreateUser } from '../commands/create-user.command';
+import { DeleteUser } from '../commands/delete-user.command';
+import { UpdateUser } from '../commands/update-user.command';
+import type { Identity, UserProfile } from '../domain/user';
+import { UserQueries } from '../queries/user.queries';
+import { ReadUserScope } from './private-token.guard';
+import { parseDateTime, uploadedFile } from './request-files';
+import { serializeUser, serializeUserAdmin, serializeUserBasic, serializeUserPublic } from './user.serializer';
+import { CreateUserDto, DeleteUserDto, ListUsersDto, UPDATABLE_USER_FIELDS, UpdateUserDto } from './users.dto';
+
+@Controller('users')
+@ReadUserScope()
+export class UsersController {
+  constructor(private readonly commands: CommandBus, private readonly users: UserQueries, private readonly config: LodeConfig) {}
+
+  private get urls() {
+    return { externalUrl: this.config.externalUrl };
+  }
+
+  @Get()
+  async list(@GitlabParams() q: ListUsersDto, @CurrentActor() actor?: Actor) {
+    const admin = actor?.isAdmin === true;
+    if (!admin && (q.external || (q.extern_uid !== undefined && q.provider !== undefined))) {
+      throw actor ? new Forbidden() : new Unauthorized();
+    }
+    // Without a caller, only an exact `username` look-up (0 or 1 result) is allowed: no list of every user.
+    if (!actor && !q.username) throw new Forbidden('Not authorized to access /api/v4/users');
+    const page = pageParams(q);
+    const filters = {
+      username: q.username, search: q.search, searchEmail: admin, active: q.active, blocked: q.blocked, external: q.external,
+      externUid: q.extern_uid, provider: q.provider,
+      // GitLab ignores these for everyone but administrators.
+      createdBefore: admin ? dateParam(q.created_before, 'created_before') : undefined,
+      createdAfter: admin ? dateParam(q.created_after, 'created_after') : undefined,
+      customAttributes: admin ? customAttributes(q.custom_attributes) : undefined,
+    };
+    const { rows, total } = await this.users.list(filters, page);
+    if (!admin) return new Page(rows.map((u) => serializeUserBasic(u, this.urls)), total, page);
+    const identities = await this.users.identities(rows.map((u) => u.id));
+    return new Page(rows.map((u) => serializeUserAdmin(u, identities.get(u.id) ?? [], this.urls)), total, page);
+  }
+
+  @Get(':id')
+  async get(@Param('id', RouteIntPipe) id: number, @CurrentActor() actor?: Actor) {
+    const user = await this.users.get(id);
+    if (!actor?.isAdmin) return serializeUser(user, this.urls);
+    return serializeUserAdmin(user, (await this.users.identities([id])).get(id) ?? [], this.urls);
+  }
+
+  @Post()
+  @AdminOnly()
+  async create(@GitlabParams() p: CreateUserDto, @Req() req: Request) {
+    const profile: UserProfile = {
+      name: p.name, username: p.username, email: p.email, bio: p.bio ?? null, location: p.location ?? null,
+      messenger: p.messenger ?? '', careerProfile: p.career_profile ?? '', socialAccount: p.social_account ?? '',
+      websiteUrl: p.website_url ?? '', organization: p.organization ?? null, projectsLimit: p.projects_limit ?? 100000,
+      canCreateGroup: p.can_create_group ?? true, isAdmin: p.admin ?? false, external: p.external ?? false, avatar: null,
+    };
+    // reset_password takes priority: GitLab would mail a reset link; Lode has no mail, so no password is set.
+    const password = p.reset_password ? undefined : p.password;
+    const id = await this.commands.execute(
+      new CreateUser(profile, { password, identity: identity(p), skipConfirmation: p.skip_confirmation ?? false, avatar: uploadedFile(req, 'avatar') }),
+    );
+    return this.publicView(id);
+  }
+
+  @Put(':id')
+  @AdminOnly()
+  async update(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: UpdateUserDto, @Req() req: Request) {
+    const avatar = uploadedFile(req, 'avatar');
+    const given = p as unknown as Record<string, unknown>;
+    if (!avatar && !UPDATABLE_USER_FIELDS.some((f) => given[f] !== undefined))
+      throw new BadParameter(`${UPDATABLE_USER_FIELDS.join(', ')} are missing, at least one parameter must be provided`);
+    await this.users.get(id);
+    const changes: Partial<UserProfile> = {
+      name: p.name, username: p.username, email: p.email, bio: p.bio, location: p.location, messenger: p.messenger,
+      careerProfile: p.career_profile, socialAccount: p.social_account, websiteUrl: p.website_url, organization: p.organization,
+      projectsLimit: p.projects_limit, canCreateGroup: p.can_create_group, isAdmin: p.admin, external: p.external,
+    };
+    for (const k of Object.keys(changes) as (keyof UserProfile)[]) if (changes[k] === undefined) delete changes[k];
+    await this.commands.execute(new UpdateUser(id, changes, { password: p.password, identity: identity(p), avatar }));
+    return this.publicView(id);
+  }
+
+  @Delete(':id')
+  @AdminOnly()
+  @HttpCode(204)
+  async remove(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: DeleteUserDto): Promise<void> {
+    await this.commands.execute(new DeleteUser(id, p.hard_delete ?? false));
+  }
+
+  /** 201 with `true`, or `false` when the user was blocked already (GitLab's state machine answer). */
+  @Post(':id/block')
+  @AdminOnly()
+  async block(@Param('id', RouteIntPipe) id: number): Promise<boolean> {
+    return this.commands.execute(new ChangeUserBlock(id, 'block'));
+  }
+
+  @Post(':id/unblock')
+  @AdminOnly()
+  async unblock(@Param('id', RouteIntPipe) id: number): Promise<boolean> {
+    return this.commands.execute(new ChangeUserBlock(id, 'unblock'));
+  }
+
+  private async publicView(id: number) {
+    const user = await this.users.get(id);
+    return serializeUserPublic(user, (await this.users.identities([id])).get(id) ?? [], this.urls);
+  }
+}
+
+function identity(p: { extern_uid?: string; provider?: string }): Identity | undefined {
+  return p.extern_uid !== undefined && p.provider !== undefined ? { provider: p.provider, externUid: p.extern_uid } : undefined;
+}
+
+function dateParam(value: string | undefined, name: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = parseDateTime(value);
+  if (!d) throw new BadParameter(`${name} is invalid`);
+  return d;
+}
+
+/** `custom_attributes[key]=value`: string pairs only. */
+function customAttributes(value: Record<string, unknown> | undefined): Record<string, string> | undefined {
+  if (!value) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== 'string') throw new BadParameter('custom_attributes is invalid');
+    out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+import { AllOrNoneOf, AtLeastOneOf, PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
+import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
+
+/** Profile fields shared by POST and PUT /users, GitLab's wire names. */
+class UserAttributesDto {
+  @IsOptional() @IsString() messenger?: string;
+  @IsOptional() @IsString() career_profile?: string;
+  @IsOptional() @IsString() social_account?: string;
+  @IsOptional() @IsString() website_url?: string;
+  @IsOptional() @IsString() organization?: string;
+  @IsOptional() @ToInt() @IsInt() projects_limit?: number;
+  @IsOptional() @IsString() extern_uid?: string;
+  @IsOptional() @IsString() provider?: string;
+  @IsOptional() @IsString() bio?: string;
+  @IsOptional() @IsString() location?: string;
+  @IsOptional() @ToBool() @IsBoolean() admin?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() can_create_group?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() external?: boolean;
+  @AllOrNoneOf(['extern_uid', 'provider']) readonly _identity?: never;
+}
+
+/** Property order follows GitLab's `params` block, so several failures read as Grape words them. */
+export class CreateUserDto extends UserAttributesDto {
+  @IsDefined() @IsString() email: string;
+  @IsOptional() @IsString() password?: string;
+  @IsOptional() @ToBool() @IsBoolean() reset_password?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() skip_confirmation?: boolean;
+  @AtLeastOneOf(['password', 'reset_password']) readonly _password?: never;
+  @IsDefined() @IsString() name: string;
+  @IsDefined() @IsString() username: string;
+}
+
+export const UPDATABLE_USER_FIELDS = [
+  'email', 'password', 'name', 'username', 'messenger', 'career_profile', 'social_account', 'website_url', 'organization',
+  'projects_limit', 'extern_uid', 'provider', 'bio', 'location', 'admin', 'can_create_group', 'external', 'avatar',
+];
+
+export class UpdateUserDto extends UserAttributesDto {
+  @IsOptional() @IsString() email?: string;
+  @IsOptional() @IsString() password?: string;
+  @IsOptional() @IsString() name?: string;
+  @IsOptional() @IsString() username?: string;
+  @IsOptional() @ToBool() @IsBoolean() skip_reconfirmation?: boolean;
+}
+
+export class ListUsersDto extends PaginationDto {
+  @IsOptional() @IsString() username?: string;
+  @IsOptional() @ToBool() @IsBoolean() active?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() blocked?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() external?: boolean;
+  @IsOptional() @IsString() search?: string;
+  @IsOptional() @IsString() extern_uid?: string;
+  @IsOptional() @IsString() provider?: string;
+  @AllOrNoneOf(['extern_uid', 'provider']) readonly _identity?: never;
+  @IsOptional() @IsString() created_before?: string;
+  @IsOptional() @IsString() created_after?: string;
+  @IsOptional() @IsObject() custom_attributes?: Record<string, unknown>;
+}
+
+export class DeleteUserDto {
+  @IsOptional() @ToBool() @IsBoolean() hard_delete?: boolean;
+}
+
+export class AddSshKeyDto {
+  @IsDefined() @IsString() key: string;
+  @IsDefined() @IsString() title: string;
+}
+
+export class AddGpgKeyDto {
+  @IsDefined() @IsString() key: string;
+}
+
+export class AddEmailDto {
+  @IsDefined() @IsString() email: string;
+}
+
+export class ListImpersonationTokensDto extends PaginationDto {
+  @IsOptional() @IsIn(['all', 'active', 'inactive']) state?: 'all' | 'active' | 'inactive';
+}
+
+export class CreateImpersonationTokenDto {
+  @IsDefined() @IsString() name: string;
+  @IsOptional() @IsString() expires_at?: string | null;
+  @IsDefined() @ToStringArray() @IsString({ each: true }) scopes: string[];
+}
+
+export class CustomAttributeValueDto {
+  @IsDefined() @IsString() value: string;
+}
+
+export class ActivitiesDto extends PaginationDto {
+  @IsOptional() @IsString() from?: string;
+}

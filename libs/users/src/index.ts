@@ -1,0 +1,14 @@
+/** The users context: identity, credentials and authentication. Other contexts import only this file. */
+export { UsersModule, UsersHttpModule, USER_ENTITIES } from './users.module';
+export { UsersWorkerModule } from './users-worker.module';
+export { Users1763780000100 } from './migrations/1763780000100-users';
+export { UserQueries } from './queries/user.queries';
+export { UserRecord } from './projections/user.record';
+export type { UserEvent } from './domain/user';
+export { namespacePathErrors, RESERVED_TOP_LEVEL } from './domain/namespace-path';
+export { serializeUserBasic, serializeUser, avatarUrl, type UrlContext, type UserBasicJson } from './http/user.serializer';
+export { ReadUserScope, type ActorRequest } from './http/private-token.guard';
+export { SeedRoot, ROOT_TOKEN_SCOPES } from './commands/seed-root.command';
+export { CreateAccessToken } from './commands/access-token.commands';
+export { ChangeUserBlock } from './commands/block-user.command';
+export { MAINTENANCE_QUEUE } from './jobs/remove-user-files.job';

@@ -1,0 +1,161 @@
+import { NotFound, type PageParams } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AccessTokenRecord, EmailRecord, GpgKeyRecord, SshKeyRecord } from '../projections/credential.record';
+import { UserIdentityRecord, UserRecord } from '../projections/user.record';
+
+export interface UserListFilters {
+  username?: string;
+  search?: string;
+  /** Administrators' searches also match e-mail addresses; others' never do. */
+  searchEmail: boolean;
+  active?: boolean;
+  blocked?: boolean;
+  external?: boolean;
+  externUid?: string;
+  provider?: string;
+  createdBefore?: Date;
+  createdAfter?: Date;
+  customAttributes?: Record<string, string>;
+}
+
+const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** Reads of the users context's read models. Every list costs a count and a page, whatever `per_page` is. */
+@Injectable()
+export class UserQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private get users() {
+    return this.dataSource.getRepository(UserRecord);
+  }
+
+  async get(id: number): Promise<UserRecord> {
+    const user = await this.users.findOneBy({ id });
+    if (!user) throw new NotFound('User');
+    return user;
+  }
+
+  async find(id: number): Promise<UserRecord | null> {
+    return this.users.findOneBy({ id });
+  }
+
+  /** `:user_id` paths that take an id or a username (case-insensitive, as GitLab's `find_by_username`). */
+  async findByIdOrUsername(idOrUsername: string): Promise<UserRecord | null> {
+    if (/^\d{1,15}$/.test(idOrUsername)) return this.users.findOneBy({ id: Number(idOrUsername) });
+    return this.users.createQueryBuilder('u').where('lower(u.username) = lower(:name)', { name: idOrUsername }).getOne();
+  }
+
+  async list(f: UserListFilters, page: PageParams): Promise<{ rows: UserRecord[]; total: number }> {
+    const qb = this.users.createQueryBuilder('u');
+    if (f.username !== undefined) qb.andWhere('lower(u.username) = lower(:username)', { username: f.username });
+    if (f.search) {
+      qb.andWhere(
+        f.searchEmail ? '(u.name ilike :term or u.username ilike :term or u.email ilike :term)' : '(u.name ilike :term or u.username ilike :term)',
+        { term: likeEscape(f.search) },
+      );
+    }
+    if (f.active) qb.andWhere(`u.state = 'active'`);
+    if (f.blocked) qb.andWhere(`u.state in ('blocked', 'ldap_blocked')`);
+    if (f.external) qb.andWhere('u.external');
+    if (f.externUid !== undefined && f.provider !== undefined)
+      qb.andWhere(
+        'exists (select 1 from user_identities i where i.user_id = u.id and i.provider = :provider and lower(i.extern_uid) = lower(:externUid))',
+        { provider: f.provider, externUid: f.externUid },
+      );
+    if (f.createdBefore) qb.andWhere('u.created_at < :before', { before: f.createdBefore });
+    if (f.createdAfter) qb.andWhere('u.created_at > :after', { after: f.createdAfter });
+    Object.entries(f.customAttributes ?? {}).forEach(([key, value], i) =>
+      qb.andWhere(`exists (select 1 from user_custom_attributes c where c.user_id = u.id and c.key = :ck${i} and c.value = :cv${i})`, {
+        [`ck${i}`]: key, [`cv${i}`]: value,
+      }),
+    );
+    // GitLab 10.x's UsersFinder orders newest first.
+    const [rows, total] = await qb.orderBy('u.id', 'DESC').skip(page.offset).take(page.perPage).getManyAndCount();
+    return { rows, total };
+  }
+
+  /** Identities of many users in one statement. */
+  async identities(userIds: number[]): Promise<Map<number, UserIdentityRecord[]>> {
+    const map = new Map<number, UserIdentityRecord[]>();
+    if (!userIds.length) return map;
+    const rows = await this.dataSource
+      .getRepository(UserIdentityRecord)
+      .createQueryBuilder('i')
+      .where('i.user_id in (:...ids)', { ids: userIds })
+      .orderBy('i.provider')
+      .getMany();
+    for (const r of rows) map.set(r.userId, [...(map.get(r.userId) ?? []), r]);
+    return map;
+  }
+
+  async customAttributes(userId: number): Promise<{ key: string; value: string }[]> {
+    return this.dataSource.query(`select key, value from user_custom_attributes where user_id = $1 order by key`, [userId]);
+  }
+
+  async customAttribute(userId: number, key: string): Promise<{ key: string; value: string }> {
+    const [row] = await this.dataSource.query(`select key, value from user_custom_attributes where user_id = $1 and key = $2`, [userId, key]);
+    if (!row) throw new NotFound('Custom Attribute');
+    return row;
+  }
+
+  sshKeys(userId: number): Promise<SshKeyRecord[]> {
+    return this.dataSource.getRepository(SshKeyRecord).find({ where: { userId }, order: { id: 'ASC' } });
+  }
+
+  async sshKey(userId: number, keyId: number): Promise<SshKeyRecord> {
+    const key = await this.dataSource.getRepository(SshKeyRecord).findOneBy({ id: keyId, userId });
+    if (!key) throw new NotFound('Key');
+    return key;
+  }
+
+  gpgKeys(userId: number): Promise<GpgKeyRecord[]> {
+    return this.dataSource.getRepository(GpgKeyRecord).find({ where: { userId }, order: { id: 'ASC' } });
+  }
+
+  async gpgKey(userId: number, keyId: number): Promise<GpgKeyRecord> {
+    const key = await this.dataSource.getRepository(GpgKeyRecord).findOneBy({ id: keyId, userId });
+    if (!key) throw new NotFound('GPG Key');
+    return key;
+  }
+
+  emails(userId: number): Promise<EmailRecord[]> {
+    return this.dataSource.getRepository(EmailRecord).find({ where: { userId }, order: { id: 'ASC' } });
+  }
+
+  async email(userId: number, emailId: number): Promise<EmailRecord> {
+    const email = await this.dataSource.getRepository(EmailRecord).findOneBy({ id: emailId, userId });
+    if (!email) throw new NotFound('Email');
+    return email;
+  }
+
+  /** `state`: `active` is neither revoked nor expired, `inactive` the rest (GitLab's PersonalAccessTokensFinder). */
+  async impersonationTokens(userId: number, state: 'all' | 'active' | 'inactive', page: PageParams, today: string) {
+    const active = `(not t.revoked and (t.expires_at is null or t.expires_at > :today))`;
+    const qb = this.dataSource
+      .getRepository(AccessTokenRecord)
+      .createQueryBuilder('t')
+      .where('t.user_id = :userId and t.impersonation', { userId, today });
+    if (state === 'active') qb.andWhere(active);
+    if (state === 'inactive') qb.andWhere(`not ${active}`);
+    const [rows, total] = await qb.orderBy('t.id', 'ASC').skip(page.offset).take(page.perPage).getManyAndCount();
+    return { rows, total };
+  }
+
+  async impersonationToken(userId: number, tokenId: number): Promise<AccessTokenRecord> {
+    const t = await this.dataSource.getRepository(AccessTokenRecord).findOneBy({ id: tokenId, userId, impersonation: true });
+    if (!t) throw new NotFound('Impersonation Token');
+    return t;
+  }
+
+  /** Users active on or after `from`, least recently active first. */
+  async activities(from: string, page: PageParams) {
+    const [{ total }] = await this.dataSource.query(`select count(*)::int as total from users where last_activity_on >= $1`, [from]);
+    const rows: { username: string; last_activity_on: string }[] = await this.dataSource.query(
+      `select username, to_char(last_activity_on, 'YYYY-MM-DD') as last_activity_on from users
+        where last_activity_on >= $1 order by last_activity_on, id offset $2 limit $3`,
+      [from, page.offset, page.perPage],
+    );
+    return { rows, total };
+  }
+}

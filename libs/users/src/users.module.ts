@@ -1,0 +1,65 @@
+import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AvatarStore } from './avatars';
+import { CreateAccessTokenHandler, RevokeImpersonationTokenHandler } from './commands/access-token.commands';
+import { ChangeUserBlockHandler } from './commands/block-user.command';
+import { CreateUserHandler } from './commands/create-user.command';
+import { RemoveUserCustomAttributeHandler, SetUserCustomAttributeHandler } from './commands/custom-attribute.commands';
+import { DeleteUserHandler } from './commands/delete-user.command';
+import { AddEmailHandler, RemoveEmailHandler } from './commands/email.commands';
+import { AddGpgKeyHandler, RemoveGpgKeyHandler } from './commands/gpg-key.commands';
+import { RecordUserActivityHandler } from './commands/record-user-activity.command';
+import { SeedRootHandler } from './commands/seed-root.command';
+import { AddSshKeyHandler, RemoveSshKeyHandler } from './commands/ssh-key.commands';
+import { UpdateUserHandler } from './commands/update-user.command';
+import { AvatarsController } from './http/avatars.controller';
+import { CredentialsController } from './http/credentials.controller';
+import { CurrentUserController } from './http/current-user.controller';
+import { UserCustomAttributesController } from './http/custom-attributes.controller';
+import { ImpersonationTokensController } from './http/impersonation-tokens.controller';
+import { PrivateTokenGuard } from './http/private-token.guard';
+import { UsersController } from './http/users.controller';
+import { removeUserFilesRoute } from './jobs/remove-user-files.job';
+import { AccessTokenRecord, EmailRecord, GpgKeyRecord, SshKeyRecord } from './projections/credential.record';
+import { UserProjection } from './projections/user.projection';
+import { UserCustomAttributeRecord, UserEmailClaimRecord, UserIdentityRecord, UserRecord } from './projections/user.record';
+import { TokenResolver } from './queries/token-resolver';
+import { UserQueries } from './queries/user.queries';
+
+export const USER_ENTITIES = [
+  UserRecord, UserIdentityRecord, UserEmailClaimRecord, UserCustomAttributeRecord, SshKeyRecord, GpgKeyRecord, EmailRecord, AccessTokenRecord,
+];
+
+const HANDLERS = [
+  CreateUserHandler, UpdateUserHandler, DeleteUserHandler, ChangeUserBlockHandler, AddSshKeyHandler, RemoveSshKeyHandler,
+  AddGpgKeyHandler, RemoveGpgKeyHandler, AddEmailHandler, RemoveEmailHandler, CreateAccessTokenHandler,
+  RevokeImpersonationTokenHandler, SetUserCustomAttributeHandler, RemoveUserCustomAttributeHandler, RecordUserActivityHandler,
+  SeedRootHandler,
+];
+
+/** Commands, projections and queries of the users context: always loaded, whatever the process role. */
+@Module({
+  imports: [TypeOrmModule.forFeature(USER_ENTITIES)],
+  providers: [...HANDLERS, UserProjection, UserQueries, TokenResolver, AvatarStore],
+  exports: [UserQueries, TokenResolver, AvatarStore],
+})
+export class UsersModule implements OnModuleInit {
+  constructor(private readonly projections: ProjectionRegistry, private readonly routes: OutboxRoutes, private readonly projection: UserProjection) {}
+
+  onModuleInit(): void {
+    this.projections.register(this.projection);
+    this.routes.register(removeUserFilesRoute);
+  }
+}
+
+/** The users API: its controllers and the authentication guard that every API route passes. */
+@Module({
+  imports: [UsersModule],
+  controllers: [
+    UsersController, CurrentUserController, CredentialsController, ImpersonationTokensController, UserCustomAttributesController, AvatarsController,
+  ],
+  providers: [{ provide: APP_GUARD, useClass: PrivateTokenGuard }],
+})
+export class UsersHttpModule {}
