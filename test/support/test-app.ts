@@ -1,0 +1,128 @@
+import { LodeConfig, RequestContexts, runMigrations } from '@app/platform';
+import { SeedRoot } from '@app/users';
+import { Logger, type INestApplication } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import Redis from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createHttpApp } from '../../apps/api/src/http-app';
+import { MIGRATIONS } from '../../apps/api/src/lode.module';
+
+/** Where the tests' PostgreSQL and Redis are; each run makes its own database and Redis key prefix. */
+export const TEST_PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const TEST_REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface TestApp {
+  app: INestApplication;
+  config: LodeConfig;
+  db: DataSource;
+  rootToken: string;
+  /** supertest against the in-process server */
+  http: () => ReturnType<typeof request>;
+  close: () => Promise<void>;
+}
+
+export function testConfig(overrides: Partial<LodeConfig> = {}): LodeConfig {
+  const id = randomBytes(6).toString('hex');
+  const config = new LodeConfig();
+  const url = new URL(TEST_PG);
+  url.pathname = `/lode_test_${id}`;
+  config.databaseUrl = url.toString();
+  config.redisUrl = TEST_REDIS;
+  config.redisPrefix = `lode-test-${id}`;
+  config.rootToken = `root-${randomBytes(16).toString('hex')}`;
+  config.externalUrl = 'http://lode.test';
+  config.logLevel = 'error';
+  config.outboxPollMs = 200;
+  config.tokenCacheMs = 0;
+  Object.assign(config, overrides);
+  return config;
+}
+
+/** A whole Lode (API and worker in one process) on a fresh database, with root seeded. */
+export async function startTestApp(overrides: Partial<LodeConfig> = {}): Promise<TestApp> {
+  Logger.overrideLogger(['error']);
+  const config = testConfig(overrides);
+  config.dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'lode-test-')));
+  await runMigrations(config, MIGRATIONS);
+  const app = await createHttpApp(config, { http: true, worker: true });
+  await app.init();
+  await app.get(CommandBus).execute(new SeedRoot());
+  const db = app.get(DataSource);
+  return {
+    app, config, db, rootToken: config.rootToken!,
+    http: () => request(app.getHttpServer()),
+    close: async () => {
+      await app.close();
+      await dropDatabase(config.databaseUrl);
+      await clearRedis(config.redisUrl, config.redisPrefix);
+      await rm(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = url.pathname.slice(1);
+  url.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists "${name}" with (force)`);
+  } finally {
+    await admin.end();
+  }
+}
+
+export async function clearRedis(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } catch {
+    // Redis away (a test stopped it on purpose): nothing to clean.
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Polls `check` until it stops throwing (or returns true), up to `timeoutMs`. */
+export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_000, everyMs = 100): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const result = await check();
+      if (result !== false) return result;
+      if (Date.now() > until) throw new Error('eventually: condition still false');
+    } catch (err) {
+      if (Date.now() > until) throw err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/**
+ * Counts SQL statements sent while serving one request: every `pg` query made inside the request's
+ * async context (so the relay's polling and other requests are not counted).
+ */
+export function countStatements(): { forRequest: (requestId: string) => number; restore: () => void } {
+  const counts = new Map<string, number>();
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    const id = RequestContexts.current()?.requestId;
+    if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+    return original.apply(this, args);
+  };
+  return { forRequest: (id) => counts.get(id) ?? 0, restore: () => void (proto.query = original) };
+}
