@@ -13,6 +13,7 @@ export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
 export { OutboxRelay } from './outbox/outbox-relay';
 export { redisOptions } from './queue/queue-connection';
+export { logConnectionErrors } from './queue/connection-errors';
 export { PlatformModule } from './platform.module';
 export { GitlabErrorFilter } from './http/gitlab-error.filter';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';

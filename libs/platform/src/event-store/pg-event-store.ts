@@ -38,6 +38,7 @@ class VersionClash extends Error {}
 
 class PgUnitOfWork implements UnitOfWork {
   outboxWritten = false;
+  private readonly locked = new Set<string>();
   constructor(
     readonly db: EntityManager,
     private readonly metadata: EventMetadata,
@@ -87,6 +88,12 @@ class PgUnitOfWork implements UnitOfWork {
   }
 
   private async fold<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>) {
+    // Commands on one stream queue up here instead of all reading the same version and all but one
+    // failing at append; the expected-version check below stays as the safety net.
+    if (!this.locked.has(streamId)) {
+      await this.db.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [streamId]);
+      this.locked.add(streamId);
+    }
     const rows: EventRow[] = await this.db.query(
       `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
          from events where stream_id = $1 order by stream_version`,
@@ -122,7 +129,7 @@ export class PgEventStore extends EventStore {
           return result;
         });
       } catch (err) {
-        if (!(err instanceof VersionClash)) throw err;
+        if (!(err instanceof VersionClash) && !isTransient(err)) throw err;
         if (attempt > VERSION_CLASH_RETRIES) {
           this.logger.warn(`version clash persisted after ${attempt} attempts (request ${meta.requestId ?? '-'})`);
           throw new Conflict('409 Conflict - the resource was changed concurrently, try again');
@@ -145,6 +152,12 @@ export class PgEventStore extends EventStore {
     );
     return rows.map((r) => toRecorded(r));
   }
+}
+
+/** Deadlocks (two commands locking streams in opposite orders) and serialisation failures are safe to re-run. */
+function isTransient(err: unknown): boolean {
+  const code = err instanceof QueryFailedError ? (err.driverError as { code?: string })?.code : (err as { code?: string })?.code;
+  return code === '40P01' || code === '40001';
 }
 
 function metadataFromRequest(): EventMetadata {

@@ -118,7 +118,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
     let q = this.queues.get(name);
     if (!q) {
       q = new Queue(name, { connection: redisOptions(this.config, 'producer'), prefix: this.config.redisPrefix });
-      q.on('error', () => undefined); // connection errors surface through add(); no unhandled 'error' events
+      q.on('error', () => undefined); // connection errors surface through add(), where they are logged once
       this.queues.set(name, q);
     }
     return q;

@@ -1,7 +1,7 @@
-import type { DomainEvent, OutboxRoute, Recorded } from '@app/platform';
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { logConnectionErrors, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
-import type { Job } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { AvatarStore } from '../avatars';
 import type { UserEvent } from '../domain/user';
 
@@ -27,8 +27,18 @@ export const removeUserFilesRoute: OutboxRoute = (event: Recorded<DomainEvent>) 
 export class MaintenanceProcessor extends WorkerHost {
   private readonly logger = new Logger('MaintenanceJobs');
 
-  constructor(private readonly avatars: AvatarStore) {
+  private lastError = '';
+
+  constructor(private readonly avatars: AvatarStore, @InjectQueue(MAINTENANCE_QUEUE) queue: Queue) {
     super();
+    logConnectionErrors(queue, this.logger, `queue ${MAINTENANCE_QUEUE}`);
+  }
+
+  @OnWorkerEvent('error')
+  onError(err: Error): void {
+    if (err.message === this.lastError) return;
+    this.lastError = err.message;
+    this.logger.warn(`worker ${MAINTENANCE_QUEUE}: ${err.message}`);
   }
 
   async process(job: Job<RemoveUserFilesJob>): Promise<void> {

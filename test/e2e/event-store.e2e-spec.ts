@@ -1,0 +1,138 @@
+import { EventStore, ProjectionRebuilder } from '@app/platform';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as openpgp from 'openpgp';
+import { createUser } from '../support/seed';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+function sshKey(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'lode-key-'));
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'test@lode', '-f', join(dir, 'id')]);
+  return readFileSync(join(dir, 'id.pub'), 'utf8');
+}
+
+const READ_MODELS = ['users', 'user_identities', 'user_email_claims', 'user_custom_attributes', 'ssh_keys', 'gpg_keys', 'emails', 'access_tokens'];
+
+async function dump(t: TestApp): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const table of READ_MODELS) out[table] = await t.db.query(`select * from ${table} order by 1, 2`);
+  return out;
+}
+
+describe('event store, projections and rebuild', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('serialises concurrent commands on one stream: every change lands, versions stay contiguous', async () => {
+    const u = await createUser(t);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        t.http().post(`/api/v4/users/${u.id}/emails`).set('PRIVATE-TOKEN', t.rootToken).send({ email: `parallel${i}-${u.id}@example.com` }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
+    const versions: { stream_version: number }[] = await t.db.query(
+      `select stream_version from events where stream_id = $1 order by stream_version`, [`user-${u.id}`],
+    );
+    expect(versions.map((v) => v.stream_version)).toEqual(versions.map((_, i) => i + 1));
+    const emails = await t.http().get(`/api/v4/users/${u.id}/emails`).set('PRIVATE-TOKEN', t.rootToken);
+    expect(emails.body).toHaveLength(8);
+  });
+
+  it('rolls back the event when a projection refuses it (nothing half-written)', async () => {
+    const a = await createUser(t);
+    const b = await createUser(t);
+    const before = Number((await t.db.query(`select count(*) from events`))[0].count);
+    const res = await t.http().post(`/api/v4/users/${b.id}/emails`).set('PRIVATE-TOKEN', t.rootToken).send({ email: a.email.toUpperCase() });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ message: { email: ['has already been taken'] } });
+    expect(Number((await t.db.query(`select count(*) from events`))[0].count)).toBe(before);
+  });
+
+  describe('expected-version check (the safety net behind the per-stream lock)', () => {
+    const counter = { initial: () => 0, evolve: (n: number) => n + 1 };
+    const attr = (userId: number, value: string) => ({
+      type: 'UserCustomAttributeSet', data: { userId, key: 'k', value, at: new Date().toISOString() },
+    });
+    // A writer that bypasses the store appends the very version this command is about to append.
+    const sneakIn = (stream: string, version: number, userId: number) =>
+      // (a type no projector handles, so the read models stay as the live path left them)
+      t.db.query(`insert into events (stream_id, stream_version, type, data) values ($1, $2, 'TestInterference', $3)`, [
+        stream, version, JSON.stringify({ userId }),
+      ]);
+
+    it('re-runs a command transparently after a version clash', async () => {
+      const u = await createUser(t);
+      const stream = `user-${u.id}`;
+      let attempts = 0;
+      await t.app.get(EventStore).decide(stream, counter, async (version) => {
+        attempts += 1;
+        if (attempts === 1) await sneakIn(stream, version + 1, u.id);
+        return [attr(u.id, 'mine')];
+      });
+      expect(attempts).toBe(2);
+      const rows = await t.db.query(`select type from events where stream_id = $1 and stream_version > 1 order by stream_version`, [stream]);
+      expect(rows.map((r: { type: string }) => r.type)).toEqual(['TestInterference', 'UserCustomAttributeSet']);
+    });
+
+    it('answers 409 when the stream keeps changing under the command', async () => {
+      const u = await createUser(t);
+      const stream = `user-${u.id}`;
+      let attempts = 0;
+      const promise = t.app.get(EventStore).decide(stream, counter, async (version) => {
+        attempts += 1;
+        await sneakIn(stream, version + 1, u.id);
+        return [attr(u.id, 'mine')];
+      });
+      await expect(promise).rejects.toMatchObject({ body: expect.stringContaining('409 Conflict') });
+      expect(attempts).toBe(5);
+    });
+  });
+
+  it('records who did what: actor, sudo, token and request id in every event', async () => {
+    const u = await createUser(t);
+    const res = await t.http().post('/api/v4/user/emails').set('PRIVATE-TOKEN', t.rootToken).set('Sudo', u.username).set('X-Request-Id', 'req-meta-1')
+      .send({ email: `meta-${u.id}@example.com` });
+    expect(res.status).toBe(201);
+    const [event] = await t.db.query(`select metadata from events where type = 'EmailAdded' and metadata->>'requestId' = 'req-meta-1'`);
+    expect(event.metadata).toMatchObject({ requestId: 'req-meta-1', actorId: u.id, sudoBy: 1 });
+    expect(typeof event.metadata.tokenId).toBe('number');
+  });
+
+  it('rebuilds every read model from the events into exactly the live tables, without re-running jobs', async () => {
+    // A varied history: profile edits, identities, credentials, tokens, blocks, deletes, attributes.
+    const a = await createUser(t, { extern_uid: 'uid-a', provider: 'ldapmain', bio: 'first' });
+    const b = await createUser(t);
+    const c = await createUser(t);
+    const root = (path: string) => t.http().post(path).set('PRIVATE-TOKEN', t.rootToken);
+    expect((await t.http().put(`/api/v4/users/${a.id}`).set('PRIVATE-TOKEN', t.rootToken).send({ bio: 'second', email: `new-${a.email}` })).status).toBe(200);
+    expect((await root(`/api/v4/users/${a.id}/keys`).send({ title: 'k', key: sshKey() })).status).toBe(201);
+    const { publicKey } = await openpgp.generateKey({ type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name: 'B', email: 'b@example.com' }], format: 'armored' });
+    expect((await root(`/api/v4/users/${b.id}/gpg_keys`).send({ key: publicKey })).status).toBe(201);
+    const mail = await root(`/api/v4/users/${b.id}/emails`).send({ email: `second-${b.email}` });
+    expect((await t.http().delete(`/api/v4/users/${b.id}/emails/${mail.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
+    expect((await root(`/api/v4/users/${b.id}/block`)).status).toBe(201);
+    expect((await t.http().put(`/api/v4/users/${a.id}/custom_attributes/team`).set('PRIVATE-TOKEN', t.rootToken).send({ value: 'core' })).status).toBe(200);
+    const tok = await root(`/api/v4/users/${a.id}/impersonation_tokens`).send({ name: 'x', scopes: ['api'] });
+    expect((await t.http().delete(`/api/v4/users/${a.id}/impersonation_tokens/${tok.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
+    expect((await t.http().delete(`/api/v4/users/${c.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
+
+    const live = await dump(t);
+    const outboxBefore = await t.db.query(`select id from outbox order by id`);
+    const progress: number[] = [];
+    const result = await t.app.get(ProjectionRebuilder).rebuild((p) => progress.push(p.done));
+    const [{ count }] = await t.db.query(`select count(*)::int as count from events`);
+    expect(result.total).toBe(count);
+    expect(progress[progress.length - 1]).toBe(count);
+    expect(await dump(t)).toEqual(live);
+    expect(await t.db.query(`select id from outbox order by id`)).toEqual(outboxBefore);
+    expect(live.users.length).toBeGreaterThan(3);
+  });
+});
