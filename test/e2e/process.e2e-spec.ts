@@ -1,0 +1,139 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { clearRedis, dropDatabase, eventually, TEST_PG, TEST_REDIS } from '../support/test-app';
+
+/**
+ * What `npm start` and the admin command line do, run as real processes from the built dist/:
+ * migrations on a fresh database, root's first token, restarts that change nothing, roles.
+ */
+const ROOT = process.cwd();
+const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
+const CLI = join(ROOT, 'dist/apps/cli/src/main.js');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe('processes: npm start and the admin command line', () => {
+  const id = randomBytes(5).toString('hex');
+  const url = new URL(TEST_PG);
+  url.pathname = `/lode_proc_${id}`;
+  const prefix = `lode-proc-${id}`;
+  let dataDir: string;
+  let port: number;
+  let env: NodeJS.ProcessEnv;
+  const children: ChildProcess[] = [];
+
+  function start(extra: NodeJS.ProcessEnv = {}): ChildProcess {
+    const child = spawn(process.execPath, [MAIN], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout?.on('data', (d) => (output += d));
+    child.stderr?.on('data', (d) => (output += d));
+    (child as ChildProcess & { output: () => string }).output = () => output;
+    children.push(child);
+    return child;
+  }
+
+  async function stop(child: ChildProcess): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+
+  const api = (path: string, token?: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: token ? { 'PRIVATE-TOKEN': token } : {} });
+  const cli = (...args: string[]) => execFileSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+  beforeAll(async () => {
+    if (!existsSync(MAIN)) execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
+    dataDir = await mkdtemp(join(tmpdir(), 'lode-proc-'));
+    port = await freePort();
+    env = {
+      PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: url.toString(),
+      REDIS_URL: TEST_REDIS, LODE_REDIS_PREFIX: prefix, LODE_DATA_DIR: dataDir, LODE_LOG_LEVEL: 'log',
+    };
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(children.map(stop));
+    await dropDatabase(url.toString());
+    await clearRedis(TEST_REDIS, prefix);
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  let rootToken: string;
+
+  it('starts on an empty database, creates root and writes its first token once, readable by the owner only', async () => {
+    const child = start();
+    await eventually(async () => (await api('/-/readiness')).status === 200, 30_000, 200);
+    const file = join(dataDir, 'initial_root_token');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    rootToken = readFileSync(file, 'utf8').trim();
+    expect(rootToken).toMatch(/^[\w-]{20}$/);
+    const me = await api('/api/v4/user', rootToken);
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ username: 'root', is_admin: true });
+    // The token is logged by path, never by value.
+    expect((child as ChildProcess & { output: () => string }).output()).toContain(file);
+    expect((child as ChildProcess & { output: () => string }).output()).not.toContain(rootToken);
+    await stop(child);
+  }, 60_000);
+
+  it('changes nothing on a restart', async () => {
+    const mtime = statSync(join(dataDir, 'initial_root_token')).mtimeMs;
+    const child = start();
+    await eventually(async () => (await api('/-/health')).status === 200, 30_000, 200);
+    const users = await api('/api/v4/users', rootToken);
+    expect(users.headers.get('x-total')).toBe('1');
+    expect(statSync(join(dataDir, 'initial_root_token')).mtimeMs).toBe(mtime);
+    await stop(child);
+  }, 60_000);
+
+  it('registers LODE_ROOT_TOKEN for root when it is set later, once', async () => {
+    const chosen = `chosen-${randomBytes(12).toString('hex')}`;
+    const child = start({ LODE_ROOT_TOKEN: chosen });
+    await eventually(async () => (await api('/-/health')).status === 200, 30_000, 200);
+    expect((await api('/api/v4/user', chosen)).status).toBe(200);
+    await stop(child);
+  }, 60_000);
+
+  it('create-token prints a token, once, that works with the scopes asked for', () => {
+    const token = cli('create-token', '--user', 'root', '--scopes', 'read_user').trim();
+    expect(token).toMatch(/^[\w-]{20}$/);
+    return (async () => {
+      const child = start({ LODE_ROLE: 'api' });
+      await eventually(async () => (await api('/-/health')).status === 200, 30_000, 200);
+      expect((await api('/api/v4/user', token)).status).toBe(200);
+      expect((await api('/api/v4/version', token)).status).toBe(403); // read_user reaches only the users API
+      await stop(child);
+    })();
+  }, 60_000);
+
+  it('create-token refuses unknown users and scopes', () => {
+    expect(() => cli('create-token', '--user', 'nobody', '--scopes', 'api')).toThrow(/no user nobody/);
+    expect(() => cli('create-token', '--user', 'root', '--scopes', 'everything')).toThrow(/unknown scope/);
+  });
+
+  it('projections:rebuild replays every event and reports progress', () => {
+    const out = execFileSync(process.execPath, [CLI, 'projections:rebuild'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(out).toBe('');
+    const result = execFileSync('bash', ['-c', `"${process.execPath}" "${CLI}" projections:rebuild 2>&1`], { env, encoding: 'utf8' });
+    expect(result).toMatch(/rebuilt the read models from \d+ events/);
+  });
+
+  it('runs as a worker alone, with no HTTP server', async () => {
+    const child = start({ LODE_ROLE: 'worker' });
+    await eventually(() => (child as ChildProcess & { output: () => string }).output().includes('Lode worker running'), 30_000, 200);
+    await expect(api('/-/health')).rejects.toThrow();
+    await stop(child);
+  }, 60_000);
+});
