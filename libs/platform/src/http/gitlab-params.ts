@@ -42,8 +42,7 @@ function describe(e: ValidationError): string {
   if (kinds.includes(VERBATIM)) return e.constraints![VERBATIM];
   if (kinds.includes('isDefined')) return `${e.property} is missing`;
   if (kinds.some((k) => k === 'isIn' || k === 'isEnum')) return `${e.property} does not have a valid value`;
-  const custom = kinds.map((k) => e.constraints?.[k]).find((m) => m?.startsWith(`${e.property} `));
-  return custom ?? `${e.property} is invalid`;
+  return `${e.property} is invalid`;
 }
 
 function isPrimitive(t: unknown): boolean {
