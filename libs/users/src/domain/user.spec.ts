@@ -410,6 +410,12 @@ describe('e-mails', () => {
     ]);
   });
 
+  it('stores the address stripped and lower-cased, as GitLab does', () => {
+    expect(addEmail(given(created()), 31, '  Work@Example.COM ', NOW)).toEqual([
+      { type: 'EmailAdded', data: { userId: ID, emailId: 31, email: 'work@example.com', at: AT } },
+    ]);
+  });
+
   it.each(['jane@example.com', 'JANE@Example.COM'])('refuses the own primary address %j', (email) => {
     expect(invalid(() => addEmail(given(created()), 31, email, NOW))).toEqual({ email: ['has already been taken'] });
   });

@@ -251,14 +251,16 @@ export function removeGpgKey(s: User, keyId: number, now: Date): UserEvent[] {
   return [{ type: 'GpgKeyRemoved', data: { userId: u.userId, keyId, at: now.toISOString() } }];
 }
 
-export function addEmail(s: User, emailId: number, email: string, now: Date): UserEvent[] {
+export function addEmail(s: User, emailId: number, address: string, now: Date): UserEvent[] {
   const u = existing(s);
+  // GitLab's Email model stores secondary addresses stripped and lower-cased (`value.downcase.strip`).
+  const email = address.trim().toLowerCase();
   const errors = new FieldErrors();
   if (!email) errors.add('email', "can't be blank");
   else if (email.length > MAX) errors.add('email', tooLong(MAX));
   else if (!EMAIL.test(email)) errors.add('email', 'is invalid');
   // GitLab's Email model: a secondary address may not repeat the user's own primary one.
-  else if (email.toLowerCase() === u.email.toLowerCase() || Object.values(u.emails).some((e) => e.toLowerCase() === email.toLowerCase()))
+  else if (email === u.email.toLowerCase() || Object.values(u.emails).some((e) => e.toLowerCase() === email))
     errors.add('email', 'has already been taken');
   errors.throwIfAny();
   return [{ type: 'EmailAdded', data: { userId: u.userId, emailId, email, at: now.toISOString() } }];
@@ -284,6 +286,7 @@ export function setCustomAttribute(s: User, key: string, value: string, now: Dat
 
 export function removeCustomAttribute(s: User, key: string, now: Date): UserEvent[] {
   const u = existing(s);
-  if (!(key in u.customAttributes)) throw new NotFound('Custom Attribute');
+  // hasOwn, not `in`: a key such as `constructor` must not find Object.prototype's member.
+  if (!Object.hasOwn(u.customAttributes, key)) throw new NotFound('Custom Attribute');
   return [{ type: 'UserCustomAttributeRemoved', data: { userId: u.userId, key, at: now.toISOString() } }];
 }

@@ -1,0 +1,47 @@
+# syntax=docker/dockerfile:1
+# Lode: one image for both roles. `node dist/apps/api/src/main.js` serves HTTP (LODE_ROLE=api, or
+# `all` for API and workers in one process); `node dist/apps/worker/src/main.js` runs the workers.
+
+FROM node:20-bookworm AS build
+# nodegit 0.28.0-alpha.36 has no usable prebuilt binary and compiles libgit2 from source:
+# it needs the Kerberos headers and a C/C++ toolchain.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libkrb5-dev libssl-dev python3 make g++ git \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+# node-gyp takes Node's headers from the image instead of downloading them; JOBS=max runs make in parallel.
+ENV npm_config_nodedir=/usr/local \
+    JOBS=max
+COPY package.json package-lock.json ./
+# `npm install`, not `npm ci`: the lock file is made on linux-x64 and lacks other platforms' optional
+# packages (@swc/core-*, msgpackr-extract), which `npm ci` refuses. `npm install` keeps the lock's versions.
+RUN npm install --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY apps ./apps
+COPY libs ./libs
+RUN npm run build \
+ && test -f dist/apps/api/src/main.js \
+ && test -f dist/apps/worker/src/main.js \
+ && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim AS runtime
+# git: `git http-backend`, archive and gc; the Kerberos libraries: what nodegit.node links against.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git libkrb5-3 libgssapi-krb5-2 ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production \
+    PORT=8080 \
+    LODE_DATA_DIR=/var/lib/lode
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# The code stays root-owned and read-only to the service; only the data directory is its own.
+RUN mkdir -p "$LODE_DATA_DIR" && chown node:node "$LODE_DATA_DIR"
+USER node
+VOLUME ["/var/lib/lode"]
+EXPOSE 8080
+# Liveness only (/-/health); /-/readiness also checks PostgreSQL and Redis.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/-/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+CMD ["node", "dist/apps/api/src/main.js"]
