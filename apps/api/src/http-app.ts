@@ -43,7 +43,10 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.disable('x-powered-by');
   const tmp = join(config.dataDir, 'tmp');
   mkdirSync(tmp, { recursive: true });
-  const upload = multer({ dest: tmp, limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 } }).any();
+  // Clients send file names as raw UTF-8; multer's default (latin1) would store `cafÃ©.png` for `café.png`.
+  const upload = multer({
+    dest: tmp, defParamCharset: 'utf8', limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 },
+  }).any();
   app.use(requestContextMiddleware);
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));

@@ -49,7 +49,8 @@ export class PaginationInterceptor implements NestInterceptor {
 export function setPaginationHeaders(req: Request, res: Response, p: PageParams, total: number): void {
   const totalPages = Math.max(1, Math.ceil(total / p.perPage));
   const next = p.page < totalPages ? p.page + 1 : undefined;
-  const prev = p.page > 1 ? p.page - 1 : undefined;
+  // Kaminari's prev_page: none on the first page, and none past the last page either.
+  const prev = p.page > 1 && p.page <= totalPages ? p.page - 1 : undefined;
   res.setHeader('X-Total', String(total));
   res.setHeader('X-Total-Pages', String(totalPages));
   res.setHeader('X-Per-Page', String(p.perPage));

@@ -1,5 +1,6 @@
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
 import { AvatarStore, UploadedFileRef } from '../avatars';
 import { hashPassword } from '../domain/secrets';
 import { create, userDecider, validateProfile, type Identity, type UserProfile } from '../domain/user';
@@ -16,27 +17,35 @@ export class CreateUser extends Command<number> {
 
 @CommandHandler(CreateUser)
 export class CreateUserHandler implements ICommandHandler<CreateUser> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly avatars: AvatarStore) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly avatars: AvatarStore,
+    private readonly dataSource: DataSource,
+  ) {}
 
-  async execute({ profile, options }: CreateUser): Promise<number> {
+  async execute(command: CreateUser): Promise<number> {
+    // A taken e-mail or username wins over every other validation error, as in GitLab.
+    return this.create(command).catch((err) => rethrowUserConflict(err, this.dataSource, command.profile));
+  }
+
+  private async create({ profile, options }: CreateUser): Promise<number> {
     // Validate before taking an id and spending time on the password hash.
     const errors = validateProfile(profile, options.password);
     const avatarName = options.avatar ? this.avatars.check(options.avatar, errors) : undefined;
     errors.throwIfAny();
     const userId = await this.store.nextId('user_id_seq');
     const passwordDigest = options.password ? await hashPassword(options.password) : null;
-    await this.store
-      .transact(async (uow) => {
-        await uow.decide(`user-${userId}`, userDecider, (s) =>
-          create(s, {
-            userId, profile: { ...profile, avatar: avatarName ?? null }, password: options.password, passwordDigest,
-            identity: options.identity, confirmed: options.skipConfirmation,
-          }, this.clock.now()),
-        );
-        // Placed before commit: if the commit fails, an orphaned file is all that is left.
-        if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);
-      })
-      .catch(rethrowUserConflict);
+    await this.store.transact(async (uow) => {
+      await uow.decide(`user-${userId}`, userDecider, (s) =>
+        create(s, {
+          userId, profile: { ...profile, avatar: avatarName ?? null }, password: options.password, passwordDigest,
+          identity: options.identity, confirmed: options.skipConfirmation,
+        }, this.clock.now()),
+      );
+      // Placed before commit: if the commit fails, an orphaned file is all that is left.
+      if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);
+    });
     return userId;
   }
 }

@@ -27,8 +27,8 @@ export class AddGpgKeyHandler implements ICommandHandler<AddGpgKey> {
         addGpgKey(s, { keyId, key: parsed.key, fingerprint: parsed.fingerprint, primaryKeyId: parsed.primaryKeyId }, this.clock.now()),
       )
       .catch((err) => {
-        if (err instanceof UniqueViolation && err.constraint === 'gpg_keys_fingerprint_key')
-          throw new Invalid({ key: ['has already been taken'], fingerprint: ['has already been taken'] });
+        // GitLab's GpgKey model: `key` is unique, and the fingerprint is not validated once `key` has an error.
+        if (err instanceof UniqueViolation && err.constraint === 'gpg_keys_fingerprint_key') throw new Invalid({ key: ['has already been taken'] });
         throw err;
       });
     return keyId;

@@ -1,5 +1,6 @@
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
 import { AvatarStore, UploadedFileRef } from '../avatars';
 import { hashPassword } from '../domain/secrets';
 import { update, userDecider, validateIdentity, validateProfile, type Identity, type UserProfile } from '../domain/user';
@@ -18,24 +19,35 @@ export class UpdateUser extends Command<void> {
 
 @CommandHandler(UpdateUser)
 export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly avatars: AvatarStore) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly avatars: AvatarStore,
+    private readonly dataSource: DataSource,
+  ) {}
 
-  async execute({ userId, changes, options }: UpdateUser): Promise<void> {
+  async execute(command: UpdateUser): Promise<void> {
+    // GitLab checks another user's e-mail, then username, before anything else: 409 first.
+    const { userId, changes } = command;
+    await this.update(command).catch((err) =>
+      rethrowUserConflict(err, this.dataSource, { userId, email: changes.email, username: changes.username }),
+    );
+  }
+
+  private async update({ userId, changes, options }: UpdateUser): Promise<void> {
     const errors = validateProfile(changes, options.password);
     validateIdentity(options.identity, errors);
     const avatarName = options.avatar ? this.avatars.check(options.avatar, errors) : undefined;
     errors.throwIfAny();
     const passwordDigest = options.password ? await hashPassword(options.password) : undefined;
-    await this.store
-      .transact(async (uow) => {
-        // Only real changes are recorded: clients such as python-gitlab send the unchanged e-mail and username again.
-        const current = (await uow.db.getRepository(UserRecord).findOneBy({ id: userId })) ?? {};
-        const all = avatarName ? { ...changes, avatar: avatarName } : changes;
-        await uow.decide(`user-${userId}`, userDecider, (s) =>
-          update(s, { changes: all, current, password: options.password, passwordDigest, identity: options.identity }, this.clock.now()),
-        );
-        if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);
-      })
-      .catch(rethrowUserConflict);
+    await this.store.transact(async (uow) => {
+      // Only real changes are recorded: clients such as python-gitlab send the unchanged e-mail and username again.
+      const current = (await uow.db.getRepository(UserRecord).findOneBy({ id: userId })) ?? {};
+      const all = avatarName ? { ...changes, avatar: avatarName } : changes;
+      await uow.decide(`user-${userId}`, userDecider, (s) =>
+        update(s, { changes: all, current, password: options.password, passwordDigest, identity: options.identity }, this.clock.now()),
+      );
+      if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);
+    });
   }
 }

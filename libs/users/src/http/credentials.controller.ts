@@ -1,4 +1,6 @@
-import { AdminOnly, Authenticated, CurrentActor, GitlabParams, intParam, RouteIntPipe, type Actor } from '@app/platform';
+import {
+  AdminOnly, Authenticated, CurrentActor, GitlabParams, intParam, Page, PaginationDto, pageParams, RouteIntPipe, type Actor,
+} from '@app/platform';
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { AddEmail, RemoveEmail } from '../commands/email.commands';
@@ -11,7 +13,8 @@ import { AddEmailDto, AddGpgKeyDto, AddSshKeyDto } from './users.dto';
 
 /**
  * SSH keys, GPG keys and secondary e-mails: `/user/...` for the caller's own, `/users/:id/...`
- * for administrators acting on anyone's. Both routes run the same commands.
+ * for administrators acting on anyone's. Both routes run the same commands. Lists are paginated,
+ * as GitLab's (`present paginate(current_user.keys)`).
  */
 @Controller()
 @ReadUserScope()
@@ -25,8 +28,10 @@ export class CredentialsController {
   // SSH keys
 
   @Get('user/keys') @Authenticated()
-  async ownSshKeys(@CurrentActor() actor: Actor) {
-    return (await this.users.sshKeys(actor.id)).map(serializeSshKey);
+  async ownSshKeys(@CurrentActor() actor: Actor, @GitlabParams() q: PaginationDto) {
+    const page = pageParams(q);
+    const { rows, total } = await this.users.sshKeys(actor.id, page);
+    return new Page(rows.map(serializeSshKey), total, page);
   }
 
   @Get('user/keys/:key_id') @Authenticated()
@@ -45,8 +50,10 @@ export class CredentialsController {
   }
 
   @Get('users/:id/keys') @AdminOnly()
-  async sshKeys(@Param('id', RouteIntPipe) id: number) {
-    return (await this.users.sshKeys(await this.userId(id))).map(serializeSshKey);
+  async sshKeys(@Param('id', RouteIntPipe) id: number, @GitlabParams() q: PaginationDto) {
+    const page = pageParams(q);
+    const { rows, total } = await this.users.sshKeys(await this.userId(id), page);
+    return new Page(rows.map(serializeSshKey), total, page);
   }
 
   @Post('users/:id/keys') @AdminOnly()
@@ -67,8 +74,10 @@ export class CredentialsController {
   // GPG keys. SPEC.md answers a created key inside an array; GitLab 10.x's code sent the bare object.
 
   @Get('user/gpg_keys') @Authenticated()
-  async ownGpgKeys(@CurrentActor() actor: Actor) {
-    return (await this.users.gpgKeys(actor.id)).map(serializeGpgKey);
+  async ownGpgKeys(@CurrentActor() actor: Actor, @GitlabParams() q: PaginationDto) {
+    const page = pageParams(q);
+    const { rows, total } = await this.users.gpgKeys(actor.id, page);
+    return new Page(rows.map(serializeGpgKey), total, page);
   }
 
   @Get('user/gpg_keys/:key_id') @Authenticated()
@@ -87,8 +96,10 @@ export class CredentialsController {
   }
 
   @Get('users/:id/gpg_keys') @AdminOnly()
-  async gpgKeys(@Param('id', RouteIntPipe) id: number) {
-    return (await this.users.gpgKeys(await this.userId(id))).map(serializeGpgKey);
+  async gpgKeys(@Param('id', RouteIntPipe) id: number, @GitlabParams() q: PaginationDto) {
+    const page = pageParams(q);
+    const { rows, total } = await this.users.gpgKeys(await this.userId(id), page);
+    return new Page(rows.map(serializeGpgKey), total, page);
   }
 
   @Get('users/:id/gpg_keys/:key_id') @AdminOnly()
@@ -114,8 +125,10 @@ export class CredentialsController {
   // E-mails
 
   @Get('user/emails') @Authenticated()
-  async ownEmails(@CurrentActor() actor: Actor) {
-    return (await this.users.emails(actor.id)).map(serializeEmail);
+  async ownEmails(@CurrentActor() actor: Actor, @GitlabParams() q: PaginationDto) {
+    const page = pageParams(q);
+    const { rows, total } = await this.users.emails(actor.id, page);
+    return new Page(rows.map(serializeEmail), total, page);
   }
 
   @Get('user/emails/:email_id') @Authenticated()
@@ -134,8 +147,10 @@ export class CredentialsController {
   }
 
   @Get('users/:id/emails') @AdminOnly()
-  async emails(@Param('id', RouteIntPipe) id: number) {
-    return (await this.users.emails(await this.userId(id))).map(serializeEmail);
+  async emails(@Param('id', RouteIntPipe) id: number, @GitlabParams() q: PaginationDto) {
+    const page = pageParams(q);
+    const { rows, total } = await this.users.emails(await this.userId(id), page);
+    return new Page(rows.map(serializeEmail), total, page);
   }
 
   @Post('users/:id/emails') @AdminOnly()

@@ -34,6 +34,7 @@ export class UserCustomAttributesController {
   @HttpCode(204)
   async remove(@Param('id', RouteIntPipe) id: number, @Param('key') key: string): Promise<void> {
     await this.users.get(id);
+    await this.users.customAttribute(id, key); // GitLab's `find_by!(key:).destroy`: a miss answers `404 Not found`
     await this.commands.execute(new RemoveUserCustomAttribute(id, key));
   }
 }

@@ -5,11 +5,16 @@ import { CreateAccessToken, RevokeImpersonationToken } from '../commands/access-
 import { isDate } from '../domain/access-token';
 import { UserQueries } from '../queries/user.queries';
 import { serializeImpersonationToken } from './credential.serializer';
+import { ReadUserScope } from './private-token.guard';
 import { CreateImpersonationTokenDto, ListImpersonationTokensDto } from './users.dto';
 
-/** Administrators' tokens that act as a user. Lode keeps only digests: `token` is in the create answer only. */
+/**
+ * Administrators' tokens that act as a user. Lode keeps only digests: `token` is in the create answer only.
+ * Part of GitLab's Users API, so its GETs take a `read_user` token as well.
+ */
 @Controller('users/:user_id/impersonation_tokens')
 @AdminOnly()
+@ReadUserScope()
 export class ImpersonationTokensController {
   constructor(private readonly commands: CommandBus, private readonly users: UserQueries, private readonly clock: Clock) {}
 

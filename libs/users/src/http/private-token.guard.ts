@@ -18,8 +18,8 @@ export type ActorRequest = Request & { actor?: Actor };
 /**
  * Authenticates every API request, in GitLab's order: find the token (PRIVATE-TOKEN header,
  * `private_token` parameter, or `Authorization: Bearer`), refuse unknown, revoked or expired ones
- * (401) and blocked users (403), check the token's scopes, then apply `sudo`, then the route's
- * own requirement (signed in, administrator).
+ * (401) and blocked users (403), apply `sudo`, then check the token's scopes (unless sudo changed
+ * the user), then the route's own requirement (signed in, administrator).
  */
 @Injectable()
 export class PrivateTokenGuard implements CanActivate {
@@ -41,24 +41,27 @@ export class PrivateTokenGuard implements CanActivate {
     const secret = tokenFrom(req);
     let actor: Actor | undefined;
     let token: ResolvedToken | null = null;
+    const today = this.clock.now().toISOString().slice(0, 10);
     if (secret !== undefined) {
       token = await this.tokens.resolve(secret);
-      const today = this.clock.now().toISOString().slice(0, 10);
       if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw new Unauthorized();
       if (token.user.state !== 'active') throw new Forbidden('User is blocked');
-      if (!token.scopes.includes('api')) {
-        const readOnly = req.method === 'GET' || req.method === 'HEAD';
-        if (!(readOnly && token.scopes.includes('read_user') && this.reflector.getAllAndOverride<boolean>(READ_USER_KEY, targets)))
-          throw new InsufficientScope(['api']);
-      }
       actor = {
         id: token.user.id, username: token.user.username, isAdmin: token.user.isAdmin, tokenId: token.tokenId, scopes: token.scopes,
         impersonation: token.impersonation, impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
       };
-      if (token.user.lastActivityOn === null || token.user.lastActivityOn < today) await this.recordActivity(secret, token.user.id);
     }
     const sudo = sudoFrom(req);
     if (sudo !== undefined) actor = await this.sudo(actor, token, sudo);
+    // GitLab checks the route's scopes only when sudo did not change the user: then the `sudo`
+    // scope (checked above) is what the token needs.
+    if (token && actor?.id === token.user.id && !token.scopes.includes('api')) {
+      const readOnly = req.method === 'GET' || req.method === 'HEAD';
+      if (!(readOnly && token.scopes.includes('read_user') && this.reflector.getAllAndOverride<boolean>(READ_USER_KEY, targets)))
+        throw new InsufficientScope(['api']);
+    }
+    if (secret !== undefined && token && (token.user.lastActivityOn === null || token.user.lastActivityOn < today))
+      await this.recordActivity(secret, token.user.id);
     req.actor = actor;
     const context = RequestContexts.current();
     if (context) context.actor = actor;

@@ -21,6 +21,9 @@ export interface UserListFilters {
 
 const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/** Ids are Postgres `int`s: a larger number names no row (GitLab's `find_by` answers nil), it must not reach SQL. */
+const MAX_ROW_ID = 2_147_483_647;
+
 /** Reads of the users context's read models. Every list costs a count and a page, whatever `per_page` is. */
 @Injectable()
 export class UserQueries {
@@ -31,18 +34,18 @@ export class UserQueries {
   }
 
   async get(id: number): Promise<UserRecord> {
-    const user = await this.users.findOneBy({ id });
+    const user = await this.find(id);
     if (!user) throw new NotFound('User');
     return user;
   }
 
   async find(id: number): Promise<UserRecord | null> {
-    return this.users.findOneBy({ id });
+    return id > MAX_ROW_ID ? null : this.users.findOneBy({ id });
   }
 
   /** `:user_id` paths that take an id or a username (case-insensitive, as GitLab's `find_by_username`). */
   async findByIdOrUsername(idOrUsername: string): Promise<UserRecord | null> {
-    if (/^\d{1,15}$/.test(idOrUsername)) return this.users.findOneBy({ id: Number(idOrUsername) });
+    if (/^\d{1,15}$/.test(idOrUsername)) return this.find(Number(idOrUsername));
     return this.users.createQueryBuilder('u').where('lower(u.username) = lower(:name)', { name: idOrUsername }).getOne();
   }
 
@@ -95,36 +98,46 @@ export class UserQueries {
 
   async customAttribute(userId: number, key: string): Promise<{ key: string; value: string }> {
     const [row] = await this.dataSource.query(`select key, value from user_custom_attributes where user_id = $1 and key = $2`, [userId, key]);
-    if (!row) throw new NotFound('Custom Attribute');
+    // GitLab's `custom_attributes.find_by!` miss is an ActiveRecord::RecordNotFound: `404 Not found`.
+    if (!row) throw new NotFound();
     return row;
   }
 
-  sshKeys(userId: number): Promise<SshKeyRecord[]> {
-    return this.dataSource.getRepository(SshKeyRecord).find({ where: { userId }, order: { id: 'ASC' } });
+  async sshKeys(userId: number, page: PageParams): Promise<{ rows: SshKeyRecord[]; total: number }> {
+    const [rows, total] = await this.dataSource
+      .getRepository(SshKeyRecord)
+      .findAndCount({ where: { userId }, order: { id: 'ASC' }, skip: page.offset, take: page.perPage });
+    return { rows, total };
   }
 
   async sshKey(userId: number, keyId: number): Promise<SshKeyRecord> {
-    const key = await this.dataSource.getRepository(SshKeyRecord).findOneBy({ id: keyId, userId });
+    const key = keyId > MAX_ROW_ID ? null : await this.dataSource.getRepository(SshKeyRecord).findOneBy({ id: keyId, userId });
     if (!key) throw new NotFound('Key');
     return key;
   }
 
-  gpgKeys(userId: number): Promise<GpgKeyRecord[]> {
-    return this.dataSource.getRepository(GpgKeyRecord).find({ where: { userId }, order: { id: 'ASC' } });
+  async gpgKeys(userId: number, page: PageParams): Promise<{ rows: GpgKeyRecord[]; total: number }> {
+    const [rows, total] = await this.dataSource
+      .getRepository(GpgKeyRecord)
+      .findAndCount({ where: { userId }, order: { id: 'ASC' }, skip: page.offset, take: page.perPage });
+    return { rows, total };
   }
 
   async gpgKey(userId: number, keyId: number): Promise<GpgKeyRecord> {
-    const key = await this.dataSource.getRepository(GpgKeyRecord).findOneBy({ id: keyId, userId });
+    const key = keyId > MAX_ROW_ID ? null : await this.dataSource.getRepository(GpgKeyRecord).findOneBy({ id: keyId, userId });
     if (!key) throw new NotFound('GPG Key');
     return key;
   }
 
-  emails(userId: number): Promise<EmailRecord[]> {
-    return this.dataSource.getRepository(EmailRecord).find({ where: { userId }, order: { id: 'ASC' } });
+  async emails(userId: number, page: PageParams): Promise<{ rows: EmailRecord[]; total: number }> {
+    const [rows, total] = await this.dataSource
+      .getRepository(EmailRecord)
+      .findAndCount({ where: { userId }, order: { id: 'ASC' }, skip: page.offset, take: page.perPage });
+    return { rows, total };
   }
 
   async email(userId: number, emailId: number): Promise<EmailRecord> {
-    const email = await this.dataSource.getRepository(EmailRecord).findOneBy({ id: emailId, userId });
+    const email = emailId > MAX_ROW_ID ? null : await this.dataSource.getRepository(EmailRecord).findOneBy({ id: emailId, userId });
     if (!email) throw new NotFound('Email');
     return email;
   }
@@ -143,7 +156,8 @@ export class UserQueries {
   }
 
   async impersonationToken(userId: number, tokenId: number): Promise<AccessTokenRecord> {
-    const t = await this.dataSource.getRepository(AccessTokenRecord).findOneBy({ id: tokenId, userId, impersonation: true });
+    const t =
+      tokenId > MAX_ROW_ID ? null : await this.dataSource.getRepository(AccessTokenRecord).findOneBy({ id: tokenId, userId, impersonation: true });
     if (!t) throw new NotFound('Impersonation Token');
     return t;
   }
