@@ -775,6 +775,22 @@ describe('users API', () => {
       expect(res.body).toEqual({ message: 'Email has already been taken' });
     });
 
+    it("swaps the primary e-mail with one of the user's own secondary addresses, as GitLab does", async () => {
+      const own = await createUser(t);
+      const secondary = `own-second-${unique()}@example.com`;
+      const added = await admin().post(`/users/${own.id}/emails`).send({ email: secondary });
+      expect(added.status).toBe(201);
+      const res = await admin().put(`/users/${own.id}`).send({ email: secondary });
+      expect(res.status).toBe(200);
+      expect(res.body.email).toBe(secondary);
+      const emails = await admin().get(`/users/${own.id}/emails`);
+      expect(emails.body.map((e: { email: string }) => e.email)).toEqual([own.email.toLowerCase()]);
+      // The old primary is now the user's secondary: nobody else may take it.
+      const clash = await admin().post(`/users/${other.id}/emails`).send({ email: own.email });
+      expect(clash.status).toBe(400);
+      expect(clash.body).toEqual({ message: { email: ['has already been taken'] } });
+    });
+
     it('wants at least one parameter: 400', async () => {
       const res = await admin().put(`/users/${target.id}`).send({});
       expect(res.status).toBe(400);

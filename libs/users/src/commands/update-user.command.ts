@@ -40,12 +40,13 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
     const avatarName = options.avatar ? this.avatars.check(options.avatar, errors) : undefined;
     errors.throwIfAny();
     const passwordDigest = options.password ? await hashPassword(options.password) : undefined;
+    const swapEmailId = changes.email !== undefined ? await this.store.nextId('email_id_seq') : undefined;
     await this.store.transact(async (uow) => {
       // Only real changes are recorded: clients such as python-gitlab send the unchanged e-mail and username again.
       const current = (await uow.db.getRepository(UserRecord).findOneBy({ id: userId })) ?? {};
       const all = avatarName ? { ...changes, avatar: avatarName } : changes;
       await uow.decide(`user-${userId}`, userDecider, (s) =>
-        update(s, { changes: all, current, password: options.password, passwordDigest, identity: options.identity }, this.clock.now()),
+        update(s, { changes: all, current, password: options.password, passwordDigest, identity: options.identity, swapEmailId }, this.clock.now()),
       );
       if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);
     });

@@ -227,6 +227,19 @@ describe('update', () => {
     ]);
   });
 
+  it("swaps the primary address with one of the user's own secondary addresses", () => {
+    const state = given(created(), emailAdded(3, 'second@example.com'));
+    expect(update(state, { changes: { email: 'SECOND@example.com' }, current, swapEmailId: 9 }, NOW)).toEqual([
+      { type: 'EmailRemoved', data: { userId: ID, emailId: 3, at: AT } },
+      { type: 'UserUpdated', data: { userId: ID, changes: { email: 'SECOND@example.com' }, at: AT } },
+      { type: 'EmailAdded', data: { userId: ID, emailId: 9, email: 'jane@example.com', at: AT } },
+    ]);
+    // Another address is an ordinary change.
+    expect(update(state, { changes: { email: 'new@example.com' }, current, swapEmailId: 9 }, NOW)).toEqual([
+      { type: 'UserUpdated', data: { userId: ID, changes: { email: 'new@example.com' }, at: AT } },
+    ]);
+  });
+
   it('appends nothing when nothing changes', () => {
     expect(update(given(created()), { changes: { name: 'Jane Doe', bio: null, isAdmin: false }, current }, NOW)).toEqual([]);
     expect(update(given(created()), { changes: {}, current }, NOW)).toEqual([]);

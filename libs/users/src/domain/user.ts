@@ -175,10 +175,17 @@ export function create(
   }];
 }
 
-/** Only what really changes is recorded; a PUT that changes nothing appends nothing. */
+/**
+ * Only what really changes is recorded; a PUT that changes nothing appends nothing.
+ * GitLab quirk (User#update_emails_with_primary_email): making one of the user's own secondary
+ * addresses the primary one swaps them, the old primary becoming a secondary (`swapEmailId`).
+ */
 export function update(
   s: User,
-  input: { changes: Partial<UserProfile>; current: Partial<UserProfile>; password?: string; passwordDigest?: string; identity?: Identity },
+  input: {
+    changes: Partial<UserProfile>; current: Partial<UserProfile>; password?: string; passwordDigest?: string; identity?: Identity;
+    swapEmailId?: number;
+  },
   now: Date,
 ): UserEvent[] {
   const u = existing(s);
@@ -193,7 +200,17 @@ export function update(
   const data: Extract<UserEvent, { type: 'UserUpdated' }>['data'] = { userId: u.userId, changes, at: now.toISOString() };
   if (input.passwordDigest) data.passwordDigest = input.passwordDigest;
   if (input.identity) data.identity = input.identity;
-  return [{ type: 'UserUpdated', data }];
+  const updated: UserEvent = { type: 'UserUpdated', data };
+  const secondary = changes.email === undefined
+    ? undefined
+    : Object.entries(u.emails).find(([, e]) => e.toLowerCase() === changes.email!.toLowerCase());
+  if (!secondary || input.swapEmailId === undefined) return [updated];
+  const at = now.toISOString();
+  return [
+    { type: 'EmailRemoved', data: { userId: u.userId, emailId: Number(secondary[0]), at } },
+    updated,
+    { type: 'EmailAdded', data: { userId: u.userId, emailId: input.swapEmailId, email: u.email.toLowerCase(), at } },
+  ];
 }
 
 /**

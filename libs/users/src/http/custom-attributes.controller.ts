@@ -3,11 +3,13 @@ import { Controller, Delete, Get, HttpCode, Param, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { RemoveUserCustomAttribute, SetUserCustomAttribute } from '../commands/custom-attribute.commands';
 import { UserQueries } from '../queries/user.queries';
+import { ReadUserScope } from './private-token.guard';
 import { CustomAttributeValueDto } from './users.dto';
 
 /** GitLab's admin-only custom attributes of users, which `GET /users?custom_attributes[k]=v` filters on. */
 @Controller('users/:id/custom_attributes')
 @AdminOnly()
+@ReadUserScope()
 export class UserCustomAttributesController {
   constructor(private readonly commands: CommandBus, private readonly users: UserQueries) {}
 
