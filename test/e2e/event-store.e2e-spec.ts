@@ -1,4 +1,4 @@
-import { EventStore, ProjectionRebuilder } from '@app/platform';
+import { EventStore, ProjectionRebuilder, ProjectionRegistry } from '@app/platform';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,11 +13,12 @@ function sshKey(): string {
   return readFileSync(join(dir, 'id.pub'), 'utf8');
 }
 
-const READ_MODELS = ['users', 'user_identities', 'user_email_claims', 'user_custom_attributes', 'ssh_keys', 'gpg_keys', 'emails', 'access_tokens'];
-
+/** Every table some projector owns, each in a stable order. */
 async function dump(t: TestApp): Promise<Record<string, unknown[]>> {
+  const tables = [...new Set(t.app.get(ProjectionRegistry).all().flatMap((p) => p.tables))].sort();
+  expect(tables).toEqual(expect.arrayContaining(['users', 'access_tokens', 'namespaces', 'namespace_closure', 'members', 'projects']));
   const out: Record<string, unknown[]> = {};
-  for (const table of READ_MODELS) out[table] = await t.db.query(`select * from ${table} order by 1, 2`);
+  for (const table of tables) out[table] = await t.db.query(`select * from ${table} order by 1, 2, 3`);
   return out;
 }
 
@@ -123,6 +124,18 @@ describe('event store, projections and rebuild', () => {
     const tok = await root(`/api/v4/users/${a.id}/impersonation_tokens`).send({ name: 'x', scopes: ['api'] });
     expect((await t.http().delete(`/api/v4/users/${a.id}/impersonation_tokens/${tok.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
     expect((await t.http().delete(`/api/v4/users/${c.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
+    // Groups, nesting, members, projects, stars and shares.
+    const group = await root('/api/v4/groups').send({ name: 'Rebuild', path: `rebuild-${a.id}`, visibility: 'internal' });
+    expect(group.status).toBe(201);
+    const sub = await root('/api/v4/groups').send({ name: 'Inner', path: 'inner', parent_id: group.body.id });
+    expect(sub.status).toBe(201);
+    expect((await root(`/api/v4/groups/${group.body.id}/members`).send({ user_id: a.id, access_level: 30 })).status).toBe(201);
+    expect((await t.http().put(`/api/v4/groups/${group.body.id}`).set('PRIVATE-TOKEN', t.rootToken).send({ path: `renamed-${a.id}` })).status).toBe(200);
+    const project = await root('/api/v4/projects').send({ name: 'Rebuilt', namespace_id: sub.body.id });
+    expect(project.status).toBe(201);
+    expect((await root(`/api/v4/projects/${project.body.id}/star`)).status).toBe(201);
+    const other = await root('/api/v4/groups').send({ name: 'Other', path: `other-${a.id}` });
+    expect((await root(`/api/v4/projects/${project.body.id}/share`).send({ group_id: other.body.id, group_access: 20 })).status).toBe(201);
 
     const live = await dump(t);
     const outboxBefore = await t.db.query(`select id from outbox order by id`);

@@ -1,6 +1,8 @@
 import {
   dataSourceOptions, EventStore1763780000000, LodeConfig, PlatformModule, redisOptions, VersionController,
 } from '@app/platform';
+import { Groups1763780000300, GroupsHttpModule, GroupsModule } from '@app/groups';
+import { Projects1763780000400, ProjectsHttpModule, ProjectsModule } from '@app/projects';
 import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
@@ -8,7 +10,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { TypeOrmModule } from '@nestjs/typeorm';
 
 /** Every context's migrations, in the order their tables depend on each other. */
-export const MIGRATIONS = [EventStore1763780000000, Users1763780000100];
+export const MIGRATIONS = [EventStore1763780000000, Users1763780000100, Groups1763780000300, Projects1763780000400];
 
 export interface LodeParts {
   /** Serve HTTP (the API, git, health). */
@@ -28,7 +30,9 @@ export class LodeModule {
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), autoLoadEntities: true }),
         CqrsModule.forRoot(),
         UsersModule,
-        ...(parts.http ? [UsersHttpModule] : []),
+        GroupsModule,
+        ProjectsModule,
+        ...(parts.http ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule] : []),
         ...(parts.worker
           ? [BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }), UsersWorkerModule]
           : []),

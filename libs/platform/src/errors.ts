@@ -53,6 +53,9 @@ export class BadParameter extends DomainError {
   }
 }
 
+/** 400 `{"message":"<text>"}`: GitLab's `render_api_error!` with a sentence. */
+export class BadRequestMessage extends DomainError {}
+
 /** 422 `{"error":"<text>"}`. */
 export class Unprocessable extends DomainError {
   constructor(readonly error: string) {

@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
-  BadParameter, Conflict, DomainError, Forbidden, InsufficientScope, Invalid, NotFound, NotModified,
+  BadParameter, BadRequestMessage, Conflict, DomainError, Forbidden, InsufficientScope, Invalid, NotFound, NotModified,
   PayloadTooLarge, Unauthorized, Unavailable, Unprocessable,
 } from '../errors';
 import { sendJson } from './json-response';
@@ -41,6 +41,7 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof Conflict) return [409, { message: err.body }];
       if (err instanceof Invalid) return [400, { message: err.fields }];
       if (err instanceof BadParameter) return [400, { error: err.error }];
+      if (err instanceof BadRequestMessage) return [400, { message: err.message }];
       if (err instanceof Unprocessable) return [422, { error: err.error }];
       if (err instanceof NotModified) return [304, undefined];
       if (err instanceof PayloadTooLarge) return [413, { message: err.message }];

@@ -35,11 +35,12 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
     const avatarName = options.avatar ? this.avatars.check(options.avatar, errors) : undefined;
     errors.throwIfAny();
     const userId = await this.store.nextId('user_id_seq');
+    const namespaceId = await this.store.nextId('namespace_id_seq');
     const passwordDigest = options.password ? await hashPassword(options.password) : null;
     await this.store.transact(async (uow) => {
       await uow.decide(`user-${userId}`, userDecider, (s) =>
         create(s, {
-          userId, profile: { ...profile, avatar: avatarName ?? null }, password: options.password, passwordDigest,
+          userId, namespaceId, profile: { ...profile, avatar: avatarName ?? null }, password: options.password, passwordDigest,
           identity: options.identity, confirmed: options.skipConfirmation,
         }, this.clock.now()),
       );

@@ -43,9 +43,11 @@ export class SeedRootHandler implements ICommandHandler<SeedRoot> {
         return undefined;
       }
       const userId = Number((await uow.db.query(`select nextval('user_id_seq') as id`))[0].id);
+      const namespaceId = Number((await uow.db.query(`select nextval('namespace_id_seq') as id`))[0].id);
       await uow.decide(`user-${userId}`, userDecider, (s) =>
         create(s, {
           userId,
+          namespaceId,
           profile: {
             name: 'Administrator', username: 'root', email: this.config.rootEmail, bio: null, location: null, messenger: '',
             careerProfile: '', socialAccount: '', websiteUrl: '', organization: null, projectsLimit: 100000,

@@ -49,7 +49,7 @@ const profile = (over: Partial<UserProfile> = {}): UserProfile => ({
 
 const created = (over: Partial<UserProfile> = {}, userId = ID): UserEvent => ({
   type: 'UserCreated',
-  data: { userId, ...profile(over), passwordDigest: 'digest', identities: [], confirmedAt: EARLIER, at: EARLIER },
+  data: { userId, namespaceId: userId + 100, ...profile(over), passwordDigest: 'digest', identities: [], confirmedAt: EARLIER, at: EARLIER },
 });
 const updated = (changes: Partial<UserProfile>): UserEvent => ({ type: 'UserUpdated', data: { userId: ID, changes, at: EARLIER } });
 const blocked = (byDirectory = false): UserEvent => ({ type: 'UserBlocked', data: { userId: ID, byDirectory, at: EARLIER } });
@@ -104,25 +104,25 @@ function expectForbidden(fn: () => unknown, message: string): void {
 }
 
 const newUser = (over: Partial<UserProfile> = {}, password: string | undefined = 'secret-password') =>
-  create(initial(), { userId: ID, profile: profile(over), password, passwordDigest: 'digest', confirmed: true }, NOW);
+  create(initial(), { userId: ID, namespaceId: 107, profile: profile(over), password, passwordDigest: 'digest', confirmed: true }, NOW);
 
 const TOO_LONG = 'is too long (maximum is 255 characters)';
 
 describe('create', () => {
   it('records the whole profile, the digest and the confirmation time', () => {
     expect(newUser()).toEqual([
-      { type: 'UserCreated', data: { userId: ID, ...profile(), passwordDigest: 'digest', identities: [], confirmedAt: AT, at: AT } },
+      { type: 'UserCreated', data: { userId: ID, namespaceId: 107, ...profile(), passwordDigest: 'digest', identities: [], confirmedAt: AT, at: AT } },
     ]);
   });
 
   it('carries an identity and leaves an unconfirmed user unconfirmed', () => {
     const identity = { provider: 'ldapmain', externUid: 'uid=jane,ou=people' };
-    const [e] = create(initial(), { userId: ID, profile: profile(), passwordDigest: null, identity, confirmed: false }, NOW);
+    const [e] = create(initial(), { userId: ID, namespaceId: 107, profile: profile(), passwordDigest: null, identity, confirmed: false }, NOW);
     expect(e).toMatchObject({ type: 'UserCreated', data: { identities: [identity], confirmedAt: null, passwordDigest: null } });
   });
 
   it('refuses a second creation of the same stream', () => {
-    expect(() => create(given(created()), { userId: ID, profile: profile(), passwordDigest: null, confirmed: true }, NOW)).toThrow(/exists already/);
+    expect(() => create(given(created()), { userId: ID, namespaceId: 107, profile: profile(), passwordDigest: null, confirmed: true }, NOW)).toThrow(/exists already/);
   });
 
   it.each([
@@ -211,7 +211,7 @@ describe('create', () => {
 
   it('refuses an identity without provider or extern_uid', () => {
     const fields = invalid(() =>
-      create(initial(), { userId: ID, profile: profile(), passwordDigest: null, identity: { provider: '', externUid: '' }, confirmed: true }, NOW),
+      create(initial(), { userId: ID, namespaceId: 107, profile: profile(), passwordDigest: null, identity: { provider: '', externUid: '' }, confirmed: true }, NOW),
     );
     expect(fields).toEqual({ provider: ["can't be blank"], extern_uid: ["can't be blank"] });
   });

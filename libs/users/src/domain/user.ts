@@ -35,7 +35,8 @@ export interface UserProfile {
 }
 
 export type UserEvent =
-  | { type: 'UserCreated'; data: UserProfile & { userId: number; passwordDigest: string | null; identities: Identity[]; confirmedAt: string | null; at: string } }
+  // `namespaceId`: the id of the user's personal namespace, which the groups context projects.
+  | { type: 'UserCreated'; data: UserProfile & { userId: number; namespaceId: number; passwordDigest: string | null; identities: Identity[]; confirmedAt: string | null; at: string } }
   | { type: 'UserUpdated'; data: { userId: number; changes: Partial<UserProfile>; passwordDigest?: string; identity?: Identity; at: string } }
   | { type: 'UserBlocked'; data: { userId: number; byDirectory: boolean; at: string } }
   | { type: 'UserUnblocked'; data: { userId: number; at: string } }
@@ -158,7 +159,7 @@ export function validateIdentity(identity: Identity | undefined, errors: FieldEr
 
 export function create(
   s: User,
-  input: { userId: number; profile: UserProfile; password?: string; passwordDigest: string | null; identity?: Identity; confirmed: boolean },
+  input: { userId: number; namespaceId: number; profile: UserProfile; password?: string; passwordDigest: string | null; identity?: Identity; confirmed: boolean },
   now: Date,
 ): UserEvent[] {
   if (s.exists) throw new Error(`user ${input.userId} exists already`);
@@ -169,7 +170,7 @@ export function create(
   return [{
     type: 'UserCreated',
     data: {
-      userId: input.userId, ...input.profile, passwordDigest: input.passwordDigest,
+      userId: input.userId, namespaceId: input.namespaceId, ...input.profile, passwordDigest: input.passwordDigest,
       identities: input.identity ? [input.identity] : [], confirmedAt: input.confirmed ? at : null, at,
     },
   }];

@@ -5,7 +5,8 @@ export class Users1763780000100 implements MigrationInterface {
   name = 'Users1763780000100';
 
   async up(q: QueryRunner): Promise<void> {
-    for (const seq of ['user_id_seq', 'ssh_key_id_seq', 'gpg_key_id_seq', 'email_id_seq', 'access_token_id_seq']) {
+    // namespace_id_seq: personal namespaces (named in UserCreated) and groups share GitLab's namespace ids.
+    for (const seq of ['user_id_seq', 'namespace_id_seq', 'ssh_key_id_seq', 'gpg_key_id_seq', 'email_id_seq', 'access_token_id_seq']) {
       await q.query(`create sequence ${seq}`);
     }
     await q.query(`
@@ -113,7 +114,7 @@ export class Users1763780000100 implements MigrationInterface {
     for (const t of ['user_custom_attributes', 'access_tokens', 'gpg_keys', 'ssh_keys', 'emails', 'user_email_claims', 'user_identities', 'users']) {
       await q.query(`drop table ${t}`);
     }
-    for (const seq of ['user_id_seq', 'ssh_key_id_seq', 'gpg_key_id_seq', 'email_id_seq', 'access_token_id_seq']) {
+    for (const seq of ['user_id_seq', 'namespace_id_seq', 'ssh_key_id_seq', 'gpg_key_id_seq', 'email_id_seq', 'access_token_id_seq']) {
       await q.query(`drop sequence ${seq}`);
     }
   }

@@ -1,0 +1,38 @@
+import { Clock, EventStore, NotFound, type Actor } from '@app/platform';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { ACCESS } from '../domain/access-level';
+import { addMember, groupDecider, removeMember, updateMember } from '../domain/group';
+import { NamespaceAccess } from '../queries/namespace-access';
+
+export type MemberChange =
+  | { kind: 'add'; userId: number; accessLevel: number; expiresAt: string | null }
+  | { kind: 'update'; userId: number; accessLevel: number; expiresAt: string | null }
+  | { kind: 'remove'; userId: number };
+
+/** Adds, changes or removes a group member. Owners manage members; any member may leave. */
+export class ChangeGroupMember extends Command<void> {
+  constructor(readonly groupId: string | number, readonly change: MemberChange, readonly actor: Actor) {
+    super();
+  }
+}
+
+@CommandHandler(ChangeGroupMember)
+export class ChangeGroupMemberHandler implements ICommandHandler<ChangeGroupMember> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly access: NamespaceAccess, private readonly db: DataSource) {}
+
+  async execute({ groupId, change, actor }: ChangeGroupMember): Promise<void> {
+    const leaving = change.kind === 'remove' && change.userId === actor.id;
+    const group = await this.access.requireGroup(groupId, actor, leaving ? ACCESS.none : ACCESS.owner);
+    if (change.kind === 'add') {
+      const [user] = await this.db.query(`select id from users where id = $1`, [change.userId]);
+      if (!user) throw new NotFound('User');
+    }
+    const now = this.clock.now();
+    await this.store.decide(`group-${group.id}`, groupDecider, (s) => {
+      if (change.kind === 'add') return addMember(s, change.userId, change.accessLevel, change.expiresAt, now);
+      if (change.kind === 'update') return updateMember(s, change.userId, change.accessLevel, change.expiresAt, now);
+      return removeMember(s, change.userId, now);
+    });
+  }
+}

@@ -1,0 +1,94 @@
+import { Clock, EventStore, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
+import { Optional } from '@nestjs/common';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import { ACCESS, type Visibility } from '../domain/access-level';
+import { create, groupDecider, remove, update, type GroupSettings } from '../domain/group';
+import { NamespaceAccess, NamespaceContents } from '../queries/namespace-access';
+
+/** GitLab: a taken path answers 400 `Failed to save group {:path=>["has already been taken"]}`. */
+function rethrowPathTaken(err: unknown): never {
+  if (err instanceof UniqueViolation && (err.constraint === 'namespaces_path_key' || err.constraint === 'namespaces_full_path_key'))
+    throw new Invalid({ path: ['has already been taken'] });
+  throw err;
+}
+
+export class CreateGroup extends Command<number> {
+  constructor(readonly settings: GroupSettings, readonly parentId: number | null, readonly actor: Actor) {
+    super();
+  }
+}
+
+/** Users allowed to create groups may create top-level ones; a subgroup needs ownership of its parent. */
+@CommandHandler(CreateGroup)
+export class CreateGroupHandler implements ICommandHandler<CreateGroup> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly access: NamespaceAccess, private readonly db: DataSource) {}
+
+  async execute({ settings, parentId, actor }: CreateGroup): Promise<number> {
+    let parentVisibility: Visibility | undefined;
+    if (parentId !== null) {
+      const parent = await this.access.requireGroup(parentId, actor, ACCESS.owner);
+      parentVisibility = parent.visibility;
+    } else if (!actor.isAdmin) {
+      const [u] = await this.db.query(`select can_create_group from users where id = $1`, [actor.id]);
+      if (!u?.can_create_group) throw new Forbidden();
+    }
+    const groupId = await this.store.nextId('namespace_id_seq');
+    await this.store
+      .decide(`group-${groupId}`, groupDecider, (s) => create(s, { groupId, parentId, settings, creatorId: actor.id }, { parentVisibility }, this.clock.now()))
+      .catch(rethrowPathTaken);
+    return groupId;
+  }
+}
+
+export class UpdateGroup extends Command<void> {
+  constructor(readonly groupId: number, readonly changes: Partial<GroupSettings>, readonly actor: Actor) {
+    super();
+  }
+}
+
+@CommandHandler(UpdateGroup)
+export class UpdateGroupHandler implements ICommandHandler<UpdateGroup> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly access: NamespaceAccess,
+    private readonly db: DataSource,
+    @Optional() private readonly contents?: NamespaceContents,
+  ) {}
+
+  async execute({ groupId, changes, actor }: UpdateGroup): Promise<void> {
+    const group = await this.access.requireGroup(groupId, actor, ACCESS.owner);
+    const around = await this.surroundings(group.id, group.parentId);
+    await this.store.decide(`group-${group.id}`, groupDecider, (s) => update(s, changes, around, this.clock.now())).catch(rethrowPathTaken);
+  }
+
+  /** The parent's visibility and the widest visibility below (subgroups and projects), which bound a change. */
+  private async surroundings(groupId: number, parentId: number | null) {
+    const [parent] = parentId === null ? [] : await this.db.query(`select visibility from namespaces where id = $1`, [parentId]);
+    const rows: { visibility: Visibility }[] = await this.db.query(`select visibility from namespaces where parent_id = $1`, [groupId]);
+    const projects = await this.contents?.widestProjectVisibility(groupId);
+    if (projects) rows.push({ visibility: projects });
+    const rank = { private: 0, internal: 1, public: 2 } as const;
+    const widest = rows.reduce<Visibility | undefined>((w, r) => (!w || rank[r.visibility] > rank[w] ? r.visibility : w), undefined);
+    return { parentVisibility: parent?.visibility as Visibility | undefined, widestChildVisibility: widest };
+  }
+}
+
+export class DeleteGroup extends Command<void> {
+  constructor(readonly groupId: number, readonly actor: Actor) {
+    super();
+  }
+}
+
+/** Owners and administrators; the subgroups and projects inside go with it. */
+@CommandHandler(DeleteGroup)
+export class DeleteGroupHandler implements ICommandHandler<DeleteGroup> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly access: NamespaceAccess) {}
+
+  async execute({ groupId, actor }: DeleteGroup): Promise<void> {
+    const group = await this.access.requireGroup(groupId, actor, ACCESS.owner);
+    await this.store.decide(`group-${group.id}`, groupDecider, (s) => remove(s, this.clock.now()));
+  }
+}
+

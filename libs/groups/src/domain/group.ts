@@ -1,0 +1,174 @@
+import { Conflict, FieldErrors, Forbidden, NotFound } from '@app/platform';
+import { namespacePathErrors } from '@app/users';
+import { moreOpenThan, type Visibility } from './access-level';
+
+/*
+ * A group: a namespace of kind `group`, maybe nested, with its members. Stream `group-<id>`.
+ * Its id is a namespace id (GitLab's groups ARE namespaces), from `namespace_id_seq`.
+ */
+
+export interface GroupSettings {
+  name: string;
+  path: string;
+  description: string;
+  visibility: Visibility;
+  lfsEnabled: boolean;
+  requestAccessEnabled: boolean;
+}
+
+export type GroupEvent =
+  | { type: 'GroupCreated'; data: GroupSettings & { groupId: number; parentId: number | null; creatorId: number; at: string } }
+  | { type: 'GroupUpdated'; data: { groupId: number; changes: Partial<GroupSettings>; at: string } }
+  | { type: 'GroupDeleted'; data: { groupId: number; at: string } }
+  | { type: 'GroupMemberAdded'; data: { groupId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string } }
+  | { type: 'GroupMemberUpdated'; data: { groupId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string } }
+  | { type: 'GroupMemberRemoved'; data: { groupId: number; userId: number; at: string } }
+  | { type: 'GroupCustomAttributeSet'; data: { groupId: number; key: string; value: string; at: string } }
+  | { type: 'GroupCustomAttributeRemoved'; data: { groupId: number; key: string; at: string } };
+
+export type Group =
+  | { exists: false }
+  | { exists: true; groupId: number; parentId: number | null; settings: GroupSettings; members: Record<number, number>; customAttributes: Record<string, string> };
+
+export const initial = (): Group => ({ exists: false });
+
+export function evolve(s: Group, e: GroupEvent): Group {
+  if (e.type === 'GroupCreated') {
+    const d = e.data;
+    const settings: GroupSettings = {
+      name: d.name, path: d.path, description: d.description, visibility: d.visibility, lfsEnabled: d.lfsEnabled, requestAccessEnabled: d.requestAccessEnabled,
+    };
+    return { exists: true, groupId: d.groupId, parentId: d.parentId, settings, members: {}, customAttributes: {} };
+  }
+  if (!s.exists) return s;
+  switch (e.type) {
+    case 'GroupUpdated':
+      return { ...s, settings: { ...s.settings, ...e.data.changes } };
+    case 'GroupDeleted':
+      return { exists: false };
+    case 'GroupMemberAdded':
+    case 'GroupMemberUpdated':
+      return { ...s, members: { ...s.members, [e.data.userId]: e.data.accessLevel } };
+    case 'GroupMemberRemoved': {
+      const members = { ...s.members };
+      delete members[e.data.userId];
+      return { ...s, members };
+    }
+    case 'GroupCustomAttributeSet':
+      return { ...s, customAttributes: { ...s.customAttributes, [e.data.key]: e.data.value } };
+    case 'GroupCustomAttributeRemoved': {
+      const customAttributes = { ...s.customAttributes };
+      delete customAttributes[e.data.key];
+      return { ...s, customAttributes };
+    }
+  }
+  return s;
+}
+
+export const groupDecider = { initial, evolve };
+
+type Existing = Extract<Group, { exists: true }>;
+const existing = (s: Group): Existing => {
+  if (!s.exists) throw new NotFound('Group');
+  return s;
+};
+
+const NAME = /^[\p{L}\p{N}_.][\p{L}\p{N}\p{Pd}_. ]*$/u;
+const tooLong = 'is too long (maximum is 255 characters)';
+
+/** What the rest of the hierarchy allows, read from the read models by the handler. */
+export interface Surroundings {
+  parentVisibility?: Visibility;
+  /** The most open visibility among the group's projects and subgroups. */
+  widestChildVisibility?: Visibility;
+}
+
+export function validateSettings(p: Partial<GroupSettings>, topLevel: boolean, around: Surroundings, errors = new FieldErrors()): FieldErrors {
+  if (p.name !== undefined) {
+    if (!p.name.trim()) errors.add('name', "can't be blank");
+    else if (p.name.length > 255) errors.add('name', tooLong);
+    else if (!NAME.test(p.name))
+      errors.add('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
+  }
+  if (p.path !== undefined) for (const m of namespacePathErrors(p.path, topLevel)) errors.add('path', m);
+  if (p.description !== undefined && p.description.length > 255) errors.add('description', tooLong);
+  if (p.visibility !== undefined) {
+    if (around.parentVisibility && moreOpenThan(p.visibility, around.parentVisibility))
+      errors.add('visibility_level', `${p.visibility} is not allowed since the parent group has a ${around.parentVisibility} visibility.`);
+    if (around.widestChildVisibility && moreOpenThan(around.widestChildVisibility, p.visibility))
+      errors.add('visibility_level', `${p.visibility} is not allowed since there are sub-groups or projects with higher visibility.`);
+  }
+  return errors;
+}
+
+/** The creator becomes the group's owner in the same command. */
+export function create(
+  s: Group,
+  input: { groupId: number; parentId: number | null; settings: GroupSettings; creatorId: number },
+  around: Surroundings,
+  now: Date,
+): GroupEvent[] {
+  if (s.exists) throw new Error(`group ${input.groupId} exists already`);
+  validateSettings(input.settings, input.parentId === null, around).throwIfAny();
+  const at = now.toISOString();
+  return [
+    { type: 'GroupCreated', data: { groupId: input.groupId, parentId: input.parentId, ...input.settings, creatorId: input.creatorId, at } },
+    { type: 'GroupMemberAdded', data: { groupId: input.groupId, userId: input.creatorId, accessLevel: 50, expiresAt: null, at } },
+  ];
+}
+
+export function update(s: Group, changes: Partial<GroupSettings>, around: Surroundings, now: Date): GroupEvent[] {
+  const g = existing(s);
+  validateSettings(changes, g.parentId === null, around).throwIfAny();
+  const real: Partial<GroupSettings> = {};
+  for (const [k, v] of Object.entries(changes) as [keyof GroupSettings, unknown][]) {
+    if (v !== undefined && g.settings[k] !== v) (real as Record<string, unknown>)[k] = v;
+  }
+  return Object.keys(real).length ? [{ type: 'GroupUpdated', data: { groupId: g.groupId, changes: real, at: now.toISOString() } }] : [];
+}
+
+export function remove(s: Group, now: Date): GroupEvent[] {
+  const g = existing(s);
+  return [{ type: 'GroupDeleted', data: { groupId: g.groupId, at: now.toISOString() } }];
+}
+
+const owners = (g: Existing) => Object.values(g.members).filter((l) => l === 50).length;
+
+export function addMember(s: Group, userId: number, accessLevel: number, expiresAt: string | null, now: Date): GroupEvent[] {
+  const g = existing(s);
+  if (userId in g.members) throw new Conflict('Member already exists');
+  return [{ type: 'GroupMemberAdded', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
+}
+
+/** A group must keep an owner: the last one can be neither demoted nor removed. */
+export function updateMember(s: Group, userId: number, accessLevel: number, expiresAt: string | null, now: Date): GroupEvent[] {
+  const g = existing(s);
+  if (!(userId in g.members)) throw new NotFound('Member');
+  if (g.members[userId] === 50 && accessLevel !== 50 && owners(g) === 1) throw new Forbidden('The last owner cannot be demoted');
+  return [{ type: 'GroupMemberUpdated', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
+}
+
+export function removeMember(s: Group, userId: number, now: Date, userDeleted = false): GroupEvent[] {
+  const g = existing(s);
+  if (!(userId in g.members)) throw new NotFound('Member');
+  if (!userDeleted && g.members[userId] === 50 && owners(g) === 1) throw new Forbidden('The last owner cannot be removed');
+  return [{ type: 'GroupMemberRemoved', data: { groupId: g.groupId, userId, at: now.toISOString() } }];
+}
+
+export function setCustomAttribute(s: Group, key: string, value: string, now: Date): GroupEvent[] {
+  const g = existing(s);
+  const errors = new FieldErrors();
+  if (!key) errors.add('key', "can't be blank");
+  else if (key.length > 255) errors.add('key', tooLong);
+  if (!value) errors.add('value', "can't be blank");
+  else if (value.length > 255) errors.add('value', tooLong);
+  errors.throwIfAny();
+  if (Object.hasOwn(g.customAttributes, key) && g.customAttributes[key] === value) return [];
+  return [{ type: 'GroupCustomAttributeSet', data: { groupId: g.groupId, key, value, at: now.toISOString() } }];
+}
+
+export function removeCustomAttribute(s: Group, key: string, now: Date): GroupEvent[] {
+  const g = existing(s);
+  if (!Object.hasOwn(g.customAttributes, key)) throw new NotFound();
+  return [{ type: 'GroupCustomAttributeRemoved', data: { groupId: g.groupId, key, at: now.toISOString() } }];
+}

@@ -1,0 +1,34 @@
+import { ProjectionRegistry } from '@app/platform';
+import { UsersModule } from '@app/users';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ChangeGroupCustomAttributeHandler } from './commands/group-custom-attribute.commands';
+import { ChangeGroupMemberHandler } from './commands/group-member.commands';
+import { CreateGroupHandler, DeleteGroupHandler, UpdateGroupHandler } from './commands/group.commands';
+import { GroupCustomAttributesController } from './http/group-custom-attributes.controller';
+import { GroupMembersController } from './http/group-members.controller';
+import { MemberRecord, NamespaceRecord } from './projections/namespace.record';
+import { NamespaceProjection } from './projections/namespace.projection';
+import { GroupQueries } from './queries/group.queries';
+import { NamespaceAccess } from './queries/namespace-access';
+
+/** Namespaces, groups and memberships: commands, projection and queries. */
+@Module({
+  imports: [UsersModule, TypeOrmModule.forFeature([NamespaceRecord, MemberRecord])],
+  providers: [
+    CreateGroupHandler, UpdateGroupHandler, DeleteGroupHandler, ChangeGroupMemberHandler, ChangeGroupCustomAttributeHandler,
+    NamespaceProjection, NamespaceAccess, GroupQueries,
+  ],
+  exports: [NamespaceAccess, GroupQueries],
+})
+export class GroupsModule implements OnModuleInit {
+  constructor(private readonly projections: ProjectionRegistry, private readonly projection: NamespaceProjection) {}
+
+  onModuleInit(): void {
+    this.projections.register(this.projection);
+  }
+}
+
+/** The group endpoints that involve no project: members and custom attributes. */
+@Module({ imports: [GroupsModule], controllers: [GroupMembersController, GroupCustomAttributesController] })
+export class GroupsHttpModule {}

@@ -1,0 +1,34 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** A user's personal namespace or a group. */
+@Entity('namespaces')
+export class NamespaceRecord {
+  @PrimaryColumn() id: number;
+  @Column() kind: 'user' | 'group';
+  @Column() name: string;
+  @Column() path: string;
+  @Column({ name: 'parent_id', type: 'int', nullable: true }) parentId: number | null;
+  @Column({ name: 'full_path' }) fullPath: string;
+  @Column({ name: 'full_name' }) fullName: string;
+  @Column({ name: 'owner_id', type: 'int', nullable: true }) ownerId: number | null;
+  @Column() description: string;
+  @Column() visibility: 'private' | 'internal' | 'public';
+  @Column({ name: 'lfs_enabled' }) lfsEnabled: boolean;
+  @Column({ name: 'request_access_enabled' }) requestAccessEnabled: boolean;
+  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
+}
+
+@Entity('members')
+export class MemberRecord {
+  @PrimaryColumn({ name: 'source_type' }) sourceType: 'namespace' | 'project';
+  @PrimaryColumn({ name: 'source_id' }) sourceId: number;
+  @PrimaryColumn({ name: 'user_id' }) userId: number;
+  @Column({ name: 'access_level' }) accessLevel: number;
+  @Column({ name: 'expires_at', type: 'date', nullable: true }) expiresAt: string | null;
+  @Column({ name: 'created_by', type: 'int', nullable: true }) createdBy: number | null;
+  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
+}
+
+export const GROUP_TABLES = ['namespaces', 'namespace_closure', 'members', 'group_custom_attributes'] as const;

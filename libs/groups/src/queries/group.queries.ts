@@ -1,0 +1,115 @@
+import { NotFound, type Actor, type PageParams } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { type NamespaceRecord } from '../projections/namespace.record';
+import { ACTIVE_MEMBER, groupVisibleSql, toNamespace } from './namespace-access';
+
+export interface GroupListFilters {
+  /** Direct children of this group only (`/groups/:id/subgroups`). */
+  parentId?: number;
+  skipGroups?: number[];
+  allAvailable?: boolean;
+  search?: string;
+  orderBy: 'name' | 'path';
+  sort: 'asc' | 'desc';
+  owned?: boolean;
+  customAttributes?: Record<string, string>;
+}
+
+const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** SQL: the caller belongs to the group, to an ancestor, or to a descendant of it. */
+function authorizedSql(alias: string, uid: string): string {
+  return `(exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
+                 where c.descendant_id = ${alias}.id and m.user_id = ${uid} and ${ACTIVE_MEMBER})
+        or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.descendant_id
+                 where c.ancestor_id = ${alias}.id and c.depth > 0 and m.user_id = ${uid} and ${ACTIVE_MEMBER}))`;
+}
+
+/** Reads of groups and memberships; visibility is part of every `where`, so counts and pages agree. */
+@Injectable()
+export class GroupQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * GitLab's GroupsFinder: administrators see every group; anonymous callers the public ones;
+   * others the groups they belong to (with their ancestors and descendants), plus every public and
+   * internal group when `all_available` is set. `owned` keeps the groups the caller owns directly.
+   */
+  async list(actor: Actor | undefined, f: GroupListFilters, page: PageParams): Promise<{ rows: NamespaceRecord[]; total: number }> {
+    const params: unknown[] = [actor?.id ?? null];
+    const p = (v: unknown) => `$${params.push(v)}`;
+    const where = [`n.kind = 'group'`];
+    if (f.owned) {
+      where.push(`exists (select 1 from members m where m.source_type = 'namespace' and m.source_id = n.id and m.user_id = $1
+                   and m.access_level = 50 and ${ACTIVE_MEMBER})`);
+    } else if (actor && !actor.isAdmin && !f.allAvailable) {
+      where.push(authorizedSql('n', '$1'));
+    } else {
+      where.push(groupVisibleSql('n', actor, '$1'));
+    }
+    if (f.parentId !== undefined) where.push(`n.parent_id = ${p(f.parentId)}`);
+    if (f.skipGroups?.length) where.push(`n.id <> all(${p(f.skipGroups)}::int[])`);
+    if (f.search) where.push(`(n.name ilike ${p(likeEscape(f.search))} or n.path ilike $${params.length})`);
+    for (const [key, value] of Object.entries(f.customAttributes ?? {}))
+      where.push(`exists (select 1 from group_custom_attributes a where a.group_id = n.id and a.key = ${p(key)} and a.value = ${p(value)})`);
+    const sql = where.join(' and ');
+    // `$1` (the caller) is named even where no rule needs it (administrators), so PostgreSQL can type it.
+    const [{ total }] = await this.dataSource.query(`select count(*)::int as total, $1::int as caller from namespaces n where ${sql}`, params);
+    const order = `lower(n.${f.orderBy}) ${f.sort}, n.id ${f.sort}`;
+    const rows = await this.dataSource.query(
+      `select n.*, $1::int as caller from namespaces n where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
+      params,
+    );
+    return { rows: rows.map(toNamespace), total };
+  }
+
+  /** Members of a group or project with their user, `search` on name and username, by join order. */
+  async members(sourceType: 'namespace' | 'project', sourceId: number, search: string | undefined, page: PageParams) {
+    const params: unknown[] = [sourceType, sourceId];
+    let filter = '';
+    if (search) {
+      params.push(likeEscape(search));
+      filter = `and (u.name ilike $3 or u.username ilike $3)`;
+    }
+    const base = `from members m join users u on u.id = m.user_id where m.source_type = $1 and m.source_id = $2 ${filter}`;
+    const [{ total }] = await this.dataSource.query(`select count(*)::int as total ${base}`, params);
+    const rows: MemberRow[] = await this.dataSource.query(
+      `select u.id, u.username, u.name, u.state, u.avatar, u.email, m.access_level, to_char(m.expires_at, 'YYYY-MM-DD') as expires_at
+       ${base} order by m.created_at, m.user_id offset $${params.length + 1} limit $${params.length + 2}`,
+      [...params, page.offset, page.perPage],
+    );
+    return { rows, total };
+  }
+
+  async member(sourceType: 'namespace' | 'project', sourceId: number, userId: number): Promise<MemberRow> {
+    const [row] = await this.dataSource.query(
+      `select u.id, u.username, u.name, u.state, u.avatar, u.email, m.access_level, to_char(m.expires_at, 'YYYY-MM-DD') as expires_at
+         from members m join users u on u.id = m.user_id where m.source_type = $1 and m.source_id = $2 and m.user_id = $3`,
+      [sourceType, sourceId, userId],
+    );
+    if (!row) throw new NotFound();
+    return row;
+  }
+
+  async customAttributes(groupId: number): Promise<{ key: string; value: string }[]> {
+    return this.dataSource.query(`select key, value from group_custom_attributes where group_id = $1 order by key`, [groupId]);
+  }
+
+  async customAttribute(groupId: number, key: string): Promise<{ key: string; value: string }> {
+    const [row] = await this.dataSource.query(`select key, value from group_custom_attributes where group_id = $1 and key = $2`, [groupId, key]);
+    if (!row) throw new NotFound();
+    return row;
+  }
+}
+
+export interface MemberRow {
+  id: number;
+  username: string;
+  name: string;
+  state: string;
+  avatar: string | null;
+  email: string;
+  access_level: number;
+  expires_at: string | null;
+}

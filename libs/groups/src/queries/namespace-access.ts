@@ -1,0 +1,89 @@
+import { Forbidden, NotFound, type Actor } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { NamespaceRecord } from '../projections/namespace.record';
+
+/** A membership counts until the day it expires. */
+export const ACTIVE_MEMBER = `(m.expires_at is null or m.expires_at > current_date)`;
+
+/**
+ * SQL (for a `namespaces` row aliased `alias`) that is true when the caller may see the group:
+ * public ones to everybody, internal ones to signed-in users, private ones to members of the group,
+ * of an ancestor (inherited) or of a descendant (GitLab shows the parents of your groups), and
+ * everything to administrators. `$uid` is the parameter holding the caller's id (or null).
+ */
+export function groupVisibleSql(alias: string, actor: Actor | undefined, uid: string): string {
+  if (actor?.isAdmin) return 'true';
+  if (!actor) return `${alias}.visibility = 'public'`;
+  return `(${alias}.visibility in ('public', 'internal')
+    or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
+                where c.descendant_id = ${alias}.id and m.user_id = ${uid} and ${ACTIVE_MEMBER})
+    or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.descendant_id
+                where c.ancestor_id = ${alias}.id and c.depth > 0 and m.user_id = ${uid} and ${ACTIVE_MEMBER}))`;
+}
+
+/** SQL: the caller's level in the group, inherited from ancestors (the highest counts). */
+export function groupAccessSql(alias: string, uid: string): string {
+  return `coalesce((select max(m.access_level) from namespace_closure c
+            join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
+           where c.descendant_id = ${alias}.id and m.user_id = ${uid} and ${ACTIVE_MEMBER}), 0)`;
+}
+
+/** Finds groups the way GitLab's `:id` does (a number or a URL-encoded full path) and checks access to them. */
+@Injectable()
+export class NamespaceAccess {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The group, if the caller may see it; 404 otherwise (never 403 for what one may not see). */
+  async visibleGroup(idOrPath: string | number, actor: Actor | undefined): Promise<NamespaceRecord & { accessLevel: number }> {
+    const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
+    const rows = await this.dataSource.query(
+      `select n.*, ${groupAccessSql('n', '$2')} as access_level from namespaces n
+        where n.kind = 'group' and ${byId ? 'n.id = $1::int' : 'lower(n.full_path) = lower($1)'}
+          and ${groupVisibleSql('n', actor, '$2')}`,
+      [String(idOrPath), actor?.id ?? null],
+    );
+    if (!rows.length) throw new NotFound('Group');
+    return { ...toNamespace(rows[0]), accessLevel: Number(rows[0].access_level) };
+  }
+
+  /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
+  async requireGroup(idOrPath: string | number, actor: Actor | undefined, level: number) {
+    const group = await this.visibleGroup(idOrPath, actor);
+    if (!actor?.isAdmin && group.accessLevel < level) throw new Forbidden();
+    return group;
+  }
+
+  /** Any namespace (personal or group) by id or full path, without visibility rules. */
+  async findNamespace(idOrPath: string | number): Promise<NamespaceRecord | undefined> {
+    const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
+    const rows = await this.dataSource.query(
+      `select * from namespaces n where ${byId ? 'n.id = $1::int' : 'lower(n.full_path) = lower($1)'}`,
+      [String(idOrPath)],
+    );
+    return rows[0] ? toNamespace(rows[0]) : undefined;
+  }
+
+  async personalNamespace(userId: number): Promise<NamespaceRecord> {
+    const [row] = await this.dataSource.query(`select * from namespaces where owner_id = $1 and kind = 'user'`, [userId]);
+    if (!row) throw new NotFound('Namespace');
+    return toNamespace(row);
+  }
+}
+
+export function toNamespace(r: Record<string, unknown>): NamespaceRecord {
+  return Object.assign(new NamespaceRecord(), {
+    id: r.id, kind: r.kind, name: r.name, path: r.path, parentId: r.parent_id, fullPath: r.full_path, fullName: r.full_name,
+    ownerId: r.owner_id, description: r.description, visibility: r.visibility, lfsEnabled: r.lfs_enabled,
+    requestAccessEnabled: r.request_access_enabled, createdAt: r.created_at, updatedAt: r.updated_at,
+  });
+}
+
+/**
+ * What lies in a namespace besides subgroups: projects, which a context to the right owns. The
+ * projects context provides this port, so groups never read its tables.
+ */
+export abstract class NamespaceContents {
+  /** The most open visibility among the namespace's projects, if it has any. */
+  abstract widestProjectVisibility(namespaceId: number): Promise<'private' | 'internal' | 'public' | undefined>;
+}

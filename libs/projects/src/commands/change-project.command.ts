@@ -1,0 +1,108 @@
+import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
+import { Clock, EventStore, NotFound, type Actor } from '@app/platform';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
+import {
+  addMember, archive, projectDecider, remove, removeCustomAttribute, removeMember, setCustomAttribute, share, transfer, unarchive, unshare,
+  update, updateMember, type ProjectEvent, type ProjectSettings, type Project,
+} from '../domain/project';
+import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
+import { rethrowTakenNameOrPath } from './create-project.command';
+
+/** Every change to an existing project, with the level each needs (administrators pass every check). */
+export type ProjectChange =
+  | { kind: 'update'; changes: Partial<ProjectSettings> }
+  | { kind: 'archive' }
+  | { kind: 'unarchive' }
+  | { kind: 'delete' }
+  | { kind: 'transfer'; namespaceId: number }
+  | { kind: 'add-member'; userId: number; accessLevel: number; expiresAt: string | null }
+  | { kind: 'update-member'; userId: number; accessLevel: number; expiresAt: string | null }
+  | { kind: 'remove-member'; userId: number }
+  | { kind: 'share'; groupId: number; groupAccess: number; expiresAt: string | null }
+  | { kind: 'unshare'; groupId: number }
+  | { kind: 'custom-attribute'; key: string; value: string | undefined };
+
+const REQUIRED: Record<ProjectChange['kind'], number> = {
+  update: ACCESS.maintainer,
+  archive: ACCESS.owner,
+  unarchive: ACCESS.owner,
+  delete: ACCESS.owner,
+  transfer: ACCESS.owner,
+  'add-member': ACCESS.maintainer,
+  'update-member': ACCESS.maintainer,
+  'remove-member': ACCESS.maintainer,
+  share: ACCESS.maintainer,
+  unshare: ACCESS.maintainer,
+  'custom-attribute': Number.POSITIVE_INFINITY, // administrators only
+};
+
+export class ChangeProject extends Command<ProjectRow> {
+  constructor(readonly project: string | number, readonly change: ProjectChange, readonly actor: Actor) {
+    super();
+  }
+}
+
+/** Answers the project as it was before the change (404 invisible, 403 not allowed). */
+@CommandHandler(ChangeProject)
+export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly projects: ProjectQueries,
+    private readonly namespaces: NamespaceAccess,
+    private readonly db: DataSource,
+  ) {}
+
+  async execute({ project, change, actor }: ChangeProject): Promise<ProjectRow> {
+    // Any member may leave a project on their own.
+    const leaving = change.kind === 'remove-member' && change.userId === actor.id;
+    const row = await this.projects.require(project, actor, leaving ? 0 : REQUIRED[change.kind]);
+    const now = this.clock.now();
+    const decide = await this.decision(row, change, now, actor);
+    await this.store.decide(`project-${row.id}`, projectDecider, decide).catch(rethrowTakenNameOrPath);
+    return row;
+  }
+
+  private async decision(row: ProjectRow, c: ProjectChange, now: Date, actor: Actor): Promise<(s: Project) => ProjectEvent[]> {
+    const groupVisibility = row.ns_kind === 'group' ? row.ns_visibility : undefined;
+    switch (c.kind) {
+      case 'update':
+        return (s) => update(s, c.changes, groupVisibility, now);
+      case 'archive':
+        return (s) => archive(s, now);
+      case 'unarchive':
+        return (s) => unarchive(s, now);
+      case 'delete':
+        return (s) => remove(s, now);
+      case 'transfer': {
+        const ns = await this.namespaces.findNamespace(c.namespaceId);
+        if (!ns) throw new NotFound('Namespace');
+        const target: Visibility | undefined = ns.kind === 'group' ? ns.visibility : undefined;
+        return (s) => transfer(s, ns.id, target, now);
+      }
+      case 'add-member': {
+        const [user] = await this.db.query(`select id from users where id = $1`, [c.userId]);
+        if (!user) throw new NotFound('User');
+        return (s) => addMember(s, c.userId, c.accessLevel, c.expiresAt, now);
+      }
+      case 'update-member':
+        return (s) => updateMember(s, c.userId, c.accessLevel, c.expiresAt, now);
+      case 'remove-member':
+        return (s) => removeMember(s, c.userId, now);
+      case 'share': {
+        // The group must exist and be visible to the caller (404 otherwise).
+        await this.namespaces.visibleGroup(c.groupId, actor);
+        const ancestry: { ancestor_id: number }[] = await this.db.query(
+          `select ancestor_id from namespace_closure where descendant_id = $1`, [row.namespace_id],
+        );
+        const linkId = await this.store.nextId('project_group_link_id_seq');
+        return (s) => share(s, { linkId, groupId: c.groupId, groupAccess: c.groupAccess, expiresAt: c.expiresAt }, ancestry.map((a) => a.ancestor_id), now);
+      }
+      case 'unshare':
+        return (s) => unshare(s, c.groupId, now);
+      case 'custom-attribute':
+        return (s) => (c.value === undefined ? removeCustomAttribute(s, c.key, now) : setCustomAttribute(s, c.key, c.value, now));
+    }
+  }
+}

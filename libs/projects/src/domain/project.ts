@@ -1,0 +1,288 @@
+import { Conflict, FieldErrors, NotFound, NotModified } from '@app/platform';
+import { moreOpenThan, type Visibility } from '@app/groups';
+
+/*
+ * A project. Stream `project-<id>`. Stars live on their own streams (`star-<project>-<user>`), so a
+ * popular project's stream does not serialise every star.
+ */
+
+export const FEATURES = [
+  'issuesEnabled', 'mergeRequestsEnabled', 'wikiEnabled', 'jobsEnabled', 'snippetsEnabled', 'containerRegistryEnabled',
+  'sharedRunnersEnabled', 'publicJobs', 'lfsEnabled', 'requestAccessEnabled', 'onlyAllowMergeIfPipelineSucceeds',
+  'onlyAllowMergeIfAllDiscussionsAreResolved', 'resolveOutdatedDiscussions', 'printingMergeRequestLinkEnabled',
+] as const;
+export type Feature = (typeof FEATURES)[number];
+
+/** GitLab 10.x's defaults for a new project's switches. */
+export const FEATURE_DEFAULTS: Record<Feature, boolean> = {
+  issuesEnabled: true, mergeRequestsEnabled: true, wikiEnabled: true, jobsEnabled: true, snippetsEnabled: true,
+  containerRegistryEnabled: true, sharedRunnersEnabled: true, publicJobs: true, lfsEnabled: true, requestAccessEnabled: false,
+  onlyAllowMergeIfPipelineSucceeds: false, onlyAllowMergeIfAllDiscussionsAreResolved: false, resolveOutdatedDiscussions: false,
+  printingMergeRequestLinkEnabled: true,
+};
+
+export interface ProjectSettings {
+  name: string;
+  path: string;
+  description: string | null;
+  visibility: Visibility;
+  defaultBranch: string | null;
+  tagList: string[];
+  ciConfigPath: string | null;
+  importUrl: string | null;
+  features: Record<Feature, boolean>;
+}
+
+export type ProjectEvent =
+  | { type: 'ProjectCreated'; data: ProjectSettings & { projectId: number; namespaceId: number; creatorId: number; runnersToken: string; at: string } }
+  | { type: 'ProjectUpdated'; data: { projectId: number; changes: Partial<Omit<ProjectSettings, 'features'>> & { features?: Partial<Record<Feature, boolean>> }; at: string } }
+  | { type: 'ProjectArchived'; data: { projectId: number; at: string } }
+  | { type: 'ProjectUnarchived'; data: { projectId: number; at: string } }
+  | { type: 'ProjectTransferred'; data: { projectId: number; fromNamespaceId: number; namespaceId: number; at: string } }
+  | { type: 'ProjectDeleted'; data: { projectId: number; namespaceId: number; at: string } }
+  | { type: 'ProjectMemberAdded'; data: { projectId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string } }
+  | { type: 'ProjectMemberUpdated'; data: { projectId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string } }
+  | { type: 'ProjectMemberRemoved'; data: { projectId: number; userId: number; at: string } }
+  | { type: 'ProjectSharedWithGroup'; data: { projectId: number; linkId: number; groupId: number; groupAccess: number; expiresAt: string | null; at: string } }
+  | { type: 'ProjectUnsharedWithGroup'; data: { projectId: number; groupId: number; at: string } }
+  | { type: 'ProjectCustomAttributeSet'; data: { projectId: number; key: string; value: string; at: string } }
+  | { type: 'ProjectCustomAttributeRemoved'; data: { projectId: number; key: string; at: string } };
+
+export type Project =
+  | { exists: false }
+  | {
+      exists: true; projectId: number; namespaceId: number; archived: boolean; settings: ProjectSettings;
+      members: Record<number, number>; sharedWith: Record<number, number>; customAttributes: Record<string, string>;
+    };
+
+export const initial = (): Project => ({ exists: false });
+
+export function evolve(s: Project, e: ProjectEvent): Project {
+  if (e.type === 'ProjectCreated') {
+    const d = e.data;
+    const settings: ProjectSettings = {
+      name: d.name, path: d.path, description: d.description, visibility: d.visibility, defaultBranch: d.defaultBranch,
+      tagList: d.tagList, ciConfigPath: d.ciConfigPath, importUrl: d.importUrl, features: d.features,
+    };
+    return { exists: true, projectId: d.projectId, namespaceId: d.namespaceId, archived: false, settings, members: {}, sharedWith: {}, customAttributes: {} };
+  }
+  if (!s.exists) return s;
+  switch (e.type) {
+    case 'ProjectUpdated': {
+      const { features, ...rest } = e.data.changes;
+      return { ...s, settings: { ...s.settings, ...rest, features: { ...s.settings.features, ...features } } };
+    }
+    case 'ProjectArchived':
+      return { ...s, archived: true };
+    case 'ProjectUnarchived':
+      return { ...s, archived: false };
+    case 'ProjectTransferred':
+      return { ...s, namespaceId: e.data.namespaceId };
+    case 'ProjectDeleted':
+      return { exists: false };
+    case 'ProjectMemberAdded':
+    case 'ProjectMemberUpdated':
+      return { ...s, members: { ...s.members, [e.data.userId]: e.data.accessLevel } };
+    case 'ProjectMemberRemoved': {
+      const members = { ...s.members };
+      delete members[e.data.userId];
+      return { ...s, members };
+    }
+    case 'ProjectSharedWithGroup':
+      return { ...s, sharedWith: { ...s.sharedWith, [e.data.groupId]: e.data.groupAccess } };
+    case 'ProjectUnsharedWithGroup': {
+      const sharedWith = { ...s.sharedWith };
+      delete sharedWith[e.data.groupId];
+      return { ...s, sharedWith };
+    }
+    case 'ProjectCustomAttributeSet':
+      return { ...s, customAttributes: { ...s.customAttributes, [e.data.key]: e.data.value } };
+    case 'ProjectCustomAttributeRemoved': {
+      const customAttributes = { ...s.customAttributes };
+      delete customAttributes[e.data.key];
+      return { ...s, customAttributes };
+    }
+  }
+  return s;
+}
+
+export const projectDecider = { initial, evolve };
+
+type Existing = Extract<Project, { exists: true }>;
+const existing = (s: Project): Existing => {
+  if (!s.exists) throw new NotFound('Project');
+  return s;
+};
+
+const NAME = /^[\p{L}\p{N}\p{Emoji_Presentation}_][\p{L}\p{N}\p{Pd}\p{Emoji_Presentation}_. ]*$/u;
+const PATH = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
+const tooLong = 'is too long (maximum is 255 characters)';
+
+/** GitLab's default path for a name: `Foo Project` → `foo-project`. */
+export function pathFromName(name: string): string {
+  return name.trim().toLowerCase().replace(/[^a-z0-9_.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').replace(/-{2,}/g, '-') || 'project';
+}
+
+/** GitLab's Project validations, for the fields given. `namespaceVisibility` bounds a group project's visibility. */
+export function validateSettings(p: Partial<ProjectSettings>, namespaceVisibility: Visibility | undefined, errors = new FieldErrors()): FieldErrors {
+  if (p.name !== undefined) {
+    if (!p.name.trim()) errors.add('name', "can't be blank");
+    else if (p.name.length > 255) errors.add('name', tooLong);
+    else if (!NAME.test(p.name))
+      errors.add('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
+  }
+  if (p.path !== undefined) {
+    if (!p.path) errors.add('path', "can't be blank");
+    else if (p.path.length > 255) errors.add('path', tooLong);
+    else if (!PATH.test(p.path) || /(\.git|\.atom)$/i.test(p.path) || p.path.endsWith('.'))
+      errors.add('path', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'");
+  }
+  if (p.description !== undefined && p.description !== null && p.description.length > 2000) errors.add('description', 'is too long (maximum is 2000 characters)');
+  if (p.defaultBranch !== undefined && p.defaultBranch !== null && (p.defaultBranch.length > 255 || !/^[^\s~^:?*[\\]+$/.test(p.defaultBranch)))
+    errors.add('default_branch', 'is invalid');
+  if (p.ciConfigPath !== undefined && p.ciConfigPath !== null && (p.ciConfigPath.length > 255 || p.ciConfigPath.includes('..')))
+    errors.add('ci_config_path', 'is invalid');
+  if (p.importUrl !== undefined && p.importUrl !== null && !/^(https?|git):\/\/\S+$/.test(p.importUrl)) errors.add('import_url', 'is blocked: Only allowed protocols are http, https and git');
+  if (p.tagList !== undefined && p.tagList.some((t) => t.length > 255)) errors.add('tag_list', 'is invalid');
+  if (p.visibility !== undefined && namespaceVisibility && moreOpenThan(p.visibility, namespaceVisibility))
+    errors.add('visibility_level', `${p.visibility} is not allowed in a ${namespaceVisibility} group.`);
+  return errors;
+}
+
+export function create(
+  s: Project,
+  input: { projectId: number; namespaceId: number; settings: ProjectSettings; creatorId: number; runnersToken: string; namespaceVisibility?: Visibility; personalOwnerId?: number },
+  now: Date,
+): ProjectEvent[] {
+  if (s.exists) throw new Error(`project ${input.projectId} exists already`);
+  validateSettings(input.settings, input.namespaceVisibility).throwIfAny();
+  const at = now.toISOString();
+  const events: ProjectEvent[] = [{
+    type: 'ProjectCreated',
+    data: { projectId: input.projectId, namespaceId: input.namespaceId, ...input.settings, tagList: sortedTags(input.settings.tagList), creatorId: input.creatorId, runnersToken: input.runnersToken, at },
+  }];
+  // GitLab 10.x adds the owner of a personal namespace as a master (40) of the project.
+  if (input.personalOwnerId !== undefined)
+    events.push({ type: 'ProjectMemberAdded', data: { projectId: input.projectId, userId: input.personalOwnerId, accessLevel: 40, expiresAt: null, at } });
+  return events;
+}
+
+const sortedTags = (tags: string[]) => [...new Set(tags.map((t) => t.trim()).filter(Boolean))].sort((a, b) => a.localeCompare(b));
+
+export function update(s: Project, changes: Partial<ProjectSettings>, namespaceVisibility: Visibility | undefined, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  validateSettings(changes, namespaceVisibility).throwIfAny();
+  const real: Extract<ProjectEvent, { type: 'ProjectUpdated' }>['data']['changes'] = {};
+  for (const [k, v] of Object.entries(changes) as [keyof ProjectSettings, unknown][]) {
+    if (v === undefined || k === 'features') continue;
+    const value = k === 'tagList' ? sortedTags(v as string[]) : v;
+    if (JSON.stringify(p.settings[k]) !== JSON.stringify(value)) (real as Record<string, unknown>)[k] = value;
+  }
+  const features: Partial<Record<Feature, boolean>> = {};
+  for (const [k, v] of Object.entries(changes.features ?? {}) as [Feature, boolean | undefined][]) {
+    if (v !== undefined && p.settings.features[k] !== v) features[k] = v;
+  }
+  if (Object.keys(features).length) real.features = features;
+  return Object.keys(real).length ? [{ type: 'ProjectUpdated', data: { projectId: p.projectId, changes: real, at: now.toISOString() } }] : [];
+}
+
+/** Archiving twice is no error: GitLab answers with the unchanged project. */
+export function archive(s: Project, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  return p.archived ? [] : [{ type: 'ProjectArchived', data: { projectId: p.projectId, at: now.toISOString() } }];
+}
+
+export function unarchive(s: Project, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  return p.archived ? [{ type: 'ProjectUnarchived', data: { projectId: p.projectId, at: now.toISOString() } }] : [];
+}
+
+export function transfer(s: Project, namespaceId: number, namespaceVisibility: Visibility | undefined, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (p.namespaceId === namespaceId) return [];
+  const errors = new FieldErrors();
+  if (namespaceVisibility && moreOpenThan(p.settings.visibility, namespaceVisibility))
+    errors.add('visibility_level', `${p.settings.visibility} is not allowed in a ${namespaceVisibility} group.`);
+  errors.throwIfAny();
+  return [{ type: 'ProjectTransferred', data: { projectId: p.projectId, fromNamespaceId: p.namespaceId, namespaceId, at: now.toISOString() } }];
+}
+
+export function remove(s: Project, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  return [{ type: 'ProjectDeleted', data: { projectId: p.projectId, namespaceId: p.namespaceId, at: now.toISOString() } }];
+}
+
+export function addMember(s: Project, userId: number, accessLevel: number, expiresAt: string | null, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (Object.hasOwn(p.members, userId)) throw new Conflict('Member already exists');
+  return [{ type: 'ProjectMemberAdded', data: { projectId: p.projectId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
+}
+
+export function updateMember(s: Project, userId: number, accessLevel: number, expiresAt: string | null, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (!Object.hasOwn(p.members, userId)) throw new NotFound();
+  return [{ type: 'ProjectMemberUpdated', data: { projectId: p.projectId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
+}
+
+export function removeMember(s: Project, userId: number, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (!Object.hasOwn(p.members, userId)) throw new NotFound();
+  return [{ type: 'ProjectMemberRemoved', data: { projectId: p.projectId, userId, at: now.toISOString() } }];
+}
+
+/**
+ * GitLab answers model errors of a share with 409 and their first full message: sharing twice, or
+ * with the group the project lives in (or one of its ancestors).
+ */
+export function share(
+  s: Project,
+  link: { linkId: number; groupId: number; groupAccess: number; expiresAt: string | null },
+  namespaceAncestry: number[],
+  now: Date,
+): ProjectEvent[] {
+  const p = existing(s);
+  if (Object.hasOwn(p.sharedWith, link.groupId)) throw new Conflict('Group already shared with this group');
+  if (namespaceAncestry.includes(link.groupId)) throw new Conflict('Project cannot be shared with the group it is in or one of its ancestors.');
+  return [{ type: 'ProjectSharedWithGroup', data: { projectId: p.projectId, ...link, at: now.toISOString() } }];
+}
+
+export function unshare(s: Project, groupId: number, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (!Object.hasOwn(p.sharedWith, groupId)) throw new NotFound('Group Link');
+  return [{ type: 'ProjectUnsharedWithGroup', data: { projectId: p.projectId, groupId, at: now.toISOString() } }];
+}
+
+export function setCustomAttribute(s: Project, key: string, value: string, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  const errors = new FieldErrors();
+  if (!key) errors.add('key', "can't be blank");
+  else if (key.length > 255) errors.add('key', tooLong);
+  if (!value) errors.add('value', "can't be blank");
+  else if (value.length > 255) errors.add('value', tooLong);
+  errors.throwIfAny();
+  if (Object.hasOwn(p.customAttributes, key) && p.customAttributes[key] === value) return [];
+  return [{ type: 'ProjectCustomAttributeSet', data: { projectId: p.projectId, key, value, at: now.toISOString() } }];
+}
+
+export function removeCustomAttribute(s: Project, key: string, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (!Object.hasOwn(p.customAttributes, key)) throw new NotFound();
+  return [{ type: 'ProjectCustomAttributeRemoved', data: { projectId: p.projectId, key, at: now.toISOString() } }];
+}
+
+/* Stars: one tiny stream per (project, user). */
+
+export type StarEvent =
+  | { type: 'ProjectStarred'; data: { projectId: number; userId: number; at: string } }
+  | { type: 'ProjectUnstarred'; data: { projectId: number; userId: number; at: string } };
+
+export const starDecider = {
+  initial: (): { starred: boolean } => ({ starred: false }),
+  evolve: (_: { starred: boolean }, e: StarEvent) => ({ starred: e.type === 'ProjectStarred' }),
+};
+
+/** GitLab answers 304 with no body when starring a starred project (or unstarring an unstarred one). */
+export function star(s: { starred: boolean }, projectId: number, userId: number, on: boolean, now: Date): StarEvent[] {
+  if (s.starred === on) throw new NotModified();
+  return [{ type: on ? 'ProjectStarred' : 'ProjectUnstarred', data: { projectId, userId, at: now.toISOString() } }];
+}

@@ -1,0 +1,94 @@
+import type { Actor } from '@app/platform';
+import type { ProjectRow, SharedGroup } from '../queries/project.queries';
+
+export interface SerializeCtx {
+  externalUrl: string;
+  actor?: Actor;
+  sharedWith?: SharedGroup[];
+  statistics?: boolean;
+  /** GitLab's plain Project entity (embedded in groups) has no `permissions`. */
+  withoutPermissions?: boolean;
+}
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+const fullPath = (p: ProjectRow) => `${p.ns_full_path}/${p.path}`;
+/** GitLab's notification level "global" (3), the default of a membership. */
+const access = (level: number | null) => (level ? { access_level: Number(level), notification_level: 3 } : null);
+
+/** `simple=true` and anonymous lists: GitLab's BasicProjectDetails. */
+export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
+  const web = `${ctx.externalUrl}/${fullPath(p)}`;
+  const host = new URL(ctx.externalUrl).hostname;
+  return {
+    id: p.id,
+    description: p.description,
+    name: p.name,
+    name_with_namespace: `${p.ns_kind === 'user' ? p.owner_name ?? p.ns_name : p.ns_full_name} / ${p.name}`,
+    path: p.path,
+    path_with_namespace: fullPath(p),
+    created_at: iso(p.created_at),
+    default_branch: p.default_branch,
+    tag_list: p.tag_list,
+    ssh_url_to_repo: `git@${host}:${fullPath(p)}.git`,
+    http_url_to_repo: `${web}.git`,
+    web_url: web,
+    avatar_url: null as string | null,
+    star_count: p.star_count,
+    forks_count: p.forks_count,
+    last_activity_at: iso(p.last_activity_at),
+  };
+}
+
+/** Whether the caller administers the project: GitLab shows `runners_token` and `import_error` only to them. */
+const administers = (p: ProjectRow, actor?: Actor) => actor?.isAdmin === true || p.access >= 40;
+
+/** GitLab's Project entity with `permissions` (ProjectWithAccess). */
+export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
+  const simple = serializeProjectSimple(p, ctx);
+  const api = `${ctx.externalUrl}/api/v4/projects/${p.id}`;
+  const links: Record<string, string> = { self: api };
+  if (p.issues_enabled) links.issues = `${api}/issues`;
+  if (p.merge_requests_enabled) links.merge_requests = `${api}/merge_requests`;
+  Object.assign(links, { repo_branches: `${api}/repository/branches`, labels: `${api}/labels`, events: `${api}/events`, members: `${api}/members` });
+  const out: Record<string, unknown> = {
+    ...simple,
+    _links: links,
+    archived: p.archived,
+    visibility: p.visibility,
+    resolve_outdated_diff_discussions: p.resolve_outdated_diff_discussions,
+    container_registry_enabled: p.container_registry_enabled,
+    issues_enabled: p.issues_enabled,
+    merge_requests_enabled: p.merge_requests_enabled,
+    wiki_enabled: p.wiki_enabled,
+    jobs_enabled: p.jobs_enabled,
+    snippets_enabled: p.snippets_enabled,
+    shared_runners_enabled: p.shared_runners_enabled,
+    lfs_enabled: p.lfs_enabled,
+    creator_id: p.creator_id,
+    namespace: { id: p.namespace_id, name: p.ns_name, path: p.ns_path, kind: p.ns_kind, full_path: p.ns_full_path, parent_id: p.ns_parent_id },
+    import_status: p.import_status,
+  };
+  if (administers(p, ctx.actor)) out.import_error = p.import_error;
+  if (p.issues_enabled) out.open_issues_count = 0; // no issues in Lode yet
+  Object.assign(out, {
+    public_jobs: p.public_jobs,
+    ci_config_path: p.ci_config_path,
+    shared_with_groups: (ctx.sharedWith ?? []).map((g) => ({ group_id: g.group_id, group_name: g.group_name, group_access_level: g.group_access_level })),
+    only_allow_merge_if_pipeline_succeeds: p.only_allow_merge_if_pipeline_succeeds,
+    request_access_enabled: p.request_access_enabled,
+    only_allow_merge_if_all_discussions_are_resolved: p.only_allow_merge_if_all_discussions_are_resolved,
+    printing_merge_request_link_enabled: p.printing_merge_request_link_enabled,
+  });
+  if (p.ns_kind === 'user' && p.owner_id !== null)
+    out.owner = { id: p.owner_id, name: p.owner_name, created_at: iso(p.owner_created_at) };
+  if (administers(p, ctx.actor)) out.runners_token = p.runners_token;
+  if (ctx.statistics)
+    out.statistics = {
+      commit_count: p.commit_count, storage_size: Number(p.repository_size), repository_size: Number(p.repository_size),
+      lfs_objects_size: 0, job_artifacts_size: 0,
+    };
+  if (!ctx.withoutPermissions) out.permissions = { project_access: access(p.project_access), group_access: access(p.group_access) };
+  return out;
+}
+
+export type ProjectJson = ReturnType<typeof serializeProject>;

@@ -1,0 +1,143 @@
+import { Authenticated, AdminOnly, BadParameter, CurrentActor, GitlabParams, LodeConfig, Page, pageParams, RouteIntPipe, type Actor } from '@app/platform';
+import { serializeUserBasic, UserQueries, UserRecord } from '@app/users';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ChangeProject } from '../commands/change-project.command';
+import { CreateProject } from '../commands/create-project.command';
+import { StarProject } from '../commands/star-project.command';
+import { ProjectQueries, type ProjectListFilters, type ProjectRow } from '../queries/project.queries';
+import { newProjectSettings, projectChanges } from './project-settings';
+import { serializeProject, serializeProjectSimple } from './project.serializer';
+import { CreateProjectDto, CreateProjectForUserDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
+
+/** `custom_attributes[key]=value`: string pairs only, honoured for administrators. */
+export function customAttributeFilter(value: Record<string, unknown> | undefined, actor?: Actor): Record<string, string> | undefined {
+  if (!value || !actor?.isAdmin) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== 'string') throw new BadParameter('custom_attributes is invalid');
+    out[k] = v;
+  }
+  return out;
+}
+
+export function listFilters(q: ListProjectsDto, actor: Actor | undefined): ProjectListFilters {
+  return {
+    archived: q.archived, visibility: q.visibility, search: q.search,
+    // These need a caller; GitLab ignores them for anonymous requests.
+    owned: actor ? q.owned : undefined, membership: actor ? q.membership : undefined, starred: actor ? q.starred : undefined,
+    withIssuesEnabled: q.with_issues_enabled, withMergeRequestsEnabled: q.with_merge_requests_enabled,
+    customAttributes: customAttributeFilter(q.custom_attributes, actor),
+    orderBy: q.order_by ?? 'created_at', sort: q.sort ?? 'desc',
+  };
+}
+
+/** Serializes a page of projects the way GitLab's lists do: simple for `simple=true` and for anonymous callers. */
+export async function presentProjects(
+  projects: ProjectQueries, rows: ProjectRow[], ctx: { externalUrl: string; actor?: Actor; simple?: boolean; statistics?: boolean },
+) {
+  if (ctx.simple || !ctx.actor) return rows.map((p) => serializeProjectSimple(p, ctx));
+  const shared = await projects.sharedWith(rows.map((p) => p.id));
+  return rows.map((p) => serializeProject(p, { ...ctx, sharedWith: shared.get(p.id) ?? [], statistics: ctx.statistics && ctx.actor?.isAdmin }));
+}
+
+@Controller('projects')
+export class ProjectsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly projects: ProjectQueries,
+    private readonly users: UserQueries,
+    private readonly config: LodeConfig,
+  ) {}
+
+  private async present(id: number, actor: Actor | undefined, statistics = false) {
+    const row = await this.projects.getVisible(id, actor);
+    const shared = await this.projects.sharedWith([row.id]);
+    return serializeProject(row, { externalUrl: this.config.externalUrl, actor, sharedWith: shared.get(row.id) ?? [], statistics });
+  }
+
+  @Get()
+  async list(@GitlabParams() q: ListProjectsDto, @CurrentActor() actor?: Actor) {
+    const page = pageParams(q);
+    const { rows, total } = await this.projects.list(actor, listFilters(q, actor), page);
+    const items = await presentProjects(this.projects, rows, { externalUrl: this.config.externalUrl, actor, simple: q.simple, statistics: q.statistics });
+    return new Page(items, total, page);
+  }
+
+  @Get(':id')
+  async get(@Param('id') id: string, @GitlabParams() q: StatisticsDto, @CurrentActor() actor?: Actor) {
+    const row = await this.projects.getVisible(id, actor);
+    return this.present(row.id, actor, q.statistics === true && (actor?.isAdmin === true || row.access >= 20));
+  }
+
+  @Post()
+  @Authenticated()
+  async create(@GitlabParams() p: CreateProjectDto, @CurrentActor() actor: Actor) {
+    const id = await this.commands.execute(new CreateProject(newProjectSettings(p), p.namespace_id, actor));
+    return this.present(id, actor);
+  }
+
+  @Post('user/:user_id')
+  @AdminOnly()
+  async createForUser(@Param('user_id', RouteIntPipe) userId: number, @GitlabParams() p: CreateProjectForUserDto, @CurrentActor() actor: Actor) {
+    await this.users.get(userId);
+    const id = await this.commands.execute(new CreateProject(newProjectSettings(p), undefined, actor, userId));
+    return this.present(id, actor);
+  }
+
+  @Put(':id')
+  @Authenticated()
+  async update(@Param('id') id: string, @GitlabParams() p: ProjectWriteDto, @CurrentActor() actor: Actor) {
+    const row = await this.commands.execute(new ChangeProject(id, { kind: 'update', changes: projectChanges(p) }, actor));
+    return this.present(row.id, actor);
+  }
+
+  /** GitLab removes projects in the background and answers 202. */
+  @Delete(':id')
+  @Authenticated()
+  @HttpCode(202)
+  async remove(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    await this.commands.execute(new ChangeProject(id, { kind: 'delete' }, actor));
+    return { message: '202 Accepted' };
+  }
+
+  @Post(':id/archive')
+  @Authenticated()
+  async archive(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    const row = await this.commands.execute(new ChangeProject(id, { kind: 'archive' }, actor));
+    return this.present(row.id, actor);
+  }
+
+  @Post(':id/unarchive')
+  @Authenticated()
+  async unarchive(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    const row = await this.commands.execute(new ChangeProject(id, { kind: 'unarchive' }, actor));
+    return this.present(row.id, actor);
+  }
+
+  @Post(':id/star')
+  @Authenticated()
+  async star(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    return this.present(await this.commands.execute(new StarProject(id, true, actor)), actor);
+  }
+
+  @Post(':id/unstar')
+  @Authenticated()
+  async unstar(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    return this.present(await this.commands.execute(new StarProject(id, false, actor)), actor);
+  }
+
+  /** Everyone with access to the project, in GitLab's UserBasic shape. */
+  @Get(':id/users')
+  async projectUsers(@Param('id') id: string, @GitlabParams() q: ProjectUsersDto, @CurrentActor() actor?: Actor) {
+    const row = await this.projects.getVisible(id, actor);
+    const page = pageParams(q);
+    const { rows, total } = await this.projects.users(row.id, q.search, page);
+    const urls = { externalUrl: this.config.externalUrl };
+    return new Page(rows.map((u: Record<string, unknown>) => serializeUserBasic(toUserRecord(u), urls)), total, page);
+  }
+}
+
+function toUserRecord(u: Record<string, unknown>): UserRecord {
+  return Object.assign(new UserRecord(), { id: u.id, name: u.name, username: u.username, state: u.state, avatar: u.avatar, email: u.email });
+}

@@ -1,0 +1,85 @@
+import { PROJECT_ACCESS_LEVELS, VISIBILITIES, type Visibility } from '@app/groups';
+import { PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
+import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
+
+export const ORDER_BY = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at'] as const;
+
+/** GitLab's PL parameters. */
+export class ListProjectsDto extends PaginationDto {
+  @IsOptional() @ToBool() @IsBoolean() archived?: boolean;
+  @IsOptional() @IsIn(VISIBILITIES) visibility?: Visibility;
+  @IsOptional() @IsIn(ORDER_BY) order_by?: (typeof ORDER_BY)[number];
+  @IsOptional() @IsIn(['asc', 'desc']) sort?: 'asc' | 'desc';
+  @IsOptional() @IsString() search?: string;
+  @IsOptional() @ToBool() @IsBoolean() simple?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() owned?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() membership?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() starred?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() statistics?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() with_issues_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() with_merge_requests_enabled?: boolean;
+  @IsOptional() @IsObject() custom_attributes?: Record<string, unknown>;
+}
+
+/** GitLab's PW parameters (all optional here; POST checks name/path itself). */
+export class ProjectWriteDto {
+  @IsOptional() @IsString() name?: string;
+  @IsOptional() @IsString() path?: string;
+  @IsOptional() @IsString() default_branch?: string;
+  @IsOptional() @IsString() description?: string;
+  @IsOptional() @ToBool() @IsBoolean() issues_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() merge_requests_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() jobs_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() wiki_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() snippets_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() container_registry_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() shared_runners_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() public_jobs?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() only_allow_merge_if_pipeline_succeeds?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() only_allow_merge_if_all_discussions_are_resolved?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() resolve_outdated_diff_discussions?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() lfs_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() request_access_enabled?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() printing_merge_request_link_enabled?: boolean;
+  @IsOptional() @IsIn(VISIBILITIES) visibility?: Visibility;
+  @IsOptional() @IsString() import_url?: string;
+  @IsOptional() @ToStringArray() @IsString({ each: true }) tag_list?: string[];
+  @IsOptional() @IsString() ci_config_path?: string;
+}
+
+export class CreateProjectDto extends ProjectWriteDto {
+  @IsOptional() @ToInt() @IsInt() namespace_id?: number;
+}
+
+export class CreateProjectForUserDto extends ProjectWriteDto {
+  @IsDefined() @IsString() declare name: string;
+}
+
+export class StatisticsDto {
+  @IsOptional() @ToBool() @IsBoolean() statistics?: boolean;
+}
+
+export class ProjectUsersDto extends PaginationDto {
+  @IsOptional() @IsString() search?: string;
+}
+
+export class AddProjectMemberDto {
+  @IsDefined() @ToInt() @IsInt() user_id: number;
+  @IsDefined() @ToInt() @IsIn(PROJECT_ACCESS_LEVELS) access_level: number;
+  @IsOptional() @IsString() expires_at?: string | null;
+}
+
+export class UpdateProjectMemberDto {
+  @IsDefined() @ToInt() @IsIn(PROJECT_ACCESS_LEVELS) access_level: number;
+  @IsOptional() @IsString() expires_at?: string | null;
+}
+
+export class ShareProjectDto {
+  @IsDefined() @ToInt() @IsInt() group_id: number;
+  @IsDefined() @ToInt() @IsIn(PROJECT_ACCESS_LEVELS) group_access: number;
+  @IsOptional() @IsString() expires_at?: string | null;
+}
+
+export class CustomAttributeDto {
+  @IsDefined() @IsString() value: string;
+}

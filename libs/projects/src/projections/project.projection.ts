@@ -1,0 +1,136 @@
+import type { DomainEvent, Projector, Recorded } from '@app/platform';
+import type { GroupEvent } from '@app/groups';
+import type { UserEvent } from '@app/users';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { Feature, ProjectEvent, StarEvent } from '../domain/project';
+
+type Event = Recorded<ProjectEvent | StarEvent | GroupEvent | UserEvent>;
+
+const FEATURE_COLUMNS: Record<Feature, string> = {
+  issuesEnabled: 'issues_enabled', mergeRequestsEnabled: 'merge_requests_enabled', wikiEnabled: 'wiki_enabled', jobsEnabled: 'jobs_enabled',
+  snippetsEnabled: 'snippets_enabled', containerRegistryEnabled: 'container_registry_enabled', sharedRunnersEnabled: 'shared_runners_enabled',
+  publicJobs: 'public_jobs', lfsEnabled: 'lfs_enabled', requestAccessEnabled: 'request_access_enabled',
+  onlyAllowMergeIfPipelineSucceeds: 'only_allow_merge_if_pipeline_succeeds',
+  onlyAllowMergeIfAllDiscussionsAreResolved: 'only_allow_merge_if_all_discussions_are_resolved',
+  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions', printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
+};
+
+const SETTING_COLUMNS: Record<string, string> = {
+  name: 'name', path: 'path', description: 'description', visibility: 'visibility', defaultBranch: 'default_branch', tagList: 'tag_list',
+  ciConfigPath: 'ci_config_path', importUrl: 'import_url',
+};
+
+export const PROJECT_TABLES = ['projects', 'project_stars', 'project_group_links', 'project_custom_attributes'] as const;
+
+/** Projects and their stars, shares, members and custom attributes. */
+@Injectable()
+export class ProjectProjection implements Projector {
+  readonly name = 'projects';
+  readonly tables = PROJECT_TABLES;
+  readonly eventTypes = [
+    'ProjectCreated', 'ProjectUpdated', 'ProjectArchived', 'ProjectUnarchived', 'ProjectTransferred', 'ProjectDeleted', 'ProjectMemberAdded',
+    'ProjectMemberUpdated', 'ProjectMemberRemoved', 'ProjectSharedWithGroup', 'ProjectUnsharedWithGroup', 'ProjectCustomAttributeSet',
+    'ProjectCustomAttributeRemoved', 'ProjectStarred', 'ProjectUnstarred', 'GroupDeleted', 'UserDeleted',
+  ];
+
+  async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
+    const e = event as Event;
+    switch (e.type) {
+      case 'ProjectCreated': {
+        const d = e.data;
+        const f = Object.keys(FEATURE_COLUMNS) as Feature[];
+        const columns = ['id', 'namespace_id', 'name', 'path', 'description', 'default_branch', 'visibility', 'creator_id', 'ci_config_path',
+          'import_url', 'tag_list', 'runners_token', 'created_at', 'updated_at', 'last_activity_at', ...f.map((k) => FEATURE_COLUMNS[k])];
+        const values = [d.projectId, d.namespaceId, d.name, d.path, d.description, d.defaultBranch, d.visibility, d.creatorId, d.ciConfigPath,
+          d.importUrl, d.tagList, d.runnersToken, d.at, d.at, d.at, ...f.map((k) => d.features[k])];
+        await db.query(`insert into projects (${columns.join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+        return;
+      }
+      case 'ProjectUpdated': {
+        const d = e.data;
+        const sets: string[] = [];
+        const values: unknown[] = [d.projectId, d.at];
+        const set = (column: string, v: unknown) => sets.push(`${column} = $${values.push(v)}`);
+        for (const [k, v] of Object.entries(d.changes)) if (k !== 'features') set(SETTING_COLUMNS[k], v);
+        for (const [k, v] of Object.entries(d.changes.features ?? {})) set(FEATURE_COLUMNS[k as Feature], v);
+        await db.query(`update projects set ${[...sets, 'updated_at = $2', 'last_activity_at = $2'].join(', ')} where id = $1`, values);
+        return;
+      }
+      case 'ProjectArchived':
+      case 'ProjectUnarchived':
+        await db.query(`update projects set archived = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
+          e.data.projectId, e.type === 'ProjectArchived', e.data.at,
+        ]);
+        return;
+      case 'ProjectTransferred':
+        await db.query(`update projects set namespace_id = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [e.data.projectId, e.data.namespaceId, e.data.at]);
+        return;
+      case 'ProjectDeleted':
+        await db.query(`delete from members where source_type = 'project' and source_id = $1`, [e.data.projectId]);
+        await db.query(`delete from projects where id = $1`, [e.data.projectId]);
+        return;
+      case 'ProjectMemberAdded':
+      case 'ProjectMemberUpdated': {
+        const d = e.data;
+        await db.query(
+          `insert into members (source_type, source_id, user_id, access_level, expires_at, created_by, created_at, updated_at)
+           values ('project', $1, $2, $3, $4, $5, $6, $6)
+           on conflict (source_type, source_id, user_id)
+           do update set access_level = excluded.access_level, expires_at = excluded.expires_at, updated_at = excluded.updated_at`,
+          [d.projectId, d.userId, d.accessLevel, d.expiresAt, e.metadata.actorId ?? null, d.at],
+        );
+        return;
+      }
+      case 'ProjectMemberRemoved':
+        await db.query(`delete from members where source_type = 'project' and source_id = $1 and user_id = $2`, [e.data.projectId, e.data.userId]);
+        return;
+      case 'ProjectSharedWithGroup': {
+        const d = e.data;
+        await db.query(
+          `insert into project_group_links (id, project_id, group_id, group_access, expires_at, created_at) values ($1, $2, $3, $4, $5, $6)`,
+          [d.linkId, d.projectId, d.groupId, d.groupAccess, d.expiresAt, d.at],
+        );
+        return;
+      }
+      case 'ProjectUnsharedWithGroup':
+        await db.query(`delete from project_group_links where project_id = $1 and group_id = $2`, [e.data.projectId, e.data.groupId]);
+        return;
+      case 'ProjectCustomAttributeSet':
+        await db.query(
+          `insert into project_custom_attributes (project_id, key, value) values ($1, $2, $3)
+           on conflict (project_id, key) do update set value = excluded.value`,
+          [e.data.projectId, e.data.key, e.data.value],
+        );
+        return;
+      case 'ProjectCustomAttributeRemoved':
+        await db.query(`delete from project_custom_attributes where project_id = $1 and key = $2`, [e.data.projectId, e.data.key]);
+        return;
+      case 'ProjectStarred':
+        await db.query(`insert into project_stars (project_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing`, [
+          e.data.projectId, e.data.userId, e.data.at,
+        ]);
+        await this.recountStars(db, e.data.projectId);
+        return;
+      case 'ProjectUnstarred':
+        await db.query(`delete from project_stars where project_id = $1 and user_id = $2`, [e.data.projectId, e.data.userId]);
+        await this.recountStars(db, e.data.projectId);
+        return;
+      case 'UserDeleted':
+        // Stars go by cascade with the user row; the counts must follow.
+        await db.query(
+          `update projects p set star_count = (select count(*) from project_stars s where s.project_id = p.id)
+            where p.star_count <> (select count(*) from project_stars s where s.project_id = p.id)`,
+        );
+        return;
+      case 'GroupDeleted':
+        // The namespaces' cascade removes the projects; their memberships have no foreign key.
+        await db.query(`delete from members m where m.source_type = 'project' and not exists (select 1 from projects p where p.id = m.source_id)`);
+        return;
+    }
+  }
+
+  private async recountStars(db: EntityManager, projectId: number): Promise<void> {
+    await db.query(`update projects set star_count = (select count(*) from project_stars where project_id = $1) where id = $1`, [projectId]);
+  }
+}

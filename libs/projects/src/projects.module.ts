@@ -1,0 +1,54 @@
+import { GroupsModule, NamespaceContents } from '@app/groups';
+import { ProjectionRegistry } from '@app/platform';
+import { UsersModule } from '@app/users';
+import { Injectable, Module, OnModuleInit } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { ChangeProjectHandler } from './commands/change-project.command';
+import { CreateProjectHandler } from './commands/create-project.command';
+import { StarProjectHandler } from './commands/star-project.command';
+import { GroupsController } from './http/groups.controller';
+import { ProjectCustomAttributesController, ProjectListsController, ProjectMembersController, ProjectSharingController } from './http/project-relations.controller';
+import { ProjectsController } from './http/projects.controller';
+import { ProjectProjection } from './projections/project.projection';
+import { ProjectQueries } from './queries/project.queries';
+
+/** The groups context asks this port what visibility a namespace's projects need. */
+@Injectable()
+export class ProjectNamespaceContents extends NamespaceContents {
+  constructor(private readonly db: DataSource) {
+    super();
+  }
+
+  async widestProjectVisibility(namespaceId: number) {
+    const [row] = await this.db.query(
+      `select visibility from projects where namespace_id = $1
+        order by case visibility when 'public' then 2 when 'internal' then 1 else 0 end desc limit 1`,
+      [namespaceId],
+    );
+    return row?.visibility;
+  }
+}
+
+@Module({
+  imports: [UsersModule, GroupsModule],
+  providers: [
+    CreateProjectHandler, ChangeProjectHandler, StarProjectHandler, ProjectProjection, ProjectQueries,
+    { provide: NamespaceContents, useClass: ProjectNamespaceContents },
+  ],
+  exports: [ProjectQueries, NamespaceContents],
+})
+export class ProjectsModule implements OnModuleInit {
+  constructor(private readonly projections: ProjectionRegistry, private readonly projection: ProjectProjection) {}
+
+  onModuleInit(): void {
+    this.projections.register(this.projection);
+  }
+}
+
+@Module({
+  imports: [ProjectsModule, UsersModule, GroupsModule],
+  controllers: [
+    ProjectsController, GroupsController, ProjectListsController, ProjectMembersController, ProjectSharingController, ProjectCustomAttributesController,
+  ],
+})
+export class ProjectsHttpModule {}

@@ -1,0 +1,212 @@
+import { Forbidden, NotFound, type Actor, type PageParams } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { groupMemberLevelSql, projectAccessSql, projectMemberLevelSql, projectVisibleSql } from './project-access';
+
+/** A project as the serializers need it: the row, its namespace, its personal owner and the caller's levels. */
+export interface ProjectRow {
+  id: number;
+  namespace_id: number;
+  name: string;
+  path: string;
+  description: string | null;
+  default_branch: string | null;
+  visibility: 'private' | 'internal' | 'public';
+  archived: boolean;
+  creator_id: number | null;
+  issues_enabled: boolean;
+  merge_requests_enabled: boolean;
+  wiki_enabled: boolean;
+  jobs_enabled: boolean;
+  snippets_enabled: boolean;
+  container_registry_enabled: boolean;
+  shared_runners_enabled: boolean;
+  public_jobs: boolean;
+  lfs_enabled: boolean;
+  request_access_enabled: boolean;
+  only_allow_merge_if_pipeline_succeeds: boolean;
+  only_allow_merge_if_all_discussions_are_resolved: boolean;
+  resolve_outdated_diff_discussions: boolean;
+  printing_merge_request_link_enabled: boolean;
+  ci_config_path: string | null;
+  import_url: string | null;
+  import_status: string;
+  import_error: string | null;
+  tag_list: string[];
+  forked_from_id: number | null;
+  star_count: number;
+  forks_count: number;
+  runners_token: string;
+  repository_size: string;
+  commit_count: number;
+  created_at: Date;
+  updated_at: Date;
+  last_activity_at: Date;
+  ns_name: string;
+  ns_path: string;
+  ns_kind: 'user' | 'group';
+  ns_full_path: string;
+  ns_full_name: string;
+  ns_parent_id: number | null;
+  ns_visibility: 'private' | 'internal' | 'public';
+  owner_id: number | null;
+  owner_name: string | null;
+  owner_created_at: Date | null;
+  /** The caller's direct project membership level, group level (inherited), and effective level. */
+  project_access: number | null;
+  group_access: number | null;
+  access: number;
+}
+
+export interface SharedGroup {
+  project_id: number;
+  group_id: number;
+  group_name: string;
+  group_access_level: number;
+}
+
+export interface ProjectListFilters {
+  namespaceId?: number;
+  /** Personal projects of this user (`GET /users/:id/projects`). */
+  ownerId?: number;
+  forkedFromId?: number;
+  archived?: boolean;
+  visibility?: string;
+  search?: string;
+  owned?: boolean;
+  membership?: boolean;
+  starred?: boolean;
+  withIssuesEnabled?: boolean;
+  withMergeRequestsEnabled?: boolean;
+  customAttributes?: Record<string, string>;
+  orderBy: 'id' | 'name' | 'path' | 'created_at' | 'updated_at' | 'last_activity_at';
+  sort: 'asc' | 'desc';
+}
+
+/** Columns of a ProjectRow, for a `projects p` joined with `namespaces n`; `$1` is the caller's id. */
+const SELECT = `p.*, n.name as ns_name, n.path as ns_path, n.kind as ns_kind, n.full_path as ns_full_path, n.full_name as ns_full_name,
+  n.parent_id as ns_parent_id, n.visibility as ns_visibility, o.id as owner_id, o.name as owner_name, o.created_at as owner_created_at,
+  ${projectMemberLevelSql('p', '$1')} as project_access, ${groupMemberLevelSql('p', '$1')} as group_access, ${projectAccessSql('p', '$1')} as access`;
+const FROM = `from projects p join namespaces n on n.id = p.namespace_id left join users o on n.kind = 'user' and o.id = n.owner_id`;
+
+const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+@Injectable()
+export class ProjectQueries {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The project if the caller may see it (404 `Project Not Found` otherwise), by id or URL-encoded full path. */
+  async getVisible(idOrPath: string | number, actor: Actor | undefined): Promise<ProjectRow> {
+    const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
+    const match = byId ? 'p.id = $2::int' : `lower(n.full_path || '/' || p.path) = lower($2)`;
+    const rows: ProjectRow[] = await this.dataSource.query(
+      `select ${SELECT} ${FROM} where ${match} and ${projectVisibleSql('p', actor, '$1')}`,
+      [actor?.id ?? null, String(idOrPath)],
+    );
+    if (!rows.length) throw new NotFound('Project');
+    return rows[0];
+  }
+
+  /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
+  async require(idOrPath: string | number, actor: Actor | undefined, level: number): Promise<ProjectRow> {
+    const project = await this.getVisible(idOrPath, actor);
+    if (!actor?.isAdmin && project.access < level) throw new Forbidden();
+    return project;
+  }
+
+  async list(actor: Actor | undefined, f: ProjectListFilters, page: PageParams): Promise<{ rows: ProjectRow[]; total: number }> {
+    const params: unknown[] = [actor?.id ?? null];
+    const p = (v: unknown) => `$${params.push(v)}`;
+    const where = [projectVisibleSql('p', actor, '$1')];
+    if (f.namespaceId !== undefined) where.push(`p.namespace_id = ${p(f.namespaceId)}`);
+    if (f.ownerId !== undefined) where.push(`n.kind = 'user' and n.owner_id = ${p(f.ownerId)}`);
+    if (f.forkedFromId !== undefined) where.push(`p.forked_from_id = ${p(f.forkedFromId)}`);
+    if (f.archived !== undefined) where.push(`p.archived = ${p(f.archived)}`);
+    if (f.visibility) where.push(`p.visibility = ${p(f.visibility)}`);
+    if (f.search) {
+      const t = p(likeEscape(f.search));
+      where.push(`(p.name ilike ${t} or p.path ilike ${t} or p.description ilike ${t})`);
+    }
+    if (f.owned) {
+      // GitLab's owned_projects: the caller's personal projects and those of groups they own directly.
+      where.push(`((n.kind = 'user' and n.owner_id = $1) or exists (select 1 from members m where m.source_type = 'namespace'
+                   and m.source_id = p.namespace_id and m.user_id = $1 and m.access_level = 50))`);
+    }
+    if (f.membership) where.push(`${projectAccessSql('p', '$1')} > 0`);
+    if (f.starred) where.push(`exists (select 1 from project_stars s where s.project_id = p.id and s.user_id = $1)`);
+    if (f.withIssuesEnabled) where.push(`p.issues_enabled`);
+    if (f.withMergeRequestsEnabled) where.push(`p.merge_requests_enabled`);
+    for (const [key, value] of Object.entries(f.customAttributes ?? {}))
+      where.push(`exists (select 1 from project_custom_attributes a where a.project_id = p.id and a.key = ${p(key)} and a.value = ${p(value)})`);
+    const sql = where.join(' and ');
+    // `$1` (the caller) is named even where no rule needs it (administrators), so PostgreSQL can type it.
+    const [{ total }] = await this.dataSource.query(`select count(*)::int as total, $1::int as caller ${FROM} where ${sql}`, params);
+    const order = f.orderBy === 'name' || f.orderBy === 'path' ? `lower(p.${f.orderBy}) ${f.sort}, p.id ${f.sort}` : `p.${f.orderBy} ${f.sort}, p.id ${f.sort}`;
+    const rows: ProjectRow[] = await this.dataSource.query(
+      `select ${SELECT} ${FROM} where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
+      params,
+    );
+    return { rows, total };
+  }
+
+  /** The groups each project is shared with, for many projects in one statement. */
+  async sharedWith(projectIds: number[]): Promise<Map<number, SharedGroup[]>> {
+    const map = new Map<number, SharedGroup[]>();
+    if (!projectIds.length) return map;
+    const rows: SharedGroup[] = await this.dataSource.query(
+      `select l.project_id, l.group_id, g.name as group_name, l.group_access as group_access_level
+         from project_group_links l join namespaces g on g.id = l.group_id
+        where l.project_id = any($1::int[]) order by l.id`,
+      [projectIds],
+    );
+    for (const r of rows) map.set(r.project_id, [...(map.get(r.project_id) ?? []), r]);
+    return map;
+  }
+
+  /** Projects shared with a group and visible to the caller (`shared_projects` of a group). */
+  async sharedWithGroup(groupId: number, actor: Actor | undefined): Promise<ProjectRow[]> {
+    return this.dataSource.query(
+      `select ${SELECT} ${FROM} where p.id in (select project_id from project_group_links where group_id = $2)
+         and ${projectVisibleSql('p', actor, '$1')} order by p.id`,
+      [actor?.id ?? null, groupId],
+    );
+  }
+
+  /** Every user with access to the project (members, group members, shares), GitLab's `/projects/:id/users`. */
+  async users(projectId: number, search: string | undefined, page: PageParams) {
+    const params: unknown[] = [projectId];
+    const filter = search ? `and (u.name ilike $${params.push(likeEscape(search))} or u.username ilike $${params.length})` : '';
+    const base = `from users u where u.id in (
+        select m.user_id from members m where m.source_type = 'project' and m.source_id = $1
+        union select m.user_id from projects p join namespace_closure c on c.descendant_id = p.namespace_id
+          join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id where p.id = $1
+        union select n.owner_id from projects p join namespaces n on n.id = p.namespace_id where p.id = $1 and n.kind = 'user'
+        union select m.user_id from project_group_links l join namespace_closure c on c.descendant_id = l.group_id
+          join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id where l.project_id = $1
+      ) ${filter}`;
+    const [{ total }] = await this.dataSource.query(`select count(*)::int as total ${base}`, params);
+    const rows = await this.dataSource.query(`select u.* ${base} order by u.id offset $${params.length + 1} limit $${params.length + 2}`, [
+      ...params, page.offset, page.perPage,
+    ]);
+    return { rows, total };
+  }
+
+  /** How many personal projects a user has, against their `projects_limit`. */
+  async personalProjectCount(userId: number): Promise<number> {
+    const [{ count }] = await this.dataSource.query(
+      `select count(*)::int as count from projects p join namespaces n on n.id = p.namespace_id where n.kind = 'user' and n.owner_id = $1`,
+      [userId],
+    );
+    return count;
+  }
+
+  async customAttributes(projectId: number): Promise<{ key: string; value: string }[]> {
+    return this.dataSource.query(`select key, value from project_custom_attributes where project_id = $1 order by key`, [projectId]);
+  }
+
+  async customAttribute(projectId: number, key: string): Promise<{ key: string; value: string }> {
+    const [row] = await this.dataSource.query(`select key, value from project_custom_attributes where project_id = $1 and key = $2`, [projectId, key]);
+    if (!row) throw new NotFound();
+    return row;
+  }
+}
