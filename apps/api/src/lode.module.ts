@@ -2,6 +2,7 @@ import {
   dataSourceOptions, EventStore1763780000000, LodeConfig, PlatformModule, redisOptions, VersionController,
 } from '@app/platform';
 import { Groups1763780000300, GroupsHttpModule, GroupsModule } from '@app/groups';
+import { Hooks1763780000500, HooksHttpModule, HooksModule } from '@app/hooks';
 import { Projects1763780000400, ProjectsHttpModule, ProjectsModule } from '@app/projects';
 import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
@@ -10,7 +11,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { TypeOrmModule } from '@nestjs/typeorm';
 
 /** Every context's migrations, in the order their tables depend on each other. */
-export const MIGRATIONS = [EventStore1763780000000, Users1763780000100, Groups1763780000300, Projects1763780000400];
+export const MIGRATIONS = [EventStore1763780000000, Users1763780000100, Groups1763780000300, Projects1763780000400, Hooks1763780000500];
 
 export interface LodeParts {
   /** Serve HTTP (the API, git, health). */
@@ -32,7 +33,8 @@ export class LodeModule {
         UsersModule,
         GroupsModule,
         ProjectsModule,
-        ...(parts.http ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule] : []),
+        HooksModule,
+        ...(parts.http ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule, HooksHttpModule] : []),
         ...(parts.worker
           ? [BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }), UsersWorkerModule]
           : []),

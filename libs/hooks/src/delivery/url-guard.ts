@@ -19,7 +19,8 @@ export interface GuardOptions {
   lookup?: (host: string) => Promise<ResolvedAddress[]>;
 }
 
-export type GuardResult = { ok: true; url: URL; addresses: ResolvedAddress[] } | { ok: false; reason: string };
+/** `unresolved`: the name could not be resolved now, which says nothing about where it will point later. */
+export type GuardResult = { ok: true; url: URL; addresses: ResolvedAddress[] } | { ok: false; reason: string; unresolved?: true };
 
 const MAX_URL_LENGTH = 2048;
 
@@ -199,7 +200,7 @@ export async function checkHookUrl(raw: string, options: GuardOptions): Promise<
     addresses = await (options.lookup ?? defaultLookup)(host);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | undefined)?.code ?? String(error);
-    return { ok: false, reason: `could not resolve ${name}: ${code}` };
+    return { ok: false, reason: `could not resolve ${name}: ${code}`, unresolved: true };
   }
   if (!Array.isArray(addresses) || addresses.length === 0) return { ok: false, reason: `${name} has no addresses` };
 

@@ -1,0 +1,41 @@
+import { ACCESS } from '@app/groups';
+import { Clock, EventStore, LodeConfig, Unprocessable, type Actor } from '@app/platform';
+import { ProjectQueries } from '@app/projects';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { checkHookUrl } from '../delivery/url-guard';
+import { addHook, projectHookDecider, removeHook, updateHook, type HookSettings } from '../domain/project-hook';
+
+export type HookChange =
+  | { kind: 'add'; settings: HookSettings }
+  | { kind: 'update'; hookId: number; settings: HookSettings }
+  | { kind: 'remove'; hookId: number };
+
+/** Adds, replaces or removes a project hook: maintainers and owners (and administrators) only. Answers the hook id. */
+export class ChangeProjectHook extends Command<{ projectId: number; hookId: number }> {
+  constructor(readonly project: string | number, readonly change: HookChange, readonly actor: Actor) {
+    super();
+  }
+}
+
+@CommandHandler(ChangeProjectHook)
+export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHook> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly projects: ProjectQueries, private readonly config: LodeConfig) {}
+
+  async execute({ project, change, actor }: ChangeProjectHook) {
+    const p = await this.projects.require(project, actor, ACCESS.maintainer);
+    if (change.kind !== 'remove') {
+      // The SSRF rules. A name that does not resolve right now is accepted (DNS may be down, or the
+      // receiver not set up yet): delivery resolves it again and connects only to an address it checked.
+      const verdict = await checkHookUrl(change.settings.url, { allowLocal: this.config.allowLocalWebhooks });
+      if (!verdict.ok && !verdict.unresolved) throw new Unprocessable('Invalid url given');
+    }
+    const now = this.clock.now();
+    const hookId = change.kind === 'add' ? await this.store.nextId('hook_id_seq') : change.hookId;
+    await this.store.decide(`hook-${hookId}`, projectHookDecider, (s) => {
+      if (change.kind === 'add') return addHook(s, hookId, p.id, change.settings, now);
+      if (change.kind === 'update') return updateHook(s, p.id, change.settings, now);
+      return removeHook(s, p.id, now);
+    });
+    return { projectId: p.id, hookId };
+  }
+}

@@ -1,0 +1,70 @@
+import { NotFound } from '@app/platform';
+
+/*
+ * A project hook. Stream `hook-<id>`. The secret `token` is kept in the events because delivery
+ * must send it back (`X-Gitlab-Token`); it is never shown by the API.
+ */
+
+export const HOOK_EVENTS = [
+  'pushEvents', 'tagPushEvents', 'issuesEvents', 'mergeRequestsEvents', 'noteEvents', 'jobEvents', 'pipelineEvents', 'wikiPageEvents',
+] as const;
+export type HookEventSwitch = (typeof HOOK_EVENTS)[number];
+
+export interface HookSettings {
+  url: string;
+  token: string | null;
+  enableSslVerification: boolean;
+  events: Record<HookEventSwitch, boolean>;
+}
+
+/** GitLab's defaults: push events on, everything else off, certificates verified. */
+export const HOOK_DEFAULTS: Omit<HookSettings, 'url'> = {
+  token: null,
+  enableSslVerification: true,
+  events: {
+    pushEvents: true, tagPushEvents: false, issuesEvents: false, mergeRequestsEvents: false, noteEvents: false, jobEvents: false,
+    pipelineEvents: false, wikiPageEvents: false,
+  },
+};
+
+export type ProjectHookEvent =
+  | { type: 'ProjectHookAdded'; data: HookSettings & { hookId: number; projectId: number; at: string } }
+  | { type: 'ProjectHookUpdated'; data: { hookId: number; projectId: number; settings: HookSettings; at: string } }
+  | { type: 'ProjectHookRemoved'; data: { hookId: number; projectId: number; at: string } };
+
+export type ProjectHook = { exists: false } | { exists: true; hookId: number; projectId: number };
+
+export const initial = (): ProjectHook => ({ exists: false });
+export function evolve(s: ProjectHook, e: ProjectHookEvent): ProjectHook {
+  switch (e.type) {
+    case 'ProjectHookAdded':
+      return { exists: true, hookId: e.data.hookId, projectId: e.data.projectId };
+    case 'ProjectHookUpdated':
+      return s;
+    case 'ProjectHookRemoved':
+      return { exists: false };
+  }
+}
+export const projectHookDecider = { initial, evolve };
+
+const existing = (s: ProjectHook, projectId: number) => {
+  // A hook of another project is as unknown as a missing one (GitLab: `user_project.hooks.find`).
+  if (!s.exists || s.projectId !== projectId) throw new NotFound();
+  return s;
+};
+
+export function addHook(s: ProjectHook, hookId: number, projectId: number, settings: HookSettings, now: Date): ProjectHookEvent[] {
+  if (s.exists) throw new Error(`hook ${hookId} exists already`);
+  return [{ type: 'ProjectHookAdded', data: { hookId, projectId, ...settings, at: now.toISOString() } }];
+}
+
+/** PUT sends the whole hook again (GitLab requires `url`); the record is replaced. */
+export function updateHook(s: ProjectHook, projectId: number, settings: HookSettings, now: Date): ProjectHookEvent[] {
+  const h = existing(s, projectId);
+  return [{ type: 'ProjectHookUpdated', data: { hookId: h.hookId, projectId, settings, at: now.toISOString() } }];
+}
+
+export function removeHook(s: ProjectHook, projectId: number, now: Date): ProjectHookEvent[] {
+  const h = existing(s, projectId);
+  return [{ type: 'ProjectHookRemoved', data: { hookId: h.hookId, projectId, at: now.toISOString() } }];
+}

@@ -1,0 +1,128 @@
+import { ACCESS } from '@app/groups';
+import { Authenticated, CurrentActor, GitlabParams, intParam, NotFound, Page, pageParams, PaginationDto, ToBool, type Actor } from '@app/platform';
+import { ProjectQueries } from '@app/projects';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
+import { DataSource } from 'typeorm';
+import { ChangeProjectHook } from '../commands/hook.commands';
+import { HOOK_DEFAULTS, type HookSettings } from '../domain/project-hook';
+
+export class HookDto {
+  @IsDefined() @IsString() url: string;
+  @IsOptional() @ToBool() @IsBoolean() push_events?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() issues_events?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() merge_requests_events?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() tag_push_events?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() note_events?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() job_events?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() pipeline_events?: boolean;
+  /** GitLab's write name for what the hook record calls `wiki_page_events`. */
+  @IsOptional() @ToBool() @IsBoolean() wiki_events?: boolean;
+  @IsOptional() @ToBool() @IsBoolean() enable_ssl_verification?: boolean;
+  @IsOptional() @IsString() token?: string;
+}
+
+function settings(p: HookDto): HookSettings {
+  const d = HOOK_DEFAULTS.events;
+  return {
+    url: p.url.trim(),
+    token: p.token ? p.token : null,
+    enableSslVerification: p.enable_ssl_verification ?? HOOK_DEFAULTS.enableSslVerification,
+    events: {
+      pushEvents: p.push_events ?? d.pushEvents, tagPushEvents: p.tag_push_events ?? d.tagPushEvents, issuesEvents: p.issues_events ?? d.issuesEvents,
+      mergeRequestsEvents: p.merge_requests_events ?? d.mergeRequestsEvents, noteEvents: p.note_events ?? d.noteEvents,
+      jobEvents: p.job_events ?? d.jobEvents, pipelineEvents: p.pipeline_events ?? d.pipelineEvents, wikiPageEvents: p.wiki_events ?? d.wikiPageEvents,
+    },
+  };
+}
+
+interface HookRow {
+  id: number;
+  url: string;
+  project_id: number;
+  push_events: boolean;
+  tag_push_events: boolean;
+  issues_events: boolean;
+  merge_requests_events: boolean;
+  note_events: boolean;
+  job_events: boolean;
+  pipeline_events: boolean;
+  wiki_page_events: boolean;
+  enable_ssl_verification: boolean;
+  created_at: Date;
+}
+
+/** GitLab's ProjectHook entity. The secret `token` is never returned. */
+export const serializeHook = (h: HookRow) => ({
+  id: h.id,
+  url: h.url,
+  created_at: new Date(h.created_at).toISOString(),
+  push_events: h.push_events,
+  tag_push_events: h.tag_push_events,
+  repository_update_events: false,
+  enable_ssl_verification: h.enable_ssl_verification,
+  project_id: h.project_id,
+  issues_events: h.issues_events,
+  merge_requests_events: h.merge_requests_events,
+  note_events: h.note_events,
+  pipeline_events: h.pipeline_events,
+  wiki_page_events: h.wiki_page_events,
+  job_events: h.job_events,
+});
+
+const COLUMNS = `id, url, project_id, push_events, tag_push_events, issues_events, merge_requests_events, note_events, job_events,
+  pipeline_events, wiki_page_events, enable_ssl_verification, created_at`;
+
+/** Project hooks: maintainers, owners and administrators only; invisible projects answer 404. */
+@Controller('projects/:id/hooks')
+@Authenticated()
+export class ProjectHooksController {
+  constructor(private readonly commands: CommandBus, private readonly projects: ProjectQueries, private readonly db: DataSource) {}
+
+  private async hook(projectId: number, hookId: number): Promise<HookRow> {
+    const [row] = await this.db.query(`select ${COLUMNS} from project_hooks where id = $1 and project_id = $2`, [hookId, projectId]);
+    if (!row) throw new NotFound();
+    return row;
+  }
+
+  @Get()
+  async list(@Param('id') id: string, @GitlabParams() q: PaginationDto, @CurrentActor() actor: Actor) {
+    const project = await this.projects.require(id, actor, ACCESS.maintainer);
+    const page = pageParams(q);
+    const [{ total }] = await this.db.query(`select count(*)::int as total from project_hooks where project_id = $1`, [project.id]);
+    const rows = await this.db.query(`select ${COLUMNS} from project_hooks where project_id = $1 order by id offset $2 limit $3`, [
+      project.id, page.offset, page.perPage,
+    ]);
+    return new Page(rows.map(serializeHook), total, page);
+  }
+
+  @Get(':hook_id')
+  async get(@Param('id') id: string, @Param('hook_id', intParam('hook_id')) hookId: number, @CurrentActor() actor: Actor) {
+    const project = await this.projects.require(id, actor, ACCESS.maintainer);
+    return serializeHook(await this.hook(project.id, hookId));
+  }
+
+  @Post()
+  async add(@Param('id') id: string, @GitlabParams() p: HookDto, @CurrentActor() actor: Actor) {
+    const { projectId, hookId } = await this.commands.execute(new ChangeProjectHook(id, { kind: 'add', settings: settings(p) }, actor));
+    return serializeHook(await this.hook(projectId, hookId));
+  }
+
+  @Put(':hook_id')
+  async update(@Param('id') id: string, @Param('hook_id', intParam('hook_id')) hookId: number, @GitlabParams() p: HookDto, @CurrentActor() actor: Actor) {
+    const project = await this.projects.require(id, actor, ACCESS.maintainer);
+    await this.hook(project.id, hookId);
+    await this.commands.execute(new ChangeProjectHook(project.id, { kind: 'update', hookId, settings: settings(p) }, actor));
+    return serializeHook(await this.hook(project.id, hookId));
+  }
+
+  /** GitLab 10.x: 204, and 404 for an unknown hook (its docs call this idempotent; its code does not). */
+  @Delete(':hook_id')
+  @HttpCode(204)
+  async remove(@Param('id') id: string, @Param('hook_id', intParam('hook_id')) hookId: number, @CurrentActor() actor: Actor): Promise<void> {
+    const project = await this.projects.require(id, actor, ACCESS.maintainer);
+    await this.hook(project.id, hookId);
+    await this.commands.execute(new ChangeProjectHook(project.id, { kind: 'remove', hookId }, actor));
+  }
+}

@@ -1,0 +1,42 @@
+import type { DomainEvent, Projector, Recorded } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { HookSettings, ProjectHookEvent } from '../domain/project-hook';
+
+const columns = (s: HookSettings) => [
+  s.url, s.token, s.events.pushEvents, s.events.tagPushEvents, s.events.issuesEvents, s.events.mergeRequestsEvents, s.events.noteEvents,
+  s.events.jobEvents, s.events.pipelineEvents, s.events.wikiPageEvents, s.enableSslVerification,
+];
+
+/** `project_hooks`; a deleted project's hooks go with it (on delete cascade). */
+@Injectable()
+export class ProjectHookProjection implements Projector {
+  readonly name = 'project_hooks';
+  readonly tables = ['project_hooks'];
+  readonly eventTypes = ['ProjectHookAdded', 'ProjectHookUpdated', 'ProjectHookRemoved'];
+
+  async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
+    const e = event as Recorded<ProjectHookEvent>;
+    switch (e.type) {
+      case 'ProjectHookAdded':
+        // A hook added by a command racing the project's deletion finds no project: nothing to keep.
+        await db.query(
+          `insert into project_hooks (id, project_id, url, token, push_events, tag_push_events, issues_events, merge_requests_events, note_events,
+             job_events, pipeline_events, wiki_page_events, enable_ssl_verification, created_at)
+           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 where exists (select 1 from projects where id = $2)`,
+          [e.data.hookId, e.data.projectId, ...columns(e.data), e.data.at],
+        );
+        return;
+      case 'ProjectHookUpdated':
+        await db.query(
+          `update project_hooks set url = $2, token = $3, push_events = $4, tag_push_events = $5, issues_events = $6, merge_requests_events = $7,
+             note_events = $8, job_events = $9, pipeline_events = $10, wiki_page_events = $11, enable_ssl_verification = $12 where id = $1`,
+          [e.data.hookId, ...columns(e.data.settings)],
+        );
+        return;
+      case 'ProjectHookRemoved':
+        await db.query(`delete from project_hooks where id = $1`, [e.data.hookId]);
+        return;
+    }
+  }
+}
