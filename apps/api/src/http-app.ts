@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { LodeModule, type LodeParts } from './lode.module';
 
 export const API_PREFIX = 'api/v4';
+const PROJECT_UPLOAD = /^\/api\/v4\/projects\/[^/]+\/uploads\/?$/;
 const BODY_LIMIT = '1mb';
 
 /** Log levels from `LODE_LOG_LEVEL`: the named level and every more severe one. */
@@ -50,13 +51,15 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.use(requestContextMiddleware);
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));
-  app.use(upload);
+  // Project uploads stream their own body to disk under a size limit (libs/projects/src/uploads).
+  app.use((req: Request, res: Response, next: NextFunction) => (PROJECT_UPLOAD.test(req.path) && req.method === 'POST' ? next() : upload(req, res, next)));
   app.use(removeTemporaryUploads);
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [
       { path: '-/health', method: RequestMethod.GET },
       { path: '-/readiness', method: RequestMethod.GET },
       { path: 'uploads/-/system/user/avatar/:id/:filename', method: RequestMethod.GET },
+      { path: '*path/uploads/:secret/:filename', method: RequestMethod.GET },
     ],
   });
   app.useGlobalPipes(new GitlabValidationPipe());

@@ -11,6 +11,7 @@ import { ProjectCustomAttributesController, ProjectListsController, ProjectMembe
 import { ProjectsController } from './http/projects.controller';
 import { ProjectProjection } from './projections/project.projection';
 import { ProjectQueries } from './queries/project.queries';
+import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
 
 /** The groups context asks this port what visibility a namespace's projects need. */
 @Injectable()
@@ -49,6 +50,7 @@ export class ProjectsModule implements OnModuleInit {
   imports: [ProjectsModule, UsersModule, GroupsModule],
   controllers: [
     ProjectsController, GroupsController, ProjectListsController, ProjectMembersController, ProjectSharingController, ProjectCustomAttributesController,
+    ProjectUploadsController, UploadsController,
   ],
 })
 export class ProjectsHttpModule {}

@@ -1,6 +1,6 @@
 import busboy from 'busboy';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { extname, join } from 'node:path';
@@ -170,6 +170,7 @@ export async function receiveUpload(
     let settled = false;
     let file: busboy.FileStream | undefined;
     let stored: Promise<StoredUpload> | undefined;
+    let out: WriteStream | undefined;
     let received = 0;
 
     const fail = (err: unknown): void => {
@@ -178,8 +179,10 @@ export async function receiveUpload(
       req.unpipe(parser);
       parser.destroy();
       file?.destroy();
-      // Only once the write stream has closed can the partial file not reappear after we remove it.
-      const written = stored?.catch(() => undefined) ?? Promise.resolve();
+      // Only once the write stream has closed can the partial file not reappear after we remove it. It is
+      // destroyed here rather than left to the pipeline, which does not always hear of the part's end.
+      out?.destroy();
+      const written = out && !out.closed ? new Promise<void>((done) => out!.once('close', () => done())) : Promise.resolve();
       void written
         .then(() => rm(secretDir, { recursive: true, force: true }))
         .then(() => reject(err), () => reject(err));
@@ -194,22 +197,25 @@ export async function receiveUpload(
         return;
       }
       file = stream;
-      stream.on('limit', () => fail(new UploadTooLarge()));
+      // busboy emits 'limit' in the middle of its own write and goes on touching the part afterwards:
+      // tearing the parser down there makes it throw, so fail on the next turn.
+      stream.on('limit', () => setImmediate(() => fail(new UploadTooLarge())));
       const filename = cleanFileName(info.filename ?? '');
       const path = join(secretDir, filename);
       stored = (async () => {
         await mkdir(secretDir, { recursive: true });
         if (settled) throw new Error('upload abandoned');
-        const out = createWriteStream(path, { flags: 'wx' });
+        out = createWriteStream(path, { flags: 'wx' });
+        const target = out;
         try {
-          await pipeline(stream, out);
+          await pipeline(stream, target);
         } catch (err) {
           // busboy fails the part when the body ends inside it: the client's fault, not the disk's.
           throw stream.errored ? new UploadMalformed((stream.errored as Error).message) : err;
         } finally {
-          if (!out.closed) await new Promise<void>((done) => out.once('close', () => done()));
+          if (!target.closed) await new Promise<void>((done) => target.once('close', () => done()));
         }
-        return { secret, filename, size: out.bytesWritten, path };
+        return { secret, filename, size: target.bytesWritten, path };
       })();
       stored.catch(fail);
     });
