@@ -65,7 +65,9 @@ describe('outbox relay into BullMQ', () => {
 
     // The relay tries and fails meanwhile: the rows wait, with the failure noted.
     await eventually(async () => Number((await t.db.query(`select count(*) from outbox where attempts > 0`))[0].count) > 0, 15_000);
-    expect(await pending()).toBe(3);
+    // Each UserDeleted waits with its two jobs: the user's files and their group memberships.
+    const waiting = await t.db.query(`select name, count(*)::int as n from outbox where dispatched_at is null group by name order by name`);
+    expect(waiting).toEqual([{ name: 'deleted-user', n: 3 }, { name: 'remove-user-files', n: 3 }]);
     for (const u of users) expect(existsSync(u.dir)).toBe(true);
 
     await proxy.start();

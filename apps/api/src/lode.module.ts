@@ -1,9 +1,9 @@
 import {
   dataSourceOptions, EventStore1763780000000, LodeConfig, PlatformModule, redisOptions, VersionController,
 } from '@app/platform';
-import { Groups1763780000300, GroupsHttpModule, GroupsModule } from '@app/groups';
+import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
 import { Hooks1763780000500, HooksHttpModule, HooksModule } from '@app/hooks';
-import { Projects1763780000400, ProjectsHttpModule, ProjectsModule } from '@app/projects';
+import { Projects1763780000400, ProjectsHttpModule, ProjectsModule, ProjectsWorkerModule } from '@app/projects';
 import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
@@ -36,7 +36,7 @@ export class LodeModule {
         HooksModule,
         ...(parts.http ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule, HooksHttpModule] : []),
         ...(parts.worker
-          ? [BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }), UsersWorkerModule]
+          ? [BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }), UsersWorkerModule, GroupsWorkerModule, ProjectsWorkerModule]
           : []),
       ],
       controllers: parts.http ? [VersionController] : [],

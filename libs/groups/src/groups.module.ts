@@ -1,4 +1,4 @@
-import { ProjectionRegistry } from '@app/platform';
+import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { UsersModule } from '@app/users';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -10,6 +10,7 @@ import { GroupMembersController } from './http/group-members.controller';
 import { MemberRecord, NamespaceRecord } from './projections/namespace.record';
 import { NamespaceProjection } from './projections/namespace.projection';
 import { GroupQueries } from './queries/group.queries';
+import { deletedUserRoute, ForgetDeletedUserHandler } from './jobs/deleted-user.job';
 import { NamespaceAccess } from './queries/namespace-access';
 
 /** Namespaces, groups and memberships: commands, projection and queries. */
@@ -17,15 +18,16 @@ import { NamespaceAccess } from './queries/namespace-access';
   imports: [UsersModule, TypeOrmModule.forFeature([NamespaceRecord, MemberRecord])],
   providers: [
     CreateGroupHandler, UpdateGroupHandler, DeleteGroupHandler, ChangeGroupMemberHandler, ChangeGroupCustomAttributeHandler,
-    NamespaceProjection, NamespaceAccess, GroupQueries,
+    ForgetDeletedUserHandler, NamespaceProjection, NamespaceAccess, GroupQueries,
   ],
   exports: [NamespaceAccess, GroupQueries],
 })
 export class GroupsModule implements OnModuleInit {
-  constructor(private readonly projections: ProjectionRegistry, private readonly projection: NamespaceProjection) {}
+  constructor(private readonly projections: ProjectionRegistry, private readonly routes: OutboxRoutes, private readonly projection: NamespaceProjection) {}
 
   onModuleInit(): void {
     this.projections.register(this.projection);
+    this.routes.register(deletedUserRoute);
   }
 }
 

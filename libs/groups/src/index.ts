@@ -1,5 +1,6 @@
 /** The groups context: namespaces (personal and groups), their ancestry and memberships. */
 export { GroupsModule, GroupsHttpModule } from './groups.module';
+export { GroupsWorkerModule } from './groups-worker.module';
 export { Groups1763780000300 } from './migrations/1763780000300-groups';
 export { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, VISIBILITIES, visibilityLevel, moreOpenThan, type Visibility } from './domain/access-level';
 export type { GroupEvent, GroupSettings } from './domain/group';

@@ -1,5 +1,7 @@
 /** The projects context: projects, stars, shares, members of projects, and the group endpoints that show projects. */
 export { ProjectsModule, ProjectsHttpModule } from './projects.module';
+export { ProjectsWorkerModule } from './projects-worker.module';
+export { GIT_QUEUE } from './jobs/git-jobs';
 export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectQueries, type ProjectRow } from './queries/project.queries';
 export type { ProjectEvent } from './domain/project';

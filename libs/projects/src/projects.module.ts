@@ -1,11 +1,15 @@
 import { GroupsModule, NamespaceContents } from '@app/groups';
-import { ProjectionRegistry } from '@app/platform';
+import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { UsersModule } from '@app/users';
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ChangeProjectHandler } from './commands/change-project.command';
 import { CreateProjectHandler } from './commands/create-project.command';
 import { StarProjectHandler } from './commands/star-project.command';
+import { ForkProjectHandler } from './commands/fork-project.command';
+import { ChangeForkRelationHandler, RecordGitJobOutcomeHandler, RequestHousekeepingHandler } from './commands/project-maintenance.commands';
+import { ForksController } from './http/forks.controller';
+import { gitJobsRoute } from './jobs/git-jobs';
 import { GroupsController } from './http/groups.controller';
 import { ProjectCustomAttributesController, ProjectListsController, ProjectMembersController, ProjectSharingController } from './http/project-relations.controller';
 import { ProjectsController } from './http/projects.controller';
@@ -33,16 +37,18 @@ export class ProjectNamespaceContents extends NamespaceContents {
 @Module({
   imports: [UsersModule, GroupsModule],
   providers: [
-    CreateProjectHandler, ChangeProjectHandler, StarProjectHandler, ProjectProjection, ProjectQueries,
+    CreateProjectHandler, ChangeProjectHandler, StarProjectHandler, ForkProjectHandler, ChangeForkRelationHandler, RequestHousekeepingHandler,
+    RecordGitJobOutcomeHandler, ProjectProjection, ProjectQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
   ],
   exports: [ProjectQueries, NamespaceContents],
 })
 export class ProjectsModule implements OnModuleInit {
-  constructor(private readonly projections: ProjectionRegistry, private readonly projection: ProjectProjection) {}
+  constructor(private readonly projections: ProjectionRegistry, private readonly routes: OutboxRoutes, private readonly projection: ProjectProjection) {}
 
   onModuleInit(): void {
     this.projections.register(this.projection);
+    this.routes.register(gitJobsRoute);
   }
 }
 
@@ -50,7 +56,7 @@ export class ProjectsModule implements OnModuleInit {
   imports: [ProjectsModule, UsersModule, GroupsModule],
   controllers: [
     ProjectsController, GroupsController, ProjectListsController, ProjectMembersController, ProjectSharingController, ProjectCustomAttributesController,
-    ProjectUploadsController, UploadsController,
+    ProjectUploadsController, UploadsController, ForksController,
   ],
 })
 export class ProjectsHttpModule {}

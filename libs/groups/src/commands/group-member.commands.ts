@@ -1,4 +1,4 @@
-import { Clock, EventStore, NotFound, type Actor } from '@app/platform';
+import { Clock, EventStore, Forbidden, NotFound, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { ACCESS } from '../domain/access-level';
@@ -22,8 +22,10 @@ export class ChangeGroupMemberHandler implements ICommandHandler<ChangeGroupMemb
   constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly access: NamespaceAccess, private readonly db: DataSource) {}
 
   async execute({ groupId, change, actor }: ChangeGroupMember): Promise<void> {
-    const leaving = change.kind === 'remove' && change.userId === actor.id;
-    const group = await this.access.requireGroup(groupId, actor, leaving ? ACCESS.none : ACCESS.owner);
+    const group = await this.access.visibleGroup(groupId, actor);
+    const manages = actor.isAdmin || group.accessLevel >= ACCESS.owner;
+    // GitLab checks the caller's rights before anything else on POST and PUT; DELETE looks the member up first.
+    if (change.kind !== 'remove' && !manages) throw new Forbidden();
     if (change.kind === 'add') {
       const [user] = await this.db.query(`select id from users where id = $1`, [change.userId]);
       if (!user) throw new NotFound('User');
@@ -32,7 +34,7 @@ export class ChangeGroupMemberHandler implements ICommandHandler<ChangeGroupMemb
     await this.store.decide(`group-${group.id}`, groupDecider, (s) => {
       if (change.kind === 'add') return addMember(s, change.userId, change.accessLevel, change.expiresAt, now);
       if (change.kind === 'update') return updateMember(s, change.userId, change.accessLevel, change.expiresAt, now);
-      return removeMember(s, change.userId, now);
+      return removeMember(s, change.userId, now, manages || change.userId === actor.id);
     });
   }
 }

@@ -1,9 +1,9 @@
 import { Clock, EventStore, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
-import { Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
-import { ACCESS, type Visibility } from '../domain/access-level';
-import { create, groupDecider, remove, update, type GroupSettings } from '../domain/group';
+import { ACCESS, moreOpenThan, type Visibility } from '../domain/access-level';
+import { create, groupDecider, remove, update, type GroupSettings, type Surroundings } from '../domain/group';
 import { NamespaceAccess, NamespaceContents } from '../queries/namespace-access';
 
 /** GitLab: a taken path answers 400 `Failed to save group {:path=>["has already been taken"]}`. */
@@ -54,8 +54,20 @@ export class UpdateGroupHandler implements ICommandHandler<UpdateGroup> {
     private readonly clock: Clock,
     private readonly access: NamespaceAccess,
     private readonly db: DataSource,
-    @Optional() private readonly contents?: NamespaceContents,
+    private readonly moduleRef: ModuleRef,
   ) {}
+
+  /**
+   * The projects context provides the port from a module this one cannot import (it sits to the
+   * right), so it is looked up across the application; a Lode without projects has none to bound.
+   */
+  private contents(): NamespaceContents | undefined {
+    try {
+      return this.moduleRef.get(NamespaceContents, { strict: false });
+    } catch {
+      return undefined;
+    }
+  }
 
   async execute({ groupId, changes, actor }: UpdateGroup): Promise<void> {
     const group = await this.access.requireGroup(groupId, actor, ACCESS.owner);
@@ -63,15 +75,13 @@ export class UpdateGroupHandler implements ICommandHandler<UpdateGroup> {
     await this.store.decide(`group-${group.id}`, groupDecider, (s) => update(s, changes, around, this.clock.now())).catch(rethrowPathTaken);
   }
 
-  /** The parent's visibility and the widest visibility below (subgroups and projects), which bound a change. */
-  private async surroundings(groupId: number, parentId: number | null) {
+  /** The parent's visibility and the widest visibilities below (subgroups, projects), which bound a change. */
+  private async surroundings(groupId: number, parentId: number | null): Promise<Surroundings> {
     const [parent] = parentId === null ? [] : await this.db.query(`select visibility from namespaces where id = $1`, [parentId]);
     const rows: { visibility: Visibility }[] = await this.db.query(`select visibility from namespaces where parent_id = $1`, [groupId]);
-    const projects = await this.contents?.widestProjectVisibility(groupId);
-    if (projects) rows.push({ visibility: projects });
-    const rank = { private: 0, internal: 1, public: 2 } as const;
-    const widest = rows.reduce<Visibility | undefined>((w, r) => (!w || rank[r.visibility] > rank[w] ? r.visibility : w), undefined);
-    return { parentVisibility: parent?.visibility as Visibility | undefined, widestChildVisibility: widest };
+    const widestSubgroupVisibility = rows.reduce<Visibility | undefined>((w, r) => (!w || moreOpenThan(r.visibility, w) ? r.visibility : w), undefined);
+    const widestProjectVisibility = await this.contents()?.widestProjectVisibility(groupId);
+    return { parentVisibility: parent?.visibility as Visibility | undefined, widestSubgroupVisibility, widestProjectVisibility };
   }
 }
 

@@ -79,8 +79,10 @@ const tooLong = 'is too long (maximum is 255 characters)';
 /** What the rest of the hierarchy allows, read from the read models by the handler. */
 export interface Surroundings {
   parentVisibility?: Visibility;
-  /** The most open visibility among the group's projects and subgroups. */
-  widestChildVisibility?: Visibility;
+  /** The most open visibility among the group's direct subgroups. */
+  widestSubgroupVisibility?: Visibility;
+  /** The most open visibility among the group's projects. */
+  widestProjectVisibility?: Visibility;
 }
 
 export function validateSettings(p: Partial<GroupSettings>, topLevel: boolean, around: Surroundings, errors = new FieldErrors()): FieldErrors {
@@ -95,8 +97,11 @@ export function validateSettings(p: Partial<GroupSettings>, topLevel: boolean, a
   if (p.visibility !== undefined) {
     if (around.parentVisibility && moreOpenThan(p.visibility, around.parentVisibility))
       errors.add('visibility_level', `${p.visibility} is not allowed since the parent group has a ${around.parentVisibility} visibility.`);
-    if (around.widestChildVisibility && moreOpenThan(around.widestChildVisibility, p.visibility))
-      errors.add('visibility_level', `${p.visibility} is not allowed since there are sub-groups or projects with higher visibility.`);
+    // GitLab's wording, one message per reason (Group#visibility_level_allowed_by_projects / _by_sub_groups).
+    if (around.widestProjectVisibility && moreOpenThan(around.widestProjectVisibility, p.visibility))
+      errors.add('visibility_level', `${p.visibility} is not allowed since this group contains projects with higher visibility.`);
+    if (around.widestSubgroupVisibility && moreOpenThan(around.widestSubgroupVisibility, p.visibility))
+      errors.add('visibility_level', `${p.visibility} is not allowed since there are sub-groups with higher visibility.`);
   }
   return errors;
 }
@@ -140,17 +145,23 @@ export function addMember(s: Group, userId: number, accessLevel: number, expires
   return [{ type: 'GroupMemberAdded', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
 }
 
-/** A group must keep an owner: the last one can be neither demoted nor removed. */
+/** A group must keep an owner: the last one can be neither demoted nor removed (not even by an administrator). */
 export function updateMember(s: Group, userId: number, accessLevel: number, expiresAt: string | null, now: Date): GroupEvent[] {
   const g = existing(s);
-  if (!(userId in g.members)) throw new NotFound('Member');
+  // GitLab's `members.find_by!`: ActiveRecord's bare "404 Not found".
+  if (!(userId in g.members)) throw new NotFound();
   if (g.members[userId] === 50 && accessLevel !== 50 && owners(g) === 1) throw new Forbidden('The last owner cannot be demoted');
   return [{ type: 'GroupMemberUpdated', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
 }
 
-export function removeMember(s: Group, userId: number, now: Date, userDeleted = false): GroupEvent[] {
+/**
+ * `mayRemove` is whether the caller manages the group's members (or is the member leaving); GitLab
+ * finds the member first, so a missing one is a 404 even for a caller who could not remove it.
+ */
+export function removeMember(s: Group, userId: number, now: Date, mayRemove = true, userDeleted = false): GroupEvent[] {
   const g = existing(s);
-  if (!(userId in g.members)) throw new NotFound('Member');
+  if (!(userId in g.members)) throw new NotFound();
+  if (!mayRemove) throw new Forbidden();
   if (!userDeleted && g.members[userId] === 50 && owners(g) === 1) throw new Forbidden('The last owner cannot be removed');
   return [{ type: 'GroupMemberRemoved', data: { groupId: g.groupId, userId, at: now.toISOString() } }];
 }

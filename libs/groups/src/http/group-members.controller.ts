@@ -16,8 +16,12 @@ export function expiresAt(value: string | null | undefined): string | null {
   return value;
 }
 
-/** GitLab's group members API: anyone who sees the group sees its members; owners change them. */
+/**
+ * GitLab's group members API: signed-in callers who see the group see its direct members (the whole
+ * members API authenticates first, so anonymous callers get 401 even on public groups); owners change them.
+ */
 @Controller('groups/:id/members')
+@Authenticated()
 export class GroupMembersController {
   constructor(
     private readonly commands: CommandBus,
@@ -31,7 +35,7 @@ export class GroupMembersController {
   }
 
   @Get()
-  async list(@Param('id') id: string, @GitlabParams() q: ListMembersDto, @CurrentActor() actor?: Actor) {
+  async list(@Param('id') id: string, @GitlabParams() q: ListMembersDto, @CurrentActor() actor: Actor) {
     const group = await this.access.visibleGroup(id, actor);
     const page = pageParams(q);
     const { rows, total } = await this.groups.members('namespace', group.id, q.query, page);
@@ -39,13 +43,12 @@ export class GroupMembersController {
   }
 
   @Get(':user_id')
-  async get(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @CurrentActor() actor?: Actor) {
+  async get(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @CurrentActor() actor: Actor) {
     const group = await this.access.visibleGroup(id, actor);
     return serializeMember(await this.groups.member('namespace', group.id, userId), this.urls);
   }
 
   @Post()
-  @Authenticated()
   async add(@Param('id') id: string, @GitlabParams() p: AddMemberDto, @CurrentActor() actor: Actor) {
     const group = await this.access.visibleGroup(id, actor);
     await this.commands.execute(
@@ -55,7 +58,6 @@ export class GroupMembersController {
   }
 
   @Put(':user_id')
-  @Authenticated()
   async update(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @GitlabParams() p: UpdateMemberDto, @CurrentActor() actor: Actor) {
     const group = await this.access.visibleGroup(id, actor);
     await this.commands.execute(
@@ -65,7 +67,6 @@ export class GroupMembersController {
   }
 
   @Delete(':user_id')
-  @Authenticated()
   @HttpCode(204)
   async remove(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @CurrentActor() actor: Actor): Promise<void> {
     const group = await this.access.visibleGroup(id, actor);

@@ -8,14 +8,16 @@ export const ACTIVE_MEMBER = `(m.expires_at is null or m.expires_at > current_da
 
 /**
  * SQL (for a `namespaces` row aliased `alias`) that is true when the caller may see the group:
- * public ones to everybody, internal ones to signed-in users, private ones to members of the group,
- * of an ancestor (inherited) or of a descendant (GitLab shows the parents of your groups), and
- * everything to administrators. `$uid` is the parameter holding the caller's id (or null).
+ * public ones to everybody, internal ones to signed-in users who are not external (GitLab's
+ * `VisibilityLevel.levels_for_user`), private ones to members of the group, of an ancestor
+ * (inherited) or of a descendant (GitLab shows the parents of your groups), and everything to
+ * administrators. `$uid` is the parameter holding the caller's id (or null).
  */
 export function groupVisibleSql(alias: string, actor: Actor | undefined, uid: string): string {
   if (actor?.isAdmin) return 'true';
   if (!actor) return `${alias}.visibility = 'public'`;
-  return `(${alias}.visibility in ('public', 'internal')
+  return `(${alias}.visibility = 'public'
+    or (${alias}.visibility = 'internal' and exists (select 1 from users u where u.id = ${uid} and not u.external))
     or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
                 where c.descendant_id = ${alias}.id and m.user_id = ${uid} and ${ACTIVE_MEMBER})
     or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.descendant_id

@@ -1,13 +1,13 @@
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
-import { Clock, EventStore, NotFound, type Actor } from '@app/platform';
+import { Clock, EventStore, Forbidden, NotFound, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import {
   addMember, archive, projectDecider, remove, removeCustomAttribute, removeMember, setCustomAttribute, share, transfer, unarchive, unshare,
-  update, updateMember, type ProjectEvent, type ProjectSettings, type Project,
+  update, updateMember, validateSettings, type ProjectEvent, type ProjectSettings, type Project,
 } from '../domain/project';
 import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
-import { rethrowTakenNameOrPath } from './create-project.command';
+import { addTakenNameOrPath, rethrowTakenNameOrPath } from './create-project.command';
 
 /** Every change to an existing project, with the level each needs (administrators pass every check). */
 export type ProjectChange =
@@ -37,6 +37,15 @@ const REQUIRED: Record<ProjectChange['kind'], number> = {
   'custom-attribute': Number.POSITIVE_INFINITY, // administrators only
 };
 
+/**
+ * GitLab's PUT asks `rename_project` when a name is given and `change_visibility_level` when a
+ * visibility is: both are owner rights, while the other settings take maintainer (`admin_project`).
+ */
+function requiredLevel(change: ProjectChange): number {
+  if (change.kind === 'update' && (change.changes.name || change.changes.visibility)) return ACCESS.owner;
+  return REQUIRED[change.kind];
+}
+
 export class ChangeProject extends Command<ProjectRow> {
   constructor(readonly project: string | number, readonly change: ProjectChange, readonly actor: Actor) {
     super();
@@ -55,9 +64,20 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
   ) {}
 
   async execute({ project, change, actor }: ChangeProject): Promise<ProjectRow> {
-    // Any member may leave a project on their own.
-    const leaving = change.kind === 'remove-member' && change.userId === actor.id;
-    const row = await this.projects.require(project, actor, leaving ? 0 : REQUIRED[change.kind]);
+    let row: ProjectRow;
+    if (change.kind === 'remove-member') {
+      // GitLab looks the membership up (404) before asking whether the caller may remove it; any
+      // member may leave a project on their own.
+      row = await this.projects.getVisible(project, actor);
+      const [member] = await this.db.query(`select 1 from members where source_type = 'project' and source_id = $1 and user_id = $2`, [row.id, change.userId]);
+      if (!member) throw new NotFound();
+      if (change.userId !== actor.id && !actor.isAdmin && row.access < ACCESS.maintainer) throw new Forbidden();
+    } else {
+      row = await this.projects.require(project, actor, requiredLevel(change));
+    }
+    // GitLab's ProjectMemberPolicy: the owner of a personal project keeps their membership, whoever asks.
+    if ((change.kind === 'update-member' || change.kind === 'remove-member') && row.ns_kind === 'user' && row.owner_id === change.userId)
+      throw new Forbidden();
     const now = this.clock.now();
     const decide = await this.decision(row, change, now, actor);
     await this.store.decide(`project-${row.id}`, projectDecider, decide).catch(rethrowTakenNameOrPath);
@@ -67,8 +87,11 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
   private async decision(row: ProjectRow, c: ProjectChange, now: Date, actor: Actor): Promise<(s: Project) => ProjectEvent[]> {
     const groupVisibility = row.ns_kind === 'group' ? row.ns_visibility : undefined;
     switch (c.kind) {
-      case 'update':
+      case 'update': {
+        const errors = validateSettings(c.changes, groupVisibility);
+        (await addTakenNameOrPath(this.db, errors, row.namespace_id, c.changes, row.id)).throwIfAny();
         return (s) => update(s, c.changes, groupVisibility, now);
+      }
       case 'archive':
         return (s) => archive(s, now);
       case 'unarchive':

@@ -1,12 +1,31 @@
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
-import { Clock, EventStore, Forbidden, Invalid, NotFound, UniqueViolation, type Actor } from '@app/platform';
+import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { create, projectDecider, type ProjectSettings } from '../domain/project';
+import { create, projectDecider, validateSettings, type ProjectSettings } from '../domain/project';
 import { ProjectQueries } from '../queries/project.queries';
 
-/** GitLab: a taken name or path in the namespace is a 400 on the field(s) concerned. */
+/**
+ * GitLab validates uniqueness with the other validations, so a name and a path both taken (or a
+ * taken name and a malformed path) are reported together. Adds `has already been taken` for each
+ * given field another project of the namespace already uses (case-insensitively, as the indexes).
+ */
+export async function addTakenNameOrPath(
+  db: DataSource, errors: FieldErrors, namespaceId: number, fields: { name?: string; path?: string }, exceptProjectId?: number,
+): Promise<FieldErrors> {
+  if (fields.name === undefined && fields.path === undefined) return errors;
+  const [taken] = await db.query(
+    `select coalesce(bool_or(lower(name) = lower($2::text)), false) as name, coalesce(bool_or(lower(path) = lower($3::text)), false) as path
+       from projects where namespace_id = $1 and id <> coalesce($4::int, 0) and (lower(name) = lower($2::text) or lower(path) = lower($3::text))`,
+    [namespaceId, fields.name ?? null, fields.path ?? null, exceptProjectId ?? null],
+  );
+  if (taken.name) errors.add('name', 'has already been taken');
+  if (taken.path) errors.add('path', 'has already been taken');
+  return errors;
+}
+
+/** GitLab: a taken name or path in the namespace is a 400 on the field(s) concerned (the indexes catch races). */
 export function rethrowTakenNameOrPath(err: unknown): never {
   if (err instanceof UniqueViolation && err.constraint === 'projects_path_key') throw new Invalid({ path: ['has already been taken'] });
   if (err instanceof UniqueViolation && err.constraint === 'projects_name_key') throw new Invalid({ name: ['has already been taken'] });
@@ -35,17 +54,20 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     let target = personal;
     let namespaceVisibility: Visibility | undefined;
     if (namespaceId !== undefined && namespaceId !== personal.id) {
+      // GitLab's CreateService: a namespace that does not exist, or where the caller may not create
+      // projects, is a validation error on `namespace` (400), not a 404 or 403.
+      const denied = new Invalid({ namespace: ['is not valid'] });
       const ns = await this.namespaces.findNamespace(namespaceId);
-      if (!ns) throw new NotFound('Namespace');
+      if (!ns) throw denied;
       if (ns.kind === 'user') {
         // Another user's personal namespace: only administrators may put projects there.
-        if (!actor.isAdmin) throw new NotFound('Namespace');
+        if (!actor.isAdmin) throw denied;
       } else {
         // Creating in a group takes maintainer (GitLab 10.x: master) rights there.
         const group = await this.namespaces.visibleGroup(ns.id, actor).catch(() => {
-          throw new NotFound('Namespace');
+          throw denied;
         });
-        if (!actor.isAdmin && group.accessLevel < ACCESS.maintainer) throw new Forbidden();
+        if (!actor.isAdmin && group.accessLevel < ACCESS.maintainer) throw denied;
         namespaceVisibility = group.visibility;
       }
       target = ns;
@@ -54,14 +76,20 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
       const [owner] = await this.db.query(`select projects_limit from users where id = $1`, [target.ownerId]);
       const count = await this.projects.personalProjectCount(target.ownerId);
       if (owner && count >= owner.projects_limit)
-        throw new Forbidden(`Your project limit is ${owner.projects_limit} projects! Please contact your administrator to increase it`);
+        throw new Forbidden(
+          owner.projects_limit === 0
+            ? 'Personal project creation is not allowed. Please contact your administrator with questions'
+            : `Your project limit is ${owner.projects_limit} projects! Please contact your administrator to increase it`,
+        );
     }
+    const errors = validateSettings(settings, namespaceVisibility);
+    (await addTakenNameOrPath(this.db, errors, target.id, settings)).throwIfAny();
     const projectId = await this.store.nextId('project_id_seq');
     const runnersToken = randomBytes(15).toString('base64url');
     await this.store
       .decide(`project-${projectId}`, projectDecider, (s) =>
         create(s, {
-          projectId, namespaceId: target.id, settings, creatorId: actor.id, runnersToken, namespaceVisibility,
+          projectId, namespaceId: target.id, settings, creatorId: ownerId, runnersToken, namespaceVisibility,
           personalOwnerId: target.kind === 'user' ? target.ownerId ?? undefined : undefined,
         }, this.clock.now()),
       )

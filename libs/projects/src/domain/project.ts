@@ -1,5 +1,5 @@
-import { Conflict, FieldErrors, NotFound, NotModified } from '@app/platform';
-import { moreOpenThan, type Visibility } from '@app/groups';
+import { Conflict, FieldErrors, Invalid, NotFound, NotModified } from '@app/platform';
+import { moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
 
 /*
  * A project. Stream `project-<id>`. Stars live on their own streams (`star-<project>-<user>`), so a
@@ -46,25 +46,41 @@ export type ProjectEvent =
   | { type: 'ProjectSharedWithGroup'; data: { projectId: number; linkId: number; groupId: number; groupAccess: number; expiresAt: string | null; at: string } }
   | { type: 'ProjectUnsharedWithGroup'; data: { projectId: number; groupId: number; at: string } }
   | { type: 'ProjectCustomAttributeSet'; data: { projectId: number; key: string; value: string; at: string } }
-  | { type: 'ProjectCustomAttributeRemoved'; data: { projectId: number; key: string; at: string } };
+  | { type: 'ProjectCustomAttributeRemoved'; data: { projectId: number; key: string; at: string } }
+  // A new project made as a fork: created at once, its repository copied by the `fork-repository` job.
+  | { type: 'ProjectForked'; data: ProjectSettings & { projectId: number; namespaceId: number; creatorId: number; runnersToken: string; forkedFromId: number; at: string } }
+  | { type: 'ProjectImportStatusChanged'; data: { projectId: number; status: ImportStatus; error: string | null; at: string } }
+  // Administrators relate two existing projects (`POST /projects/:id/fork/:forked_from_id`) or undo it.
+  | { type: 'ProjectForkRelationCreated'; data: { projectId: number; forkedFromId: number; at: string } }
+  | { type: 'ProjectForkRelationRemoved'; data: { projectId: number; forkedFromId: number; at: string } }
+  | { type: 'ProjectHousekeepingRequested'; data: { projectId: number; at: string } }
+  | { type: 'ProjectHousekeepingFinished'; data: { projectId: number; at: string } };
+
+/** `none` for ordinary projects; a fork goes scheduled → started → finished (or failed). */
+export type ImportStatus = 'none' | 'scheduled' | 'started' | 'finished' | 'failed';
 
 export type Project =
   | { exists: false }
   | {
       exists: true; projectId: number; namespaceId: number; archived: boolean; settings: ProjectSettings;
       members: Record<number, number>; sharedWith: Record<number, number>; customAttributes: Record<string, string>;
+      forkedFromId: number | null; importStatus: ImportStatus; housekeepingPending: boolean;
     };
 
 export const initial = (): Project => ({ exists: false });
 
 export function evolve(s: Project, e: ProjectEvent): Project {
-  if (e.type === 'ProjectCreated') {
+  if (e.type === 'ProjectCreated' || e.type === 'ProjectForked') {
     const d = e.data;
+    const forkedFromId = e.type === 'ProjectForked' ? e.data.forkedFromId : null;
     const settings: ProjectSettings = {
       name: d.name, path: d.path, description: d.description, visibility: d.visibility, defaultBranch: d.defaultBranch,
       tagList: d.tagList, ciConfigPath: d.ciConfigPath, importUrl: d.importUrl, features: d.features,
     };
-    return { exists: true, projectId: d.projectId, namespaceId: d.namespaceId, archived: false, settings, members: {}, sharedWith: {}, customAttributes: {} };
+    return {
+      exists: true, projectId: d.projectId, namespaceId: d.namespaceId, archived: false, settings, members: {}, sharedWith: {}, customAttributes: {},
+      forkedFromId, importStatus: forkedFromId === null ? 'none' : 'scheduled', housekeepingPending: false,
+    };
   }
   if (!s.exists) return s;
   switch (e.type) {
@@ -102,6 +118,16 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       delete customAttributes[e.data.key];
       return { ...s, customAttributes };
     }
+    case 'ProjectImportStatusChanged':
+      return { ...s, importStatus: e.data.status };
+    case 'ProjectForkRelationCreated':
+      return { ...s, forkedFromId: e.data.forkedFromId };
+    case 'ProjectForkRelationRemoved':
+      return { ...s, forkedFromId: null };
+    case 'ProjectHousekeepingRequested':
+      return { ...s, housekeepingPending: true };
+    case 'ProjectHousekeepingFinished':
+      return { ...s, housekeepingPending: false };
   }
   return s;
 }
@@ -118,9 +144,14 @@ const NAME = /^[\p{L}\p{N}\p{Emoji_Presentation}_][\p{L}\p{N}\p{Pd}\p{Emoji_Pres
 const PATH = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
 const tooLong = 'is too long (maximum is 255 characters)';
 
-/** GitLab's default path for a name: `Foo Project` → `foo-project`. */
+/**
+ * GitLab's default path for a name, Rails' `parameterize`: accents dropped, every run of characters
+ * other than ASCII letters, digits, `-` and `_` (dots too) turned into one dash, no dash at either end,
+ * lower case. `Foo Project` → `foo-project`, `Café.Bar` → `cafe-bar`. It may come out empty, which
+ * the path validation then reports.
+ */
 export function pathFromName(name: string): string {
-  return name.trim().toLowerCase().replace(/[^a-z0-9_.-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').replace(/-{2,}/g, '-') || 'project';
+  return name.normalize('NFKD').replace(/\p{M}/gu, '').replace(/[^a-zA-Z0-9\-_]+/g, '-').replace(/-{2,}/g, '-').replace(/^-|-$/g, '').toLowerCase();
 }
 
 /** GitLab's Project validations, for the fields given. `namespaceVisibility` bounds a group project's visibility. */
@@ -134,7 +165,8 @@ export function validateSettings(p: Partial<ProjectSettings>, namespaceVisibilit
   if (p.path !== undefined) {
     if (!p.path) errors.add('path', "can't be blank");
     else if (p.path.length > 255) errors.add('path', tooLong);
-    else if (!PATH.test(p.path) || /(\.git|\.atom)$/i.test(p.path) || p.path.endsWith('.'))
+    // Unlike a namespace path, a project path may end in a dot (GitLab's PROJECT_PATH_FORMAT_REGEX).
+    else if (!PATH.test(p.path) || /(\.git|\.atom)$/i.test(p.path))
       errors.add('path', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'");
   }
   if (p.description !== undefined && p.description !== null && p.description.length > 2000) errors.add('description', 'is too long (maximum is 2000 characters)');
@@ -212,15 +244,22 @@ export function remove(s: Project, now: Date): ProjectEvent[] {
   return [{ type: 'ProjectDeleted', data: { projectId: p.projectId, namespaceId: p.namespaceId, at: now.toISOString() } }];
 }
 
+/** GitLab's ProjectMember validation: guest to maintainer; owner (50) is a group level only. */
+const checkMemberLevel = (accessLevel: number) => {
+  if (!PROJECT_ACCESS_LEVELS.includes(accessLevel)) throw new Invalid({ access_level: ['is not included in the list'] });
+};
+
 export function addMember(s: Project, userId: number, accessLevel: number, expiresAt: string | null, now: Date): ProjectEvent[] {
   const p = existing(s);
   if (Object.hasOwn(p.members, userId)) throw new Conflict('Member already exists');
+  checkMemberLevel(accessLevel);
   return [{ type: 'ProjectMemberAdded', data: { projectId: p.projectId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
 }
 
 export function updateMember(s: Project, userId: number, accessLevel: number, expiresAt: string | null, now: Date): ProjectEvent[] {
   const p = existing(s);
   if (!Object.hasOwn(p.members, userId)) throw new NotFound();
+  checkMemberLevel(accessLevel);
   return [{ type: 'ProjectMemberUpdated', data: { projectId: p.projectId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
 }
 
@@ -285,4 +324,62 @@ export const starDecider = {
 export function star(s: { starred: boolean }, projectId: number, userId: number, on: boolean, now: Date): StarEvent[] {
   if (s.starred === on) throw new NotModified();
   return [{ type: on ? 'ProjectStarred' : 'ProjectUnstarred', data: { projectId, userId, at: now.toISOString() } }];
+}
+
+/* Forks and housekeeping. */
+
+/** The new project of `POST /projects/:id/fork`: it exists at once, with its repository still to copy. */
+export function fork(
+  s: Project,
+  input: { projectId: number; namespaceId: number; settings: ProjectSettings; creatorId: number; runnersToken: string; forkedFromId: number; personalOwnerId?: number },
+  now: Date,
+): ProjectEvent[] {
+  if (s.exists) throw new Error(`project ${input.projectId} exists already`);
+  const at = now.toISOString();
+  const { personalOwnerId, settings, ...ids } = input;
+  const events: ProjectEvent[] = [{ type: 'ProjectForked', data: { ...ids, ...settings, tagList: [...settings.tagList], at } }];
+  if (personalOwnerId !== undefined)
+    events.push({ type: 'ProjectMemberAdded', data: { projectId: input.projectId, userId: personalOwnerId, accessLevel: 40, expiresAt: null, at } });
+  return events;
+}
+
+const IMPORT_MOVES: Record<ImportStatus, ImportStatus[]> = {
+  none: [], scheduled: ['started', 'failed'], started: ['finished', 'failed', 'started'], finished: [], failed: ['started'],
+};
+
+/**
+ * The fork job reports its progress. A repeated report (a job run twice) changes nothing; a move the
+ * state machine does not allow is ignored too, so a late report never reopens a finished import.
+ */
+export function recordImportStatus(s: Project, status: ImportStatus, error: string | null, now: Date): ProjectEvent[] {
+  if (!s.exists) return []; // deleted while its job ran
+  if (s.importStatus === status || !IMPORT_MOVES[s.importStatus].includes(status)) return [];
+  return [{ type: 'ProjectImportStatusChanged', data: { projectId: s.projectId, status, error: status === 'failed' ? error : null, at: now.toISOString() } }];
+}
+
+/** GitLab: relating an already forked project is 409 `Project already forked`. */
+export function createForkRelation(s: Project, forkedFromId: number, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (p.forkedFromId !== null) throw new Conflict('Project already forked');
+  if (forkedFromId === p.projectId) throw new Conflict('Project cannot be forked from itself');
+  return [{ type: 'ProjectForkRelationCreated', data: { projectId: p.projectId, forkedFromId, at: now.toISOString() } }];
+}
+
+/** GitLab answers 304 when the project is not a fork. */
+export function removeForkRelation(s: Project, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (p.forkedFromId === null) throw new NotModified();
+  return [{ type: 'ProjectForkRelationRemoved', data: { projectId: p.projectId, forkedFromId: p.forkedFromId, at: now.toISOString() } }];
+}
+
+/** One housekeeping at a time per project: a second request while one is pending is 409. */
+export function requestHousekeeping(s: Project, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (p.housekeepingPending) throw new Conflict('Housekeeping is already pending for this project');
+  return [{ type: 'ProjectHousekeepingRequested', data: { projectId: p.projectId, at: now.toISOString() } }];
+}
+
+export function finishHousekeeping(s: Project, now: Date): ProjectEvent[] {
+  if (!s.exists || !s.housekeepingPending) return [];
+  return [{ type: 'ProjectHousekeepingFinished', data: { projectId: s.projectId, at: now.toISOString() } }];
 }

@@ -2,14 +2,14 @@ import {
   CreateGroup, CreateGroupDto, DeleteGroup, GroupQueries, ListGroupsDto, NamespaceAccess, serializeGroup, UpdateGroup, UpdateGroupDto,
   type GroupSettings, type NamespaceRecord,
 } from '@app/groups';
-import { AdminOnly, Authenticated, BadParameter, BadRequestMessage, CurrentActor, GitlabParams, Invalid, LodeConfig, Page, pageParams, RouteIntPipe, type Actor } from '@app/platform';
+import { AdminOnly, Authenticated, BadParameter, BadRequestMessage, CurrentActor, GitlabParams, Invalid, LodeConfig, Page, pageParams, type Actor } from '@app/platform';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { ChangeProject } from '../commands/change-project.command';
-import { ProjectQueries } from '../queries/project.queries';
-import { customAttributeFilter, listFilters, presentProjects } from './projects.controller';
-import { serializeProject } from './project.serializer';
+import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
+import { customAttributeFilter, listFilters } from './projects.controller';
+import { serializeProject, serializeProjectSimple } from './project.serializer';
 import { ListProjectsDto } from './projects.dto';
 
 /**
@@ -114,16 +114,21 @@ export class GroupsController {
   async groupProjects(@Param('id') id: string, @GitlabParams() q: ListProjectsDto, @CurrentActor() actor?: Actor) {
     const group = await this.namespaces.visibleGroup(id, actor);
     const page = pageParams(q);
-    // GitLab's group project list hides archived projects unless asked, and takes fewer filters than /projects.
-    const f = listFilters({ ...q, archived: q.archived ?? false, membership: undefined, with_issues_enabled: undefined, with_merge_requests_enabled: undefined, custom_attributes: undefined }, actor);
-    const { rows, total } = await this.projects.list(actor, { ...f, namespaceId: group.id }, page);
-    return new Page(await presentProjects(this.projects, rows, { externalUrl: this.config.externalUrl, actor, simple: q.simple }), total, page);
+    // GitLab's group project list takes fewer filters than /projects, and `archived` is a switch, not a
+    // filter: hidden unless asked, `archived=true` lists them along with the others (ProjectsFinder#by_archived).
+    const f = listFilters(
+      { ...q, archived: undefined, membership: undefined, with_issues_enabled: undefined, with_merge_requests_enabled: undefined, custom_attributes: undefined },
+      actor,
+    );
+    const { rows, total } = await this.projects.list(actor, { ...f, archived: q.archived === true ? undefined : false, namespaceId: group.id }, page);
+    if (q.simple) return new Page(rows.map((p) => serializeProjectSimple(p, this.urls)), total, page);
+    return new Page(await this.embedded(rows, actor), total, page);
   }
 
-  /** Administrators move a project into the group: 201 with the group. */
+  /** Administrators move a project (by id or URL-encoded path, as GitLab) into the group: 201 with the group. */
   @Post(':id/projects/:project_id')
   @AdminOnly()
-  async transfer(@Param('id') id: string, @Param('project_id', RouteIntPipe) projectId: number, @CurrentActor() actor: Actor) {
+  async transfer(@Param('id') id: string, @Param('project_id') projectId: string, @CurrentActor() actor: Actor) {
     const group = await this.namespaces.visibleGroup(id, actor);
     await this.commands.execute(new ChangeProject(projectId, { kind: 'transfer', namespaceId: group.id }, actor));
     return this.detail(await this.namespaces.visibleGroup(group.id, actor), actor);
@@ -132,16 +137,21 @@ export class GroupsController {
   /** GroupDetail: the group with its projects and the projects shared with it, as far as the caller may see them. */
   private async detail(group: NamespaceRecord, actor: Actor | undefined, withShared = true) {
     const all = await this.projects.list(actor, { namespaceId: group.id, orderBy: 'id', sort: 'asc' }, { page: 1, perPage: 100_000, offset: 0 });
-    const ids = all.rows.map((p) => p.id);
     const shared = withShared ? await this.projects.sharedWithGroup(group.id, actor) : [];
-    const links = await this.projects.sharedWith([...ids, ...shared.map((p) => p.id)]);
-    const ctx = (id: number) => ({ externalUrl: this.config.externalUrl, actor, sharedWith: links.get(id) ?? [], withoutPermissions: true });
-    const body: Record<string, unknown> = {
-      ...serializeGroup(group, this.urls),
-      projects: all.rows.map((p) => serializeProject(p, ctx(p.id))),
-    };
-    if (withShared) body.shared_projects = shared.map((p) => serializeProject(p, ctx(p.id)));
+    const embedded = await this.embedded([...all.rows, ...shared], actor);
+    const body: Record<string, unknown> = { ...serializeGroup(group, this.urls), projects: embedded.slice(0, all.rows.length) };
+    if (withShared) body.shared_projects = embedded.slice(all.rows.length);
     return body;
+  }
+
+  /**
+   * GitLab's plain Project entity, which group answers embed and group project lists use for every
+   * caller: no `permissions`, and never `runners_token` nor `import_error` (those need the
+   * `user_can_admin_project` option, which only the single-project endpoints set).
+   */
+  private async embedded(rows: ProjectRow[], actor: Actor | undefined) {
+    const links = await this.projects.sharedWith(rows.map((p) => p.id));
+    return rows.map((p) => serializeProject(p, { ...this.urls, actor, sharedWith: links.get(p.id) ?? [], withoutPermissions: true, adminFields: false }));
   }
 }
 

@@ -1,5 +1,5 @@
 import { expiresAtParam, GroupQueries, ListMembersDto, serializeMember } from '@app/groups';
-import { AdminOnly, Authenticated, CurrentActor, GitlabParams, intParam, LodeConfig, NotFound, Page, pageParams, RouteIntPipe, type Actor } from '@app/platform';
+import { AdminOnly, Authenticated, CurrentActor, GitlabParams, intParam, LodeConfig, NotFound, Page, pageParams, type Actor } from '@app/platform';
 import { UserQueries } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -33,7 +33,10 @@ export class ProjectListsController {
   }
 }
 
-/** GitLab's project members API: whoever sees the project sees its members; maintainers change them. */
+/**
+ * GitLab's project members API: whoever sees the project sees its members; maintainers change them.
+ * `:user_id` is a Grape Integer: anything else is 400 `user_id is invalid`.
+ */
 @Controller('projects/:id/members')
 export class ProjectMembersController {
   constructor(private readonly commands: CommandBus, private readonly projects: ProjectQueries, private readonly groups: GroupQueries, private readonly config: LodeConfig) {}
@@ -51,7 +54,7 @@ export class ProjectMembersController {
   }
 
   @Get(':user_id')
-  async get(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @CurrentActor() actor?: Actor) {
+  async get(@Param('id') id: string, @Param('user_id', intParam('user_id')) userId: number, @CurrentActor() actor?: Actor) {
     const project = await this.projects.getVisible(id, actor);
     return serializeMember(await this.groups.member('project', project.id, userId), this.urls);
   }
@@ -67,7 +70,7 @@ export class ProjectMembersController {
 
   @Put(':user_id')
   @Authenticated()
-  async update(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @GitlabParams() p: UpdateProjectMemberDto, @CurrentActor() actor: Actor) {
+  async update(@Param('id') id: string, @Param('user_id', intParam('user_id')) userId: number, @GitlabParams() p: UpdateProjectMemberDto, @CurrentActor() actor: Actor) {
     const project = await this.commands.execute(
       new ChangeProject(id, { kind: 'update-member', userId, accessLevel: p.access_level, expiresAt: expiresAtParam(p.expires_at) }, actor),
     );
@@ -77,7 +80,7 @@ export class ProjectMembersController {
   @Delete(':user_id')
   @Authenticated()
   @HttpCode(204)
-  async remove(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @CurrentActor() actor: Actor): Promise<void> {
+  async remove(@Param('id') id: string, @Param('user_id', intParam('user_id')) userId: number, @CurrentActor() actor: Actor): Promise<void> {
     await this.commands.execute(new ChangeProject(id, { kind: 'remove-member', userId }, actor));
   }
 }

@@ -30,11 +30,19 @@ export function newProjectSettings(p: ProjectWriteDto): ProjectSettings {
   };
 }
 
+/** GitLab 10.x's `at_least_one_of` list for PUT /projects/:id, in its order (`public_builds` is Lode's `public_jobs`). */
+const UPDATE_AT_LEAST_ONE_OF = [
+  'jobs_enabled', 'resolve_outdated_diff_discussions', 'ci_config_path', 'container_registry_enabled', 'default_branch', 'description',
+  'issues_enabled', 'lfs_enabled', 'merge_requests_enabled', 'name', 'only_allow_merge_if_all_discussions_are_resolved',
+  'only_allow_merge_if_pipeline_succeeds', 'path', 'printing_merge_request_link_enabled', 'public_jobs', 'request_access_enabled',
+  'shared_runners_enabled', 'snippets_enabled', 'tag_list', 'visibility', 'wiki_enabled',
+];
+
 /** PUT: only what was sent; at least one parameter (GitLab's `at_least_one_of`). */
 export function projectChanges(p: ProjectWriteDto): Partial<ProjectSettings> {
   const given = p as unknown as Record<string, unknown>;
   if (!WRITE_PARAMS.some((k) => given[k] !== undefined))
-    throw new BadParameter(`${WRITE_PARAMS.join(', ')} are missing, at least one parameter must be provided`);
+    throw new BadParameter(`${UPDATE_AT_LEAST_ONE_OF.join(', ')} are missing, at least one parameter must be provided`);
   const features: Partial<Record<Feature, boolean>> = {};
   for (const [f, param] of Object.entries(FEATURE_PARAMS) as [Feature, keyof ProjectWriteDto][]) {
     if (p[param] !== undefined) features[f] = p[param] as boolean;

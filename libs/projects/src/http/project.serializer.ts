@@ -6,8 +6,13 @@ export interface SerializeCtx {
   actor?: Actor;
   sharedWith?: SharedGroup[];
   statistics?: boolean;
-  /** GitLab's plain Project entity (embedded in groups) has no `permissions`. */
+  /** GitLab's plain Project entity (embedded in groups, and the answer of writes) has no `permissions`. */
   withoutPermissions?: boolean;
+  /**
+   * false: never `runners_token` nor `import_error`. GitLab shows them only where the endpoint passes
+   * `user_can_admin_project` (single project, create, update, fork), never in lists, archive or star answers.
+   */
+  adminFields?: boolean;
 }
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -40,7 +45,7 @@ export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
 }
 
 /** Whether the caller administers the project: GitLab shows `runners_token` and `import_error` only to them. */
-const administers = (p: ProjectRow, actor?: Actor) => actor?.isAdmin === true || p.access >= 40;
+const administers = (p: ProjectRow, ctx: SerializeCtx) => ctx.adminFields !== false && (ctx.actor?.isAdmin === true || p.access >= 40);
 
 /** GitLab's Project entity with `permissions` (ProjectWithAccess). */
 export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
@@ -68,7 +73,7 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
     namespace: { id: p.namespace_id, name: p.ns_name, path: p.ns_path, kind: p.ns_kind, full_path: p.ns_full_path, parent_id: p.ns_parent_id },
     import_status: p.import_status,
   };
-  if (administers(p, ctx.actor)) out.import_error = p.import_error;
+  if (administers(p, ctx)) out.import_error = p.import_error;
   if (p.issues_enabled) out.open_issues_count = 0; // no issues in Lode yet
   Object.assign(out, {
     public_jobs: p.public_jobs,
@@ -77,11 +82,12 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
     only_allow_merge_if_pipeline_succeeds: p.only_allow_merge_if_pipeline_succeeds,
     request_access_enabled: p.request_access_enabled,
     only_allow_merge_if_all_discussions_are_resolved: p.only_allow_merge_if_all_discussions_are_resolved,
-    printing_merge_request_link_enabled: p.printing_merge_request_link_enabled,
+    // SPEC.md: the response name has `requests`; the request field is `printing_merge_request_link_enabled`.
+    printing_merge_requests_link_enabled: p.printing_merge_request_link_enabled,
   });
   if (p.ns_kind === 'user' && p.owner_id !== null)
     out.owner = { id: p.owner_id, name: p.owner_name, created_at: iso(p.owner_created_at) };
-  if (administers(p, ctx.actor)) out.runners_token = p.runners_token;
+  if (administers(p, ctx)) out.runners_token = p.runners_token;
   if (ctx.statistics)
     out.statistics = {
       commit_count: p.commit_count, storage_size: Number(p.repository_size), repository_size: Number(p.repository_size),

@@ -1,4 +1,5 @@
-import { Authenticated, AdminOnly, BadParameter, CurrentActor, GitlabParams, LodeConfig, Page, pageParams, RouteIntPipe, type Actor } from '@app/platform';
+import { ACCESS } from '@app/groups';
+import { Authenticated, AdminOnly, BadParameter, CurrentActor, GitlabParams, intParam, LodeConfig, Page, pageParams, type Actor } from '@app/platform';
 import { serializeUserBasic, UserQueries, UserRecord } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -8,7 +9,7 @@ import { StarProject } from '../commands/star-project.command';
 import { ProjectQueries, type ProjectListFilters, type ProjectRow } from '../queries/project.queries';
 import { newProjectSettings, projectChanges } from './project-settings';
 import { serializeProject, serializeProjectSimple } from './project.serializer';
-import { CreateProjectDto, CreateProjectForUserDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
+import { CreateProjectDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
 
 /** `custom_attributes[key]=value`: string pairs only, honoured for administrators. */
 export function customAttributeFilter(value: Record<string, unknown> | undefined, actor?: Actor): Record<string, string> | undefined {
@@ -23,7 +24,10 @@ export function customAttributeFilter(value: Record<string, unknown> | undefined
 
 export function listFilters(q: ListProjectsDto, actor: Actor | undefined): ProjectListFilters {
   return {
-    archived: q.archived, visibility: q.visibility, search: q.search,
+    // GitLab 10.x: `archived` defaults to false, which hides archived projects, and `archived=true`
+    // lists them along with the others (ProjectsFinder#by_archived); only 11.x made it "archived only".
+    archived: q.archived === true ? undefined : false,
+    visibility: q.visibility, search: q.search,
     // These need a caller; GitLab ignores them for anonymous requests.
     owned: actor ? q.owned : undefined, membership: actor ? q.membership : undefined, starred: actor ? q.starred : undefined,
     withIssuesEnabled: q.with_issues_enabled, withMergeRequestsEnabled: q.with_merge_requests_enabled,
@@ -32,13 +36,33 @@ export function listFilters(q: ListProjectsDto, actor: Actor | undefined): Proje
   };
 }
 
-/** Serializes a page of projects the way GitLab's lists do: simple for `simple=true` and for anonymous callers. */
+/**
+ * Statistics for those who may read them: reporters and above, and administrators. (GitLab 10.x
+ * showed them to anyone who asked; later versions require `read_statistics`, which Lode follows.)
+ */
+const readsStatistics = (p: ProjectRow, actor: Actor | undefined) => actor !== undefined && (actor.isAdmin || p.access >= ACCESS.reporter);
+
+/**
+ * Serializes a page of projects the way GitLab's lists do: simple for `simple=true` and for anonymous
+ * callers, otherwise with `permissions` and without the administrators' fields.
+ */
 export async function presentProjects(
   projects: ProjectQueries, rows: ProjectRow[], ctx: { externalUrl: string; actor?: Actor; simple?: boolean; statistics?: boolean },
 ) {
   if (ctx.simple || !ctx.actor) return rows.map((p) => serializeProjectSimple(p, ctx));
   const shared = await projects.sharedWith(rows.map((p) => p.id));
-  return rows.map((p) => serializeProject(p, { ...ctx, sharedWith: shared.get(p.id) ?? [], statistics: ctx.statistics && ctx.actor?.isAdmin }));
+  return rows.map((p) =>
+    serializeProject(p, { ...ctx, sharedWith: shared.get(p.id) ?? [], statistics: ctx.statistics && readsStatistics(p, ctx.actor), adminFields: false }),
+  );
+}
+
+/** Which variant of GitLab's Project entity an answer uses. */
+interface Presentation {
+  /** ProjectWithAccess (GET /projects/:id) rather than the plain Project entity (answers of writes). */
+  permissions?: boolean;
+  statistics?: boolean;
+  /** `runners_token` and `import_error` for those who administer the project (GitLab's `user_can_admin_project`). */
+  adminFields?: boolean;
 }
 
 @Controller('projects')
@@ -50,10 +74,13 @@ export class ProjectsController {
     private readonly config: LodeConfig,
   ) {}
 
-  private async present(id: number, actor: Actor | undefined, statistics = false) {
-    const row = await this.projects.getVisible(id, actor);
+  private async present(idOrRow: number | ProjectRow, actor: Actor | undefined, how: Presentation) {
+    const row = typeof idOrRow === 'number' ? await this.projects.getVisible(idOrRow, actor) : idOrRow;
     const shared = await this.projects.sharedWith([row.id]);
-    return serializeProject(row, { externalUrl: this.config.externalUrl, actor, sharedWith: shared.get(row.id) ?? [], statistics });
+    return serializeProject(row, {
+      externalUrl: this.config.externalUrl, actor, sharedWith: shared.get(row.id) ?? [], statistics: how.statistics,
+      withoutPermissions: !how.permissions, adminFields: how.adminFields === true,
+    });
   }
 
   @Get()
@@ -64,32 +91,37 @@ export class ProjectsController {
     return new Page(items, total, page);
   }
 
+  /** GitLab: ProjectWithAccess for signed-in callers, BasicProjectDetails (the simple shape) for anonymous ones. */
   @Get(':id')
   async get(@Param('id') id: string, @GitlabParams() q: StatisticsDto, @CurrentActor() actor?: Actor) {
     const row = await this.projects.getVisible(id, actor);
-    return this.present(row.id, actor, q.statistics === true && (actor?.isAdmin === true || row.access >= 20));
+    if (!actor) return serializeProjectSimple(row, { externalUrl: this.config.externalUrl });
+    return this.present(row, actor, { permissions: true, statistics: q.statistics === true && readsStatistics(row, actor), adminFields: true });
   }
 
   @Post()
   @Authenticated()
   async create(@GitlabParams() p: CreateProjectDto, @CurrentActor() actor: Actor) {
     const id = await this.commands.execute(new CreateProject(newProjectSettings(p), p.namespace_id, actor));
-    return this.present(id, actor);
+    return this.present(id, actor, { adminFields: true });
   }
 
+  /** The project is created as if by that user (GitLab runs its CreateService as them): they are its creator. */
   @Post('user/:user_id')
   @AdminOnly()
-  async createForUser(@Param('user_id', RouteIntPipe) userId: number, @GitlabParams() p: CreateProjectForUserDto, @CurrentActor() actor: Actor) {
+  async createForUser(@Param('user_id', intParam('user_id')) userId: number, @GitlabParams() p: ProjectWriteDto, @CurrentActor() actor: Actor) {
+    // Grape's `requires :name` (the inherited optional `name` would make a DTO's @IsDefined moot).
+    if (p.name === undefined) throw new BadParameter('name is missing');
     await this.users.get(userId);
     const id = await this.commands.execute(new CreateProject(newProjectSettings(p), undefined, actor, userId));
-    return this.present(id, actor);
+    return this.present(id, actor, { adminFields: true });
   }
 
   @Put(':id')
   @Authenticated()
   async update(@Param('id') id: string, @GitlabParams() p: ProjectWriteDto, @CurrentActor() actor: Actor) {
     const row = await this.commands.execute(new ChangeProject(id, { kind: 'update', changes: projectChanges(p) }, actor));
-    return this.present(row.id, actor);
+    return this.present(row.id, actor, { adminFields: true });
   }
 
   /** GitLab removes projects in the background and answers 202. */
@@ -105,26 +137,26 @@ export class ProjectsController {
   @Authenticated()
   async archive(@Param('id') id: string, @CurrentActor() actor: Actor) {
     const row = await this.commands.execute(new ChangeProject(id, { kind: 'archive' }, actor));
-    return this.present(row.id, actor);
+    return this.present(row.id, actor, {});
   }
 
   @Post(':id/unarchive')
   @Authenticated()
   async unarchive(@Param('id') id: string, @CurrentActor() actor: Actor) {
     const row = await this.commands.execute(new ChangeProject(id, { kind: 'unarchive' }, actor));
-    return this.present(row.id, actor);
+    return this.present(row.id, actor, {});
   }
 
   @Post(':id/star')
   @Authenticated()
   async star(@Param('id') id: string, @CurrentActor() actor: Actor) {
-    return this.present(await this.commands.execute(new StarProject(id, true, actor)), actor);
+    return this.present(await this.commands.execute(new StarProject(id, true, actor)), actor, {});
   }
 
   @Post(':id/unstar')
   @Authenticated()
   async unstar(@Param('id') id: string, @CurrentActor() actor: Actor) {
-    return this.present(await this.commands.execute(new StarProject(id, false, actor)), actor);
+    return this.present(await this.commands.execute(new StarProject(id, false, actor)), actor, {});
   }
 
   /** Everyone with access to the project, in GitLab's UserBasic shape. */

@@ -51,9 +51,6 @@ export class CreateProjectDto extends ProjectWriteDto {
   @IsOptional() @ToInt() @IsInt() namespace_id?: number;
 }
 
-export class CreateProjectForUserDto extends ProjectWriteDto {
-  @IsDefined() @IsString() declare name: string;
-}
 
 export class StatisticsDto {
   @IsOptional() @ToBool() @IsBoolean() statistics?: boolean;
@@ -63,20 +60,22 @@ export class ProjectUsersDto extends PaginationDto {
   @IsOptional() @IsString() search?: string;
 }
 
+/** Grape only types `access_level`; the member model refuses levels outside 10..40 (400 on `access_level`). */
 export class AddProjectMemberDto {
   @IsDefined() @ToInt() @IsInt() user_id: number;
-  @IsDefined() @ToInt() @IsIn(PROJECT_ACCESS_LEVELS) access_level: number;
+  @IsDefined() @ToInt() @IsInt() access_level: number;
   @IsOptional() @IsString() expires_at?: string | null;
 }
 
 export class UpdateProjectMemberDto {
-  @IsDefined() @ToInt() @IsIn(PROJECT_ACCESS_LEVELS) access_level: number;
+  @IsDefined() @ToInt() @IsInt() access_level: number;
   @IsOptional() @IsString() expires_at?: string | null;
 }
 
 export class ShareProjectDto {
   @IsDefined() @ToInt() @IsInt() group_id: number;
-  @IsDefined() @ToInt() @IsIn(PROJECT_ACCESS_LEVELS) group_access: number;
+  // Decorators apply bottom-up: the type is checked first (`is invalid`), then the values.
+  @IsDefined() @ToInt() @IsIn(PROJECT_ACCESS_LEVELS) @IsInt() group_access: number;
   @IsOptional() @IsString() expires_at?: string | null;
 }
 

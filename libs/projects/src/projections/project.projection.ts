@@ -32,19 +32,35 @@ export class ProjectProjection implements Projector {
     'ProjectCreated', 'ProjectUpdated', 'ProjectArchived', 'ProjectUnarchived', 'ProjectTransferred', 'ProjectDeleted', 'ProjectMemberAdded',
     'ProjectMemberUpdated', 'ProjectMemberRemoved', 'ProjectSharedWithGroup', 'ProjectUnsharedWithGroup', 'ProjectCustomAttributeSet',
     'ProjectCustomAttributeRemoved', 'ProjectStarred', 'ProjectUnstarred', 'GroupDeleted', 'UserDeleted',
+    'ProjectForked', 'ProjectImportStatusChanged', 'ProjectForkRelationCreated', 'ProjectForkRelationRemoved',
   ];
 
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
     const e = event as Event;
     switch (e.type) {
-      case 'ProjectCreated': {
+      case 'ProjectCreated':
+      case 'ProjectForked': {
         const d = e.data;
         const f = Object.keys(FEATURE_COLUMNS) as Feature[];
+        const forkedFromId = e.type === 'ProjectForked' ? e.data.forkedFromId : null;
         const columns = ['id', 'namespace_id', 'name', 'path', 'description', 'default_branch', 'visibility', 'creator_id', 'ci_config_path',
-          'import_url', 'tag_list', 'runners_token', 'created_at', 'updated_at', 'last_activity_at', ...f.map((k) => FEATURE_COLUMNS[k])];
+          'import_url', 'tag_list', 'runners_token', 'created_at', 'updated_at', 'last_activity_at', 'forked_from_id', 'import_status',
+          ...f.map((k) => FEATURE_COLUMNS[k])];
         const values = [d.projectId, d.namespaceId, d.name, d.path, d.description, d.defaultBranch, d.visibility, d.creatorId, d.ciConfigPath,
-          d.importUrl, d.tagList, d.runnersToken, d.at, d.at, d.at, ...f.map((k) => d.features[k])];
+          d.importUrl, d.tagList, d.runnersToken, d.at, d.at, d.at, forkedFromId, forkedFromId === null ? 'none' : 'scheduled',
+          ...f.map((k) => d.features[k])];
         await db.query(`insert into projects (${columns.join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+        if (forkedFromId !== null) await this.recountForks(db, forkedFromId);
+        return;
+      }
+      case 'ProjectImportStatusChanged':
+        await db.query(`update projects set import_status = $2, import_error = $3 where id = $1`, [e.data.projectId, e.data.status, e.data.error]);
+        return;
+      case 'ProjectForkRelationCreated':
+      case 'ProjectForkRelationRemoved': {
+        const created = e.type === 'ProjectForkRelationCreated';
+        await db.query(`update projects set forked_from_id = $2 where id = $1`, [e.data.projectId, created ? e.data.forkedFromId : null]);
+        await this.recountForks(db, e.data.forkedFromId);
         return;
       }
       case 'ProjectUpdated': {
@@ -66,10 +82,13 @@ export class ProjectProjection implements Projector {
       case 'ProjectTransferred':
         await db.query(`update projects set namespace_id = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [e.data.projectId, e.data.namespaceId, e.data.at]);
         return;
-      case 'ProjectDeleted':
+      case 'ProjectDeleted': {
         await db.query(`delete from members where source_type = 'project' and source_id = $1`, [e.data.projectId]);
+        const [gone] = await db.query(`select forked_from_id from projects where id = $1`, [e.data.projectId]);
         await db.query(`delete from projects where id = $1`, [e.data.projectId]);
+        if (gone?.forked_from_id) await this.recountForks(db, gone.forked_from_id);
         return;
+      }
       case 'ProjectMemberAdded':
       case 'ProjectMemberUpdated': {
         const d = e.data;
@@ -122,12 +141,18 @@ export class ProjectProjection implements Projector {
           `update projects p set star_count = (select count(*) from project_stars s where s.project_id = p.id)
             where p.star_count <> (select count(*) from project_stars s where s.project_id = p.id)`,
         );
+        // A soft delete hands the user's contributions to the ghost user; a hard delete leaves no author.
+        await db.query(`update projects set creator_id = $2 where creator_id = $1`, [e.data.userId, e.data.ghostUserId ?? null]);
         return;
       case 'GroupDeleted':
         // The namespaces' cascade removes the projects; their memberships have no foreign key.
         await db.query(`delete from members m where m.source_type = 'project' and not exists (select 1 from projects p where p.id = m.source_id)`);
         return;
     }
+  }
+
+  private async recountForks(db: EntityManager, projectId: number): Promise<void> {
+    await db.query(`update projects set forks_count = (select count(*) from projects f where f.forked_from_id = $1) where id = $1`, [projectId]);
   }
 
   private async recountStars(db: EntityManager, projectId: number): Promise<void> {

@@ -1,7 +1,8 @@
 import { Forbidden, NotFound, type Actor, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { groupMemberLevelSql, projectAccessSql, projectMemberLevelSql, projectVisibleSql } from './project-access';
+import { ACTIVE_MEMBER } from '@app/groups';
+import { directGroupMemberLevelSql, projectAccessSql, projectMemberLevelSql, projectVisibleSql } from './project-access';
 
 /** A project as the serializers need it: the row, its namespace, its personal owner and the caller's levels. */
 export interface ProjectRow {
@@ -52,7 +53,7 @@ export interface ProjectRow {
   owner_id: number | null;
   owner_name: string | null;
   owner_created_at: Date | null;
-  /** The caller's direct project membership level, group level (inherited), and effective level. */
+  /** The caller's direct project membership level, direct membership level of the project's group, and effective level. */
   project_access: number | null;
   group_access: number | null;
   access: number;
@@ -86,7 +87,7 @@ export interface ProjectListFilters {
 /** Columns of a ProjectRow, for a `projects p` joined with `namespaces n`; `$1` is the caller's id. */
 const SELECT = `p.*, n.name as ns_name, n.path as ns_path, n.kind as ns_kind, n.full_path as ns_full_path, n.full_name as ns_full_name,
   n.parent_id as ns_parent_id, n.visibility as ns_visibility, o.id as owner_id, o.name as owner_name, o.created_at as owner_created_at,
-  ${projectMemberLevelSql('p', '$1')} as project_access, ${groupMemberLevelSql('p', '$1')} as group_access, ${projectAccessSql('p', '$1')} as access`;
+  ${projectMemberLevelSql('p', '$1')} as project_access, ${directGroupMemberLevelSql('p', '$1')} as group_access, ${projectAccessSql('p', '$1')} as access`;
 const FROM = `from projects p join namespaces n on n.id = p.namespace_id left join users o on n.kind = 'user' and o.id = n.owner_id`;
 
 const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -125,12 +126,13 @@ export class ProjectQueries {
     if (f.visibility) where.push(`p.visibility = ${p(f.visibility)}`);
     if (f.search) {
       const t = p(likeEscape(f.search));
-      where.push(`(p.name ilike ${t} or p.path ilike ${t} or p.description ilike ${t})`);
+      // GitLab's Project.search: path, name, description, or the namespace's name.
+      where.push(`(p.name ilike ${t} or p.path ilike ${t} or p.description ilike ${t} or n.name ilike ${t})`);
     }
     if (f.owned) {
       // GitLab's owned_projects: the caller's personal projects and those of groups they own directly.
       where.push(`((n.kind = 'user' and n.owner_id = $1) or exists (select 1 from members m where m.source_type = 'namespace'
-                   and m.source_id = p.namespace_id and m.user_id = $1 and m.access_level = 50))`);
+                   and m.source_id = p.namespace_id and m.user_id = $1 and m.access_level = 50 and ${ACTIVE_MEMBER}))`);
     }
     if (f.membership) where.push(`${projectAccessSql('p', '$1')} > 0`);
     if (f.starred) where.push(`exists (select 1 from project_stars s where s.project_id = p.id and s.user_id = $1)`);
@@ -176,19 +178,26 @@ export class ProjectQueries {
   async users(projectId: number, search: string | undefined, page: PageParams) {
     const params: unknown[] = [projectId];
     const filter = search ? `and (u.name ilike $${params.push(likeEscape(search))} or u.username ilike $${params.length})` : '';
+    // Expired memberships and shares grant nothing, so they do not make a user part of the team.
     const base = `from users u where u.id in (
-        select m.user_id from members m where m.source_type = 'project' and m.source_id = $1
+        select m.user_id from members m where m.source_type = 'project' and m.source_id = $1 and ${ACTIVE_MEMBER}
         union select m.user_id from projects p join namespace_closure c on c.descendant_id = p.namespace_id
-          join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id where p.id = $1
+          join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id where p.id = $1 and ${ACTIVE_MEMBER}
         union select n.owner_id from projects p join namespaces n on n.id = p.namespace_id where p.id = $1 and n.kind = 'user'
         union select m.user_id from project_group_links l join namespace_closure c on c.descendant_id = l.group_id
-          join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id where l.project_id = $1
+          join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
+         where l.project_id = $1 and (l.expires_at is null or l.expires_at > current_date) and ${ACTIVE_MEMBER}
       ) ${filter}`;
     const [{ total }] = await this.dataSource.query(`select count(*)::int as total ${base}`, params);
     const rows = await this.dataSource.query(`select u.* ${base} order by u.id offset $${params.length + 1} limit $${params.length + 2}`, [
       ...params, page.offset, page.perPage,
     ]);
     return { rows, total };
+  }
+
+  /** Which of these projects exist, whatever their visibility (for administrators' relations). */
+  async existing(ids: number[]): Promise<{ id: number }[]> {
+    return this.dataSource.query(`select id from projects where id = any($1::int[])`, [ids]);
   }
 
   /** How many personal projects a user has, against their `projects_limit`. */

@@ -1,10 +1,13 @@
-import { Clock, EventStore } from '@app/platform';
+import { Clock, EventStore, type UnitOfWork } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { remove, userDecider } from '../domain/user';
+import { block, create, remove, userDecider } from '../domain/user';
+
+const GHOST_LOCK = 7_402_115;
 
 /**
- * Deletes a user. `UserDeleted` says whether it was a hard delete, so later contexts can move the
- * user's contributions to the ghost user or remove them; the user's files go in a background job.
+ * Deletes a user. `UserDeleted` says whether it was a hard delete, so the contexts that own
+ * contributions move them to the ghost user (named in the event) or remove them; the user's files
+ * and group memberships go in background jobs.
  */
 export class DeleteUser extends Command<void> {
   constructor(readonly userId: number, readonly hardDelete: boolean) {
@@ -17,6 +20,37 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
   constructor(private readonly store: EventStore, private readonly clock: Clock) {}
 
   async execute({ userId, hardDelete }: DeleteUser): Promise<void> {
-    await this.store.decide(`user-${userId}`, userDecider, (s) => remove(s, hardDelete, this.clock.now()));
+    await this.store.transact(async (uow) => {
+      const ghostUserId = hardDelete ? undefined : await this.ghost(uow);
+      await uow.decide(`user-${userId}`, userDecider, (s) => remove(s, hardDelete, this.clock.now(), ghostUserId));
+    });
+  }
+
+  /** GitLab's ghost user: made the first time someone is deleted, blocked, never signing in. */
+  private async ghost(uow: UnitOfWork): Promise<number> {
+    await uow.db.query(`select pg_advisory_xact_lock($1)`, [GHOST_LOCK]);
+    const [existing] = await uow.db.query(`select id from users where ghost`);
+    if (existing) return existing.id;
+    const [{ id: userId }] = await uow.db.query(`select nextval('user_id_seq')::int as id`);
+    const [{ id: namespaceId }] = await uow.db.query(`select nextval('namespace_id_seq')::int as id`);
+    const [{ taken }] = await uow.db.query(
+      `select count(*)::int as taken from namespaces where parent_id is null and lower(path) similar to 'ghost[0-9]*'`,
+    );
+    const username = taken ? `ghost${taken}` : 'ghost';
+    const now = this.clock.now();
+    await uow.decide(`user-${userId}`, userDecider, (s) => {
+      const created = create(s, {
+        userId, namespaceId, passwordDigest: null, confirmed: true,
+        profile: {
+          name: 'Ghost User', username, email: `${username}@lode.invalid`, bio: 'This is a "Ghost User", created to hold all issues authored by users that have since been deleted. This user cannot be removed.'.slice(0, 255),
+          location: null, messenger: '', careerProfile: '', socialAccount: '', websiteUrl: '', organization: null, projectsLimit: 0,
+          canCreateGroup: false, isAdmin: false, external: false, avatar: null,
+        },
+      }, now);
+      (created[0].data as { ghost?: boolean }).ghost = true;
+      const state = created.reduce(userDecider.evolve, s);
+      return [...created, ...block(state, now)];
+    });
+    return userId;
   }
 }

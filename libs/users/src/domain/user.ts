@@ -36,11 +36,13 @@ export interface UserProfile {
 
 export type UserEvent =
   // `namespaceId`: the id of the user's personal namespace, which the groups context projects.
-  | { type: 'UserCreated'; data: UserProfile & { userId: number; namespaceId: number; passwordDigest: string | null; identities: Identity[]; confirmedAt: string | null; at: string } }
+  // `ghost`: GitLab's ghost user, who inherits what deleted users leave behind.
+  | { type: 'UserCreated'; data: UserProfile & { userId: number; namespaceId: number; passwordDigest: string | null; identities: Identity[]; confirmedAt: string | null; at: string; ghost?: boolean } }
   | { type: 'UserUpdated'; data: { userId: number; changes: Partial<UserProfile>; passwordDigest?: string; identity?: Identity; at: string } }
   | { type: 'UserBlocked'; data: { userId: number; byDirectory: boolean; at: string } }
   | { type: 'UserUnblocked'; data: { userId: number; at: string } }
-  | { type: 'UserDeleted'; data: { userId: number; username: string; hardDelete: boolean; at: string } }
+  // `ghostUserId`: on a soft delete, who takes over the user's contributions.
+  | { type: 'UserDeleted'; data: { userId: number; username: string; hardDelete: boolean; at: string; ghostUserId?: number } }
   | { type: 'SshKeyAdded'; data: { userId: number; keyId: number; title: string; key: string; fingerprint: string; fingerprintSha256: string; keyType: string; at: string } }
   | { type: 'SshKeyRemoved'; data: { userId: number; keyId: number; at: string } }
   | { type: 'GpgKeyAdded'; data: { userId: number; keyId: number; key: string; fingerprint: string; primaryKeyId: string; at: string } }
@@ -234,9 +236,12 @@ export function unblock(s: User, now: Date, byDirectory = false): UserEvent[] {
   return [{ type: 'UserUnblocked', data: { userId: u.userId, at: now.toISOString() } }];
 }
 
-export function remove(s: User, hardDelete: boolean, now: Date): UserEvent[] {
+export function remove(s: User, hardDelete: boolean, now: Date, ghostUserId?: number): UserEvent[] {
   const u = existing(s);
-  return [{ type: 'UserDeleted', data: { userId: u.userId, username: u.username, hardDelete, at: now.toISOString() } }];
+  if (ghostUserId === u.userId) throw new Forbidden('The ghost user cannot be deleted');
+  const data: Extract<UserEvent, { type: 'UserDeleted' }>['data'] = { userId: u.userId, username: u.username, hardDelete, at: now.toISOString() };
+  if (!hardDelete && ghostUserId !== undefined) data.ghostUserId = ghostUserId;
+  return [{ type: 'UserDeleted', data }];
 }
 
 export function addSshKey(

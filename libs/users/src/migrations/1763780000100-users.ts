@@ -17,6 +17,7 @@ export class Users1763780000100 implements MigrationInterface {
         name text not null,
         state text not null,
         is_admin boolean not null,
+        ghost boolean not null default false,
         bio text,
         location text,
         messenger text not null default '',

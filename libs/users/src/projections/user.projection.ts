@@ -32,10 +32,10 @@ export class UserProjection implements Projector {
         const d = e.data;
         await db.query(
           `insert into users (id, username, email, name, state, is_admin, bio, location, messenger, career_profile, social_account,
-             website_url, organization, projects_limit, can_create_group, external, avatar, password_digest, confirmed_at, created_at, updated_at)
-           values ($1,$2,$3,$4,'active',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$19)`,
+             website_url, organization, projects_limit, can_create_group, external, avatar, password_digest, confirmed_at, created_at, updated_at, ghost)
+           values ($1,$2,$3,$4,'active',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$19,$20)`,
           [d.userId, d.username, d.email, d.name, d.isAdmin, d.bio, d.location, d.messenger, d.careerProfile, d.socialAccount,
-            d.websiteUrl, d.organization, d.projectsLimit, d.canCreateGroup, d.external, d.avatar, d.passwordDigest, d.confirmedAt, d.at],
+            d.websiteUrl, d.organization, d.projectsLimit, d.canCreateGroup, d.external, d.avatar, d.passwordDigest, d.confirmedAt, d.at, d.ghost === true],
         );
         await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [d.email.toLowerCase(), d.userId]);
         for (const i of d.identities) {

@@ -1,0 +1,81 @@
+import { Clock, EventStore, logConnectionErrors, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
+import type { UserEvent } from '@app/users';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Logger } from '@nestjs/common';
+import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import type { Job, Queue } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { groupDecider, type GroupEvent } from '../domain/group';
+
+export const GROUPS_QUEUE = 'groups';
+
+export type DeletedUserJob = { kind: 'deleted-user'; userId: number; hardDelete: boolean };
+
+/** A deleted user leaves the groups they belonged to; that is a change to each group, made by a job. */
+export const deletedUserRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
+  const e = event as Recorded<UserEvent>;
+  if (e.type !== 'UserDeleted') return undefined;
+  return {
+    queue: GROUPS_QUEUE, name: 'deleted-user', jobId: `deleted-user-${e.data.userId}`,
+    data: { kind: 'deleted-user', userId: e.data.userId, hardDelete: e.data.hardDelete } satisfies DeletedUserJob,
+    options: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
+  };
+};
+
+/**
+ * Removes a deleted user from every group they were a member of. With `hard_delete`, a group they
+ * alone owned is deleted instead (with its subgroups and projects), as GitLab's hard delete does.
+ * Safe to run twice: a group the user already left, or that is gone, is skipped.
+ */
+export class ForgetDeletedUser extends Command<void> {
+  constructor(readonly userId: number, readonly hardDelete: boolean) {
+    super();
+  }
+}
+
+@CommandHandler(ForgetDeletedUser)
+export class ForgetDeletedUserHandler implements ICommandHandler<ForgetDeletedUser> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly db: DataSource) {}
+
+  async execute({ userId, hardDelete }: ForgetDeletedUser): Promise<void> {
+    // The event log says which groups ever had this member (the read model forgot when the user went).
+    const streams: { stream_id: string }[] = await this.db.query(
+      `select distinct stream_id from events where type = 'GroupMemberAdded' and (data->>'userId')::int = $1`,
+      [userId],
+    );
+    for (const { stream_id } of streams) {
+      await this.store.decide(stream_id, groupDecider, async (s): Promise<GroupEvent[]> => {
+        if (!s.exists || !Object.hasOwn(s.members, userId)) return [];
+        const at = this.clock.now().toISOString();
+        const otherOwners = Object.entries(s.members).filter(([id, level]) => level === 50 && Number(id) !== userId).map(([id]) => Number(id));
+        const [{ live }] = otherOwners.length
+          ? await this.db.query(`select count(*)::int as live from users where id = any($1::int[])`, [otherOwners])
+          : [{ live: 0 }];
+        if (hardDelete && s.members[userId] === 50 && live === 0) return [{ type: 'GroupDeleted', data: { groupId: s.groupId, at } }];
+        return [{ type: 'GroupMemberRemoved', data: { groupId: s.groupId, userId, at } }];
+      }, { origin: 'worker' });
+    }
+  }
+}
+
+@Processor(GROUPS_QUEUE, { concurrency: 1 })
+export class GroupsJobsProcessor extends WorkerHost {
+  private readonly logger = new Logger('GroupsJobs');
+  private lastError = '';
+
+  constructor(private readonly commands: CommandBus, @InjectQueue(GROUPS_QUEUE) queue: Queue) {
+    super();
+    logConnectionErrors(queue, this.logger, `queue ${GROUPS_QUEUE}`);
+  }
+
+  async process(job: Job<DeletedUserJob>): Promise<void> {
+    await this.commands.execute(new ForgetDeletedUser(job.data.userId, job.data.hardDelete));
+  }
+
+  @OnWorkerEvent('error')
+  onError(err: Error): void {
+    if (err.message === this.lastError) return;
+    this.lastError = err.message;
+    this.logger.warn(`worker ${GROUPS_QUEUE}: ${err.message}`);
+  }
+}

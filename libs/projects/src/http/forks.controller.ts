@@ -1,0 +1,55 @@
+import { AdminOnly, Authenticated, CurrentActor, GitlabParams, LodeConfig, RouteIntPipe, type Actor } from '@app/platform';
+import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { IsOptional, IsString } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ForkProject } from '../commands/fork-project.command';
+import { ChangeForkRelation, RequestHousekeeping } from '../commands/project-maintenance.commands';
+import { ProjectQueries } from '../queries/project.queries';
+import { serializeProject } from './project.serializer';
+
+class ForkDto {
+  /** A namespace id or full path; numbers in JSON are read as ids. */
+  @IsOptional() @Transform(({ value }) => (typeof value === 'number' ? String(value) : value)) @IsString() namespace?: string;
+}
+
+@Controller('projects/:id')
+export class ForksController {
+  constructor(private readonly commands: CommandBus, private readonly projects: ProjectQueries, private readonly config: LodeConfig) {}
+
+  private async present(id: number, actor: Actor) {
+    const row = await this.projects.getVisible(id, actor);
+    const shared = await this.projects.sharedWith([row.id]);
+    // GitLab answers these writes with the plain Project entity, without `permissions`.
+    return serializeProject(row, { externalUrl: this.config.externalUrl, actor, sharedWith: shared.get(row.id) ?? [], withoutPermissions: true });
+  }
+
+  /** 201 with the new project at once (`import_status` scheduled); the repository follows in a job. */
+  @Post('fork')
+  @Authenticated()
+  async fork(@Param('id') id: string, @GitlabParams() p: ForkDto, @CurrentActor() actor: Actor) {
+    return this.present(await this.commands.execute(new ForkProject(id, p.namespace, actor)), actor);
+  }
+
+  @Post('fork/:forked_from_id')
+  @AdminOnly()
+  async relate(@Param('id') id: string, @Param('forked_from_id', RouteIntPipe) from: number, @CurrentActor() actor: Actor) {
+    return this.present(await this.commands.execute(new ChangeForkRelation(id, from, actor)), actor);
+  }
+
+  /** 204, or 304 when the project is no fork. */
+  @Delete('fork')
+  @Authenticated()
+  @HttpCode(204)
+  async unrelate(@Param('id') id: string, @CurrentActor() actor: Actor): Promise<void> {
+    await this.commands.execute(new ChangeForkRelation(id, undefined, actor));
+  }
+
+  /** 201; 409 while one is pending for the project. */
+  @Post('housekeeping')
+  @Authenticated()
+  async housekeeping(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    await this.commands.execute(new RequestHousekeeping(id, actor));
+    return true;
+  }
+}

@@ -1,0 +1,132 @@
+import { GitJobsProcessor } from '../../libs/projects/src/jobs/git-jobs';
+import { createUser, type SeededUser } from '../support/seed';
+import { eventually, startTestApp, type TestApp } from '../support/test-app';
+
+describe('forks, fork relations and housekeeping', () => {
+  let t: TestApp;
+  let owner: SeededUser;
+  let other: SeededUser;
+  let source: { id: number; path_with_namespace: string };
+
+  const as = (token: string) => ({
+    get: (path: string) => t.http().get(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
+    post: (path: string) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
+    delete: (path: string) => t.http().delete(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
+  });
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await createUser(t);
+    other = await createUser(t);
+    source = (await as(owner.token).post('/projects').send({ name: 'Upstream', visibility: 'public', description: 'the original', tag_list: ['a'] })).body;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('forks into the caller\'s namespace at once, scheduled, and the job brings it to finished', async () => {
+    const res = await as(other.token).post(`/projects/${source.id}/fork`);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      name: 'Upstream', path: 'upstream', path_with_namespace: `${other.username}/upstream`, description: 'the original', tag_list: ['a'],
+      visibility: 'public', namespace: { kind: 'user', path: other.username },
+    });
+    expect(['scheduled', 'started', 'finished']).toContain(res.body.import_status);
+    const forkId = res.body.id;
+    await eventually(async () => (await as(other.token).get(`/projects/${forkId}`)).body.import_status === 'finished');
+    // The transitions were recorded, in order, once each.
+    const statuses = await t.db.query(
+      `select data->>'status' as status from events where stream_id = $1 and type = 'ProjectImportStatusChanged' order by stream_version`,
+      [`project-${forkId}`],
+    );
+    expect(statuses.map((s: { status: string }) => s.status)).toEqual(['started', 'finished']);
+    expect((await as(owner.token).get(`/projects/${source.id}`)).body.forks_count).toBe(1);
+    const forks = await as(owner.token).get(`/projects/${source.id}/forks`);
+    expect(forks.body.map((p: { id: number }) => p.id)).toEqual([forkId]);
+    // A fork of the fork works too.
+    const third = await createUser(t);
+    const again = await as(third.token).post(`/projects/${forkId}/fork`);
+    expect(again.status).toBe(201);
+    await eventually(async () => (await as(third.token).get(`/projects/${again.body.id}`)).body.import_status === 'finished');
+  });
+
+  it('answers 409 when the target namespace has the name already', async () => {
+    const res = await as(owner.token).post(`/projects/${source.id}/fork`);
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ message: { name: ['has already been taken'], path: ['has already been taken'] } });
+  });
+
+  it('forks into a group the caller may create projects in, by id or path; 404 Target Namespace otherwise', async () => {
+    const group = (await as(other.token).post('/groups').send({ name: 'Forkers', path: `forkers-${other.id}`, visibility: 'internal' })).body;
+    const byPath = await as(other.token).post(`/projects/${source.id}/fork`).send({ namespace: group.full_path });
+    expect(byPath.status).toBe(201);
+    expect(byPath.body.namespace).toMatchObject({ id: group.id, kind: 'group' });
+    // A public source forked into an internal group becomes internal.
+    expect(byPath.body.visibility).toBe('internal');
+    const stranger = await createUser(t);
+    const refused = await as(stranger.token).post(`/projects/${source.id}/fork`).send({ namespace: group.id });
+    expect(refused.status).toBe(404);
+    expect(refused.body).toEqual({ message: '404 Target Namespace Not Found' });
+    expect((await as(other.token).post(`/projects/${source.id}/fork`).send({ namespace: 'nowhere' })).body).toEqual({ message: '404 Target Namespace Not Found' });
+  });
+
+  it('refuses anonymous callers (401) and invisible sources (404)', async () => {
+    expect((await t.http().post(`/api/v4/projects/${source.id}/fork`)).status).toBe(401);
+    const secret = (await as(owner.token).post('/projects').send({ name: 'Secret' })).body;
+    expect((await as(other.token).post(`/projects/${secret.id}/fork`)).body).toEqual({ message: '404 Project Not Found' });
+  });
+
+  describe('fork relation (administrators)', () => {
+    it('relates two projects, 409 when already forked, and removes the relation (204, then 304)', async () => {
+      const a = (await as(owner.token).post('/projects').send({ name: 'Rel A' })).body;
+      expect((await as(owner.token).post(`/projects/${a.id}/fork/${source.id}`)).status).toBe(403);
+      const made = await as(t.rootToken).post(`/projects/${a.id}/fork/${source.id}`);
+      expect(made.status).toBe(201);
+      expect(made.body.id).toBe(a.id);
+      expect((await as(t.rootToken).post(`/projects/${a.id}/fork/${source.id}`)).body).toEqual({ message: 'Project already forked' });
+      expect((await as(t.rootToken).post(`/projects/${a.id}/fork/99999`)).body).toEqual({ message: '404 Source Project Not Found' });
+      expect((await as(other.token).delete(`/projects/${a.id}/fork`)).status).toBe(404);
+      const removed = await as(owner.token).delete(`/projects/${a.id}/fork`);
+      expect(removed.status).toBe(204);
+      const again = await as(owner.token).delete(`/projects/${a.id}/fork`);
+      expect(again.status).toBe(304);
+      expect(again.text).toBe('');
+    });
+  });
+
+  describe('housekeeping', () => {
+    it('is 201 for owners, 403 for developers, 401 anonymous, and 409 while one is pending', async () => {
+      const p = (await as(owner.token).post('/projects').send({ name: 'Tidy', visibility: 'public' })).body;
+      const dev = await createUser(t);
+      expect((await as(owner.token).post(`/projects/${p.id}/members`).send({ user_id: dev.id, access_level: 30 })).status).toBe(201);
+      expect((await as(dev.token).post(`/projects/${p.id}/housekeeping`)).status).toBe(403);
+      expect((await t.http().post(`/api/v4/projects/${p.id}/housekeeping`)).status).toBe(401);
+      const first = await as(owner.token).post(`/projects/${p.id}/housekeeping`);
+      expect(first.status).toBe(201);
+      const [{ count }] = await t.db.query(`select count(*)::int as count from outbox where name = 'housekeeping' and job_id like $1`, [`housekeeping-${p.id}-%`]);
+      expect(count).toBe(1);
+      // Once the job has reported back, another run may be asked for.
+      await eventually(async () => {
+        const [{ done }] = await t.db.query(`select count(*)::int as done from events where stream_id = $1 and type = 'ProjectHousekeepingFinished'`, [`project-${p.id}`]);
+        return done === 1;
+      });
+      expect((await as(owner.token).post(`/projects/${p.id}/housekeeping`)).status).toBe(201);
+    });
+
+    it('answers 409 for a request while one is pending', async () => {
+      const p = (await as(owner.token).post('/projects').send({ name: 'Busy' })).body;
+      // Hold the git worker, so the first run stays pending.
+      const worker = t.app.get(GitJobsProcessor).worker;
+      await worker.pause();
+      try {
+        expect((await as(owner.token).post(`/projects/${p.id}/housekeeping`)).status).toBe(201);
+        const second = await as(owner.token).post(`/projects/${p.id}/housekeeping`);
+        expect(second.status).toBe(409);
+        expect(second.body).toEqual({ message: 'Housekeeping is already pending for this project' });
+      } finally {
+        worker.resume();
+      }
+      await eventually(async () => (await as(owner.token).post(`/projects/${p.id}/housekeeping`)).status === 201);
+    });
+  });
+});
