@@ -1,4 +1,4 @@
-import { Conflict, FieldErrors, Forbidden, NotFound } from '@app/platform';
+import { Conflict, FieldErrors, Forbidden, NotFound, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
 import { namespacePathErrors } from '@app/users';
 import { moreOpenThan, type Visibility } from './access-level';
 
@@ -168,13 +168,8 @@ export function removeMember(s: Group, userId: number, now: Date, mayRemove = tr
 
 export function setCustomAttribute(s: Group, key: string, value: string, now: Date): GroupEvent[] {
   const g = existing(s);
-  const errors = new FieldErrors();
-  if (!key) errors.add('key', "can't be blank");
-  else if (key.length > 255) errors.add('key', tooLong);
-  if (!value) errors.add('value', "can't be blank");
-  else if (value.length > 255) errors.add('value', tooLong);
-  errors.throwIfAny();
-  if (Object.hasOwn(g.customAttributes, key) && g.customAttributes[key] === value) return [];
+  checkCustomAttribute(key, value);
+  if (holdsCustomAttribute(g.customAttributes, key, value)) return [];
   return [{ type: 'GroupCustomAttributeSet', data: { groupId: g.groupId, key, value, at: now.toISOString() } }];
 }
 

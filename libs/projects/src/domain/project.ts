@@ -1,4 +1,4 @@
-import { Conflict, FieldErrors, Invalid, NotFound, NotModified } from '@app/platform';
+import { Conflict, FieldErrors, Invalid, NotFound, NotModified, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
 import { moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
 
 /*
@@ -293,13 +293,8 @@ export function unshare(s: Project, groupId: number, now: Date): ProjectEvent[] 
 
 export function setCustomAttribute(s: Project, key: string, value: string, now: Date): ProjectEvent[] {
   const p = existing(s);
-  const errors = new FieldErrors();
-  if (!key) errors.add('key', "can't be blank");
-  else if (key.length > 255) errors.add('key', tooLong);
-  if (!value) errors.add('value', "can't be blank");
-  else if (value.length > 255) errors.add('value', tooLong);
-  errors.throwIfAny();
-  if (Object.hasOwn(p.customAttributes, key) && p.customAttributes[key] === value) return [];
+  checkCustomAttribute(key, value);
+  if (holdsCustomAttribute(p.customAttributes, key, value)) return [];
   return [{ type: 'ProjectCustomAttributeSet', data: { projectId: p.projectId, key, value, at: now.toISOString() } }];
 }
 

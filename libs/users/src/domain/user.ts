@@ -1,4 +1,4 @@
-import { FieldErrors, Forbidden, NotFound } from '@app/platform';
+import { FieldErrors, Forbidden, NotFound, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
 import { namespacePathErrors } from './namespace-path';
 
 /*
@@ -297,13 +297,8 @@ export function removeEmail(s: User, emailId: number, now: Date): UserEvent[] {
 
 export function setCustomAttribute(s: User, key: string, value: string, now: Date): UserEvent[] {
   const u = existing(s);
-  const errors = new FieldErrors();
-  if (!key) errors.add('key', "can't be blank");
-  else if (key.length > MAX) errors.add('key', tooLong(MAX));
-  if (!value) errors.add('value', "can't be blank");
-  else if (value.length > MAX) errors.add('value', tooLong(MAX));
-  errors.throwIfAny();
-  if (u.customAttributes[key] === value) return [];
+  checkCustomAttribute(key, value);
+  if (holdsCustomAttribute(u.customAttributes, key, value)) return [];
   return [{ type: 'UserCustomAttributeSet', data: { userId: u.userId, key, value, at: now.toISOString() } }];
 }
 
