@@ -115,7 +115,8 @@ export class ProjectQueries {
     return project;
   }
 
-  async list(actor: Actor | undefined, f: ProjectListFilters, page: PageParams): Promise<{ rows: ProjectRow[]; total: number }> {
+  /** `count: false` skips the count (an embedding that shows every row needs no total). */
+  async list(actor: Actor | undefined, f: ProjectListFilters, page: PageParams, opts: { count?: boolean } = {}): Promise<{ rows: ProjectRow[]; total: number }> {
     const params: unknown[] = [actor?.id ?? null];
     const p = (v: unknown) => `$${params.push(v)}`;
     const where = [projectVisibleSql('p', actor, '$1')];
@@ -142,7 +143,9 @@ export class ProjectQueries {
       where.push(`exists (select 1 from project_custom_attributes a where a.project_id = p.id and a.key = ${p(key)} and a.value = ${p(value)})`);
     const sql = where.join(' and ');
     // `$1` (the caller) is named even where no rule needs it (administrators), so PostgreSQL can type it.
-    const [{ total }] = await this.dataSource.query(`select count(*)::int as total, $1::int as caller ${FROM} where ${sql}`, params);
+    const [{ total }] = opts.count === false
+      ? [{ total: -1 }]
+      : await this.dataSource.query(`select count(*)::int as total, $1::int as caller ${FROM} where ${sql}`, params);
     const order = f.orderBy === 'name' || f.orderBy === 'path' ? `lower(p.${f.orderBy}) ${f.sort}, p.id ${f.sort}` : `p.${f.orderBy} ${f.sort}, p.id ${f.sort}`;
     const rows: ProjectRow[] = await this.dataSource.query(
       `select ${SELECT} ${FROM} where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
