@@ -1,3 +1,8 @@
+import { repositoryPath } from '@app/platform';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { GitJobsProcessor } from '../../libs/projects/src/jobs/git-jobs';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
@@ -128,5 +133,52 @@ describe('forks, fork relations and housekeeping', () => {
       }
       await eventually(async () => (await as(owner.token).post(`/projects/${p.id}/housekeeping`)).status === 201);
     });
+  });
+});
+
+describe('repositories on disk', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const git = (args: string[], cwd?: string) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+
+  it('creates a bare repository with the project, copies it for a fork, and removes it after deletion', async () => {
+    const created = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', t.rootToken).send({ name: 'On Disk', default_branch: 'main' });
+    expect(created.status).toBe(201);
+    const path = repositoryPath(t.config.dataDir, created.body.id);
+    expect(path).toMatch(/repositories\/@hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git$/);
+    expect(git(['rev-parse', '--is-bare-repository'], path)).toBe('true');
+    expect(git(['symbolic-ref', 'HEAD'], path)).toBe('refs/heads/main');
+
+    // Give the source a commit (pushed with the git CLI straight into the bare repository).
+    const work = mkdtempSync(join(tmpdir(), 'lode-work-'));
+    git(['init', '--quiet', '-b', 'main', work]);
+    writeFileSync(join(work, 'README.md'), '# hello\n');
+    git(['-c', 'user.name=T', '-c', 'user.email=t@example.com', 'add', '.'], work);
+    git(['-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '--quiet', '-m', 'first'], work);
+    git(['push', '--quiet', path, 'main'], work);
+    const head = git(['rev-parse', 'main'], work);
+
+    const forked = await t.http().post(`/api/v4/projects/${created.body.id}/fork`).set('PRIVATE-TOKEN', t.rootToken).send({ namespace: (await t.http().post('/api/v4/groups').set('PRIVATE-TOKEN', t.rootToken).send({ name: 'Disk', path: 'disk' })).body.id });
+    expect(forked.status).toBe(201);
+    await eventually(async () => (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body.import_status === 'finished');
+    const forkPath = repositoryPath(t.config.dataDir, forked.body.id);
+    expect(git(['rev-parse', 'main'], forkPath)).toBe(head);
+    expect(git(['fsck', '--no-progress'], forkPath)).toBe('');
+
+    // Housekeeping packs the repository and leaves it consistent.
+    expect((await t.http().post(`/api/v4/projects/${created.body.id}/housekeeping`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(201);
+    await eventually(() => existsSync(join(path, 'packed-refs')));
+    expect(git(['rev-parse', 'main'], path)).toBe(head);
+
+    expect((await t.http().delete(`/api/v4/projects/${created.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(202);
+    await eventually(() => !existsSync(path));
+    // The fork keeps its own copy.
+    expect(git(['rev-parse', 'main'], forkPath)).toBe(head);
   });
 });

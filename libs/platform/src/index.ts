@@ -27,3 +27,5 @@ export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from '.
 export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
 export { checkCustomAttribute, holdsCustomAttribute } from './custom-attributes';
+export * as GitCli from './git/git-cli';
+export { repositoryPath } from './git/git-cli';

@@ -1,5 +1,5 @@
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
-import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
+import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor, GitCli, LodeConfig, repositoryPath } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -47,6 +47,7 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     private readonly namespaces: NamespaceAccess,
     private readonly projects: ProjectQueries,
     private readonly db: DataSource,
+    private readonly config: LodeConfig,
   ) {}
 
   async execute({ settings, namespaceId, actor, ownerId }: CreateProject): Promise<number> {
@@ -87,12 +88,17 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     const projectId = await this.store.nextId('project_id_seq');
     const runnersToken = randomBytes(15).toString('base64url');
     await this.store
-      .decide(`project-${projectId}`, projectDecider, (s) =>
-        create(s, {
-          projectId, namespaceId: target.id, settings, creatorId: ownerId, runnersToken, namespaceVisibility,
-          personalOwnerId: target.kind === 'user' ? target.ownerId ?? undefined : undefined,
-        }, this.clock.now()),
-      )
+      .transact(async (uow) => {
+        await uow.decide(`project-${projectId}`, projectDecider, (s) =>
+          create(s, {
+            projectId, namespaceId: target.id, settings, creatorId: ownerId, runnersToken, namespaceVisibility,
+            personalOwnerId: target.kind === 'user' ? target.ownerId ?? undefined : undefined,
+          }, this.clock.now()),
+        );
+        // The bare repository comes with the project, made before the commit: if the commit fails, an
+        // unused empty repository under a never-reused id is all that is left.
+        await GitCli.initBare(repositoryPath(this.config.dataDir, projectId), settings.defaultBranch ?? 'master');
+      })
       .catch(rethrowTakenNameOrPath);
     return projectId;
   }

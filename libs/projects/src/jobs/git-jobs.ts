@@ -1,4 +1,4 @@
-import { logConnectionErrors, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
+import { GitCli, LodeConfig, logConnectionErrors, repositoryPath, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -10,7 +10,8 @@ export const GIT_QUEUE = 'git';
 
 export type ForkRepositoryJob = { kind: 'fork-repository'; projectId: number; sourceProjectId: number };
 export type HousekeepingJob = { kind: 'housekeeping'; projectId: number };
-export type GitJob = ForkRepositoryJob | HousekeepingJob;
+export type RemoveRepositoryJob = { kind: 'remove-repository'; projectId: number };
+export type GitJob = ForkRepositoryJob | HousekeepingJob | RemoveRepositoryJob;
 
 const RETRIES = { attempts: 5, backoff: { type: 'exponential' as const, delay: 2000 } };
 
@@ -28,35 +29,60 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
       queue: GIT_QUEUE, name: 'housekeeping', jobId: `housekeeping-${e.data.projectId}-${e.streamVersion}`, options: RETRIES,
       data: { kind: 'housekeeping', projectId: e.data.projectId } satisfies GitJob,
     };
+  if (e.type === 'ProjectDeleted')
+    return {
+      queue: GIT_QUEUE, name: 'remove-repository', jobId: `remove-repository-${e.data.projectId}`, options: RETRIES,
+      data: { kind: 'remove-repository', projectId: e.data.projectId } satisfies GitJob,
+    };
   return undefined;
 };
 
 /**
- * Runs git work for projects. Lode has no repositories yet (they come with the repositories work),
- * so a fork has nothing to copy and housekeeping nothing to pack: the jobs record their outcomes,
- * through the real state transitions (scheduled → started → finished; pending → done). A job that
- * runs twice records nothing new the second time.
+ * Runs git work for projects: copying a fork's repository (a local bare clone sharing objects by hard
+ * link), housekeeping (`git gc`, `pack-refs`) and removing a deleted project's repository. Outcomes
+ * are recorded through commands, so `import_status` moves scheduled → started → finished (or failed
+ * after the last attempt). Every step is safe to run twice.
  */
 @Processor(GIT_QUEUE, { concurrency: 2 })
 export class GitJobsProcessor extends WorkerHost {
   private readonly logger = new Logger('GitJobs');
   private lastError = '';
 
-  constructor(private readonly commands: CommandBus, @InjectQueue(GIT_QUEUE) queue: Queue) {
+  constructor(private readonly commands: CommandBus, private readonly config: LodeConfig, @InjectQueue(GIT_QUEUE) queue: Queue) {
     super();
     logConnectionErrors(queue, this.logger, `queue ${GIT_QUEUE}`);
   }
 
+  private repo(projectId: number): string {
+    return repositoryPath(this.config.dataDir, projectId);
+  }
+
   async process(job: Job<GitJob>): Promise<void> {
     const { data } = job;
+    if (data.kind === 'remove-repository') {
+      await GitCli.removeRepository(this.repo(data.projectId));
+      return;
+    }
     if (data.kind === 'housekeeping') {
+      try {
+        if (await GitCli.exists(this.repo(data.projectId))) await GitCli.gc(this.repo(data.projectId));
+      } catch (err) {
+        // The lease ends with the last attempt, also when git failed, so a new request stays possible.
+        if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
+          await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished' }));
+        throw err;
+      }
       await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished' }));
       return;
     }
     await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'started' }));
     try {
+      const source = this.repo(data.sourceProjectId);
+      if (!(await GitCli.exists(source))) throw new Error(`the source repository of project ${data.sourceProjectId} is missing`);
+      await GitCli.cloneBare(source, this.repo(data.projectId));
       await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'finished' }));
     } catch (err) {
+      this.logger.warn(`fork of project ${data.sourceProjectId} into ${data.projectId} failed (attempt ${job.attemptsMade + 1}): ${String(err)}`);
       if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
         await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'failed', error: String(err) }));
       throw err;

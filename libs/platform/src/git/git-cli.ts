@@ -1,0 +1,70 @@
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/**
+ * Where a project's bare repository lives: `@hashed/ab/cd/<sha256 of the id>.git`, as GitLab's hashed
+ * storage, so a rename or a transfer never moves a directory.
+ */
+export function repositoryPath(dataDir: string, projectId: number): string {
+  const hash = createHash('sha256').update(String(projectId)).digest('hex');
+  return join(dataDir, 'repositories', '@hashed', hash.slice(0, 2), hash.slice(2, 4), `${hash}.git`);
+}
+
+/** A branch name git accepts for HEAD (checked by the project's validation too). */
+const BRANCH = /^[^\s~^:?*[\\]+$/;
+
+async function git(args: string[], cwd?: string): Promise<string> {
+  const { stdout } = await run('git', args, { cwd, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+  return stdout;
+}
+
+export async function exists(path: string): Promise<boolean> {
+  return stat(join(path, 'HEAD')).then(() => true, () => false);
+}
+
+/** An empty bare repository whose HEAD names the project's default branch; a no-op when it exists. */
+export async function initBare(path: string, defaultBranch = 'master'): Promise<void> {
+  if (await exists(path)) return;
+  if (!BRANCH.test(defaultBranch)) throw new Error(`bad branch name ${defaultBranch}`);
+  await mkdir(dirname(path), { recursive: true });
+  // Built beside the target and renamed in: a crash never leaves a half-made repository under the real name.
+  const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
+  await git(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, tmp]);
+  await git(['config', 'http.receivepack', 'true'], tmp);
+  await rename(tmp, path).catch(async (err) => {
+    await rm(tmp, { recursive: true, force: true });
+    if (!(await exists(path))) throw err;
+  });
+}
+
+/**
+ * A fork's repository: a local bare clone sharing the source's objects by hard link. Replaces a
+ * partial copy left by an earlier attempt.
+ */
+export async function cloneBare(source: string, target: string): Promise<void> {
+  await mkdir(dirname(target), { recursive: true });
+  const tmp = `${target}.tmp-${randomBytes(4).toString('hex')}`;
+  try {
+    await git(['clone', '--quiet', '--bare', '--local', source, tmp]);
+    await git(['config', 'http.receivepack', 'true'], tmp);
+    await rm(target, { recursive: true, force: true });
+    await rename(tmp, target);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
+
+/** Housekeeping: `git gc` and `pack-refs`. */
+export async function gc(path: string): Promise<void> {
+  await git(['gc', '--quiet'], path);
+  await git(['pack-refs', '--all'], path);
+}
+
+export async function removeRepository(path: string): Promise<void> {
+  await rm(path, { recursive: true, force: true });
+}
