@@ -136,7 +136,7 @@ export class GroupsController {
 
   /** GroupDetail: the group with its projects and the projects shared with it, as far as the caller may see them. */
   private async detail(group: NamespaceRecord, actor: Actor | undefined, withShared = true) {
-    const all = await this.projects.list(actor, { namespaceId: group.id, orderBy: 'id', sort: 'asc' }, { page: 1, perPage: 100_000, offset: 0 }, { count: false });
+    const all = await this.projects.list(actor, { namespaceId: group.id, orderBy: 'id', sort: 'asc' }, { page: 1, perPage: 100_000, offset: 0 }, { count: false, lean: true });
     const shared = withShared ? await this.projects.sharedWithGroup(group.id, actor) : [];
     const embedded = await this.embedded([...all.rows, ...shared], actor);
     const body: Record<string, unknown> = { ...serializeGroup(group, this.urls), projects: embedded.slice(0, all.rows.length) };

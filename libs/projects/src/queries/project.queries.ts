@@ -88,6 +88,13 @@ export interface ProjectListFilters {
 const SELECT = `p.*, n.name as ns_name, n.path as ns_path, n.kind as ns_kind, n.full_path as ns_full_path, n.full_name as ns_full_name,
   n.parent_id as ns_parent_id, n.visibility as ns_visibility, o.id as owner_id, o.name as owner_name, o.created_at as owner_created_at,
   ${projectMemberLevelSql('p', '$1')} as project_access, ${directGroupMemberLevelSql('p', '$1')} as group_access, ${projectAccessSql('p', '$1')} as access`;
+/**
+ * The same columns without the caller's levels, for answers that show no `permissions` (projects
+ * embedded in a group): three correlated subqueries a row fewer, which a 1,000-project group feels.
+ */
+const SELECT_LEAN = `p.*, n.name as ns_name, n.path as ns_path, n.kind as ns_kind, n.full_path as ns_full_path, n.full_name as ns_full_name,
+  n.parent_id as ns_parent_id, n.visibility as ns_visibility, o.id as owner_id, o.name as owner_name, o.created_at as owner_created_at,
+  null::int as project_access, null::int as group_access, 0 as access, $1::int as caller`;
 const FROM = `from projects p join namespaces n on n.id = p.namespace_id left join users o on n.kind = 'user' and o.id = n.owner_id`;
 
 const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -115,8 +122,13 @@ export class ProjectQueries {
     return project;
   }
 
-  /** `count: false` skips the count (an embedding that shows every row needs no total). */
-  async list(actor: Actor | undefined, f: ProjectListFilters, page: PageParams, opts: { count?: boolean } = {}): Promise<{ rows: ProjectRow[]; total: number }> {
+  /**
+   * `count: false` skips the count (an embedding that shows every row needs no total); `lean: true`
+   * leaves out the caller's levels (answers without `permissions` or admin-only fields).
+   */
+  async list(
+    actor: Actor | undefined, f: ProjectListFilters, page: PageParams, opts: { count?: boolean; lean?: boolean } = {},
+  ): Promise<{ rows: ProjectRow[]; total: number }> {
     const params: unknown[] = [actor?.id ?? null];
     const p = (v: unknown) => `$${params.push(v)}`;
     const where = [projectVisibleSql('p', actor, '$1')];
@@ -148,7 +160,7 @@ export class ProjectQueries {
       : await this.dataSource.query(`select count(*)::int as total, $1::int as caller ${FROM} where ${sql}`, params);
     const order = f.orderBy === 'name' || f.orderBy === 'path' ? `lower(p.${f.orderBy}) ${f.sort}, p.id ${f.sort}` : `p.${f.orderBy} ${f.sort}, p.id ${f.sort}`;
     const rows: ProjectRow[] = await this.dataSource.query(
-      `select ${SELECT} ${FROM} where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
+      `select ${opts.lean ? SELECT_LEAN : SELECT} ${FROM} where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
       params,
     );
     return { rows, total };
