@@ -1,0 +1,56 @@
+// What every benchmark needs: the built server started on a fresh database (its own Redis prefix
+// and data directory), a JSON client, and a teardown that leaves nothing behind.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export const argument = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
+};
+
+export async function startLode(portBase) {
+  const root = new URL('..', import.meta.url).pathname;
+  execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
+  const id = randomBytes(4).toString('hex');
+  const base = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+  const dbUrl = new URL(base);
+  dbUrl.pathname = `/lode_bench_${id}`;
+  const port = portBase + Math.floor(Math.random() * 1000);
+  const dataDir = mkdtempSync(join(tmpdir(), 'lode-bench-'));
+  const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;
+  const server = spawn(process.execPath, [join(root, 'dist/apps/api/src/main.js')], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl.toString(), LODE_DATA_DIR: dataDir,
+      LODE_ROOT_TOKEN: rootToken, LODE_REDIS_PREFIX: `lode-bench-${id}`, LODE_LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const url = (p) => `http://127.0.0.1:${port}/api/v4${p}`;
+  const call = async (method, p, token, body) => {
+    const res = await fetch(url(p), { method, headers: { 'PRIVATE-TOKEN': token, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  const stop = async () => {
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+    const admin = new pg.Client({ connectionString: base.toString() });
+    await admin.connect();
+    await admin.query(`drop database if exists "lode_bench_${id}" with (force)`);
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/-/health`)).ok) break;
+    } catch {}
+    if (i > 100) {
+      await stop();
+      throw new Error('server did not start');
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, call, rootToken, stop };
+}
