@@ -9,5 +9,6 @@ export { ChangeGroupMember } from './commands/group-member.commands';
 export { NamespaceAccess, NamespaceContents, groupVisibleSql, groupAccessSql, ACTIVE_MEMBER, toNamespace } from './queries/namespace-access';
 export { GroupQueries, type GroupListFilters, type MemberRow } from './queries/group.queries';
 export { NamespaceRecord, MemberRecord } from './projections/namespace.record';
+export { upsertMember } from './projections/members';
 export { serializeGroup, serializeMember, type GroupJson } from './http/group.serializer';
 export { ListGroupsDto, CreateGroupDto, UpdateGroupDto, ListMembersDto, expiresAtParam } from './http/exports';

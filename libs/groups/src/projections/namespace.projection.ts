@@ -3,6 +3,7 @@ import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { GroupEvent } from '../domain/group';
+import { upsertMember } from './members';
 import { GROUP_TABLES } from './namespace.record';
 
 type Event = Recorded<GroupEvent | UserEvent>;
@@ -98,13 +99,10 @@ export class NamespaceProjection implements Projector {
       case 'GroupMemberAdded':
       case 'GroupMemberUpdated': {
         const d = e.data;
-        await db.query(
-          `insert into members (source_type, source_id, user_id, access_level, expires_at, created_by, created_at, updated_at)
-           values ('namespace', $1, $2, $3, $4, $5, $6, $6)
-           on conflict (source_type, source_id, user_id)
-           do update set access_level = excluded.access_level, expires_at = excluded.expires_at, updated_at = excluded.updated_at`,
-          [d.groupId, d.userId, d.accessLevel, d.expiresAt, e.metadata.actorId ?? null, d.at],
-        );
+        await upsertMember(db, {
+          sourceType: 'namespace', sourceId: d.groupId, userId: d.userId, accessLevel: d.accessLevel, expiresAt: d.expiresAt,
+          createdBy: e.metadata.actorId ?? null, at: d.at,
+        });
         return;
       }
       case 'GroupMemberRemoved':

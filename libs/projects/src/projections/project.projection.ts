@@ -1,5 +1,5 @@
 import type { DomainEvent, Projector, Recorded } from '@app/platform';
-import type { GroupEvent } from '@app/groups';
+import { upsertMember, type GroupEvent } from '@app/groups';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
@@ -92,13 +92,10 @@ export class ProjectProjection implements Projector {
       case 'ProjectMemberAdded':
       case 'ProjectMemberUpdated': {
         const d = e.data;
-        await db.query(
-          `insert into members (source_type, source_id, user_id, access_level, expires_at, created_by, created_at, updated_at)
-           values ('project', $1, $2, $3, $4, $5, $6, $6)
-           on conflict (source_type, source_id, user_id)
-           do update set access_level = excluded.access_level, expires_at = excluded.expires_at, updated_at = excluded.updated_at`,
-          [d.projectId, d.userId, d.accessLevel, d.expiresAt, e.metadata.actorId ?? null, d.at],
-        );
+        await upsertMember(db, {
+          sourceType: 'project', sourceId: d.projectId, userId: d.userId, accessLevel: d.accessLevel, expiresAt: d.expiresAt,
+          createdBy: e.metadata.actorId ?? null, at: d.at,
+        });
         return;
       }
       case 'ProjectMemberRemoved':
