@@ -1,6 +1,7 @@
 import {
   GitlabErrorFilter, GitlabExpressAdapter, GitlabValidationPipe, LodeConfig, PaginationInterceptor, requestContextMiddleware,
 } from '@app/platform';
+import { GitHttpMiddleware } from '@app/repositories';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -49,6 +50,10 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
     dest: tmp, defParamCharset: 'utf8', limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 },
   }).any();
   app.use(requestContextMiddleware);
+  // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
+  // process serves no HTTP side, as in a worker-only test module).
+  const git = gitMiddleware(app);
+  if (git) app.use(git.handle);
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));
   // Project uploads stream their own body to disk under a size limit (libs/projects/src/uploads).
@@ -66,6 +71,14 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.useGlobalFilters(new GitlabErrorFilter());
   app.useGlobalInterceptors(new PaginationInterceptor());
   app.enableShutdownHooks();
+}
+
+function gitMiddleware(app: NestExpressApplication): GitHttpMiddleware | undefined {
+  try {
+    return app.get(GitHttpMiddleware, { strict: false });
+  } catch {
+    return undefined;
+  }
 }
 
 /** Multipart files land in `$LODE_DATA_DIR/tmp`; whatever a handler did not move away goes when the response ends. */

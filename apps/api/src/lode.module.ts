@@ -4,6 +4,7 @@ import {
 import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
 import { Hooks1763780000500, HooksHttpModule, HooksModule } from '@app/hooks';
 import { Projects1763780000400, ProjectsHttpModule, ProjectsModule, ProjectsWorkerModule } from '@app/projects';
+import { RepositoriesHttpModule } from '@app/repositories';
 import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
@@ -34,7 +35,7 @@ export class LodeModule {
         GroupsModule,
         ProjectsModule,
         HooksModule,
-        ...(parts.http ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule, HooksHttpModule] : []),
+        ...(parts.http ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule, HooksHttpModule, RepositoriesHttpModule] : []),
         ...(parts.worker
           ? [BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }), UsersWorkerModule, GroupsWorkerModule, ProjectsWorkerModule]
           : []),

@@ -1,0 +1,119 @@
+import { Actor, Clock, LodeConfig, NotFound, repositoryPath } from '@app/platform';
+import { ProjectQueries, type ProjectRow } from '@app/projects';
+import { TokenResolver } from '@app/users';
+import { Injectable, Logger } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { serveGitHttp } from '../git-http-backend';
+
+/** `/<full path>[.git]/<service>`: the three smart-HTTP endpoints, outside `/api/v4` as in GitLab. */
+const GIT_ROUTE = /^\/(?!api\/v4\/)(.+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
+const UPLOAD = 'git-upload-pack';
+const RECEIVE = 'git-receive-pack';
+const REPORTER = 20;
+const DEVELOPER = 30;
+
+/** Why a git request is refused; answered as plain text, which git shows to its user. */
+class Refusal {
+  constructor(readonly status: 401 | 403 | 404, readonly message: string, readonly challenge = false) {}
+}
+const challenge = () => new Refusal(401, 'HTTP Basic: Access denied', true);
+
+/**
+ * Git over smart HTTP. An Express middleware rather than a controller: it runs before the body
+ * parsers and Nest's guards, filters and interceptors, none of which suit a streamed pack, and it
+ * matches full paths of any depth that Nest's router would make awkward. Authentication is HTTP
+ * Basic with any user name and a personal or impersonation token as the password, as GitLab.
+ */
+@Injectable()
+export class GitHttpMiddleware {
+  private readonly logger = new Logger('GitHttp');
+
+  constructor(
+    private readonly tokens: TokenResolver,
+    private readonly projects: ProjectQueries,
+    private readonly config: LodeConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Bound so http-app can `app.use()` it directly. */
+  readonly handle = (req: Request, res: Response, next: NextFunction): void => {
+    const route = this.match(req);
+    if (!route) return next();
+    this.serve(req, res, route.fullPath, route.service, route.push).catch((err: unknown) => {
+      if (err instanceof Refusal) return refuse(res, err);
+      this.logger.error(`git ${req.method} ${req.path}: ${String(err)}`);
+      if (!res.headersSent) res.status(500).type('text/plain').send('Internal error\n');
+    });
+  };
+
+  private match(req: Request): { fullPath: string; service: string; push: boolean } | null {
+    const m = GIT_ROUTE.exec(req.path);
+    if (!m) return null;
+    const service = m[2];
+    if (service === 'info/refs' ? req.method !== 'GET' : req.method !== 'POST') return null;
+    let fullPath: string;
+    try {
+      fullPath = decodeURIComponent(m[1]);
+    } catch {
+      return null;
+    }
+    const wanted = service === 'info/refs' ? req.query.service : service;
+    return { fullPath, service, push: wanted === RECEIVE };
+  }
+
+  private async serve(req: Request, res: Response, fullPath: string, service: string, push: boolean): Promise<void> {
+    // Only the smart protocol: the dumb one would bypass upload-pack's own checks.
+    if (service === 'info/refs' && req.query.service !== UPLOAD && req.query.service !== RECEIVE)
+      throw new Refusal(403, 'Only the smart HTTP protocol is supported');
+    const actor = await this.authenticate(req);
+    if (push && !actor) throw challenge();
+    const project = await this.projects.getVisible(fullPath, actor).catch((err: unknown) => {
+      // Anonymous callers get the challenge, not a 404, so git asks for credentials (as GitLab).
+      if (err instanceof NotFound) throw actor ? new Refusal(404, 'The project you were looking for could not be found.') : challenge();
+      throw err;
+    });
+    this.authorize(project, actor, push);
+    serveGitHttp(req, res, repositoryPath(this.config.dataDir, project.id), service, actor?.username ?? '');
+  }
+
+  /** The caller from HTTP Basic (any user name, a token as the password); undefined when none was sent. */
+  private async authenticate(req: Request): Promise<Actor | undefined> {
+    const m = /^Basic\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (!m) return undefined;
+    const decoded = Buffer.from(m[1], 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const secret = colon < 0 ? '' : decoded.slice(colon + 1);
+    if (!secret) throw challenge();
+    const token = await this.tokens.resolve(secret);
+    const today = this.clock.now().toISOString().slice(0, 10);
+    if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw challenge();
+    if (token.user.state !== 'active') throw new Refusal(403, 'Your account has been blocked.');
+    return {
+      id: token.user.id, username: token.user.username, isAdmin: token.user.isAdmin, tokenId: token.tokenId, scopes: token.scopes,
+      impersonation: token.impersonation, impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
+    };
+  }
+
+  /**
+   * GitLab's download_code and push_code: a clone needs a visible project, and reporter access when
+   * it is private; a push needs developer access and a project that is not archived. Lode's tokens
+   * carry no read/write_repository scopes, so git needs a token with `api`.
+   */
+  private authorize(project: ProjectRow, actor: Actor | undefined, push: boolean): void {
+    if (actor && !actor.scopes.includes('api')) throw new Refusal(403, 'Your token does not have the api scope.');
+    const admin = actor?.isAdmin === true;
+    if (!push) {
+      if (project.visibility === 'private' && !admin && project.access < REPORTER)
+        throw new Refusal(403, 'You are not allowed to download code from this project.');
+      return;
+    }
+    if (!admin && project.access < DEVELOPER) throw new Refusal(403, 'You are not allowed to push code to this project.');
+    if (project.archived) throw new Refusal(403, 'You are not allowed to push code to an archived project.');
+  }
+}
+
+function refuse(res: Response, r: Refusal): void {
+  if (res.headersSent) return void res.destroy();
+  if (r.challenge) res.setHeader('WWW-Authenticate', 'Basic realm="Lode"');
+  res.status(r.status).type('text/plain').send(`${r.message}\n`);
+}
