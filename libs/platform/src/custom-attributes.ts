@@ -1,4 +1,4 @@
-import { FieldErrors } from './errors';
+import { FieldErrors, NotFound } from './errors';
 
 /**
  * GitLab's CustomAttribute model, shared by users, groups and projects: a key and a value, each
@@ -17,3 +17,38 @@ export function checkCustomAttribute(key: string, value: string): void {
 /** Whether the attribute already holds this value (own keys only: `constructor` is no attribute). */
 export const holdsCustomAttribute = (attributes: Record<string, string>, key: string, value: string): boolean =>
   Object.hasOwn(attributes, key) && attributes[key] === value;
+
+interface Sql {
+  query(sql: string, params?: unknown[]): Promise<any>;
+}
+
+/**
+ * Where one kind of owner (user, group, project) keeps its custom attributes: the same table shape,
+ * written by its projection and read by its queries. Table and column names are constants, never input.
+ */
+export class CustomAttributeTable {
+  constructor(private readonly table: string, private readonly ownerColumn: string) {}
+
+  async set(db: Sql, ownerId: number, key: string, value: string): Promise<void> {
+    await db.query(
+      `insert into ${this.table} (${this.ownerColumn}, key, value) values ($1, $2, $3)
+       on conflict (${this.ownerColumn}, key) do update set value = excluded.value`,
+      [ownerId, key, value],
+    );
+  }
+
+  async remove(db: Sql, ownerId: number, key: string): Promise<void> {
+    await db.query(`delete from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
+  }
+
+  list(db: Sql, ownerId: number): Promise<{ key: string; value: string }[]> {
+    return db.query(`select key, value from ${this.table} where ${this.ownerColumn} = $1 order by key`, [ownerId]);
+  }
+
+  /** GitLab's `custom_attributes.find_by!` miss is an ActiveRecord::RecordNotFound: `404 Not found`. */
+  async get(db: Sql, ownerId: number, key: string): Promise<{ key: string; value: string }> {
+    const [row] = await db.query(`select key, value from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
+    if (!row) throw new NotFound();
+    return row;
+  }
+}

@@ -26,6 +26,6 @@ export { RouteIntPipe, intParam } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from './http/transforms';
 export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
-export { checkCustomAttribute, holdsCustomAttribute } from './custom-attributes';
+export { checkCustomAttribute, holdsCustomAttribute, CustomAttributeTable } from './custom-attributes';
 export * as GitCli from './git/git-cli';
 export { repositoryPath } from './git/git-cli';

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { GroupEvent } from '../domain/group';
 import { upsertMember } from './members';
-import { GROUP_TABLES } from './namespace.record';
+import { GROUP_CUSTOM_ATTRIBUTES, GROUP_TABLES } from './namespace.record';
 
 type Event = Recorded<GroupEvent | UserEvent>;
 
@@ -109,14 +109,10 @@ export class NamespaceProjection implements Projector {
         await db.query(`delete from members where source_type = 'namespace' and source_id = $1 and user_id = $2`, [e.data.groupId, e.data.userId]);
         return;
       case 'GroupCustomAttributeSet':
-        await db.query(
-          `insert into group_custom_attributes (group_id, key, value) values ($1, $2, $3)
-           on conflict (group_id, key) do update set value = excluded.value`,
-          [e.data.groupId, e.data.key, e.data.value],
-        );
+        await GROUP_CUSTOM_ATTRIBUTES.set(db, e.data.groupId, e.data.key, e.data.value);
         return;
       case 'GroupCustomAttributeRemoved':
-        await db.query(`delete from group_custom_attributes where group_id = $1 and key = $2`, [e.data.groupId, e.data.key]);
+        await GROUP_CUSTOM_ATTRIBUTES.remove(db, e.data.groupId, e.data.key);
         return;
     }
   }

@@ -1,3 +1,4 @@
+import { CustomAttributeTable } from '@app/platform';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /** A user's personal namespace or a group. */
@@ -30,5 +31,8 @@ export class MemberRecord {
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
 }
+
+/** `group_custom_attributes`, written by NamespaceProjection and read by GroupQueries. */
+export const GROUP_CUSTOM_ATTRIBUTES = new CustomAttributeTable('group_custom_attributes', 'group_id');
 
 export const GROUP_TABLES = ['namespaces', 'namespace_closure', 'members', 'group_custom_attributes'] as const;

@@ -1,7 +1,7 @@
 import { NotFound, type Actor, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { type NamespaceRecord } from '../projections/namespace.record';
+import { GROUP_CUSTOM_ATTRIBUTES, type NamespaceRecord } from '../projections/namespace.record';
 import { ACTIVE_MEMBER, groupVisibleSql, toNamespace } from './namespace-access';
 
 export interface GroupListFilters {
@@ -92,14 +92,12 @@ export class GroupQueries {
     return row;
   }
 
-  async customAttributes(groupId: number): Promise<{ key: string; value: string }[]> {
-    return this.dataSource.query(`select key, value from group_custom_attributes where group_id = $1 order by key`, [groupId]);
+  customAttributes(groupId: number): Promise<{ key: string; value: string }[]> {
+    return GROUP_CUSTOM_ATTRIBUTES.list(this.dataSource, groupId);
   }
 
-  async customAttribute(groupId: number, key: string): Promise<{ key: string; value: string }> {
-    const [row] = await this.dataSource.query(`select key, value from group_custom_attributes where group_id = $1 and key = $2`, [groupId, key]);
-    if (!row) throw new NotFound();
-    return row;
+  customAttribute(groupId: number, key: string): Promise<{ key: string; value: string }> {
+    return GROUP_CUSTOM_ATTRIBUTES.get(this.dataSource, groupId, key);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { DomainEvent, Projector, Recorded } from '@app/platform';
+import { CustomAttributeTable, type DomainEvent, type Projector, type Recorded } from '@app/platform';
 import { upsertMember, type GroupEvent } from '@app/groups';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
@@ -20,6 +20,9 @@ const SETTING_COLUMNS: Record<string, string> = {
   name: 'name', path: 'path', description: 'description', visibility: 'visibility', defaultBranch: 'default_branch', tagList: 'tag_list',
   ciConfigPath: 'ci_config_path', importUrl: 'import_url',
 };
+
+/** `project_custom_attributes`, written here and read by ProjectQueries. */
+export const PROJECT_CUSTOM_ATTRIBUTES = new CustomAttributeTable('project_custom_attributes', 'project_id');
 
 export const PROJECT_TABLES = ['projects', 'project_stars', 'project_group_links', 'project_custom_attributes'] as const;
 
@@ -113,14 +116,10 @@ export class ProjectProjection implements Projector {
         await db.query(`delete from project_group_links where project_id = $1 and group_id = $2`, [e.data.projectId, e.data.groupId]);
         return;
       case 'ProjectCustomAttributeSet':
-        await db.query(
-          `insert into project_custom_attributes (project_id, key, value) values ($1, $2, $3)
-           on conflict (project_id, key) do update set value = excluded.value`,
-          [e.data.projectId, e.data.key, e.data.value],
-        );
+        await PROJECT_CUSTOM_ATTRIBUTES.set(db, e.data.projectId, e.data.key, e.data.value);
         return;
       case 'ProjectCustomAttributeRemoved':
-        await db.query(`delete from project_custom_attributes where project_id = $1 and key = $2`, [e.data.projectId, e.data.key]);
+        await PROJECT_CUSTOM_ATTRIBUTES.remove(db, e.data.projectId, e.data.key);
         return;
       case 'ProjectStarred':
         await db.query(`insert into project_stars (project_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing`, [

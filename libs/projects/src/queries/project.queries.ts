@@ -2,6 +2,7 @@ import { Forbidden, NotFound, type Actor, type PageParams } from '@app/platform'
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ACTIVE_MEMBER } from '@app/groups';
+import { PROJECT_CUSTOM_ATTRIBUTES } from '../projections/project.projection';
 import { directGroupMemberLevelSql, projectAccessSql, projectMemberLevelSql, projectVisibleSql } from './project-access';
 
 /** A project as the serializers need it: the row, its namespace, its personal owner and the caller's levels. */
@@ -224,13 +225,11 @@ export class ProjectQueries {
     return count;
   }
 
-  async customAttributes(projectId: number): Promise<{ key: string; value: string }[]> {
-    return this.dataSource.query(`select key, value from project_custom_attributes where project_id = $1 order by key`, [projectId]);
+  customAttributes(projectId: number): Promise<{ key: string; value: string }[]> {
+    return PROJECT_CUSTOM_ATTRIBUTES.list(this.dataSource, projectId);
   }
 
-  async customAttribute(projectId: number, key: string): Promise<{ key: string; value: string }> {
-    const [row] = await this.dataSource.query(`select key, value from project_custom_attributes where project_id = $1 and key = $2`, [projectId, key]);
-    if (!row) throw new NotFound();
-    return row;
+  customAttribute(projectId: number, key: string): Promise<{ key: string; value: string }> {
+    return PROJECT_CUSTOM_ATTRIBUTES.get(this.dataSource, projectId, key);
   }
 }

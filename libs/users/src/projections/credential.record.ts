@@ -1,3 +1,4 @@
+import { CustomAttributeTable } from '@app/platform';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 @Entity('ssh_keys')
@@ -43,6 +44,9 @@ export class AccessTokenRecord {
   @Column({ name: 'created_by', type: 'int', nullable: true }) createdBy: number | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
 }
+
+/** `user_custom_attributes`, written by UserProjection and read by UserQueries. */
+export const USER_CUSTOM_ATTRIBUTES = new CustomAttributeTable('user_custom_attributes', 'user_id');
 
 export const USER_RECORDS_TABLES = [
   'users', 'user_identities', 'user_email_claims', 'user_custom_attributes', 'ssh_keys', 'gpg_keys', 'emails', 'access_tokens',

@@ -4,7 +4,7 @@ import type { EntityManager } from 'typeorm';
 import type { AccessTokenEvent } from '../domain/access-token';
 import type { UserProfile, UserEvent } from '../domain/user';
 import type { UserActivityEvent } from '../domain/user-activity';
-import { USER_RECORDS_TABLES } from './credential.record';
+import { USER_CUSTOM_ATTRIBUTES, USER_RECORDS_TABLES } from './credential.record';
 
 type Event = Recorded<UserEvent | AccessTokenEvent | UserActivityEvent>;
 
@@ -114,14 +114,10 @@ export class UserProjection implements Projector {
         await db.query(`delete from emails where id = $1`, [e.data.emailId]);
         return;
       case 'UserCustomAttributeSet':
-        await db.query(
-          `insert into user_custom_attributes (user_id, key, value) values ($1,$2,$3)
-           on conflict (user_id, key) do update set value = excluded.value`,
-          [e.data.userId, e.data.key, e.data.value],
-        );
+        await USER_CUSTOM_ATTRIBUTES.set(db, e.data.userId, e.data.key, e.data.value);
         return;
       case 'UserCustomAttributeRemoved':
-        await db.query(`delete from user_custom_attributes where user_id = $1 and key = $2`, [e.data.userId, e.data.key]);
+        await USER_CUSTOM_ATTRIBUTES.remove(db, e.data.userId, e.data.key);
         return;
       case 'AccessTokenCreated': {
         const d = e.data;

@@ -1,7 +1,7 @@
 import { NotFound, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AccessTokenRecord, EmailRecord, GpgKeyRecord, SshKeyRecord } from '../projections/credential.record';
+import { AccessTokenRecord, USER_CUSTOM_ATTRIBUTES, EmailRecord, GpgKeyRecord, SshKeyRecord } from '../projections/credential.record';
 import { UserIdentityRecord, UserRecord } from '../projections/user.record';
 
 export interface UserListFilters {
@@ -92,15 +92,12 @@ export class UserQueries {
     return map;
   }
 
-  async customAttributes(userId: number): Promise<{ key: string; value: string }[]> {
-    return this.dataSource.query(`select key, value from user_custom_attributes where user_id = $1 order by key`, [userId]);
+  customAttributes(userId: number): Promise<{ key: string; value: string }[]> {
+    return USER_CUSTOM_ATTRIBUTES.list(this.dataSource, userId);
   }
 
-  async customAttribute(userId: number, key: string): Promise<{ key: string; value: string }> {
-    const [row] = await this.dataSource.query(`select key, value from user_custom_attributes where user_id = $1 and key = $2`, [userId, key]);
-    // GitLab's `custom_attributes.find_by!` miss is an ActiveRecord::RecordNotFound: `404 Not found`.
-    if (!row) throw new NotFound();
-    return row;
+  customAttribute(userId: number, key: string): Promise<{ key: string; value: string }> {
+    return USER_CUSTOM_ATTRIBUTES.get(this.dataSource, userId, key);
   }
 
   async sshKeys(userId: number, page: PageParams): Promise<{ rows: SshKeyRecord[]; total: number }> {
