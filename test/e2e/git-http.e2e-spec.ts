@@ -1,32 +1,10 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { git, gitOk } from '../support/git';
 import { createToken, createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
-
-const GIT_ENV = {
-  ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 'Tester', GIT_AUTHOR_EMAIL: 'tester@example.com', GIT_COMMITTER_NAME: 'Tester', GIT_COMMITTER_EMAIL: 'tester@example.com',
-};
-
-/**
- * Runs git; returns its status and output rather than throwing, so refusals can be asserted.
- * Asynchronous on purpose: the server runs in this process, and a synchronous spawn would block it.
- */
-function git(args: string[], cwd?: string): Promise<{ status: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile('git', ['-c', 'credential.helper=', '-c', 'init.defaultBranch=master', ...args], { cwd, env: GIT_ENV, encoding: 'utf8', timeout: 20_000 }, (err, stdout, stderr) =>
-      resolve({ status: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: `${stdout}${stderr}` }),
-    );
-  });
-}
-async function gitOk(args: string[], cwd?: string): Promise<string> {
-  const r = await git(args, cwd);
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.out}`);
-  return r.out;
-}
 
 describe('git over smart HTTP', () => {
   let t: TestApp;

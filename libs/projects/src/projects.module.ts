@@ -7,7 +7,9 @@ import { ChangeProjectHandler } from './commands/change-project.command';
 import { CreateProjectHandler } from './commands/create-project.command';
 import { StarProjectHandler } from './commands/star-project.command';
 import { ForkProjectHandler } from './commands/fork-project.command';
-import { ChangeForkRelationHandler, RecordGitJobOutcomeHandler, RequestHousekeepingHandler } from './commands/project-maintenance.commands';
+import {
+  ChangeForkRelationHandler, RecordGitJobOutcomeHandler, RecordRepositoryPushHandler, RequestHousekeepingHandler,
+} from './commands/project-maintenance.commands';
 import { ForksController } from './http/forks.controller';
 import { gitJobsRoute } from './jobs/git-jobs';
 import { GroupsController } from './http/groups.controller';
@@ -38,7 +40,7 @@ export class ProjectNamespaceContents extends NamespaceContents {
   imports: [UsersModule, GroupsModule],
   providers: [
     CreateProjectHandler, ChangeProjectHandler, StarProjectHandler, ForkProjectHandler, ChangeForkRelationHandler, RequestHousekeepingHandler,
-    RecordGitJobOutcomeHandler, ProjectProjection, ProjectQueries,
+    RecordGitJobOutcomeHandler, RecordRepositoryPushHandler, ProjectProjection, ProjectQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
   ],
   exports: [ProjectQueries, NamespaceContents],

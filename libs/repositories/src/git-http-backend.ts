@@ -10,7 +10,17 @@ const BACKEND = '/usr/lib/git-core/git-http-backend';
  * Bodies are streamed both ways with back-pressure: a pack is never held in memory.
  * `service` is the part after the repository (`info/refs`, `git-upload-pack`, `git-receive-pack`).
  */
-export function serveGitHttp(req: IncomingMessage, res: ServerResponse, repoPath: string, service: string, remoteUser: string): void {
+export interface GitHttpOptions {
+  /**
+   * Runs after the CGI exited, before the response ends (so a push is recorded before git's client
+   * sees the end of its answer and can read the API). `succeeded`: the CGI exited with status 0.
+   */
+  beforeEnd?: (succeeded: boolean) => Promise<void>;
+}
+
+export function serveGitHttp(
+  req: IncomingMessage, res: ServerResponse, repoPath: string, service: string, remoteUser: string, options: GitHttpOptions = {},
+): void {
   const query = new URL(req.url ?? '/', 'http://x').search.slice(1);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -75,7 +85,14 @@ export function serveGitHttp(req: IncomingMessage, res: ServerResponse, repoPath
     const rest = head.subarray(end + sep);
     if (rest.length) res.write(rest);
     // pipe() pauses the CGI whenever the socket's buffer is full.
-    cgi.stdout.pipe(res);
+    const { beforeEnd } = options;
+    if (!beforeEnd) return void cgi.stdout.pipe(res);
+    cgi.stdout.pipe(res, { end: false });
+    cgi.on('close', (code) => {
+      beforeEnd(code === 0)
+        .catch(() => undefined)
+        .finally(() => res.end());
+    });
   };
   const onEarlyEnd = () => fail(res, 502);
   cgi.stdout.on('data', onHead);

@@ -13,3 +13,4 @@ export { SeedRoot, ROOT_TOKEN_SCOPES } from './commands/seed-root.command';
 export { CreateAccessToken } from './commands/access-token.commands';
 export { ChangeUserBlock } from './commands/block-user.command';
 export { MAINTENANCE_QUEUE } from './jobs/remove-user-files.job';
+export { RecordUserActivity } from './commands/record-user-activity.command';

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -67,4 +67,47 @@ export async function gc(path: string): Promise<void> {
 
 export async function removeRepository(path: string): Promise<void> {
   await rm(path, { recursive: true, force: true });
+}
+
+/** Bytes on disk under a directory (files only; a file removed while walking is skipped). */
+async function diskUsage(dir: string): Promise<number> {
+  let total = 0;
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) total += await diskUsage(p);
+    else if (e.isFile()) total += await stat(p).then((s) => s.size, () => 0);
+  }
+  return total;
+}
+
+/**
+ * GitLab's repository statistics: commits reachable from `branch` (0 when it does not exist yet) and
+ * the repository's size on disk in bytes.
+ */
+export async function statistics(path: string, branch: string | null): Promise<{ commitCount: number; repositorySize: number }> {
+  let commitCount = 0;
+  if (branch && BRANCH.test(branch)) {
+    const out = await git(['rev-list', '--count', `refs/heads/${branch}`, '--'], path).catch(() => '0');
+    commitCount = parseInt(out.trim(), 10) || 0;
+  }
+  return { commitCount, repositorySize: await diskUsage(path) };
+}
+
+/** The branch HEAD names (`git symbolic-ref`), or null when HEAD is detached or unreadable. */
+export async function headBranch(path: string): Promise<string | null> {
+  const out = await git(['symbolic-ref', '-q', 'HEAD'], path).catch(() => '');
+  const ref = out.trim();
+  return ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
+}
+
+/** Points HEAD at a branch, so clones check it out (the project's default branch). */
+export async function setHeadBranch(path: string, branch: string): Promise<void> {
+  if (!BRANCH.test(branch)) throw new Error(`bad branch name ${branch}`);
+  await git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], path);
+}
+
+/** Runs git in a repository and answers its standard output (for read-only plumbing such as rev-list and log). */
+export async function read(path: string, args: string[]): Promise<string> {
+  return git(args, path);
 }

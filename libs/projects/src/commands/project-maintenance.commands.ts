@@ -2,8 +2,9 @@ import { ACCESS } from '@app/groups';
 import { Clock, EventStore, NotFound, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import {
-  createForkRelation, finishHousekeeping, projectDecider, recordImportStatus, removeForkRelation, requestHousekeeping, type ImportStatus,
+  createForkRelation, finishHousekeeping, projectDecider, recordImportStatus, recordPush, removeForkRelation, requestHousekeeping, type ImportStatus,
 } from '../domain/project';
+import type { RepositoryPushedData, RepositoryStatistics } from '../domain/repository-push';
 import { ProjectQueries } from '../queries/project.queries';
 
 /** Administrators relate an existing project to its source (`forkedFromId`), or undo the relation (undefined; owners too). */
@@ -53,7 +54,9 @@ export class RequestHousekeepingHandler implements ICommandHandler<RequestHousek
 export class RecordGitJobOutcome extends Command<void> {
   constructor(
     readonly projectId: number,
-    readonly outcome: { kind: 'import'; status: ImportStatus; error?: string } | { kind: 'housekeeping-finished' },
+    readonly outcome:
+      | { kind: 'import'; status: ImportStatus; error?: string; statistics?: RepositoryStatistics }
+      | { kind: 'housekeeping-finished'; statistics?: RepositoryStatistics },
   ) {
     super();
   }
@@ -68,8 +71,34 @@ export class RecordGitJobOutcomeHandler implements ICommandHandler<RecordGitJobO
     await this.store.decide(
       `project-${projectId}`,
       projectDecider,
-      (s) => (outcome.kind === 'import' ? recordImportStatus(s, outcome.status, outcome.error ?? null, now) : finishHousekeeping(s, now)),
+      (s) =>
+        outcome.kind === 'import'
+          ? recordImportStatus(s, outcome.status, outcome.error ?? null, now, outcome.statistics)
+          : finishHousekeeping(s, now, outcome.statistics),
       { origin: 'worker' },
     );
+  }
+}
+
+/**
+ * What a push did, reported by the git transport after receive-pack accepted it: a
+ * `RepositoryPushed` event on the project's stream (hooks, `last_activity_at`, the default branch,
+ * statistics follow from it). Answers false when nothing was recorded (no ref moved).
+ */
+export class RecordRepositoryPush extends Command<boolean> {
+  constructor(readonly projectId: number, readonly push: Omit<RepositoryPushedData, 'projectId' | 'at'>, readonly actor: Actor) {
+    super();
+  }
+}
+
+@CommandHandler(RecordRepositoryPush)
+export class RecordRepositoryPushHandler implements ICommandHandler<RecordRepositoryPush> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+
+  async execute({ projectId, push, actor }: RecordRepositoryPush): Promise<boolean> {
+    const events = await this.store.decide(`project-${projectId}`, projectDecider, (s) => recordPush(s, push, this.clock.now()), {
+      actorId: actor.id, tokenId: actor.tokenId, impersonatedBy: actor.impersonatedBy, origin: 'git',
+    });
+    return events.length > 0;
   }
 }

@@ -7,6 +7,7 @@ import {
   FEATURE_DEFAULTS,
   initial,
   pathFromName,
+  recordPush,
   remove,
   removeCustomAttribute,
   removeMember,
@@ -356,6 +357,25 @@ describe('project decider', () => {
       expect(() => star(starState(starred), ID, 5, true, NOW)).toThrow(NotModified);
       expect(() => star(starState(), ID, 5, false, NOW)).toThrow(NotModified);
       expect(() => star(starState(starred, unstarred), ID, 5, false, NOW)).toThrow(NotModified);
+    });
+  });
+
+  describe('pushes', () => {
+    const update = { ref: 'refs/heads/main', before: '0'.repeat(40), after: 'a'.repeat(40), checkoutSha: 'a'.repeat(40), commits: [], totalCommitsCount: 3, message: null };
+    const push = { userId: 5, updates: [update], defaultBranch: 'main', statistics: { commitCount: 3, repositorySize: 1000 } };
+
+    it('records the push; the first one names the default branch, which later events keep', () => {
+      const [e] = recordPush(given(created({ defaultBranch: null })), push, NOW);
+      expect(e).toEqual({ type: 'RepositoryPushed', data: { ...push, projectId: ID, at: AT } });
+      const s = given(created({ defaultBranch: null }), e);
+      expect(s).toMatchObject({ settings: { defaultBranch: 'main' } });
+      expect(recordPush(s, { ...push, defaultBranch: 'other' }, NOW)[0].data).toMatchObject({ defaultBranch: null });
+    });
+
+    it('does not replace a default branch the project has, records nothing for no ref update, and 404s a deleted project', () => {
+      expect(recordPush(given(created({ defaultBranch: 'master' })), push, NOW)[0].data).toMatchObject({ defaultBranch: null });
+      expect(recordPush(given(created()), { ...push, updates: [] }, NOW)).toEqual([]);
+      expect(() => recordPush(given(created(), deleted()), push, NOW)).toThrow(NotFound);
     });
   });
 });

@@ -1,5 +1,6 @@
 import { Conflict, FieldErrors, Invalid, NotFound, NotModified, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
 import { moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
+import type { RepositoryPushedData, RepositoryStatistics } from './repository-push';
 
 /*
  * A project. Stream `project-<id>`. Stars live on their own streams (`star-<project>-<user>`), so a
@@ -49,12 +50,13 @@ export type ProjectEvent =
   | { type: 'ProjectCustomAttributeRemoved'; data: { projectId: number; key: string; at: string } }
   // A new project made as a fork: created at once, its repository copied by the `fork-repository` job.
   | { type: 'ProjectForked'; data: ProjectSettings & { projectId: number; namespaceId: number; creatorId: number; runnersToken: string; forkedFromId: number; at: string } }
-  | { type: 'ProjectImportStatusChanged'; data: { projectId: number; status: ImportStatus; error: string | null; at: string } }
+  | { type: 'ProjectImportStatusChanged'; data: { projectId: number; status: ImportStatus; error: string | null; at: string; statistics?: RepositoryStatistics } }
   // Administrators relate two existing projects (`POST /projects/:id/fork/:forked_from_id`) or undo it.
   | { type: 'ProjectForkRelationCreated'; data: { projectId: number; forkedFromId: number; at: string } }
   | { type: 'ProjectForkRelationRemoved'; data: { projectId: number; forkedFromId: number; at: string } }
   | { type: 'ProjectHousekeepingRequested'; data: { projectId: number; at: string } }
-  | { type: 'ProjectHousekeepingFinished'; data: { projectId: number; at: string } };
+  | { type: 'ProjectHousekeepingFinished'; data: { projectId: number; at: string; statistics?: RepositoryStatistics } }
+  | { type: 'RepositoryPushed'; data: RepositoryPushedData };
 
 /** `none` for ordinary projects; a fork goes scheduled → started → finished (or failed). */
 export type ImportStatus = 'none' | 'scheduled' | 'started' | 'finished' | 'failed';
@@ -128,6 +130,8 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       return { ...s, housekeepingPending: true };
     case 'ProjectHousekeepingFinished':
       return { ...s, housekeepingPending: false };
+    case 'RepositoryPushed':
+      return e.data.defaultBranch ? { ...s, settings: { ...s.settings, defaultBranch: e.data.defaultBranch } } : s;
   }
   return s;
 }
@@ -346,10 +350,13 @@ const IMPORT_MOVES: Record<ImportStatus, ImportStatus[]> = {
  * The fork job reports its progress. A repeated report (a job run twice) changes nothing; a move the
  * state machine does not allow is ignored too, so a late report never reopens a finished import.
  */
-export function recordImportStatus(s: Project, status: ImportStatus, error: string | null, now: Date): ProjectEvent[] {
+export function recordImportStatus(s: Project, status: ImportStatus, error: string | null, now: Date, statistics?: RepositoryStatistics): ProjectEvent[] {
   if (!s.exists) return []; // deleted while its job ran
   if (s.importStatus === status || !IMPORT_MOVES[s.importStatus].includes(status)) return [];
-  return [{ type: 'ProjectImportStatusChanged', data: { projectId: s.projectId, status, error: status === 'failed' ? error : null, at: now.toISOString() } }];
+  return [{
+    type: 'ProjectImportStatusChanged',
+    data: { projectId: s.projectId, status, error: status === 'failed' ? error : null, at: now.toISOString(), ...(statistics ? { statistics } : {}) },
+  }];
 }
 
 /** GitLab: relating an already forked project is 409 `Project already forked`. */
@@ -374,7 +381,21 @@ export function requestHousekeeping(s: Project, now: Date): ProjectEvent[] {
   return [{ type: 'ProjectHousekeepingRequested', data: { projectId: p.projectId, at: now.toISOString() } }];
 }
 
-export function finishHousekeeping(s: Project, now: Date): ProjectEvent[] {
+export function finishHousekeeping(s: Project, now: Date, statistics?: RepositoryStatistics): ProjectEvent[] {
   if (!s.exists || !s.housekeepingPending) return [];
-  return [{ type: 'ProjectHousekeepingFinished', data: { projectId: s.projectId, at: now.toISOString() } }];
+  return [{ type: 'ProjectHousekeepingFinished', data: { projectId: s.projectId, at: now.toISOString(), ...(statistics ? { statistics } : {}) } }];
+}
+
+/* Pushes. */
+
+/**
+ * Records what a push did. The refs have moved already (git accepted the push), so this never
+ * refuses an existing project; it only decides whether the push names the default branch: when
+ * the project still has none.
+ */
+export function recordPush(s: Project, push: Omit<RepositoryPushedData, 'projectId' | 'at'>, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  if (!push.updates.length) return [];
+  const defaultBranch = p.settings.defaultBranch === null ? push.defaultBranch : null;
+  return [{ type: 'RepositoryPushed', data: { ...push, defaultBranch, projectId: p.projectId, at: now.toISOString() } }];
 }

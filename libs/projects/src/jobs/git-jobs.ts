@@ -5,6 +5,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { Job, Queue } from 'bullmq';
 import { RecordGitJobOutcome } from '../commands/project-maintenance.commands';
 import type { ProjectEvent } from '../domain/project';
+import type { RepositoryStatistics } from '../domain/repository-push';
 
 export const GIT_QUEUE = 'git';
 
@@ -57,6 +58,12 @@ export class GitJobsProcessor extends WorkerHost {
     return repositoryPath(this.config.dataDir, projectId);
   }
 
+  /** Statistics over the branch HEAD names (a fork keeps its source's default branch). */
+  private async statistics(projectId: number): Promise<RepositoryStatistics> {
+    const repo = this.repo(projectId);
+    return GitCli.statistics(repo, await GitCli.headBranch(repo));
+  }
+
   async process(job: Job<GitJob>): Promise<void> {
     const { data } = job;
     if (data.kind === 'remove-repository') {
@@ -72,7 +79,7 @@ export class GitJobsProcessor extends WorkerHost {
           await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished' }));
         throw err;
       }
-      await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished' }));
+      await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished', statistics: await this.statistics(data.projectId) }));
       return;
     }
     await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'started' }));
@@ -80,7 +87,7 @@ export class GitJobsProcessor extends WorkerHost {
       const source = this.repo(data.sourceProjectId);
       if (!(await GitCli.exists(source))) throw new Error(`the source repository of project ${data.sourceProjectId} is missing`);
       await GitCli.cloneBare(source, this.repo(data.projectId));
-      await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'finished' }));
+      await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'finished', statistics: await this.statistics(data.projectId) }));
     } catch (err) {
       this.logger.warn(`fork of project ${data.sourceProjectId} into ${data.projectId} failed (attempt ${job.attemptsMade + 1}): ${String(err)}`);
       if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))

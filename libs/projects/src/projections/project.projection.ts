@@ -4,6 +4,7 @@ import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Feature, ProjectEvent, StarEvent } from '../domain/project';
+import type { RepositoryStatistics } from '../domain/repository-push';
 
 type Event = Recorded<ProjectEvent | StarEvent | GroupEvent | UserEvent>;
 
@@ -36,6 +37,7 @@ export class ProjectProjection implements Projector {
     'ProjectMemberUpdated', 'ProjectMemberRemoved', 'ProjectSharedWithGroup', 'ProjectUnsharedWithGroup', 'ProjectCustomAttributeSet',
     'ProjectCustomAttributeRemoved', 'ProjectStarred', 'ProjectUnstarred', 'GroupDeleted', 'UserDeleted',
     'ProjectForked', 'ProjectImportStatusChanged', 'ProjectForkRelationCreated', 'ProjectForkRelationRemoved',
+    'ProjectHousekeepingFinished', 'RepositoryPushed',
   ];
 
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
@@ -58,7 +60,21 @@ export class ProjectProjection implements Projector {
       }
       case 'ProjectImportStatusChanged':
         await db.query(`update projects set import_status = $2, import_error = $3 where id = $1`, [e.data.projectId, e.data.status, e.data.error]);
+        if (e.data.statistics) await this.setStatistics(db, e.data.projectId, e.data.statistics);
         return;
+      case 'ProjectHousekeepingFinished':
+        if (e.data.statistics) await this.setStatistics(db, e.data.projectId, e.data.statistics);
+        return;
+      case 'RepositoryPushed': {
+        // GitLab moves `last_activity_at` on a push (not `updated_at`), and the first push names the default branch.
+        const d = e.data;
+        await db.query(
+          `update projects set last_activity_at = $2, default_branch = coalesce($3, default_branch), commit_count = $4, repository_size = $5
+            where id = $1`,
+          [d.projectId, d.at, d.defaultBranch, d.statistics.commitCount, d.statistics.repositorySize],
+        );
+        return;
+      }
       case 'ProjectForkRelationCreated':
       case 'ProjectForkRelationRemoved': {
         const created = e.type === 'ProjectForkRelationCreated';
@@ -145,6 +161,10 @@ export class ProjectProjection implements Projector {
         await db.query(`delete from members m where m.source_type = 'project' and not exists (select 1 from projects p where p.id = m.source_id)`);
         return;
     }
+  }
+
+  private async setStatistics(db: EntityManager, projectId: number, s: RepositoryStatistics): Promise<void> {
+    await db.query(`update projects set commit_count = $2, repository_size = $3 where id = $1`, [projectId, s.commitCount, s.repositorySize]);
   }
 
   private async recountForks(db: EntityManager, projectId: number): Promise<void> {

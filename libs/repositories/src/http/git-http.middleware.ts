@@ -1,9 +1,16 @@
 import { Actor, Clock, LodeConfig, NotFound, repositoryPath } from '@app/platform';
-import { ProjectQueries, type ProjectRow } from '@app/projects';
-import { TokenResolver } from '@app/users';
+import { ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
+import { RecordUserActivity, TokenResolver } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import type { NextFunction, Request, Response } from 'express';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { serveGitHttp } from '../git-http-backend';
+import { readPushCommands, type PushCommand } from '../push/push-commands';
+import { PushInspector } from '../push/push-inspector';
+
+/** Attempts to record an accepted push when PostgreSQL stumbles (the refs have moved already). */
+const RECORD_ATTEMPTS = 4;
 
 /** `/<full path>[.git]/<service>`: the three smart-HTTP endpoints, outside `/api/v4` as in GitLab. */
 const GIT_ROUTE = /^\/(?!api\/v4\/)(.+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
@@ -33,6 +40,7 @@ export class GitHttpMiddleware {
     private readonly projects: ProjectQueries,
     private readonly config: LodeConfig,
     private readonly clock: Clock,
+    private readonly commands: CommandBus,
   ) {}
 
   /** Bound so http-app can `app.use()` it directly. */
@@ -65,7 +73,7 @@ export class GitHttpMiddleware {
     // Only the smart protocol: the dumb one would bypass upload-pack's own checks.
     if (service === 'info/refs' && req.query.service !== UPLOAD && req.query.service !== RECEIVE)
       throw new Refusal(403, 'Only the smart HTTP protocol is supported');
-    const actor = await this.authenticate(req);
+    const { actor, lastActivityOn } = await this.authenticate(req);
     if (push && !actor) throw challenge();
     const project = await this.projects.getVisible(fullPath, actor).catch((err: unknown) => {
       // Anonymous callers get the challenge, not a 404, so git asks for credentials (as GitLab).
@@ -73,13 +81,53 @@ export class GitHttpMiddleware {
       throw err;
     });
     this.authorize(project, actor, push);
-    serveGitHttp(req, res, repositoryPath(this.config.dataDir, project.id), service, actor?.username ?? '');
+    const repo = repositoryPath(this.config.dataDir, project.id);
+    // GitLab counts a clone, fetch or push as the user's activity of the day.
+    if (actor && service !== 'info/refs') this.recordActivity(actor.id, lastActivityOn);
+    if (service !== RECEIVE || !actor) return serveGitHttp(req, res, repo, service, actor?.username ?? '');
+    const commands = readPushCommands(req, /gzip/i.test(String(req.headers['content-encoding'] ?? '')));
+    serveGitHttp(req, res, repo, service, actor.username, {
+      beforeEnd: async (succeeded) => {
+        if (succeeded) await this.recordPush(project, actor, repo, await commands);
+      },
+    });
+  }
+
+  /**
+   * Records what an accepted push changed as a `RepositoryPushed` event before git's client gets the
+   * end of its answer. A rejected command (non-fast-forward, a lost race) moved no ref and is left
+   * out. If PostgreSQL stays away through every attempt the refs have still moved: that is logged.
+   */
+  private async recordPush(project: ProjectRow, actor: Actor, repo: string, commands: PushCommand[]): Promise<void> {
+    if (!commands.length) return;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const push = await new PushInspector(repo).inspect(commands, project.default_branch);
+        await this.commands.execute(new RecordRepositoryPush(project.id, { userId: actor.id, ...push }, actor));
+        return;
+      } catch (err) {
+        if (attempt >= RECORD_ATTEMPTS) {
+          this.logger.error(`push to project ${project.id} by ${actor.username} was accepted but could not be recorded: ${String(err)}`);
+          return;
+        }
+        await sleep(250 * 2 ** attempt);
+      }
+    }
+  }
+
+  /** At most once a day per user, and never in the way of the git request it rides on. */
+  private recordActivity(userId: number, lastActivityOn: string | null): void {
+    const today = this.clock.now().toISOString().slice(0, 10);
+    if (lastActivityOn !== null && lastActivityOn >= today) return;
+    this.commands.execute(new RecordUserActivity(userId)).catch((err: unknown) => {
+      this.logger.warn(`could not record activity of user ${userId}: ${String(err)}`);
+    });
   }
 
   /** The caller from HTTP Basic (any user name, a token as the password); undefined when none was sent. */
-  private async authenticate(req: Request): Promise<Actor | undefined> {
+  private async authenticate(req: Request): Promise<{ actor?: Actor; lastActivityOn: string | null }> {
     const m = /^Basic\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!m) return undefined;
+    if (!m) return { lastActivityOn: null };
     const decoded = Buffer.from(m[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     const secret = colon < 0 ? '' : decoded.slice(colon + 1);
@@ -88,10 +136,11 @@ export class GitHttpMiddleware {
     const today = this.clock.now().toISOString().slice(0, 10);
     if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw challenge();
     if (token.user.state !== 'active') throw new Refusal(403, 'Your account has been blocked.');
-    return {
+    const actor: Actor = {
       id: token.user.id, username: token.user.username, isAdmin: token.user.isAdmin, tokenId: token.tokenId, scopes: token.scopes,
       impersonation: token.impersonation, impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
     };
+    return { actor, lastActivityOn: token.user.lastActivityOn };
   }
 
   /**
