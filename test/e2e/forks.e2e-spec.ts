@@ -1,6 +1,6 @@
 import { repositoryPath } from '@app/platform';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GitJobsProcessor } from '../../libs/projects/src/jobs/git-jobs';
@@ -170,15 +170,38 @@ describe('repositories on disk', () => {
     const forkPath = repositoryPath(t.config.dataDir, forked.body.id);
     expect(git(['rev-parse', 'main'], forkPath)).toBe(head);
     expect(git(['fsck', '--no-progress'], forkPath)).toBe('');
+    // The fork's statistics come with its copy.
+    const forkStats = (await t.http().get(`/api/v4/projects/${forked.body.id}?statistics=true`).set('PRIVATE-TOKEN', t.rootToken)).body.statistics;
+    expect(forkStats.commit_count).toBe(1);
+    expect(forkStats.repository_size).toBeGreaterThan(0);
 
     // Housekeeping packs the repository and leaves it consistent.
     expect((await t.http().post(`/api/v4/projects/${created.body.id}/housekeeping`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(201);
     await eventually(() => existsSync(join(path, 'packed-refs')));
     expect(git(['rev-parse', 'main'], path)).toBe(head);
+    // ... and refreshes the statistics when it finishes.
+    await eventually(async () => (await t.http().get(`/api/v4/projects/${created.body.id}?statistics=true`).set('PRIVATE-TOKEN', t.rootToken)).body.statistics.commit_count === 1);
 
     expect((await t.http().delete(`/api/v4/projects/${created.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(202);
     await eventually(() => !existsSync(path));
     // The fork keeps its own copy.
     expect(git(['rev-parse', 'main'], forkPath)).toBe(head);
+  });
+
+  it('ends a fork whose job was killed mid-way (stalled past BullMQ\'s limit) as failed', async () => {
+    const root = (path: string) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', t.rootToken);
+    const source = (await root('/projects').send({ name: 'Stalling' })).body;
+    // Without the source's repository the job fails and waits for its retry, leaving the fork `started`
+    // as a job killed mid-way does.
+    rmSync(repositoryPath(t.config.dataDir, source.id), { recursive: true, force: true });
+    const forked = await root(`/projects/${source.id}/fork`).send({ namespace: (await root('/groups').send({ name: 'Stall', path: 'stall' })).body.id });
+    expect(forked.status).toBe(201);
+    const status = async () => (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body.import_status;
+    await eventually(async () => (await status()) === 'started');
+    const processor = t.app.get(GitJobsProcessor);
+    const job = { data: { kind: 'fork-repository', projectId: forked.body.id, sourceProjectId: source.id }, attemptsMade: 1, opts: { attempts: 5 } };
+    await processor.onFailed(job as never, new Error('job stalled more than allowable limit'));
+    const after = (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body;
+    expect(after).toMatchObject({ import_status: 'failed', import_error: 'job stalled more than allowable limit' });
   });
 });

@@ -115,7 +115,7 @@ describe('git over smart HTTP', () => {
     expect(res.headers.get('www-authenticate')).toBe('Basic realm="Lode"');
   });
 
-  it('refuses pushes from reporters, from tokens without the api scope, and into archived projects (403)', async () => {
+  it('refuses pushes from reporters and into archived projects (403), and tokens without the api scope (401)', async () => {
     const pushAs = async (token: string, path = pub.path_with_namespace) => {
       const dir = join(tmp(), 'c');
       await gitOk(['clone', '--quiet', url(path), dir]);
@@ -131,7 +131,13 @@ describe('git over smart HTTP', () => {
     const readUser = await createToken(t, developer.id, ['read_user']);
     const byScope = await pushAs(readUser);
     expect(byScope.status).not.toBe(0);
-    expect(byScope.out).toMatch(/403/);
+    expect(byScope.out).toMatch(/Authentication failed|401/);
+    // Cloning with it is refused the same way: GitLab treats the token as no credentials (401, challenge).
+    const res = await fetch(`http://${base}/${priv.path_with_namespace}.git/info/refs?service=git-upload-pack`, {
+      headers: { authorization: `Basic ${Buffer.from(`x:${readUser}`).toString('base64')}` },
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Basic realm="Lode"');
 
     const archived = (await api(owner.token).post('/projects').send({ name: 'Old', visibility: 'public' })).body;
     await commitAndPush(url(archived.path_with_namespace, owner.token), 'a.txt');

@@ -96,6 +96,26 @@ export class GitJobsProcessor extends WorkerHost {
     }
   }
 
+  /**
+   * A job killed mid-way (the process died, a deploy) is retried by BullMQ's stalled-job check; one
+   * that stalls past its limit fails without passing through `process`. Either way a fork must not
+   * stay `started` forever, and a housekeeping lease must end.
+   */
+  @OnWorkerEvent('failed')
+  async onFailed(job: Job<GitJob> | undefined, err: Error): Promise<void> {
+    if (!job) return;
+    const final = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled/i.test(err.message);
+    if (!final) return;
+    try {
+      if (job.data.kind === 'fork-repository')
+        await this.commands.execute(new RecordGitJobOutcome(job.data.projectId, { kind: 'import', status: 'failed', error: err.message }));
+      else if (job.data.kind === 'housekeeping')
+        await this.commands.execute(new RecordGitJobOutcome(job.data.projectId, { kind: 'housekeeping-finished' }));
+    } catch (e) {
+      this.logger.warn(`could not record the failure of job ${job.id}: ${String(e)}`);
+    }
+  }
+
   @OnWorkerEvent('error')
   onError(err: Error): void {
     if (err.message === this.lastError) return;

@@ -146,10 +146,12 @@ export class GitHttpMiddleware {
   /**
    * GitLab's download_code and push_code: a clone needs a visible project, and reporter access when
    * it is private; a push needs developer access and a project that is not archived. Lode's tokens
-   * carry no read/write_repository scopes, so git needs a token with `api`.
+   * carry no read/write_repository scopes, so git needs a token with `api` (a `read_user` token is 401).
    */
   private authorize(project: ProjectRow, actor: Actor | undefined, push: boolean): void {
-    if (actor && !actor.scopes.includes('api')) throw new Refusal(403, 'Your token does not have the api scope.');
+    // GitLab 10.x (`Gitlab::Auth#find_for_git_client`) treats a token without a git-capable scope as
+    // no credentials at all: 401 with the challenge, so git asks again.
+    if (actor && !actor.scopes.includes('api')) throw challenge();
     const admin = actor?.isAdmin === true;
     if (!push) {
       if (project.visibility === 'private' && !admin && project.access < REPORTER)
