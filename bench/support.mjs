@@ -2,7 +2,7 @@
 // and data directory), a JSON client, and a teardown that leaves nothing behind.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -12,7 +12,14 @@ export const argument = (name, fallback) => {
   return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
 };
 
-export async function startLode(portBase) {
+/** The process's resident memory now and at its peak, in MB (Linux `/proc`). */
+export function memoryMb(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key) => parseInt(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? '0', 10);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+export async function startLode(portBase, extraEnv = {}) {
   const root = new URL('..', import.meta.url).pathname;
   execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
   const id = randomBytes(4).toString('hex');
@@ -22,9 +29,10 @@ export async function startLode(portBase) {
   const port = portBase + Math.floor(Math.random() * 1000);
   const dataDir = mkdtempSync(join(tmpdir(), 'lode-bench-'));
   const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;
+  const spawnedAt = performance.now();
   const server = spawn(process.execPath, [join(root, 'dist/apps/api/src/main.js')], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl.toString(), LODE_DATA_DIR: dataDir,
-      LODE_ROOT_TOKEN: rootToken, LODE_REDIS_PREFIX: `lode-bench-${id}`, LODE_LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+      LODE_ROOT_TOKEN: rootToken, LODE_REDIS_PREFIX: `lode-bench-${id}`, LODE_LOG_LEVEL: 'warn', NODE_ENV: 'production', ...extraEnv },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = (p) => `http://127.0.0.1:${port}/api/v4${p}`;
@@ -44,13 +52,14 @@ export async function startLode(portBase) {
   };
   for (let i = 0; ; i++) {
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/-/health`)).ok) break;
+      if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) break;
     } catch {}
-    if (i > 100) {
+    if (i > 600) {
       await stop();
       throw new Error('server did not start');
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 20));
   }
-  return { url, call, rootToken, stop };
+  const readyMs = performance.now() - spawnedAt;
+  return { url, call, rootToken, stop, port, pid: server.pid, readyMs, dataDir, databaseUrl: dbUrl.toString(), origin: `http://127.0.0.1:${port}` };
 }

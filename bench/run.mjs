@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// Lode's benchmark harness (issue "Benchmarks"). Builds and starts Lode in production mode on a fresh
+// database, seeds the deterministic dataset through the API, measures same-run baselines, runs each
+// workload three times (the median counts), stops everything it started and prints a table.
+//   npm run bench                   full run
+//   npm run bench -- --quick        a short run (small dataset, one 3 s run per workload)
+//   npm run bench -- --only PERF-1,PERF-6
+//   npm run bench -- --json         one JSON document on stdout (progress goes to stderr)
+import autocannon from 'autocannon';
+import { fork } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
+import { SIZES, seedDataset } from './dataset.mjs';
+import { memoryMb, startLode } from './support.mjs';
+import { WORKLOADS } from './workloads.mjs';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const json = args.includes('--json');
+const onlyAt = args.indexOf('--only');
+const only = onlyAt >= 0 ? new Set(args[onlyAt + 1].split(',').map((s) => s.trim().toUpperCase())) : undefined;
+const log = (...m) => console.error(...m);
+
+const settings = { quick, runs: quick ? 1 : 3, duration: quick ? 3 : 10, size: quick ? SIZES.quick : SIZES.full };
+const load = loadavg()[0];
+if (load > cpus().length * 0.5) log(`warning: load average ${load.toFixed(2)} at the start on ${cpus().length} cores: figures will be low`);
+
+/** autocannon with GitLab-style headers; `rate` makes it an open model (a fixed request rate). */
+async function cannon(url, { connections = 50, duration = settings.duration, rate, headers = {}, method, body, requests } = {}) {
+  const options = { url, connections, duration, headers, method, body, requests, overallRate: rate };
+  // autocannon treats a key that is present but undefined as set (`undefined HTTP method`).
+  for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
+  const r = await autocannon(options);
+  return {
+    rps: Math.round(r.requests.average), p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99,
+    non2xx: r.non2xx, errors: r.errors + r.timeouts, requests: r.requests.total,
+  };
+}
+
+/** Runs a measurement `settings.runs` times and keeps the run with the median throughput (or latency). */
+async function median(measure, key = 'rps') {
+  const results = [];
+  for (let i = 0; i < settings.runs; i++) results.push(await measure());
+  results.sort((a, b) => a[key] - b[key]);
+  return { ...results[Math.floor(results.length / 2)], runs: results.length };
+}
+
+async function baselineServer(mode, databaseUrl) {
+  const port = 17000 + Math.floor(Math.random() * 1000);
+  const child = fork(new URL('./baseline-server.mjs', import.meta.url).pathname, [mode, String(port), databaseUrl ?? ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('message', resolve));
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
+}
+
+const lode = await startLode(20000);
+log(`Lode ready in ${Math.round(lode.readyMs)} ms (pid ${lode.pid})`);
+const results = [];
+try {
+  const dataset = await seedDataset(lode.call, lode.rootToken, settings.size, (m) => log(`seeded ${m}`));
+  log(`dataset seeded in ${dataset.seconds.toFixed(0)} s`);
+  const ctx = { lode, dataset, settings, cannon, median, memoryMb, baselines: {}, log };
+
+  // Baselines first, in the same run, because this machine's speed swings from one run to the next.
+  for (const [id, mode] of [['B0', 'b0'], ['B1', 'b1']]) {
+    const server = await baselineServer(mode, lode.databaseUrl);
+    try {
+      const url = mode === 'b1' ? `${server.url}?id=${dataset.publicProject.id}` : server.url;
+      ctx.baselines[id] = await median(() => cannon(url));
+      log(`${id}: ${ctx.baselines[id].rps} req/s`);
+    } finally {
+      server.stop();
+    }
+  }
+
+  for (const w of WORKLOADS) {
+    if (only && !only.has(w.id)) continue;
+    log(`${w.id}: ${w.name}`);
+    try {
+      const figures = await w.run(ctx);
+      const verdict = w.check(figures, ctx);
+      results.push({ id: w.id, name: w.name, target: w.target, figures, ...verdict });
+    } catch (err) {
+      results.push({ id: w.id, name: w.name, target: w.target, figures: {}, met: false, detail: `failed: ${err.message}` });
+    }
+  }
+  const rss = memoryMb(lode.pid);
+  const document = {
+    date: new Date().toISOString(), quick, loadAverageAtStart: load, cores: cpus().length, readyMs: Math.round(lode.readyMs),
+    residentMb: Math.round(rss.rss), dataset: { ...settings.size, seedSeconds: Math.round(dataset.seconds) },
+    baselines: ctx.baselines, workloads: results,
+  };
+  if (json) process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  else {
+    console.log(`\n${document.date}  load ${load.toFixed(2)}  ready ${document.readyMs} ms  RSS ${document.residentMb} MB  ${quick ? 'quick' : 'full'} run`);
+    console.log(`B0 ${ctx.baselines.B0.rps} req/s   B1 ${ctx.baselines.B1.rps} req/s`);
+    console.table(results.map((r) => ({ id: r.id, workload: r.name, target: r.target, result: r.detail, met: r.met ? 'yes' : 'NO' })));
+  }
+} finally {
+  await lode.stop();
+}
