@@ -1,10 +1,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { repositoryPath } from '@app/platform';
 import { gitOk, tempDirs } from '../support/git';
 import { clearRedis, dropDatabase, eventually, TEST_PG, TEST_REDIS } from '../support/test-app';
 
@@ -43,6 +44,7 @@ describe('a 50 MB push streams through the server', () => {
   let dataDir: string;
   let port: number;
   let child: ChildProcess;
+  let projectId: number;
 
   beforeAll(async () => {
     if (!existsSync(MAIN)) execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
@@ -76,6 +78,7 @@ describe('a 50 MB push streams through the server', () => {
     });
     expect(created.status).toBe(201);
     const project = (await created.json()) as { id: number; path_with_namespace: string };
+    projectId = project.id;
     const remote = `http://root:${token}@127.0.0.1:${port}/${project.path_with_namespace}.git`;
     const dir = tmp.make();
     await gitOk(['init', '-q', '-b', 'master', dir]);
@@ -95,5 +98,27 @@ describe('a 50 MB push streams through the server', () => {
     const ls = await gitOk(['ls-remote', remote, 'refs/heads/master']);
     expect(ls).toContain((await gitOk(['rev-parse', 'HEAD'], dir)).trim());
     expect(growth).toBeLessThanOrEqual(ALLOWED_GROWTH_KB);
+  }, 120_000);
+
+  it('finishes a push in flight when told to stop (SIGTERM drains before closing)', async () => {
+    const dir = tmp.make();
+    const remote = `http://root:${token}@127.0.0.1:${port}/root/big.git`;
+    await gitOk(['clone', '-q', remote, dir]);
+    writeFileSync(join(dir, 'second.bin'), randomBytes(30 * 1024 * 1024));
+    await gitOk(['add', '.'], dir);
+    await gitOk(['commit', '-q', '-m', 'second'], dir);
+    const pushed = gitOk(['push', '-q', remote, 'master'], dir);
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    // Once the pack is streaming in: receive-pack keeps it in a quarantine directory until it is complete.
+    const objects = join(repositoryPath(dataDir, projectId), 'objects');
+    await eventually(() => readdirSync(objects).some((d) => d.includes('incoming')), 30_000, 10);
+    child.kill('SIGTERM');
+    await pushed;
+    expect(await exited).toBe(0);
+    // The server is gone; the push it accepted is complete on disk.
+    const repo = repositoryPath(dataDir, projectId);
+    expect(readdirSync(objects).some((d) => d.includes('incoming'))).toBe(false);
+    expect((await gitOk(['--git-dir', repo, 'rev-parse', 'master'])).trim()).toBe((await gitOk(['rev-parse', 'HEAD'], dir)).trim());
+    expect((await gitOk(['--git-dir', repo, 'fsck', '--no-progress'])).trim()).toBe('');
   }, 120_000);
 });

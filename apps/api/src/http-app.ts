@@ -70,7 +70,6 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.useGlobalPipes(new GitlabValidationPipe());
   app.useGlobalFilters(new GitlabErrorFilter());
   app.useGlobalInterceptors(new PaginationInterceptor());
-  app.enableShutdownHooks();
 }
 
 function gitMiddleware(app: NestExpressApplication): GitHttpMiddleware | undefined {

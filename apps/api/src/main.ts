@@ -18,7 +18,6 @@ async function bootstrap(): Promise<void> {
   const app = config.runsApi
     ? await createHttpApp(config)
     : await NestFactory.createApplicationContext(LodeModule.forRoot(config), { logger: logLevels(config.logLevel) });
-  app.enableShutdownHooks();
   await app.init(); // registers command handlers before the first command
   await app.get(CommandBus).execute(new SeedRoot());
   if (config.runsApi) {
@@ -27,6 +26,35 @@ async function bootstrap(): Promise<void> {
   } else {
     logger.log(`Lode worker running`);
   }
+  stopGracefully(app, config.runsApi, logger);
+}
+
+/** How long a stopping server waits for the requests it is answering (a push, an archive) to end. */
+const DRAIN_MS = 25_000;
+
+/**
+ * SIGTERM and SIGINT first stop taking connections and let the requests in flight finish (up to
+ * DRAIN_MS), then close the application (workers, queues, the database pool). Nest's own shutdown
+ * hooks close the pool while requests still run, which fails them with `Connection terminated`.
+ */
+function stopGracefully(app: INestApplication | Awaited<ReturnType<typeof NestFactory.createApplicationContext>>, http: boolean, logger: Logger): void {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal}: stopping`);
+    if (http) {
+      const server = (app as INestApplication).getHttpServer() as import('node:http').Server;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(resolve, DRAIN_MS).unref();
+      });
+    }
+    await app.close();
+    process.exit(0);
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void stop(signal));
 }
 
 bootstrap().catch((err) => {
