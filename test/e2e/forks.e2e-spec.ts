@@ -204,4 +204,18 @@ describe('repositories on disk', () => {
     const after = (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body;
     expect(after).toMatchObject({ import_status: 'failed', import_error: 'job stalled more than allowable limit' });
   });
+
+  it('removes the repositories of projects deleted with their group (and its subgroups), and no other', async () => {
+    const root = (path: string) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', t.rootToken);
+    const group = (await root('/groups').send({ name: 'Doomed', path: 'doomed' })).body;
+    const sub = (await root('/groups').send({ name: 'Inner', path: 'inner', parent_id: group.id })).body;
+    const inGroup = (await root('/projects').send({ name: 'A', namespace_id: group.id })).body;
+    const inSub = (await root('/projects').send({ name: 'B', namespace_id: sub.id })).body;
+    const elsewhere = (await root('/projects').send({ name: 'Survivor' })).body;
+    const paths = [inGroup, inSub, elsewhere].map((p) => repositoryPath(t.config.dataDir, p.id));
+    expect(paths.every((p) => existsSync(p))).toBe(true);
+    expect((await t.http().delete(`/api/v4/groups/${group.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
+    await eventually(() => !existsSync(paths[0]) && !existsSync(paths[1]));
+    expect(existsSync(paths[2])).toBe(true);
+  });
 });

@@ -6,13 +6,16 @@ import type { Job, Queue } from 'bullmq';
 import { RecordGitJobOutcome } from '../commands/project-maintenance.commands';
 import type { ProjectEvent } from '../domain/project';
 import type { RepositoryStatistics } from '../domain/repository-push';
+import { ProjectQueries } from '../queries/project.queries';
 
 export const GIT_QUEUE = 'git';
 
 export type ForkRepositoryJob = { kind: 'fork-repository'; projectId: number; sourceProjectId: number };
 export type HousekeepingJob = { kind: 'housekeeping'; projectId: number };
 export type RemoveRepositoryJob = { kind: 'remove-repository'; projectId: number };
-export type GitJob = ForkRepositoryJob | HousekeepingJob | RemoveRepositoryJob;
+/** After a group's deletion: its projects went with it (a cascade, no ProjectDeleted of their own). */
+export type RemoveGoneRepositoriesJob = { kind: 'remove-gone-repositories'; groupId: number };
+export type GitJob = ForkRepositoryJob | HousekeepingJob | RemoveRepositoryJob | RemoveGoneRepositoriesJob;
 
 const RETRIES = { attempts: 5, backoff: { type: 'exponential' as const, delay: 2000 } };
 
@@ -30,6 +33,13 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
       queue: GIT_QUEUE, name: 'housekeeping', jobId: `housekeeping-${e.data.projectId}-${e.streamVersion}`, options: RETRIES,
       data: { kind: 'housekeeping', projectId: e.data.projectId } satisfies GitJob,
     };
+  if ((e as Recorded<DomainEvent>).type === 'GroupDeleted') {
+    const groupId = (e.data as unknown as { groupId: number }).groupId;
+    return {
+      queue: GIT_QUEUE, name: 'remove-gone-repositories', jobId: `remove-gone-repositories-${groupId}`, options: RETRIES,
+      data: { kind: 'remove-gone-repositories', groupId } satisfies GitJob,
+    };
+  }
   if (e.type === 'ProjectDeleted')
     return {
       queue: GIT_QUEUE, name: 'remove-repository', jobId: `remove-repository-${e.data.projectId}`, options: RETRIES,
@@ -49,7 +59,12 @@ export class GitJobsProcessor extends WorkerHost {
   private readonly logger = new Logger('GitJobs');
   private lastError = '';
 
-  constructor(private readonly commands: CommandBus, private readonly config: LodeConfig, @InjectQueue(GIT_QUEUE) queue: Queue) {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly config: LodeConfig,
+    private readonly projects: ProjectQueries,
+    @InjectQueue(GIT_QUEUE) queue: Queue,
+  ) {
     super();
     logConnectionErrors(queue, this.logger, `queue ${GIT_QUEUE}`);
   }
@@ -68,6 +83,11 @@ export class GitJobsProcessor extends WorkerHost {
     const { data } = job;
     if (data.kind === 'remove-repository') {
       await GitCli.removeRepository(this.repo(data.projectId));
+      return;
+    }
+    if (data.kind === 'remove-gone-repositories') {
+      // Every project the log knows that the read model no longer has; removing twice is harmless.
+      for (const id of await this.projects.goneProjectIds()) await GitCli.removeRepository(this.repo(id));
       return;
     }
     if (data.kind === 'housekeeping') {

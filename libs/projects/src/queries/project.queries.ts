@@ -216,6 +216,19 @@ export class ProjectQueries {
     return this.dataSource.query(`select id from projects where id = any($1::int[])`, [ids]);
   }
 
+  /**
+   * Projects that existed and exist no more: created (or forked) per the event log, absent from the
+   * read model. A project whose creation has not committed is in neither, so it is never listed.
+   */
+  async goneProjectIds(): Promise<number[]> {
+    const rows: { id: number }[] = await this.dataSource.query(
+      `select distinct (e.data->>'projectId')::int as id from events e
+        where e.type in ('ProjectCreated', 'ProjectForked')
+          and not exists (select 1 from projects p where p.id = (e.data->>'projectId')::int)`,
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** How many personal projects a user has, against their `projects_limit`. */
   async personalProjectCount(userId: number): Promise<number> {
     const [{ count }] = await this.dataSource.query(
