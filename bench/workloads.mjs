@@ -1,5 +1,6 @@
 // The workloads of the benchmarks issue: each measures, then says whether its target is met.
 // `ctx`: { lode, dataset, settings, cannon, median, memoryMb, baselines, log }.
+import { measureRebuild } from './rebuild.mjs';
 
 const fmt = (f) => `${f.rps} req/s, P50/P90/P99 ${f.p50}/${f.p90}/${f.p99} ms`;
 const clean = (f) => f.non2xx === 0 && f.errors === 0;
@@ -85,6 +86,16 @@ export const WORKLOADS = [
       });
     },
     check: (f) => ({ met: f.p99 <= 250 && clean(f), detail: `${fmt(f)} (POST and GET together)${cleanNote(f)}` }),
+  },
+  {
+    id: 'PERF-14',
+    name: 'npm run projections:rebuild over 1,000,000 events',
+    target: '>= 5,000 events/s; tables equal to the live ones',
+    run: (ctx) => measureRebuild(ctx),
+    check: (f) => ({
+      met: f.eventsPerSecond >= 5000 && f.differing.length === 0,
+      detail: `${f.events} events in ${f.seconds} s: ${f.eventsPerSecond} events/s; ${f.tables} tables, ${f.differing.length ? `differing: ${f.differing.join(', ')}` : 'all equal'}`,
+    }),
   },
   {
     id: 'PERF-16',
