@@ -19,7 +19,7 @@ export function memoryMb(pid) {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-export async function startLode(portBase, extraEnv = {}) {
+export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
   const root = new URL('..', import.meta.url).pathname;
   execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
   const id = randomBytes(4).toString('hex');
@@ -30,7 +30,7 @@ export async function startLode(portBase, extraEnv = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'lode-bench-'));
   const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;
   const spawnedAt = performance.now();
-  const server = spawn(process.execPath, [join(root, 'dist/apps/api/src/main.js')], {
+  const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/apps/api/src/main.js')], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl.toString(), LODE_DATA_DIR: dataDir,
       LODE_ROOT_TOKEN: rootToken, LODE_REDIS_PREFIX: `lode-bench-${id}`, LODE_LOG_LEVEL: 'warn', NODE_ENV: 'production', ...extraEnv },
     stdio: ['ignore', 'inherit', 'inherit'],
