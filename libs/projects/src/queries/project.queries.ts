@@ -108,8 +108,9 @@ export class ProjectQueries {
   async getVisible(idOrPath: string | number, actor: Actor | undefined): Promise<ProjectRow> {
     const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
     const match = byId ? 'p.id = $2::int' : `lower(n.full_path || '/' || p.path) = lower($2)`;
+    // An anonymous caller has no levels: the lean columns spare the planner and executor the access subqueries.
     const rows: ProjectRow[] = await this.dataSource.query(
-      `select ${SELECT} ${FROM} where ${match} and ${projectVisibleSql('p', actor, '$1')}`,
+      `select ${actor ? SELECT : SELECT_LEAN} ${FROM} where ${match} and ${projectVisibleSql('p', actor, '$1')}`,
       [actor?.id ?? null, String(idOrPath)],
     );
     if (!rows.length) throw new NotFound('Project');
