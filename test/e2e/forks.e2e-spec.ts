@@ -17,6 +17,7 @@ describe('forks, fork relations and housekeeping', () => {
     get: (path: string) => t.http().get(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
     post: (path: string) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
     delete: (path: string) => t.http().delete(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
+    put: (path: string) => t.http().put(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
   });
 
   beforeAll(async () => {
@@ -46,6 +47,20 @@ describe('forks, fork relations and housekeeping', () => {
     );
     expect(statuses.map((s: { status: string }) => s.status)).toEqual(['started', 'finished']);
     expect((await as(owner.token).get(`/projects/${source.id}`)).body.forks_count).toBe(1);
+    // The fork names its source (GitLab's forked_from_project, BasicProjectDetails), the source does not.
+    const fork = (await as(other.token).get(`/projects/${forkId}`)).body;
+    expect(fork.forked_from_project).toMatchObject({ id: source.id, path_with_namespace: source.path_with_namespace, forks_count: 1 });
+    expect(Object.keys(fork.forked_from_project).sort()).toEqual([
+      'avatar_url', 'created_at', 'default_branch', 'description', 'forks_count', 'http_url_to_repo', 'id', 'last_activity_at', 'name',
+      'name_with_namespace', 'path', 'path_with_namespace', 'ssh_url_to_repo', 'star_count', 'tag_list', 'web_url',
+    ]);
+    expect((await as(owner.token).get(`/projects/${source.id}`)).body).not.toHaveProperty('forked_from_project');
+    const listed = (await as(other.token).get(`/projects?owned=true`)).body.find((p: { id: number }) => p.id === forkId);
+    expect(listed.forked_from_project.id).toBe(source.id);
+    // A source the caller may not see is left out.
+    expect((await as(owner.token).put(`/projects/${source.id}`).send({ visibility: 'private' })).status).toBe(200);
+    expect((await as(other.token).get(`/projects/${forkId}`)).body).not.toHaveProperty('forked_from_project');
+    expect((await as(owner.token).put(`/projects/${source.id}`).send({ visibility: 'public' })).status).toBe(200);
     const forks = await as(owner.token).get(`/projects/${source.id}/forks`);
     expect(forks.body.map((p: { id: number }) => p.id)).toEqual([forkId]);
     // A fork of the fork works too.

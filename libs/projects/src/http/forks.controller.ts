@@ -19,9 +19,12 @@ export class ForksController {
 
   private async present(id: number, actor: Actor) {
     const row = await this.projects.getVisible(id, actor);
-    const shared = await this.projects.sharedWith([row.id]);
+    const [shared, sources] = await Promise.all([this.projects.sharedWith([row.id]), this.projects.forkSources([row], actor)]);
     // GitLab answers these writes with the plain Project entity, without `permissions`.
-    return serializeProject(row, { externalUrl: this.config.externalUrl, actor, sharedWith: shared.get(row.id) ?? [], withoutPermissions: true });
+    return serializeProject(row, {
+      externalUrl: this.config.externalUrl, actor, sharedWith: shared.get(row.id) ?? [], withoutPermissions: true,
+      forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
+    });
   }
 
   /** 201 with the new project at once (`import_status` scheduled); the repository follows in a job. */

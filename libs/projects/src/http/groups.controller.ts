@@ -150,8 +150,13 @@ export class GroupsController {
    * `user_can_admin_project` option, which only the single-project endpoints set).
    */
   private async embedded(rows: ProjectRow[], actor: Actor | undefined) {
-    const links = await this.projects.sharedWith(rows.map((p) => p.id));
-    return rows.map((p) => serializeProject(p, { ...this.urls, actor, sharedWith: links.get(p.id) ?? [], withoutPermissions: true, adminFields: false }));
+    const [links, sources] = await Promise.all([this.projects.sharedWith(rows.map((p) => p.id)), this.projects.forkSources(rows, actor)]);
+    return rows.map((p) =>
+      serializeProject(p, {
+        ...this.urls, actor, sharedWith: links.get(p.id) ?? [], withoutPermissions: true, adminFields: false,
+        forkedFrom: p.forked_from_id === null ? undefined : sources.get(p.forked_from_id),
+      }),
+    );
   }
 }
 

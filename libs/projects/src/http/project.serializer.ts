@@ -13,6 +13,8 @@ export interface SerializeCtx {
    * `user_can_admin_project` (single project, create, update, fork), never in lists, archive or star answers.
    */
   adminFields?: boolean;
+  /** The project this one is a fork of, when the caller may see it (GitLab's `forked_from_project`). */
+  forkedFrom?: ProjectRow;
 }
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -73,6 +75,8 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
     namespace: { id: p.namespace_id, name: p.ns_name, path: p.ns_path, kind: p.ns_kind, full_path: p.ns_full_path, parent_id: p.ns_parent_id },
     import_status: p.import_status,
   };
+  // GitLab 10.x showed the source to anyone who saw the fork; Lode only when the caller may see the source too.
+  if (ctx.forkedFrom) out.forked_from_project = serializeProjectSimple(ctx.forkedFrom, ctx);
   if (administers(p, ctx)) out.import_error = p.import_error;
   if (p.issues_enabled) out.open_issues_count = 0; // no issues in Lode yet
   Object.assign(out, {

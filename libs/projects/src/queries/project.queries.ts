@@ -217,6 +217,17 @@ export class ProjectQueries {
     return this.dataSource.query(`select id from projects where id = any($1::int[])`, [ids]);
   }
 
+  /** The fork sources of `rows` that the caller may see, by id (one statement, none when no row is a fork). */
+  async forkSources(rows: ProjectRow[], actor: Actor | undefined): Promise<Map<number, ProjectRow>> {
+    const ids = [...new Set(rows.map((r) => r.forked_from_id).filter((id): id is number => id !== null))];
+    if (!ids.length) return new Map();
+    const sources: ProjectRow[] = await this.dataSource.query(
+      `select ${SELECT_LEAN} ${FROM} where p.id = any($2::int[]) and ${projectVisibleSql('p', actor, '$1')}`,
+      [actor?.id ?? null, ids],
+    );
+    return new Map(sources.map((r) => [r.id, r]));
+  }
+
   /**
    * Projects that existed and exist no more: created (or forked) per the event log, absent from the
    * read model. A project whose creation has not committed is in neither, so it is never listed.
