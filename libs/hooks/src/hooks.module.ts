@@ -1,23 +1,34 @@
 import { GroupsModule } from '@app/groups';
-import { ProjectionRegistry } from '@app/platform';
+import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { ProjectsModule } from '@app/projects';
+import { BullModule } from '@nestjs/bullmq';
 import { Module, OnModuleInit } from '@nestjs/common';
-import { ChangeProjectHookHandler } from './commands/hook.commands';
+import { ChangeProjectHookHandler, RecordHookDeliveryHandler } from './commands/hook.commands';
 import { ProjectHooksController } from './http/project-hooks.controller';
 import { ProjectHookProjection } from './projections/project-hook.projection';
+import { WEBHOOKS_QUEUE, WebhookJobsProcessor, webhookJobsRoute } from './webhooks/webhook-jobs';
 
-/** Project hooks: their records now; their deliveries come with the repositories work. */
+/** Project hooks: their records, the delivery log, and the outbox route that queues deliveries for pushes. */
 @Module({
   imports: [GroupsModule, ProjectsModule],
-  providers: [ChangeProjectHookHandler, ProjectHookProjection],
+  providers: [ChangeProjectHookHandler, RecordHookDeliveryHandler, ProjectHookProjection],
 })
 export class HooksModule implements OnModuleInit {
-  constructor(private readonly projections: ProjectionRegistry, private readonly projection: ProjectHookProjection) {}
+  constructor(
+    private readonly projections: ProjectionRegistry,
+    private readonly projection: ProjectHookProjection,
+    private readonly routes: OutboxRoutes,
+  ) {}
 
   onModuleInit(): void {
     this.projections.register(this.projection);
+    this.routes.register(webhookJobsRoute);
   }
 }
+
+/** Webhook delivery (the `webhooks` queue); loaded where the process runs workers. */
+@Module({ imports: [HooksModule, ProjectsModule, BullModule.registerQueue({ name: WEBHOOKS_QUEUE })], providers: [WebhookJobsProcessor] })
+export class HooksWorkerModule {}
 
 @Module({ imports: [HooksModule, ProjectsModule], controllers: [ProjectHooksController] })
 export class HooksHttpModule {}

@@ -1,5 +1,7 @@
-/** The hooks context: project hooks, the SSRF guard, and (to come) their deliveries. */
-export { HooksModule, HooksHttpModule } from './hooks.module';
+/** The hooks context: project hooks, the SSRF guard, and webhook deliveries with their log. */
+export { HooksModule, HooksHttpModule, HooksWorkerModule } from './hooks.module';
 export { Hooks1763780000500 } from './migrations/1763780000500-hooks';
+export { HookDeliveries1763780000600 } from './migrations/1763780000600-hook-deliveries';
+export { WEBHOOKS_QUEUE } from './webhooks/webhook-jobs';
 export { checkHookUrl, parseHookUrl, isForbiddenAddress, pinnedLookup } from './delivery/url-guard';
 export type { ProjectHookEvent } from './domain/project-hook';

@@ -3,7 +3,7 @@ import { Clock, EventStore, LodeConfig, Unprocessable, type Actor } from '@app/p
 import { ProjectQueries } from '@app/projects';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { checkHookUrl } from '../delivery/url-guard';
-import { addHook, projectHookDecider, removeHook, updateHook, type HookSettings } from '../domain/project-hook';
+import { addHook, projectHookDecider, recordDelivery, removeHook, updateHook, type HookDelivery, type HookSettings } from '../domain/project-hook';
 
 export type HookChange =
   | { kind: 'add'; settings: HookSettings }
@@ -37,5 +37,21 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
       return removeHook(s, p.id, now);
     });
     return { projectId: p.id, hookId };
+  }
+}
+
+/** The webhook worker reports each attempt, so the delivery log is events like everything else. */
+export class RecordHookDelivery extends Command<void> {
+  constructor(readonly hookId: number, readonly delivery: HookDelivery) {
+    super();
+  }
+}
+
+@CommandHandler(RecordHookDelivery)
+export class RecordHookDeliveryHandler implements ICommandHandler<RecordHookDelivery> {
+  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+
+  async execute({ hookId, delivery }: RecordHookDelivery): Promise<void> {
+    await this.store.decide(`hook-${hookId}`, projectHookDecider, (s) => recordDelivery(s, delivery, this.clock.now()), { origin: 'worker' });
   }
 }

@@ -30,7 +30,21 @@ export const HOOK_DEFAULTS: Omit<HookSettings, 'url'> = {
 export type ProjectHookEvent =
   | { type: 'ProjectHookAdded'; data: HookSettings & { hookId: number; projectId: number; at: string } }
   | { type: 'ProjectHookUpdated'; data: { hookId: number; projectId: number; settings: HookSettings; at: string } }
-  | { type: 'ProjectHookRemoved'; data: { hookId: number; projectId: number; at: string } };
+  | { type: 'ProjectHookRemoved'; data: { hookId: number; projectId: number; at: string } }
+  | { type: 'ProjectHookDelivered'; data: HookDelivery & { hookId: number; projectId: number; at: string } };
+
+/** One delivery attempt, kept for the hook's log. */
+export interface HookDelivery {
+  /** The same for every attempt of one delivery: GitLab's `X-Gitlab-Event-UUID`. */
+  eventUuid: string;
+  /** `X-Gitlab-Event`: `Push Hook` or `Tag Push Hook`. */
+  event: string;
+  url: string;
+  attempt: number;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+}
 
 export type ProjectHook = { exists: false } | { exists: true; hookId: number; projectId: number };
 
@@ -40,6 +54,7 @@ export function evolve(s: ProjectHook, e: ProjectHookEvent): ProjectHook {
     case 'ProjectHookAdded':
       return { exists: true, hookId: e.data.hookId, projectId: e.data.projectId };
     case 'ProjectHookUpdated':
+    case 'ProjectHookDelivered':
       return s;
     case 'ProjectHookRemoved':
       return { exists: false };
@@ -67,4 +82,10 @@ export function updateHook(s: ProjectHook, projectId: number, settings: HookSett
 export function removeHook(s: ProjectHook, projectId: number, now: Date): ProjectHookEvent[] {
   const h = existing(s, projectId);
   return [{ type: 'ProjectHookRemoved', data: { hookId: h.hookId, projectId, at: now.toISOString() } }];
+}
+
+/** A delivery attempt to a hook removed meanwhile is not recorded: there is no log left to show it. */
+export function recordDelivery(s: ProjectHook, delivery: HookDelivery, now: Date): ProjectHookEvent[] {
+  if (!s.exists) return [];
+  return [{ type: 'ProjectHookDelivered', data: { ...delivery, hookId: s.hookId, projectId: s.projectId, at: now.toISOString() } }];
 }

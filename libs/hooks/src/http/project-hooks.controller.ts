@@ -71,6 +71,30 @@ export const serializeHook = (h: HookRow) => ({
   job_events: h.job_events,
 });
 
+interface DeliveryRow {
+  position: string;
+  event_uuid: string;
+  event: string;
+  url: string;
+  attempt: number;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: Date;
+}
+
+const serializeDelivery = (d: DeliveryRow) => ({
+  id: Number(d.position),
+  event_uuid: d.event_uuid,
+  trigger: d.event === 'Tag Push Hook' ? 'tag_push_events' : 'push_events',
+  url: d.url,
+  attempt: d.attempt,
+  response_status: d.response_status,
+  error: d.error,
+  duration_ms: d.duration_ms,
+  created_at: new Date(d.created_at).toISOString(),
+});
+
 const COLUMNS = `id, url, project_id, push_events, tag_push_events, issues_events, merge_requests_events, note_events, job_events,
   pipeline_events, wiki_page_events, enable_ssl_verification, created_at`;
 
@@ -115,6 +139,24 @@ export class ProjectHooksController {
     await this.hook(project.id, hookId);
     await this.commands.execute(new ChangeProjectHook(project.id, { kind: 'update', hookId, settings: settings(p) }, actor));
     return serializeHook(await this.hook(project.id, hookId));
+  }
+
+  /**
+   * The hook's delivery log, newest first (a Lode addition): every attempt with its status or error.
+   * Maintainers only, like the hooks themselves.
+   */
+  @Get(':hook_id/events')
+  async events(@Param('id') id: string, @Param('hook_id', intParam('hook_id')) hookId: number, @GitlabParams() q: PaginationDto, @CurrentActor() actor: Actor) {
+    const project = await this.projects.require(id, actor, ACCESS.maintainer);
+    await this.hook(project.id, hookId);
+    const page = pageParams(q);
+    const [{ total }] = await this.db.query(`select count(*)::int as total from project_hook_deliveries where hook_id = $1`, [hookId]);
+    const rows: DeliveryRow[] = await this.db.query(
+      `select position, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at from project_hook_deliveries
+        where hook_id = $1 order by position desc offset $2 limit $3`,
+      [hookId, page.offset, page.perPage],
+    );
+    return new Page(rows.map(serializeDelivery), total, page);
   }
 
   /** GitLab 10.x: 204, and 404 for an unknown hook (its docs call this idempotent; its code does not). */

@@ -8,12 +8,12 @@ const columns = (s: HookSettings) => [
   s.events.jobEvents, s.events.pipelineEvents, s.events.wikiPageEvents, s.enableSslVerification,
 ];
 
-/** `project_hooks`; a deleted project's hooks go with it (on delete cascade). */
+/** `project_hooks` and their delivery log; a deleted project's hooks go with it (on delete cascade), a hook's log with the hook. */
 @Injectable()
 export class ProjectHookProjection implements Projector {
   readonly name = 'project_hooks';
-  readonly tables = ['project_hooks'];
-  readonly eventTypes = ['ProjectHookAdded', 'ProjectHookUpdated', 'ProjectHookRemoved'];
+  readonly tables = ['project_hooks', 'project_hook_deliveries'];
+  readonly eventTypes = ['ProjectHookAdded', 'ProjectHookUpdated', 'ProjectHookRemoved', 'ProjectHookDelivered'];
 
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
     const e = event as Recorded<ProjectHookEvent>;
@@ -37,6 +37,16 @@ export class ProjectHookProjection implements Projector {
       case 'ProjectHookRemoved':
         await db.query(`delete from project_hooks where id = $1`, [e.data.hookId]);
         return;
+      case 'ProjectHookDelivered': {
+        const d = e.data;
+        // The global position orders attempts and keeps a replay from writing a row twice.
+        await db.query(
+          `insert into project_hook_deliveries (position, hook_id, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at)
+           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 where exists (select 1 from project_hooks where id = $2)`,
+          [e.globalPosition, d.hookId, d.eventUuid, d.event, d.url, d.attempt, d.responseStatus, d.error, d.durationMs, d.at],
+        );
+        return;
+      }
     }
   }
 }

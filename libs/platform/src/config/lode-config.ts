@@ -16,6 +16,10 @@ export class LodeConfig {
   rootEmail = 'admin@example.com';
   rootPassword?: string;
   allowLocalWebhooks = false;
+  /** One webhook delivery attempt's limit: connect, send and the receiver's answer. */
+  webhookTimeoutMs = 10_000;
+  /** The first retry's delay after a failed delivery; each next one doubles it. */
+  webhookRetryDelayMs = 10_000;
   role: LodeRole = 'all';
   maxUploadBytes = 10 * 1024 * 1024;
   /** How long a resolved token is trusted before it is looked up again; revocation takes effect within this. */
@@ -37,6 +41,7 @@ export class LodeConfig {
     c.rootEmail = env.LODE_ROOT_EMAIL || c.rootEmail;
     c.rootPassword = env.LODE_ROOT_PASSWORD || undefined;
     c.allowLocalWebhooks = bool(env.LODE_ALLOW_LOCAL_WEBHOOKS);
+    c.webhookTimeoutMs = int(env.LODE_WEBHOOK_TIMEOUT, c.webhookTimeoutMs / 1000, 'LODE_WEBHOOK_TIMEOUT') * 1000;
     const role = env.LODE_ROLE || 'all';
     if (role !== 'all' && role !== 'api' && role !== 'worker') throw new Error(`LODE_ROLE must be all, api or worker, not ${role}`);
     c.role = role;

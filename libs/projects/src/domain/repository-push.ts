@@ -10,7 +10,7 @@ export const ZERO_SHA = '0000000000000000000000000000000000000000';
 export interface PushedCommit {
   id: string;
   message: string;
-  /** ISO 8601 author date with the author's offset, as GitLab's `timestamp`. */
+  /** ISO 8601 committer date with its offset: GitLab's `timestamp` (`committed_date.xmlschema`). */
   timestamp: string;
   author: { name: string; email: string };
   added: string[];

@@ -117,6 +117,12 @@ export class ProjectQueries {
     return rows[0];
   }
 
+  /** A project whatever its visibility, without anyone's levels: for workers acting for the system. */
+  async findForSystem(id: number): Promise<ProjectRow | undefined> {
+    const rows: ProjectRow[] = await this.dataSource.query(`select ${SELECT_LEAN} ${FROM} where p.id = $2`, [null, id]);
+    return rows[0];
+  }
+
   /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
   async require(idOrPath: string | number, actor: Actor | undefined, level: number): Promise<ProjectRow> {
     const project = await this.getVisible(idOrPath, actor);

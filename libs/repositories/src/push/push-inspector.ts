@@ -91,7 +91,7 @@ export class PushInspector {
   /** Commits newest first with the files each added, modified and removed against its first parent. */
   private async commits(args: string[]): Promise<PushedCommit[]> {
     const out = await GitCli.read(this.repo, [
-      'log', '-z', `--format=${RECORD}%H${FIELD}%an${FIELD}%ae${FIELD}%aI${FIELD}%B${FIELD}`, '--name-status', '--no-renames',
+      'log', '-z', `--format=${RECORD}%H${FIELD}%an${FIELD}%ae${FIELD}%cI${FIELD}%B${FIELD}`, '--name-status', '--no-renames',
       '--diff-merges=first-parent', ...args, '--',
     ]);
     return out.split(RECORD).filter(Boolean).map(parseCommit);

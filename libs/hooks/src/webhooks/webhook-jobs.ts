@@ -1,0 +1,139 @@
+import { GITLAB_API_VERSION, LodeConfig, logConnectionErrors, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
+import { ProjectQueries, isTagRef, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { Job, Queue } from 'bullmq';
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { RecordHookDelivery } from '../commands/hook.commands';
+import { hookEventName, pushPayload, type Pusher } from './push-payload';
+import { delivered, sendWebhook } from './webhook-sender';
+
+export const WEBHOOKS_QUEUE = 'webhooks';
+
+/** Attempts per delivery, with exponential backoff (by default 10, 20 and 40 s between them). */
+export const DELIVERY_ATTEMPTS = 4;
+
+export type PushFanOutJob = { kind: 'push-fanout'; projectId: number; streamVersion: number; push: RepositoryPushedData };
+export type DeliverJob = {
+  kind: 'deliver'; hookId: number; projectId: number; event: string; eventUuid: string; payload: unknown;
+};
+export type WebhookJob = PushFanOutJob | DeliverJob;
+
+/**
+ * One fan-out job per recorded push, written with the event (outbox), so a push's hooks are heard
+ * exactly when the push was recorded. A projection rebuild runs no route: it never re-sends.
+ */
+export const webhookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
+  const e = event as Recorded<ProjectEvent>;
+  if (e.type !== 'RepositoryPushed') return undefined;
+  return {
+    queue: WEBHOOKS_QUEUE, name: 'push-fanout', jobId: `push-${e.data.projectId}-${e.streamVersion}`,
+    options: { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
+    data: { kind: 'push-fanout', projectId: e.data.projectId, streamVersion: e.streamVersion, push: e.data } satisfies WebhookJob,
+  };
+};
+
+interface HookTarget {
+  id: number;
+  url: string;
+  token: string | null;
+  enable_ssl_verification: boolean;
+  push_events: boolean;
+  tag_push_events: boolean;
+}
+
+/**
+ * Webhook delivery. The fan-out builds GitLab's payload once per ref update and queues one delivery
+ * per subscribed hook (stable job ids: a fan-out run twice queues nothing twice). A delivery POSTs
+ * with GitLab's headers, records the attempt in the hook's log, and throws on failure so BullMQ
+ * retries it with backoff, keeping the same `X-Gitlab-Event-UUID`.
+ */
+@Processor(WEBHOOKS_QUEUE, { concurrency: 16 })
+export class WebhookJobsProcessor extends WorkerHost {
+  private readonly logger = new Logger('Webhooks');
+  private lastError = '';
+
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly config: LodeConfig,
+    private readonly projects: ProjectQueries,
+    private readonly db: DataSource,
+    @InjectQueue(WEBHOOKS_QUEUE) private readonly queue: Queue,
+  ) {
+    super();
+    logConnectionErrors(queue, this.logger, `queue ${WEBHOOKS_QUEUE}`);
+  }
+
+  async process(job: Job<WebhookJob>): Promise<void> {
+    if (job.data.kind === 'push-fanout') return this.fanOut(job.data);
+    return this.deliver(job.data, job.attemptsMade + 1);
+  }
+
+  private async fanOut({ projectId, streamVersion, push }: PushFanOutJob): Promise<void> {
+    const hooks: HookTarget[] = await this.db.query(
+      `select id, url, token, enable_ssl_verification, push_events, tag_push_events from project_hooks
+        where project_id = $1 and (push_events or tag_push_events) order by id`,
+      [projectId],
+    );
+    if (!hooks.length) return;
+    const project = await this.projects.findForSystem(projectId);
+    if (!project) return; // deleted meanwhile
+    const [user]: Pusher[] = await this.db.query(`select id, name, username, email from users where id = $1`, [push.userId]);
+    const pusher = user ?? { id: push.userId, name: 'Ghost User', username: 'ghost', email: '' };
+    const jobs = push.updates.flatMap((update, i) => {
+      const tag = isTagRef(update.ref);
+      const subscribed = hooks.filter((h) => (tag ? h.tag_push_events : h.push_events));
+      if (!subscribed.length) return [];
+      const payload = pushPayload(update, project, pusher, this.config.externalUrl);
+      const event = hookEventName(update.ref);
+      return subscribed.map((h) => ({
+        name: 'deliver',
+        data: { kind: 'deliver', hookId: h.id, projectId, event, eventUuid: randomUUID(), payload } satisfies WebhookJob,
+        opts: { jobId: `deliver-${h.id}-${projectId}-${streamVersion}-${i}`, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs }, removeOnComplete: 1000, removeOnFail: 5000 },
+      }));
+    });
+    if (jobs.length) await this.queue.addBulk(jobs);
+  }
+
+  private async deliver(job: DeliverJob, attempt: number): Promise<void> {
+    const [hook]: HookTarget[] = await this.db.query(
+      `select id, url, token, enable_ssl_verification, push_events, tag_push_events from project_hooks where id = $1 and project_id = $2`,
+      [job.hookId, job.projectId],
+    );
+    if (!hook) return; // removed since the push: nothing to send, no log to write
+    const outcome = await sendWebhook({
+      url: hook.url, token: hook.token, enableSslVerification: hook.enable_ssl_verification, timeoutMs: this.config.webhookTimeoutMs,
+      allowLocal: this.config.allowLocalWebhooks, body: JSON.stringify(job.payload),
+      headers: {
+        'Content-Type': 'application/json', 'User-Agent': `GitLab/${GITLAB_API_VERSION}`, 'X-Gitlab-Event': job.event,
+        'X-Gitlab-Event-UUID': job.eventUuid,
+      },
+    });
+    await this.commands.execute(new RecordHookDelivery(hook.id, {
+      eventUuid: job.eventUuid, event: job.event, url: withoutUserInfo(hook.url), attempt, responseStatus: outcome.status, error: outcome.error,
+      durationMs: outcome.durationMs,
+    }));
+    if (!delivered(outcome)) throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
+  }
+
+  @OnWorkerEvent('error')
+  onError(err: Error): void {
+    if (err.message === this.lastError) return;
+    this.lastError = err.message;
+    this.logger.warn(`worker ${WEBHOOKS_QUEUE}: ${err.message}`);
+  }
+}
+
+/** A hook URL's user info is the receiver's password: the log shows the URL without it. */
+function withoutUserInfo(raw: string): string {
+  try {
+    const url = new URL(raw);
+    url.username = '';
+    url.password = '';
+    return url.toString();
+  } catch {
+    return raw;
+  }
+}

@@ -1,0 +1,81 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { checkHookUrl } from '../delivery/url-guard';
+import { pinnedLookup } from '../delivery/url-guard';
+
+export interface WebhookRequest {
+  url: string;
+  /** Sent as `X-Gitlab-Token` when set. */
+  token: string | null;
+  enableSslVerification: boolean;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+  allowLocal: boolean;
+}
+
+/** What one attempt came to: the receiver's status, or why there was none. */
+export interface WebhookOutcome {
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** The receiver's answer is read (so the connection ends cleanly) but only this much is kept. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * One POST to a hook's URL. The SSRF rules run again on the address the name resolves to now, and
+ * the socket connects to exactly that address (no DNS rebinding between check and connect).
+ * Redirects are not followed (a 3xx is the answer). One timeout covers connect, send and answer.
+ */
+export async function sendWebhook(req: WebhookRequest): Promise<WebhookOutcome> {
+  const started = performance.now();
+  const done = (status: number | null, error: string | null): WebhookOutcome => ({
+    status, error, durationMs: Math.round(performance.now() - started),
+  });
+  const verdict = await checkHookUrl(req.url, { allowLocal: req.allowLocal });
+  if (!verdict.ok) return done(null, `refused: ${verdict.reason}`);
+  const { url, addresses } = verdict;
+  const headers: Record<string, string> = { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) };
+  if (req.token) headers['X-Gitlab-Token'] = req.token;
+  // User info in the URL is the receiver's basic auth (GitLab allows it); it never goes in the request line.
+  if (url.username || url.password)
+    headers.Authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
+  const https = url.protocol === 'https:';
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  return new Promise<WebhookOutcome>((resolve) => {
+    let settled = false;
+    const finish = (status: number | null, error: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(done(status, error));
+    };
+    const request = (https ? httpsRequest : httpRequest)(
+      {
+        protocol: url.protocol, hostname: host, port: url.port || (https ? 443 : 80), path: `${url.pathname}${url.search}`, method: 'POST',
+        headers, lookup: pinnedLookup(addresses), agent: false,
+        ...(https ? { servername: host, rejectUnauthorized: req.enableSslVerification } : {}),
+      },
+      (res: IncomingMessage) => {
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_RESPONSE_BYTES) res.destroy();
+        });
+        res.on('error', () => finish(res.statusCode ?? null, null));
+        res.on('close', () => finish(res.statusCode ?? null, null));
+        res.on('end', () => finish(res.statusCode ?? null, null));
+      },
+    );
+    const timer = setTimeout(() => {
+      request.destroy(new Error(`timed out after ${req.timeoutMs} ms`));
+    }, req.timeoutMs);
+    request.on('error', (err: Error) => finish(null, err.message));
+    request.end(req.body);
+  });
+}
+
+/** GitLab counts 2xx as delivered; anything else (also a redirect) is a failed attempt. */
+export const delivered = (o: WebhookOutcome) => o.status !== null && o.status >= 200 && o.status < 300;
