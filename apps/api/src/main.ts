@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { cpus } from 'node:os';
 import { LodeConfig, runMigrations } from '@app/platform';
 import { SeedRoot } from '@app/users';
 import { Logger, type INestApplication } from '@nestjs/common';
@@ -6,6 +7,10 @@ import { NestFactory } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
 import { createHttpApp, logLevels } from './http-app';
 import { LodeModule, MIGRATIONS } from './lode.module';
+
+// Repository reads run libgit2 (nodegit) on libuv's thread pool, beside file I/O, DNS and zlib; its
+// default of 4 threads would queue them. The pool starts at its first use, after this line.
+process.env.UV_THREADPOOL_SIZE ??= String(Math.max(8, cpus().length * 2));
 
 /**
  * `npm start`: migrations, then the API and the workers in one process (`LODE_ROLE=all`), or one

@@ -2,11 +2,15 @@ import { ProjectsModule } from '@app/projects';
 import { UsersModule } from '@app/users';
 import { Module } from '@nestjs/common';
 import { GitHttpMiddleware } from './http/git-http.middleware';
+import { RepositoryReadsController } from './http/repository-reads.controller';
+import { GitRepositories } from './read/git-repositories';
+import { NodegitRepositories } from './read/nodegit-repositories';
 
-/** The HTTP side of repositories: git over smart HTTP (mounted by http-app as Express middleware). */
+/** The HTTP side of repositories: git over smart HTTP (mounted by http-app as Express middleware) and the read API. */
 @Module({
   imports: [UsersModule, ProjectsModule],
-  providers: [GitHttpMiddleware],
+  controllers: [RepositoryReadsController],
+  providers: [GitHttpMiddleware, { provide: GitRepositories, useClass: NodegitRepositories }],
   exports: [GitHttpMiddleware],
 })
 export class RepositoriesHttpModule {}

@@ -18,6 +18,10 @@ export class LodeConfig {
   allowLocalWebhooks = false;
   /** One webhook delivery attempt's limit: connect, send and the receiver's answer. */
   webhookTimeoutMs = 10_000;
+  /** Bounds of a compare's diffs; past any of them the answer says `compare_timeout: true`. */
+  compareMaxFiles = 1000;
+  compareMaxLines = 50_000;
+  compareMaxBytes = 5 * 1024 * 1024;
   /** The first retry's delay after a failed delivery; each next one doubles it. */
   webhookRetryDelayMs = 10_000;
   role: LodeRole = 'all';
@@ -48,6 +52,9 @@ export class LodeConfig {
     c.maxUploadBytes = int(env.LODE_MAX_UPLOAD_BYTES, c.maxUploadBytes, 'LODE_MAX_UPLOAD_BYTES');
     c.tokenCacheMs = int(env.LODE_TOKEN_CACHE_MS, c.tokenCacheMs, 'LODE_TOKEN_CACHE_MS');
     c.outboxPollMs = int(env.LODE_OUTBOX_POLL_MS, c.outboxPollMs, 'LODE_OUTBOX_POLL_MS');
+    c.compareMaxFiles = int(env.LODE_COMPARE_MAX_FILES, c.compareMaxFiles, 'LODE_COMPARE_MAX_FILES');
+    c.compareMaxLines = int(env.LODE_COMPARE_MAX_LINES, c.compareMaxLines, 'LODE_COMPARE_MAX_LINES');
+    c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     return c;
   }

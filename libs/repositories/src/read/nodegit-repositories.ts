@@ -1,0 +1,247 @@
+import { Injectable } from '@nestjs/common';
+import NodeGit from 'nodegit';
+import {
+  GitRepositories, type BlobInfo, type Branch, type CommitInfo, type CompareLimits, type Comparison, type Contributor, type FileDiff, type TreeEntry,
+} from './git-repositories';
+
+/* nodegit ships no types; these are the few shapes this adapter relies on. */
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Repo = any;
+type Commit = any;
+
+const SHA = /^[0-9a-f]{4,64}$/i;
+/** Open repositories kept: opening is cheap (0.1-0.2 ms) but a handle caches objects across reads. */
+const OPEN_REPOSITORIES = 64;
+/** Contributors are a walk over the whole history with a diff per commit: kept per repository and head. */
+const CONTRIBUTOR_CACHE = 128;
+/** GitLab 10.x reads contributors from at most 2,000 commits. */
+const CONTRIBUTOR_COMMITS = 2000;
+
+const modeString = (mode: number) => mode.toString(8).padStart(6, '0');
+const iso = (sig: any) => {
+  const when = sig.when();
+  const offset = when.offset();
+  const local = new Date((when.time() + offset * 60) * 1000).toISOString().slice(0, 19);
+  const sign = offset < 0 ? '-' : '+';
+  const abs = Math.abs(offset);
+  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+};
+
+function commitInfo(c: Commit): CommitInfo {
+  const message: string = c.message();
+  const author = c.author();
+  const committer = c.committer();
+  const id: string = c.sha();
+  return {
+    id, shortId: id.slice(0, 8), title: message.split('\n', 1)[0], message, parentIds: c.parents().map((p: any) => p.tostrS()),
+    authorName: author.name(), authorEmail: author.email(), authoredDate: iso(author),
+    committerName: committer.name(), committerEmail: committer.email(), committedDate: iso(committer),
+  };
+}
+
+/**
+ * GitRepositories on libgit2 through nodegit: no process per read. nodegit's calls run on libuv's
+ * thread pool (apps size it with UV_THREADPOOL_SIZE), so reads do not block the event loop.
+ */
+@Injectable()
+export class NodegitRepositories extends GitRepositories {
+  private readonly open = new Map<string, Promise<Repo>>();
+  private readonly contributorCache = new Map<string, Contributor[]>();
+
+  private repository(path: string): Promise<Repo> {
+    let repo = this.open.get(path);
+    if (repo) {
+      this.open.delete(path);
+      this.open.set(path, repo);
+      return repo;
+    }
+    repo = NodeGit.Repository.openBare(path) as Promise<Repo>;
+    repo.catch(() => this.open.delete(path));
+    this.open.set(path, repo);
+    while (this.open.size > OPEN_REPOSITORIES) this.open.delete(this.open.keys().next().value as string);
+    return repo;
+  }
+
+  /** Forgets a repository's handle (after a push, refs are re-read from disk anyway; after removal it must go). */
+  forget(path: string): void {
+    this.open.delete(path);
+  }
+
+  private async commit(repo: Repo, ref: string): Promise<Commit | undefined> {
+    if (!ref || ref.startsWith('-') || /[\s\0]/.test(ref) || ref.includes('..')) return undefined;
+    try {
+      const obj = await NodeGit.Revparse.single(repo, ref);
+      const peeled = await obj.peel(NodeGit.Object.TYPE.COMMIT);
+      return await repo.getCommit(peeled.id());
+    } catch {
+      return undefined;
+    }
+  }
+
+  async resolveCommit(path: string, ref: string): Promise<CommitInfo | undefined> {
+    const c = await this.commit(await this.repository(path), ref);
+    return c && commitInfo(c);
+  }
+
+  async headBranch(path: string): Promise<string | undefined> {
+    const repo = await this.repository(path);
+    try {
+      const head = await NodeGit.Reference.lookup(repo, 'HEAD');
+      const target: string = head.symbolicTarget();
+      return target.startsWith('refs/heads/') ? target.slice('refs/heads/'.length) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async tree(path: string, ref: string, dir: string, recursive: boolean): Promise<TreeEntry[] | undefined> {
+    const repo = await this.repository(path);
+    const commit = await this.commit(repo, ref);
+    if (!commit) return undefined;
+    let tree = await commit.getTree();
+    const prefix = dir.replace(/^\/+|\/+$/g, '');
+    if (prefix) {
+      try {
+        const entry = await tree.getEntry(prefix);
+        if (!entry.isTree()) return undefined;
+        tree = await entry.getTree();
+      } catch {
+        return undefined;
+      }
+    }
+    const entries: TreeEntry[] = [];
+    const walk = async (t: any, base: string) => {
+      for (const e of t.entries()) {
+        const name: string = e.name();
+        const entryPath = base ? `${base}/${name}` : name;
+        const type = e.isTree() ? 'tree' : e.isSubmodule() ? 'commit' : 'blob';
+        entries.push({ id: e.sha(), name, type, path: entryPath, mode: modeString(e.filemode()) });
+        if (recursive && type === 'tree') await walk(await e.getTree(), entryPath);
+      }
+    };
+    await walk(tree, prefix);
+    // GitLab's `sorted_entries`: trees, then blobs, then submodules, each in git's order.
+    const rank = { tree: 0, blob: 1, commit: 2 } as const;
+    return entries.map((e, i) => ({ e, i })).sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i).map(({ e }) => e);
+  }
+
+  async blob(path: string, sha: string): Promise<BlobInfo | undefined> {
+    if (!SHA.test(sha)) return undefined;
+    const repo = await this.repository(path);
+    try {
+      const obj = await NodeGit.Object.lookupPrefix(repo, NodeGit.Oid.fromString(sha.padEnd(40, '0')), sha.length, NodeGit.Object.TYPE.BLOB);
+      const blob = await repo.getBlob(obj.id());
+      return { sha: blob.id().tostrS(), size: Number(blob.rawsize()), content: blob.content(), binary: Boolean(blob.isBinary()) };
+    } catch {
+      return undefined;
+    }
+  }
+
+  async branches(path: string, defaultBranch: string | undefined): Promise<Branch[]> {
+    const repo = await this.repository(path);
+    const names: string[] = await repo.getReferenceNames(NodeGit.Reference.TYPE.ALL);
+    const main = defaultBranch ? await this.commit(repo, `refs/heads/${defaultBranch}`) : undefined;
+    const branches: Branch[] = [];
+    for (const name of names.filter((n) => n.startsWith('refs/heads/')).sort()) {
+      const commit = await this.commit(repo, name);
+      if (!commit) continue;
+      const short = name.slice('refs/heads/'.length);
+      // GitLab's `merged`: the default branch contains the branch's tip (never true for the default branch itself).
+      const merged = main !== undefined && short !== defaultBranch
+        && (commit.sha() === main.sha() || Boolean(await NodeGit.Graph.descendantOf(repo, main.id(), commit.id())));
+      branches.push({ name: short, commit: commitInfo(commit), merged });
+    }
+    return branches;
+  }
+
+  async compare(path: string, from: string, to: string, limits: CompareLimits): Promise<Comparison> {
+    const repo = await this.repository(path);
+    const [base, head] = await Promise.all([this.commit(repo, from), this.commit(repo, to)]);
+    // GitLab 10.x (Gitlab::Git::Compare): an unknown side gives an empty comparison, not a 404.
+    if (!base || !head) return { commits: [], diffs: [], overflow: false, same: false };
+    if (base.sha() === head.sha()) return { commits: [], diffs: [], overflow: false, same: true };
+    const walk = repo.createRevWalk();
+    walk.sorting(NodeGit.Revwalk.SORT.TOPOLOGICAL | NodeGit.Revwalk.SORT.TIME);
+    walk.push(head.id());
+    walk.hide(base.id());
+    const oids: any[] = await walk.fastWalk(100_000);
+    const commits: CommitInfo[] = [];
+    for (const oid of oids.reverse()) commits.push(commitInfo(await repo.getCommit(oid)));
+    let mergeBase: Commit | undefined;
+    try {
+      mergeBase = await repo.getCommit(await NodeGit.Merge.base(repo, base.id(), head.id()));
+    } catch {
+      mergeBase = undefined; // unrelated histories: the diff is against nothing
+    }
+    const { diffs, overflow } = await this.diff(repo, mergeBase, head, limits);
+    return { commits, diffs, overflow, same: false };
+  }
+
+  private async diff(repo: Repo, from: Commit | undefined, to: Commit, limits: CompareLimits): Promise<{ diffs: FileDiff[]; overflow: boolean }> {
+    const diff = await NodeGit.Diff.treeToTree(repo, from ? await from.getTree() : null, await to.getTree(), null);
+    await diff.findSimilar({ flags: NodeGit.Diff.FIND.RENAMES });
+    const patches: any[] = await diff.patches();
+    const diffs: FileDiff[] = [];
+    let lines = 0;
+    let bytes = 0;
+    for (const patch of patches) {
+      if (diffs.length >= limits.maxFiles) return { diffs, overflow: true };
+      let text = '';
+      for (const hunk of await patch.hunks()) {
+        text += hunk.header();
+        for (const line of await hunk.lines()) {
+          const origin = String.fromCharCode(line.origin());
+          const content: string = line.content();
+          text += origin === '+' || origin === '-' || origin === ' ' ? `${origin}${content}` : content;
+          lines++;
+        }
+      }
+      bytes += Buffer.byteLength(text);
+      if (lines > limits.maxLines || bytes > limits.maxBytes) return { diffs, overflow: true };
+      const added = patch.isAdded();
+      const deleted = patch.isDeleted();
+      diffs.push({
+        oldPath: patch.oldFile().path(), newPath: patch.newFile().path(),
+        aMode: added ? '0' : modeString(patch.oldFile().mode()), bMode: deleted ? '0' : modeString(patch.newFile().mode()),
+        newFile: added, renamedFile: patch.isRenamed(), deletedFile: deleted, diff: text,
+      });
+    }
+    return { diffs, overflow: false };
+  }
+
+  async contributors(path: string, ref: string): Promise<Contributor[]> {
+    const repo = await this.repository(path);
+    const head = await this.commit(repo, ref);
+    if (!head) return [];
+    const key = `${path}\0${head.sha()}`;
+    const cached = this.contributorCache.get(key);
+    if (cached) return cached;
+    const walk = repo.createRevWalk();
+    walk.sorting(NodeGit.Revwalk.SORT.TOPOLOGICAL | NodeGit.Revwalk.SORT.TIME);
+    walk.push(head.id());
+    const oids: any[] = await walk.fastWalk(1_000_000);
+    const byEmail = new Map<string, Contributor>();
+    let counted = 0;
+    for (const oid of oids) {
+      const commit = await repo.getCommit(oid);
+      if (commit.parentcount() > 1) continue; // merges are skipped, as GitLab does
+      if (++counted > CONTRIBUTOR_COMMITS) break;
+      const author = commit.author();
+      const email: string = author.email();
+      let c = byEmail.get(email);
+      if (!c) byEmail.set(email, (c = { name: author.name(), email, commits: 0, additions: 0, deletions: 0 }));
+      c.commits++;
+      const parent = commit.parentcount() ? await commit.parent(0) : undefined;
+      const diff = await NodeGit.Diff.treeToTree(repo, parent ? await parent.getTree() : null, await commit.getTree(), null);
+      // Renames detected as git does by default, so the counts match `git log --numstat`.
+      await diff.findSimilar({ flags: NodeGit.Diff.FIND.RENAMES });
+      const stats = await diff.getStats();
+      c.additions += Number(stats.insertions());
+      c.deletions += Number(stats.deletions());
+    }
+    const list = [...byEmail.values()];
+    this.contributorCache.set(key, list);
+    while (this.contributorCache.size > CONTRIBUTOR_CACHE) this.contributorCache.delete(this.contributorCache.keys().next().value as string);
+    return list;
+  }
+}
