@@ -1,4 +1,5 @@
 import { repositoryPath } from '@app/platform';
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
@@ -213,5 +214,63 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     expect((await as(guest.token).get(`/projects/${priv.id}/repository/contributors`)).status).toBe(403);
     expect((await as(reporter.token).get(`/projects/${priv.id}/repository/tree`)).status).toBe(200);
     expect((await as(reporter.token).get(`/projects/${priv.id}/repository/branches`)).body).toHaveLength(3);
+  });
+
+  describe('archive', () => {
+    const download = (path: string, headers: Record<string, string> = {}) =>
+      t.http().get(`/api/v4${path}`).set(headers).buffer(true).parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
+    const list = async (bytes: Buffer, args: string[], file: string) => {
+      const dir = tmp.make();
+      writeFileSync(join(dir, file), bytes);
+      const [command, ...rest] = args;
+      const out = await new Promise<string>((resolve, reject) =>
+        execFile(command, [...rest, join(dir, file)], { encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+      );
+      return out.split('\n').filter(Boolean).sort();
+    };
+
+    it('serves tar.gz by default with one top directory <project>-<ref>-<sha>, cached with an ETag', async () => {
+      const res = await download(`/projects/${pub.id}/repository/archive`);
+      expect(res.status).toBe(200);
+      const top = `readable-master-${sha.second}`;
+      expect(res.headers['content-disposition']).toBe(`attachment; filename="${top}.tar.gz"`);
+      const names = await list(res.body as Buffer, ['tar', '-tzf'], 'a.tar.gz');
+      expect(names).toContain(`${top}/src/lib/util.ts`);
+      expect(names.every((n) => n.startsWith(`${top}/`))).toBe(true);
+      const etag = res.headers.etag;
+      expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+      const again = await download(`/projects/${pub.id}/repository/archive`);
+      expect(again.headers.etag).toBe(etag);
+      expect(again.headers['content-length']).toBe(String((res.body as Buffer).length));
+      expect(Buffer.compare(again.body as Buffer, res.body as Buffer)).toBe(0);
+      const notModified = await download(`/projects/${pub.id}/repository/archive`, { 'If-None-Match': etag });
+      expect(notModified.status).toBe(304);
+    });
+
+    it('serves zip, tar and tar.bz2 for a branch with a slash, a tag-like sha and a commit', async () => {
+      const zip = await download(`/projects/${pub.id}/repository/archive.zip?sha=feature/x`);
+      expect(zip.status).toBe(200);
+      const zipNames = await list(zip.body as Buffer, ['unzip', '-Z1'], 'a.zip');
+      expect(zipNames).toContain(`readable-feature-x-${sha.feature}/feature.txt`);
+      const tar = await download(`/projects/${pub.id}/repository/archive.tar?sha=${sha.first}`);
+      expect(await list(tar.body as Buffer, ['tar', '-tf'], 'a.tar')).toContain(`readable-${sha.first}-${sha.first}/page.html`);
+      const bz2 = await download(`/projects/${pub.id}/repository/archive.tar.bz2?sha=master`);
+      expect(await list(bz2.body as Buffer, ['tar', '-tjf'], 'a.tar.bz2')).toContain(`readable-master-${sha.second}/NEW.md`);
+    });
+
+    it('answers 404 File Not Found for unknown refs and empty repositories, 404 for unknown formats, and keeps private code private', async () => {
+      const unknown = await download(`/projects/${pub.id}/repository/archive?sha=nope`);
+      expect(unknown.status).toBe(404);
+      expect(JSON.parse((unknown.body as Buffer).toString())).toEqual({ message: '404 File Not Found' });
+      expect((await download(`/projects/${empty.id}/repository/archive`)).status).toBe(404);
+      expect((await download(`/projects/${pub.id}/repository/archive.rar`)).status).toBe(404);
+      expect((await download(`/projects/${priv.id}/repository/archive`)).status).toBe(404);
+      expect((await t.http().get(`/api/v4/projects/${priv.id}/repository/archive`).set('PRIVATE-TOKEN', guest.token)).status).toBe(403);
+      expect((await t.http().get(`/api/v4/projects/${priv.id}/repository/archive`).set('PRIVATE-TOKEN', reporter.token)).status).toBe(200);
+    });
   });
 });

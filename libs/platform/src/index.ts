@@ -28,4 +28,4 @@ export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
 export { checkCustomAttribute, holdsCustomAttribute, CustomAttributeTable } from './custom-attributes';
 export * as GitCli from './git/git-cli';
-export { repositoryPath } from './git/git-cli';
+export { archiveCachePath, repositoryPath } from './git/git-cli';

@@ -3,6 +3,7 @@ import { UsersModule } from '@app/users';
 import { Module } from '@nestjs/common';
 import { GitHttpMiddleware } from './http/git-http.middleware';
 import { RepositoryReadsController } from './http/repository-reads.controller';
+import { ArchiveStore } from './read/archive-store';
 import { GitRepositories } from './read/git-repositories';
 import { NodegitRepositories } from './read/nodegit-repositories';
 
@@ -10,7 +11,7 @@ import { NodegitRepositories } from './read/nodegit-repositories';
 @Module({
   imports: [UsersModule, ProjectsModule],
   controllers: [RepositoryReadsController],
-  providers: [GitHttpMiddleware, { provide: GitRepositories, useClass: NodegitRepositories }],
+  providers: [GitHttpMiddleware, ArchiveStore, { provide: GitRepositories, useClass: NodegitRepositories }],
   exports: [GitHttpMiddleware],
 })
 export class RepositoriesHttpModule {}

@@ -15,6 +15,11 @@ export function repositoryPath(dataDir: string, projectId: number): string {
   return join(dataDir, 'repositories', '@hashed', hash.slice(0, 2), hash.slice(2, 4), `${hash}.git`);
 }
 
+/** Where a project's cached repository archives live; removed with its repository. */
+export function archiveCachePath(dataDir: string, projectId: number): string {
+  return join(dataDir, 'cache', 'archives', String(projectId));
+}
+
 /** A branch name git accepts for HEAD (checked by the project's validation too). */
 const BRANCH = /^[^\s~^:?*[\\]+$/;
 

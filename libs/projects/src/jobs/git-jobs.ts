@@ -1,4 +1,4 @@
-import { GitCli, LodeConfig, logConnectionErrors, repositoryPath, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
+import { archiveCachePath, GitCli, LodeConfig, logConnectionErrors, repositoryPath, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -83,11 +83,15 @@ export class GitJobsProcessor extends WorkerHost {
     const { data } = job;
     if (data.kind === 'remove-repository') {
       await GitCli.removeRepository(this.repo(data.projectId));
+      await GitCli.removeRepository(archiveCachePath(this.config.dataDir, data.projectId));
       return;
     }
     if (data.kind === 'remove-gone-repositories') {
       // Every project the log knows that the read model no longer has; removing twice is harmless.
-      for (const id of await this.projects.goneProjectIds()) await GitCli.removeRepository(this.repo(id));
+      for (const id of await this.projects.goneProjectIds()) {
+        await GitCli.removeRepository(this.repo(id));
+        await GitCli.removeRepository(archiveCachePath(this.config.dataDir, id));
+      }
       return;
     }
     if (data.kind === 'housekeeping') {

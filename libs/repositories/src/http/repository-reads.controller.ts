@@ -6,6 +6,7 @@ import { ProjectQueries, type ProjectRow } from '@app/projects';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
+import { ArchiveStore, archiveExtension } from '../read/archive-store';
 import { GitRepositories, type CommitInfo, type TreeEntry } from '../read/git-repositories';
 
 export class TreeDto extends PaginationDto {
@@ -17,6 +18,10 @@ export class TreeDto extends PaginationDto {
 export class CompareDto {
   @IsDefined() @IsString() from: string;
   @IsDefined() @IsString() to: string;
+}
+
+export class ArchiveDto {
+  @IsOptional() @IsString() sha?: string;
 }
 
 export class BranchesDto extends PaginationDto {
@@ -47,7 +52,12 @@ const serializeEntry = (e: TreeEntry) => ({ id: e.id, name: e.name, type: e.type
  */
 @Controller('projects/:id/repository')
 export class RepositoryReadsController {
-  constructor(private readonly projects: ProjectQueries, private readonly git: GitRepositories, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly projects: ProjectQueries,
+    private readonly git: GitRepositories,
+    private readonly archives: ArchiveStore,
+    private readonly config: LodeConfig,
+  ) {}
 
   /** GitLab's `download_code`: the project must be visible, and a private one needs reporter access (guests get 403). */
   private async readable(id: string, actor: Actor | undefined): Promise<{ project: ProjectRow; repo: string }> {
@@ -95,6 +105,45 @@ export class RepositoryReadsController {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
     res.end(blob.content);
+  }
+
+  @Get('archive')
+  archive(@Param('id') id: string, @GitlabParams() q: ArchiveDto, @Res() res: Response, @CurrentActor() actor?: Actor) {
+    return this.sendArchive(id, 'tar.gz', q, res, actor);
+  }
+
+  /** `archive.zip`, `archive.tar.bz2`, ...: GitLab's format names; any other is 404. */
+  @Get('archive.:format')
+  archiveAs(@Param('id') id: string, @Param('format') format: string, @GitlabParams() q: ArchiveDto, @Res() res: Response, @CurrentActor() actor?: Actor) {
+    return this.sendArchive(id, format, q, res, actor);
+  }
+
+  /**
+   * The tree of a commit as one archive with a single top directory `<project path>-<ref>-<sha>`
+   * (GitLab's `archive_prefix`), streamed from `git archive` and cached per commit and format.
+   */
+  private async sendArchive(id: string, format: string, q: ArchiveDto, res: Response, actor: Actor | undefined): Promise<void> {
+    const { project, repo } = await this.readable(id, actor);
+    const ext = archiveExtension(format);
+    if (!ext) throw new NotFound();
+    const ref = q.sha || (await this.defaultRef(project, repo));
+    const commit = ref ? await this.git.resolveCommit(repo, ref) : undefined;
+    if (!ref || !commit) throw new NotFound('File');
+    const prefix = `${project.path}-${ref.replace(/\//g, '-')}-${commit.id}`;
+    const etag = ArchiveStore.etag(project.id, commit.id, ext, prefix);
+    res.setHeader('ETag', etag);
+    if (res.req.headers['if-none-match'] === etag) return void res.status(304).end();
+    const archive = await this.archives.open(repo, project.id, commit.id, ext, prefix);
+    res.status(200);
+    res.setHeader('Content-Type', 'application/octet-stream');
+    res.setHeader('Content-Disposition', `attachment; filename="${prefix.replace(/["\\]/g, '_')}.${ext}"`);
+    res.setHeader('Content-Transfer-Encoding', 'binary');
+    if (archive.size !== undefined) res.setHeader('Content-Length', String(archive.size));
+    res.on('close', () => {
+      if (!res.writableFinished) archive.stream.destroy();
+    });
+    archive.stream.on('error', () => res.destroy());
+    archive.stream.pipe(res);
   }
 
   /** GitLab 10.x: an unknown `from` or `to` gives an empty comparison (200), not a 404. */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import NodeGit from 'nodegit';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import {
   GitRepositories, type BlobInfo, type Branch, type CommitInfo, type CompareLimits, type Comparison, type Contributor, type FileDiff, type TreeEntry,
 } from './git-repositories';
@@ -8,6 +9,15 @@ import {
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Repo = any;
 type Commit = any;
+
+/*
+ * nodegit through Node's own `require`, so its JavaScript loads once per process. Its lib files wrap
+ * native methods (`const raw = DiffLine.prototype.content; DiffLine.prototype.content = ...`); a
+ * second evaluation (Jest gives every test file its own module registry, the native addon stays
+ * shared) wraps the wrapper and recurses without end.
+ */
+declare const __filename: string | undefined;
+const NodeGit = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'))('nodegit');
 
 const SHA = /^[0-9a-f]{4,64}$/i;
 /** Open repositories kept: opening is cheap (0.1-0.2 ms) but a handle caches objects across reads. */
