@@ -21,7 +21,7 @@ export function memoryMb(pid) {
 
 export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
   const root = new URL('..', import.meta.url).pathname;
-  execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: ['ignore', 2, 2] });
   const id = randomBytes(4).toString('hex');
   const base = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
   const dbUrl = new URL(base);
@@ -33,7 +33,8 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
   const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/apps/api/src/main.js')], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl.toString(), LODE_DATA_DIR: dataDir,
       LODE_ROOT_TOKEN: rootToken, LODE_REDIS_PREFIX: `lode-bench-${id}`, LODE_LOG_LEVEL: 'warn', NODE_ENV: 'production', ...extraEnv },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
+    stdio: ['ignore', 2, 2],
   });
   const url = (p) => `http://127.0.0.1:${port}/api/v4${p}`;
   const call = async (method, p, token, body) => {
