@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { delivered, sendWebhook, type WebhookRequest } from './webhook-sender';
 
@@ -61,5 +66,28 @@ describe('sendWebhook', () => {
     const outcome = await sendWebhook(request({ url: `http://127.0.0.1:${port}/` }));
     expect(outcome.status).toBeNull();
     expect(outcome.error).toMatch(/ECONNREFUSED/);
+  });
+
+  it('verifies the receiver\'s certificate unless the hook turns enable_ssl_verification off', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lode-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], {
+      stdio: 'ignore',
+    });
+    const tls = createTlsServer({ key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('ok'));
+    });
+    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/hook`;
+      const verified = await sendWebhook(request({ url }));
+      expect(verified.status).toBeNull();
+      expect(verified.error).toMatch(/self[- ]signed/i);
+      const unverified = await sendWebhook(request({ url, enableSslVerification: false }));
+      expect(unverified).toMatchObject({ status: 200, error: null });
+    } finally {
+      await new Promise((r) => tls.close(r));
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
