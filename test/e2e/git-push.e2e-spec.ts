@@ -251,4 +251,36 @@ describe('pushes recorded as RepositoryPushed', () => {
     const [e] = await pushes(p.id);
     expect(e.updates[0]).toMatchObject({ ref: 'refs/heads/master', before: ZERO, after: head, totalCommitsCount: 1 });
   });
+
+  it('serves what git pushed through the API (subdirectory, binary, a large file), and fetches bring later pushes', async () => {
+    const p = await project('Roundtrip');
+    const remote = url(p.path_with_namespace, owner.token);
+    const dir = await workingCopy(1);
+    mkdirSync(join(dir, 'docs/img'), { recursive: true });
+    const large = Buffer.alloc(3 * 1024 * 1024, 7);
+    large.write('header', 0);
+    writeFileSync(join(dir, 'docs/img/big.bin'), large);
+    await gitOk(['add', '.'], dir);
+    await gitOk(['commit', '-q', '-m', 'large'], dir);
+    await gitOk(['push', '-q', remote, 'master'], dir);
+    const clone = join(tmp.make(), 'c');
+    await gitOk(['clone', '-q', remote, clone]);
+
+    const tree = await t.http().get(`/api/v4/projects/${p.id}/repository/tree?path=docs/img`);
+    expect(tree.body).toEqual([expect.objectContaining({ name: 'big.bin', type: 'blob', mode: '100644' })]);
+    const raw = await t.http().get(`/api/v4/projects/${p.id}/repository/blobs/${tree.body[0].id}/raw`).buffer(true).parse((r, cb) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (c: Buffer) => chunks.push(c));
+      r.on('end', () => cb(null, Buffer.concat(chunks)));
+    });
+    expect(raw.headers['content-type']).toBe('application/octet-stream');
+    expect(Buffer.compare(raw.body as Buffer, large)).toBe(0);
+
+    writeFileSync(join(dir, 'later.txt'), 'later\n');
+    await gitOk(['add', '.'], dir);
+    await gitOk(['commit', '-q', '-m', 'later'], dir);
+    await gitOk(['push', '-q', remote, 'master'], dir);
+    await gitOk(['fetch', '-q', 'origin'], clone);
+    expect((await gitOk(['rev-parse', 'origin/master'], clone)).trim()).toBe(await rev(dir));
+  });
 });
