@@ -259,6 +259,7 @@ describe('pushes recorded as RepositoryPushed', () => {
     mkdirSync(join(dir, 'docs/img'), { recursive: true });
     const large = Buffer.alloc(3 * 1024 * 1024, 7);
     large.write('header', 0);
+    large[100] = 0; // a NUL byte: binary to git's test
     writeFileSync(join(dir, 'docs/img/big.bin'), large);
     await gitOk(['add', '.'], dir);
     await gitOk(['commit', '-q', '-m', 'large'], dir);

@@ -257,8 +257,10 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
       const zipNames = await list(zip.body as Buffer, ['unzip', '-Z1'], 'a.zip');
       expect(zipNames).toContain(`readable-feature-x-${sha.feature}/feature.txt`);
       const tar = await download(`/projects/${pub.id}/repository/archive.tar?sha=${sha.first}`);
+      expect(tar.status).toBe(200);
       expect(await list(tar.body as Buffer, ['tar', '-tf'], 'a.tar')).toContain(`readable-${sha.first}-${sha.first}/page.html`);
       const bz2 = await download(`/projects/${pub.id}/repository/archive.tar.bz2?sha=master`);
+      expect(bz2.status).toBe(200);
       expect(await list(bz2.body as Buffer, ['tar', '-tjf'], 'a.tar.bz2')).toContain(`readable-master-${sha.second}/NEW.md`);
     });
 

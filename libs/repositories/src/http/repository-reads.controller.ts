@@ -7,6 +7,7 @@ import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
 import { ArchiveStore, archiveExtension } from '../read/archive-store';
+import { openRawBlob } from '../read/raw-blob';
 import { GitRepositories, type CommitInfo, type TreeEntry } from '../read/git-repositories';
 
 export class TreeDto extends PaginationDto {
@@ -90,21 +91,25 @@ export class RepositoryReadsController {
   }
 
   /**
-   * The blob's bytes. Never rendered by a browser: `nosniff` and a sandboxing policy keep HTML or
+   * The blob's bytes, streamed. Never rendered by a browser: `nosniff` and a sandboxing policy keep HTML or
    * SVG from a repository from running on Lode's origin (GitLab 10.x sent the blob's own type).
    */
   @Get('blobs/:sha/raw')
   async raw(@Param('id') id: string, @Param('sha') sha: string, @Res() res: Response, @CurrentActor() actor?: Actor) {
     const { repo } = await this.readable(id, actor);
-    const blob = await this.git.blob(repo, sha);
+    const blob = await openRawBlob(repo, sha);
     if (!blob) throw new NotFound('Blob');
     res.status(200);
     res.setHeader('Content-Type', blob.binary ? 'application/octet-stream' : 'text/plain; charset=utf-8');
-    res.setHeader('Content-Length', String(blob.content.length));
+    res.setHeader('Content-Length', String(blob.size));
     res.setHeader('Content-Disposition', 'inline');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
-    res.end(blob.content);
+    res.on('close', () => {
+      if (!res.writableFinished) blob.cancel();
+    });
+    blob.stream.on('error', () => res.destroy());
+    blob.stream.pipe(res);
   }
 
   @Get('archive')

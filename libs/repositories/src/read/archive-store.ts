@@ -4,8 +4,9 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { PassThrough, type Readable } from 'node:stream';
+import { dirname, join } from 'node:path';
+import { Duplex, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 
 /** GitLab's archive formats (`Gitlab::PathRegex.archive_formats_regex`) and the file each makes. */
@@ -18,18 +19,17 @@ export const archiveExtension = (format: string): ArchiveExtension | undefined =
 
 export interface Archive {
   stream: Readable;
-  /** Known when served from the cache. */
-  size?: number;
+  size: number;
   etag: string;
+  /** Served from the cache rather than made for this request. */
   cached: boolean;
 }
 
 /**
- * Repository archives made by `git archive` (streamed, compressed on the way) and cached per
- * project, commit, format and top directory under `$LODE_DATA_DIR/cache/archives/<project id>`
- * (removed with the project's repository): the first request
- * streams while the cache file is written beside it and renamed into place only when complete,
- * so a later request never reads half an archive.
+ * Repository archives made by `git archive` (compressed on the way, never held in memory) and
+ * cached per project, commit, format and top directory under
+ * `$LODE_DATA_DIR/cache/archives/<project id>` (removed with the project's repository). Every
+ * answer streams a complete cache file with its length, so nobody ever reads half an archive.
  */
 @Injectable()
 export class ArchiveStore {
@@ -53,51 +53,55 @@ export class ArchiveStore {
   async open(repo: string, projectId: number, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive> {
     const etag = ArchiveStore.etag(projectId, sha, ext, prefix);
     const file = this.file(projectId, sha, ext, prefix);
-    const existing = await stat(file).catch(() => undefined);
-    if (existing) return { stream: createReadStream(file), size: existing.size, etag, cached: true };
+    let existing = await stat(file).catch(() => undefined);
+    const cached = existing !== undefined;
+    if (!existing) {
+      await this.make(repo, sha, ext, prefix, file);
+      existing = await stat(file);
+    }
+    return { stream: createReadStream(file), size: existing.size, etag, cached };
+  }
 
+  /**
+   * Writes the archive to a temporary file beside its cache name (`git archive`, compressed on the
+   * way, never held in memory) and renames it into place when complete. Two requests racing for
+   * the same archive each write their own file; the last rename wins, and both are whole.
+   */
+  private async make(repo: string, sha: string, ext: ArchiveExtension, prefix: string, file: string): Promise<void> {
+    await mkdir(dirname(file), { recursive: true });
+    const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
     const git = spawn('git', ['archive', `--format=${ext === 'zip' ? 'zip' : 'tar'}`, `--prefix=${prefix}/`, sha], {
       cwd: repo, stdio: ['ignore', 'pipe', 'pipe'],
     });
-    git.stderr.resume();
-    let compressed: Readable = git.stdout;
+    let stderr = '';
+    git.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve, reject) => {
+      git.on('error', reject);
+      git.on('close', resolve);
+    });
+    const stages: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = [git.stdout];
     let compressor: ReturnType<typeof spawn> | undefined;
-    if (ext === 'tar.gz') compressed = git.stdout.pipe(createGzip());
+    if (ext === 'tar.gz') stages.push(createGzip());
     else if (ext === 'tar.bz2') {
       compressor = spawn('bzip2', ['-c'], { stdio: ['pipe', 'pipe', 'ignore'] });
-      git.stdout.pipe(compressor.stdin!);
-      compressed = compressor.stdout!;
+      stages.push(duplexOf(compressor));
     }
-    const out = new PassThrough();
-    await mkdir(archiveCachePath(this.dataDir, projectId), { recursive: true });
-    const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
-    const cache = createWriteStream(tmp);
-    let failed = false;
-    const abandon = () => {
-      if (failed) return;
-      failed = true;
+    try {
+      await (pipeline as (...streams: unknown[]) => Promise<void>)(...stages, createWriteStream(tmp));
+      const code = await exited;
+      if (code !== 0) throw new Error(`git archive exited with ${code}: ${stderr.trim()}`);
+      await rename(tmp, file);
+    } catch (err) {
       git.kill();
       compressor?.kill();
-      cache.destroy();
-      void rm(tmp, { force: true });
-    };
-    // The client going away ends the work and the cache file with it.
-    out.on('close', () => {
-      if (!out.writableFinished) abandon();
-    });
-    git.on('close', (code) => {
-      if (code !== 0) {
-        abandon();
-        out.destroy(new Error(`git archive exited with ${code}`));
-      }
-    });
-    compressed.pipe(out);
-    compressed.pipe(cache);
-    cache.on('error', abandon);
-    cache.on('finish', () => {
-      if (failed) return;
-      rename(tmp, file).catch((err: unknown) => this.logger.warn(`could not keep the archive ${file}: ${String(err)}`));
-    });
-    return { stream: out, etag, cached: false };
+      await rm(tmp, { force: true });
+      this.logger.error(`archive of ${sha} in ${repo} failed: ${String(err)}`);
+      throw err;
+    }
   }
+}
+
+/** A child process as one duplex stream: its stdin written, its stdout read. */
+function duplexOf(child: ReturnType<typeof spawn>): Duplex {
+  return Duplex.from({ writable: child.stdin!, readable: child.stdout! });
 }

@@ -11,13 +11,21 @@ type Repo = any;
 type Commit = any;
 
 /*
- * nodegit through Node's own `require`, so its JavaScript loads once per process. Its lib files wrap
- * native methods (`const raw = DiffLine.prototype.content; DiffLine.prototype.content = ...`); a
- * second evaluation (Jest gives every test file its own module registry, the native addon stays
- * shared) wraps the wrapper and recurses without end.
+ * nodegit's JavaScript wraps native methods when it loads (`const raw = DiffLine.prototype.content;
+ * DiffLine.prototype.content = ...`). The native classes are shared by the whole process, so a second
+ * evaluation of that JavaScript (Jest gives every test file its own module registry) wraps the
+ * wrappers and they recurse without end. The loaded library is therefore kept on a native prototype,
+ * which every registry sees, and loaded only once.
  */
 declare const __filename: string | undefined;
-const NodeGit = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'))('nodegit');
+function loadNodegit(): any {
+  const load = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'));
+  const native = load('nodegit/build/Release/nodegit.node');
+  const holder = native.Repository.prototype as { __lodeNodegit?: unknown };
+  if (!holder.__lodeNodegit) Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit'), enumerable: false });
+  return holder.__lodeNodegit;
+}
+const NodeGit = loadNodegit();
 
 const SHA = /^[0-9a-f]{4,64}$/i;
 /** Open repositories kept: opening is cheap (0.1-0.2 ms) but a handle caches objects across reads. */

@@ -1,0 +1,94 @@
+import { spawn } from 'node:child_process';
+import { PassThrough, type Readable } from 'node:stream';
+
+const SHA = /^[0-9a-f]{4,64}$/i;
+const HEADER_LIMIT = 256;
+/** git's own binary test: a NUL byte in the first 8,000 bytes. */
+const SNIFF = 8000;
+
+export interface RawBlob {
+  sha: string;
+  size: number;
+  binary: boolean;
+  /** The blob's bytes, exactly `size` of them. */
+  stream: Readable;
+  /** Ends the git process when the client goes away. */
+  cancel: () => void;
+}
+
+/**
+ * A blob's bytes streamed from `git cat-file --batch`, which answers the object's type and size in
+ * its first line and then the content: one process, nothing held in memory, first byte at once.
+ * libgit2 inflates a whole object into memory and nodegit has no header-only read, which would
+ * cost a 100 MB blob 100 MB of memory; so raw reads are the one blob read that spawns git.
+ * Resolves undefined for a missing object or one that is not a blob.
+ */
+export function openRawBlob(repo: string, sha: string): Promise<RawBlob | undefined> {
+  if (!SHA.test(sha)) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const git = spawn('git', ['cat-file', '--batch'], { cwd: repo, stdio: ['pipe', 'pipe', 'ignore'] });
+    const cancel = () => {
+      if (git.exitCode === null && git.signalCode === null) git.kill();
+    };
+    let settled = false;
+    const settle = (value: RawBlob | undefined) => {
+      if (settled) return;
+      settled = true;
+      if (!value) cancel();
+      resolve(value);
+    };
+    git.on('error', () => settle(undefined));
+    git.stdin.on('error', () => undefined);
+    git.stdin.end(`${sha}\n`);
+
+    let buffered = Buffer.alloc(0);
+    let header: { id: string; size: number } | undefined;
+    let left = 0;
+    const out = new PassThrough();
+    out.on('drain', () => git.stdout.resume());
+    const forward = (buf: Buffer) => {
+      if (left <= 0) return;
+      const part = buf.length > left ? buf.subarray(0, left) : buf;
+      left -= part.length;
+      if (!out.write(part)) git.stdout.pause();
+      if (left === 0) {
+        out.end();
+        cancel();
+      }
+    };
+    const start = () => {
+      const sniffed = buffered.subarray(0, Math.min(SNIFF, buffered.length));
+      settle({ sha: header!.id, size: header!.size, binary: sniffed.includes(0), stream: out, cancel });
+      const first = buffered;
+      buffered = Buffer.alloc(0);
+      forward(first);
+    };
+    git.stdout.on('data', (chunk: Buffer) => {
+      if (settled) return forward(chunk);
+      buffered = Buffer.concat([buffered, chunk]);
+      if (!header) {
+        const nl = buffered.indexOf(10);
+        if (nl < 0) {
+          if (buffered.length > HEADER_LIMIT) settle(undefined);
+          return;
+        }
+        const [id, type, size] = buffered.subarray(0, nl).toString('latin1').split(' ');
+        if (type !== 'blob' || !/^\d+$/.test(size ?? '')) return settle(undefined);
+        header = { id, size: Number(size) };
+        left = header.size;
+        buffered = buffered.subarray(nl + 1);
+        if (left === 0) {
+          settle({ sha: id, size: 0, binary: false, stream: out, cancel });
+          out.end();
+          return;
+        }
+      }
+      // Enough to tell text from binary (or the whole, smaller blob): headers can be chosen now.
+      if (buffered.length >= Math.min(SNIFF, left)) start();
+    });
+    git.stdout.on('end', () => {
+      if (!settled) return settle(undefined);
+      if (left > 0) out.destroy(new Error('git cat-file ended early'));
+    });
+  });
+}
