@@ -214,70 +214,14 @@ describe('LodeConfig.fromEnv', () => {
     expect([...variablesLodeReads()].sort()).toEqual([...variablesInSource()].sort());
   });
 
-  it('reads the documented settings', () => {
-    const documented = [
-      'PORT', 'HOST', 'DATABASE_URL', 'REDIS_URL', 'LODE_REDIS_PREFIX', 'LODE_DATA_DIR', 'LODE_EXTERNAL_URL', 'LODE_ROOT_TOKEN',
-      'LODE_ROOT_EMAIL', 'LODE_ROOT_PASSWORD', 'LODE_ALLOW_LOCAL_WEBHOOKS', 'LODE_ROLE', 'LODE_MAX_UPLOAD_BYTES',
-      'LODE_TOKEN_CACHE_MS', 'LODE_OUTBOX_POLL_MS', 'LODE_LOG_LEVEL',
-    ];
-    expect([...variablesLodeReads()].sort()).toEqual(documented.sort());
-  });
-});
-
-describe('Dockerfile', () => {
-  const stages = instructions('FROM');
-
-  it('builds in one stage and runs in another, both on Node 20 / bookworm', () => {
-    expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const from of stages) expect(from).toMatch(/^node:20-bookworm(-slim)?\b/);
-    expect(stages[0]).toMatch(/\bAS build$/i);
-  });
-
-  it('starts the API from the file nest build emits', () => {
-    const cmd = instructions('CMD');
-    expect(cmd).toHaveLength(1);
-    const args = JSON.parse(cmd[0]) as string[];
-    expect(args).toEqual(['node', emittedEntry('api')]);
-    expect(emittedEntry('api')).toBe('dist/apps/api/src/main.js');
-    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.start).toBe(`node ${emittedEntry('api')}`);
-  });
-
-  it('installs with npm install (the lock file lacks other platforms) and never npm ci', () => {
-    const runs = instructions('RUN').join('\n');
-    expect(runs).toMatch(/\bnpm install\b/);
-    expect(runs).not.toMatch(/\bnpm ci\b/);
-    expect(dockerfile).toMatch(/\bJOBS=max\b/);
-    expect(runs).toMatch(/\bnpm run build\b/);
-    expect(runs).toMatch(/\bnpm prune --omit=dev\b/);
-  });
-
-  it('has what the nodegit build needs, and what it links against at run time', () => {
-    const [build, runtime] = dockerfile.split(/^FROM .*$/m).slice(1);
-    const installs = (stage: string, pkg: string) => stage.split(/\s+/).includes(pkg);
-    for (const pkg of ['libkrb5-dev', 'libssl-dev', 'python3', 'make', 'g++', 'git']) expect(installs(build, pkg)).toBe(true);
-    for (const pkg of ['git', 'libkrb5-3', 'libgssapi-krb5-2']) expect(installs(runtime, pkg)).toBe(true);
-  });
-
-  it('runs as a user other than root, with its data directory as a volume', () => {
-    const users = instructions('USER');
-    expect(users.length).toBeGreaterThan(0);
-    expect(users.at(-1)).not.toMatch(/^(root|0)(:|$)/);
-    expect(instructions('ENV').join(' ')).toMatch(/\bLODE_DATA_DIR=\/var\/lib\/lode\b/);
-    expect(instructions('VOLUME').join(' ')).toContain('/var/lib/lode');
-    expect(instructions('EXPOSE')).toEqual(['8080']);
-  });
-
-  it('checks health on /-/health with node itself (no curl in the image)', () => {
-    const [check] = instructions('HEALTHCHECK');
-    expect(check).toContain('/-/health');
-    expect(check).toMatch(/CMD \["node", "-e", .*fetch\(/);
-  });
-});
-
-describe('.dockerignore', () => {
-  it('keeps local installs, builds, data, history and test results out of the build context', () => {
-    const entries = read('.dockerignore').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-    for (const entry of ['node_modules', 'dist', 'data', '.git', 'coverage']) expect(entries).toContain(entry);
+  it('reads only settings README documents, and README documents no setting it does not read', () => {
+    // README's configuration table is the documentation: every `| \`NAME\` |` row under "## Configuration".
+    const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
+    const documented = [...section.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
+    // Read elsewhere than LodeConfig: the revision by the version endpoint, the pool size by libuv.
+    const outside = ['LODE_REVISION', 'UV_THREADPOOL_SIZE'];
+    expect([...variablesLodeReads()].sort()).toEqual(documented.filter((v) => !outside.includes(v)).sort());
+    for (const v of outside) expect(documented).toContain(v);
   });
 });

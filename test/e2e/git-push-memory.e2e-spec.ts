@@ -12,12 +12,12 @@ import { clearRedis, dropDatabase, eventually, TEST_PG, TEST_REDIS } from '../su
 const ROOT = process.cwd();
 const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
 /**
- * How much a 50 MB push may raise the server's peak resident memory. Measured 2026-11-24: about
- * 25 MB for a 50 MB push and about 24 MB for a 150 MB one, so the growth does not follow the size:
- * it is V8's slack before it collects the socket's spent 64 KB chunks, not the pack. A server that
- * held the pack would grow by 50 MB or more and fail this.
+ * How much a 50 MB push may raise the server's peak resident memory. Measured 2026-11-24: 24 to 33 MB
+ * for a 50 MB push and about 24 MB for a 150 MB one, so the growth does not follow the size: it is
+ * V8's slack before it collects the socket's spent 64 KB chunks, and it varies with the machine's
+ * load. A server that held the pack would add the pack's 50 MB on top of that slack and fail this.
  */
-const ALLOWED_GROWTH_KB = 32 * 1024;
+const ALLOWED_GROWTH_KB = 45 * 1024;
 
 async function freePort(): Promise<number> {
   const server = createServer();
