@@ -55,7 +55,13 @@ const lode = await startLode(20000);
 log(`Lode ready in ${Math.round(lode.readyMs)} ms (pid ${lode.pid})`);
 const results = [];
 try {
-  const dataset = await seedDataset(lode.call, lode.rootToken, settings.size, (m) => log(`seeded ${m}`));
+  const selected = WORKLOADS.filter((w) => !only || only.has(w.id));
+  // Workloads on the synthetic repository bring their own data; the users, groups and projects
+  // dataset is seeded only when a selected workload reads it.
+  const needsDataset = selected.some((w) => !w.ownDataset);
+  const dataset = needsDataset
+    ? await seedDataset(lode.call, lode.rootToken, settings.size, (m) => log(`seeded ${m}`))
+    : { seconds: 0, publicProject: await lode.call('POST', '/projects', lode.rootToken, { name: 'Baseline', visibility: 'public' }) };
   log(`dataset seeded in ${dataset.seconds.toFixed(0)} s`);
   const ctx = { lode, dataset, settings, cannon, median, memoryMb, baselines: {}, log };
 
@@ -71,8 +77,7 @@ try {
     }
   }
 
-  for (const w of WORKLOADS) {
-    if (only && !only.has(w.id)) continue;
+  for (const w of selected) {
     log(`${w.id}: ${w.name}`);
     try {
       const figures = await w.run(ctx);
@@ -85,7 +90,7 @@ try {
   const rss = memoryMb(lode.pid);
   const document = {
     date: new Date().toISOString(), quick, loadAverageAtStart: load, cores: cpus().length, readyMs: Math.round(lode.readyMs),
-    residentMb: Math.round(rss.rss), dataset: { ...settings.size, seedSeconds: Math.round(dataset.seconds) },
+    residentMb: Math.round(rss.rss), dataset: needsDataset ? { ...settings.size, seedSeconds: Math.round(dataset.seconds) } : 'repository only',
     baselines: ctx.baselines, workloads: results,
   };
   if (json) process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);

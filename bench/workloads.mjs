@@ -1,6 +1,61 @@
 // The workloads of the benchmarks issue: each measures, then says whether its target is met.
 // `ctx`: { lode, dataset, settings, cannon, median, memoryMb, baselines, log }.
+import { request } from 'node:http';
 import { measureRebuild } from './rebuild.mjs';
+import { makeRepository, pushRepository, REPO_SIZES, run } from './repository.mjs';
+
+/** The synthetic repository, made and pushed once for every repository workload of a run. */
+async function repository(ctx) {
+  if (!ctx.repository) {
+    ctx.repository = (async () => {
+      const size = ctx.settings.quick ? REPO_SIZES.quick : REPO_SIZES.full;
+      const started = performance.now();
+      const source = await makeRepository(size);
+      const project = await ctx.lode.call('POST', '/projects', ctx.lode.rootToken, { name: 'Synthetic', visibility: 'public' });
+      await pushRepository(source, ctx.lode.origin, project.path_with_namespace, ctx.lode.rootToken);
+      ctx.log(`  synthetic repository (${size.commits} commits) made and pushed in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      const api = (path) => ctx.lode.url(`/projects/${project.id}/repository${path}`);
+      const json = async (path) => (await fetch(api(path))).json();
+      const tree = await json('/tree?path=docs');
+      const small = tree.find((e) => e.name === '4k.txt').id;
+      const huge = (await json('/tree?path=blobs')).find((e) => e.name === 'huge.bin').id;
+      return { source, project, api, small, huge };
+    })();
+  }
+  return ctx.repository;
+}
+
+/** Runs `work` `parallel` at a time for `seconds`; answers completions per second. */
+async function rateOf(work, parallel, seconds) {
+  const until = performance.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(Array.from({ length: parallel }, async () => {
+    while (performance.now() < until) {
+      await work();
+      done++;
+    }
+  }));
+  return Math.round(done / seconds);
+}
+
+/** Milliseconds until the first byte and until the end of a GET, and the bytes read. */
+function timedGet(url, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(url, { headers }, (res) => {
+      let first;
+      let bytes = 0;
+      res.on('data', (c) => {
+        first ??= performance.now() - started;
+        bytes += c.length;
+      });
+      res.on('end', () => resolve({ status: res.statusCode, firstByteMs: Math.round(first ?? 0), totalMs: Math.round(performance.now() - started), bytes }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const fmt = (f) => `${f.rps} req/s, P50/P90/P99 ${f.p50}/${f.p90}/${f.p99} ms`;
 const clean = (f) => f.non2xx === 0 && f.errors === 0;
@@ -59,6 +114,96 @@ export const WORKLOADS = [
     check: ({ admin, user }) => ({
       met: admin.p90 <= 50 && user.p90 <= 50 && clean(admin) && clean(user),
       detail: `administrator: ${fmt(admin)}${cleanNote(admin)}; user: ${fmt(user)}${cleanNote(user)}`,
+    }),
+  },
+  {
+    id: 'PERF-7',
+    ownDataset: true,
+    name: 'tree of the 1,800-entry directory, closed model',
+    target: '>= 2 x the rate of spawning git ls-tree (4 in parallel)',
+    run: async (ctx) => {
+      const repo = await repository(ctx);
+      const lode = await ctx.median(() => ctx.cannon(repo.api('/tree?path=big&per_page=100')));
+      const spawned = await rateOf(() => run('git', ['ls-tree', 'master', 'big/'], { cwd: repo.source }), 4, ctx.settings.duration);
+      return { lode, spawned };
+    },
+    check: ({ lode, spawned }) => ({
+      met: lode.rps >= 2 * spawned && clean(lode),
+      detail: `${fmt(lode)}; git ls-tree x4: ${spawned}/s; ${(lode.rps / spawned).toFixed(2)} x${cleanNote(lode)}`,
+    }),
+  },
+  {
+    id: 'PERF-8',
+    ownDataset: true,
+    name: 'raw blob: 4 KB (closed model) and the 100 MB one',
+    target: '4 KB >= 0.3 x B0; 100 MB first byte <= 100 ms, memory growth <= 32 MB',
+    run: async (ctx) => {
+      const repo = await repository(ctx);
+      const small = await ctx.median(() => ctx.cannon(repo.api(`/blobs/${repo.small}/raw`)));
+      const before = ctx.memoryMb(ctx.lode.pid).peak;
+      const huge = await timedGet(repo.api(`/blobs/${repo.huge}/raw`));
+      const growthMb = Math.round(ctx.memoryMb(ctx.lode.pid).peak - before);
+      return { small, huge, growthMb };
+    },
+    check: ({ small, huge, growthMb }, { baselines }) => ({
+      met: small.rps >= 0.3 * baselines.B0.rps && clean(small) && huge.firstByteMs <= 100 && growthMb <= 32,
+      detail: `4 KB: ${fmt(small)}, ${(small.rps / baselines.B0.rps).toFixed(2)} x B0${cleanNote(small)}; ${Math.round(huge.bytes / 1048576)} MB: first byte ${huge.firstByteMs} ms, all in ${huge.totalMs} ms, peak memory +${growthMb} MB`,
+    }),
+  },
+  {
+    id: 'PERF-9',
+    ownDataset: true,
+    name: 'compare of the two branches, 5 req/s',
+    target: 'P90 <= 500 ms; bounded output',
+    run: async (ctx) => {
+      const repo = await repository(ctx);
+      const answer = await (await fetch(repo.api('/compare?from=master&to=topic'))).json();
+      const load = await ctx.median(() => ctx.cannon(repo.api('/compare?from=master&to=topic'), { rate: 5, connections: 5 }), 'p90');
+      return { load, commits: answer.commits.length, files: answer.diffs.length, cut: answer.compare_timeout };
+    },
+    check: ({ load, commits, files, cut }) => ({
+      met: load.p90 <= 500 && clean(load),
+      detail: `${fmt(load)}; ${commits} commits, ${files} files${cut ? ' (cut at the limits)' : ''}${cleanNote(load)}`,
+    }),
+  },
+  {
+    id: 'PERF-10',
+    ownDataset: true,
+    name: 'archive (tar.gz) of master, with the 100 MB blob',
+    target: 'cold <= 1.5 x git archive alone; warm >= 10 x faster than cold',
+    run: async (ctx) => {
+      const repo = await repository(ctx);
+      const started = performance.now();
+      await run('sh', ['-c', 'git archive --format=tar.gz master > /dev/null'], { cwd: repo.source });
+      const direct = Math.round(performance.now() - started);
+      const cold = await timedGet(repo.api('/archive'));
+      const warm = [];
+      for (let i = 0; i < 5; i++) warm.push((await timedGet(repo.api('/archive'))).totalMs);
+      return { direct, cold: cold.totalMs, warm: median(warm), mb: Math.round(cold.bytes / 1048576) };
+    },
+    check: ({ direct, cold, warm, mb }) => ({
+      met: cold <= 1.5 * direct && warm * 10 <= cold,
+      detail: `${mb} MB: cold ${cold} ms (git archive alone ${direct} ms, ${(cold / direct).toFixed(2)} x); warm ${warm} ms (${(cold / Math.max(warm, 1)).toFixed(0)} x faster)`,
+    }),
+  },
+  {
+    id: 'PERF-11',
+    ownDataset: true,
+    name: 'contributors over the synthetic history',
+    target: 'cold <= 1.5 x git log --numstat; warm <= 20 ms',
+    run: async (ctx) => {
+      const repo = await repository(ctx);
+      const started = performance.now();
+      await run('git', ['log', '--no-merges', '--numstat', '--format=%aE', 'master'], { cwd: repo.source });
+      const direct = Math.round(performance.now() - started);
+      const cold = await timedGet(repo.api('/contributors'));
+      const warm = [];
+      for (let i = 0; i < 20; i++) warm.push((await timedGet(repo.api('/contributors'))).totalMs);
+      return { direct, cold: cold.totalMs, warm: median(warm) };
+    },
+    check: ({ direct, cold, warm }) => ({
+      met: cold <= 1.5 * direct && warm <= 20,
+      detail: `cold ${cold} ms (git log --numstat ${direct} ms, ${(cold / direct).toFixed(1)} x); warm ${warm} ms`,
     }),
   },
   {
