@@ -2,12 +2,11 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repositoryPath } from '@app/platform';
 import { gitOk, tempDirs } from '../support/git';
-import { clearRedis, dropDatabase, eventually, TEST_PG, TEST_REDIS } from '../support/test-app';
+import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } from '../support/test-app';
 
 const ROOT = process.cwd();
 const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
@@ -18,14 +17,6 @@ const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
  * load. A server that held the pack would add the pack's 50 MB on top of that slack and fail this.
  */
 const ALLOWED_GROWTH_KB = 45 * 1024;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 /** The process's peak resident set (VmHWM), in KB: what the kernel saw at the worst moment. */
 const peakKb = (pid: number) => parseInt(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1], 10);

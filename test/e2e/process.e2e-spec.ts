@@ -2,10 +2,9 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { clearRedis, dropDatabase, eventually, TEST_PG, TEST_REDIS } from '../support/test-app';
+import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } from '../support/test-app';
 
 /**
  * What `npm start` and the admin command line do, run as real processes from the built dist/:
@@ -14,14 +13,6 @@ import { clearRedis, dropDatabase, eventually, TEST_PG, TEST_REDIS } from '../su
 const ROOT = process.cwd();
 const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
 const CLI = join(ROOT, 'dist/apps/cli/src/main.js');
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 describe('processes: npm start and the admin command line', () => {
   const id = randomBytes(5).toString('hex');

@@ -5,6 +5,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import Redis from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -125,4 +126,13 @@ export function countStatements(): { forRequest: (requestId: string) => number; 
     return original.apply(this, args);
   };
   return { forRequest: (id) => counts.get(id) ?? 0, restore: () => void (proto.query = original) };
+}
+
+/** A TCP port free on 127.0.0.1 right now, for a server started as a separate process. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
 }

@@ -1,7 +1,6 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { checkHookUrl } from '../delivery/url-guard';
-import { pinnedLookup } from '../delivery/url-guard';
+import { checkHookUrl, pinnedLookup } from '../delivery/url-guard';
 
 export interface WebhookRequest {
   url: string;

@@ -186,7 +186,7 @@ export class RepositoryReadsController {
     const search = q.search?.toLowerCase();
     const all = (await this.git.branches(repo, await this.defaultRef(project, repo))).filter((b) => !search || b.name.toLowerCase().includes(search));
     const page = pageParams(q);
-    return new Page(all.slice(page.offset, page.offset + page.perPage).map((b) => serializeBranch(b, project)), all.length, page);
+    return new Page(all.slice(page.offset, page.offset + page.perPage).map((b) => serializeBranch(b)), all.length, page);
   }
 
   /** `:branch` may hold slashes when encoded (`feature%2Fx`); Express decodes the parameter. */
@@ -195,11 +195,11 @@ export class RepositoryReadsController {
     const { project, repo } = await this.readable(id, actor);
     const branch = (await this.git.branches(repo, await this.defaultRef(project, repo))).find((b) => b.name === name);
     if (!branch) throw new NotFound('Branch');
-    return serializeBranch(branch, project);
+    return serializeBranch(branch);
   }
 }
 
 /** GitLab 10.x's Branch entity: no protected branches in Lode, so never protected. */
-function serializeBranch(b: { name: string; commit: CommitInfo; merged: boolean }, _project: ProjectRow) {
+function serializeBranch(b: { name: string; commit: CommitInfo; merged: boolean }) {
   return { name: b.name, commit: serializeCommit(b.commit), merged: b.merged, protected: false, developers_can_push: false, developers_can_merge: false };
 }
