@@ -19,10 +19,10 @@ export class ForksController {
 
   private async present(id: number, actor: Actor) {
     const row = await this.projects.getVisible(id, actor);
-    const [shared, sources] = await Promise.all([this.projects.sharedWith([row.id]), this.projects.forkSources([row], actor)]);
+    const sources = await this.projects.forkSources([row], actor);
     // GitLab answers these writes with the plain Project entity, without `permissions`.
     return serializeProject(row, {
-      externalUrl: this.config.externalUrl, actor, sharedWith: shared.get(row.id) ?? [], withoutPermissions: true,
+      externalUrl: this.config.externalUrl, actor, withoutPermissions: true,
       forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
     });
   }

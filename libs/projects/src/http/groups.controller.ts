@@ -153,7 +153,7 @@ export class GroupsController {
     const [links, sources] = await Promise.all([this.projects.sharedWith(rows.map((p) => p.id)), this.projects.forkSources(rows, actor)]);
     return rows.map((p) =>
       serializeProject(p, {
-        ...this.urls, actor, sharedWith: links.get(p.id) ?? [], withoutPermissions: true, adminFields: false,
+        externalUrl: this.urls.externalUrl, actor, sharedWith: links.get(p.id) ?? [], withoutPermissions: true, adminFields: false,
         forkedFrom: p.forked_from_id === null ? undefined : sources.get(p.forked_from_id),
       }),
     );

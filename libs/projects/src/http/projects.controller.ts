@@ -50,10 +50,10 @@ export async function presentProjects(
   projects: ProjectQueries, rows: ProjectRow[], ctx: { externalUrl: string; actor?: Actor; simple?: boolean; statistics?: boolean },
 ) {
   if (ctx.simple || !ctx.actor) return rows.map((p) => serializeProjectSimple(p, ctx));
-  const [shared, sources] = await Promise.all([projects.sharedWith(rows.map((p) => p.id)), projects.forkSources(rows, ctx.actor)]);
+  const sources = await projects.forkSources(rows, ctx.actor);
   return rows.map((p) =>
     serializeProject(p, {
-      ...ctx, sharedWith: shared.get(p.id) ?? [], statistics: ctx.statistics && readsStatistics(p, ctx.actor), adminFields: false,
+      externalUrl: ctx.externalUrl, actor: ctx.actor, statistics: ctx.statistics && readsStatistics(p, ctx.actor), adminFields: false,
       forkedFrom: p.forked_from_id === null ? undefined : sources.get(p.forked_from_id),
     }),
   );
@@ -79,9 +79,9 @@ export class ProjectsController {
 
   private async present(idOrRow: number | ProjectRow, actor: Actor | undefined, how: Presentation) {
     const row = typeof idOrRow === 'number' ? await this.projects.getVisible(idOrRow, actor) : idOrRow;
-    const [shared, sources] = await Promise.all([this.projects.sharedWith([row.id]), this.projects.forkSources([row], actor)]);
+    const sources = await this.projects.forkSources([row], actor);
     return serializeProject(row, {
-      externalUrl: this.config.externalUrl, actor, sharedWith: shared.get(row.id) ?? [], statistics: how.statistics,
+      externalUrl: this.config.externalUrl, actor, statistics: how.statistics,
       forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
       withoutPermissions: !how.permissions, adminFields: how.adminFields === true,
     });
