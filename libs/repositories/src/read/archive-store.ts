@@ -7,7 +7,6 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Duplex, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGzip } from 'node:zlib';
 
 /** GitLab's archive formats (`Gitlab::PathRegex.archive_formats_regex`) and the file each makes. */
 const FORMATS: Record<string, 'tar.gz' | 'tar.bz2' | 'tar' | 'zip'> = {
@@ -70,7 +69,9 @@ export class ArchiveStore {
   private async make(repo: string, sha: string, ext: ArchiveExtension, prefix: string, file: string): Promise<void> {
     await mkdir(dirname(file), { recursive: true });
     const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
-    const git = spawn('git', ['archive', `--format=${ext === 'zip' ? 'zip' : 'tar'}`, `--prefix=${prefix}/`, sha], {
+    // git compresses tar.gz itself (in process since git 2.38): piping a tar through Node's zlib
+    // cost a cold archive 1.8 x `git archive --format=tar.gz` (bench PERF-10). bzip2 stays a pipe.
+    const git = spawn('git', ['archive', `--format=${ext === 'tar.bz2' ? 'tar' : ext}`, `--prefix=${prefix}/`, sha], {
       cwd: repo, stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
@@ -81,8 +82,7 @@ export class ArchiveStore {
     });
     const stages: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = [git.stdout];
     let compressor: ReturnType<typeof spawn> | undefined;
-    if (ext === 'tar.gz') stages.push(createGzip());
-    else if (ext === 'tar.bz2') {
+    if (ext === 'tar.bz2') {
       compressor = spawn('bzip2', ['-c'], { stdio: ['pipe', 'pipe', 'ignore'] });
       stages.push(duplexOf(compressor));
     }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { contributorsFromLog } from './contributors-log';
 import {
   GitRepositories, type BlobInfo, type Branch, type CommitInfo, type CompareLimits, type Comparison, type Contributor, type FileDiff, type TreeEntry,
 } from './git-repositories';
@@ -30,9 +31,15 @@ const NodeGit = loadNodegit();
 const SHA = /^[0-9a-f]{4,64}$/i;
 /** Open repositories kept: opening is cheap (0.1-0.2 ms) but a handle caches objects across reads. */
 const OPEN_REPOSITORIES = 64;
-/** Contributors are a walk over the whole history with a diff per commit: kept per repository and head. */
+/**
+ * Tree entries kept in memory across listings (about 150 bytes each: some 15 MB). Listing a tree
+ * through nodegit costs five native calls an entry; the 1,800-entry directory of the benchmark took
+ * 9 ms of CPU a request (PERF-7), a cached one well under one.
+ */
+const TREE_CACHE_ENTRIES = 100_000;
+/** Contributors are a walk over the history with a diff per commit: kept per repository and head. */
 const CONTRIBUTOR_CACHE = 128;
-/** GitLab 10.x reads contributors from at most 2,000 commits. */
+/** GitLab 10.x reads contributors from at most 2,000 commits (non-merge ones). */
 const CONTRIBUTOR_COMMITS = 2000;
 
 const modeString = (mode: number) => mode.toString(8).padStart(6, '0');
@@ -64,7 +71,10 @@ function commitInfo(c: Commit): CommitInfo {
 @Injectable()
 export class NodegitRepositories extends GitRepositories {
   private readonly open = new Map<string, Promise<Repo>>();
-  private readonly contributorCache = new Map<string, Contributor[]>();
+  /** Tree listings by (tree id, path, recursive), least recently used first, and how many entries they hold. */
+  private readonly treeCache = new Map<string, TreeEntry[]>();
+  private treeCacheEntries = 0;
+  private readonly contributorCache = new Map<string, Promise<Contributor[]>>();
 
   private repository(path: string): Promise<Repo> {
     let repo = this.open.get(path);
@@ -127,6 +137,14 @@ export class NodegitRepositories extends GitRepositories {
         return undefined;
       }
     }
+    // A tree's id names its content, so its listing never changes: kept, answered from memory.
+    const key = `${tree.id().tostrS()}\0${prefix}\0${recursive ? 1 : 0}`;
+    const cached = this.treeCache.get(key);
+    if (cached) {
+      this.treeCache.delete(key);
+      this.treeCache.set(key, cached);
+      return cached;
+    }
     const entries: TreeEntry[] = [];
     const walk = async (t: any, base: string) => {
       for (const e of t.entries()) {
@@ -140,7 +158,22 @@ export class NodegitRepositories extends GitRepositories {
     await walk(tree, prefix);
     // GitLab's `sorted_entries`: trees, then blobs, then submodules, each in git's order.
     const rank = { tree: 0, blob: 1, commit: 2 } as const;
-    return entries.map((e, i) => ({ e, i })).sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i).map(({ e }) => e);
+    const sorted = entries.map((e, i) => ({ e, i })).sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i).map(({ e }) => e);
+    this.remember(key, sorted);
+    return sorted;
+  }
+
+  /** Keeps a listing, forgetting the least recently used ones beyond TREE_CACHE_ENTRIES entries in all. */
+  private remember(key: string, entries: TreeEntry[]): void {
+    // One huge recursive listing would flush everything else; a racing request may have kept it already.
+    if (entries.length > TREE_CACHE_ENTRIES / 4 || this.treeCache.has(key)) return;
+    this.treeCache.set(key, entries);
+    this.treeCacheEntries += entries.length;
+    for (const [oldest, list] of this.treeCache) {
+      if (this.treeCacheEntries <= TREE_CACHE_ENTRIES) break;
+      this.treeCache.delete(oldest);
+      this.treeCacheEntries -= list.length;
+    }
   }
 
   async blob(path: string, sha: string): Promise<BlobInfo | undefined> {
@@ -232,34 +265,14 @@ export class NodegitRepositories extends GitRepositories {
     const head = await this.commit(repo, ref);
     if (!head) return [];
     const key = `${path}\0${head.sha()}`;
-    const cached = this.contributorCache.get(key);
-    if (cached) return cached;
-    const walk = repo.createRevWalk();
-    walk.sorting(NodeGit.Revwalk.SORT.TOPOLOGICAL | NodeGit.Revwalk.SORT.TIME);
-    walk.push(head.id());
-    const oids: any[] = await walk.fastWalk(1_000_000);
-    const byEmail = new Map<string, Contributor>();
-    let counted = 0;
-    for (const oid of oids) {
-      const commit = await repo.getCommit(oid);
-      if (commit.parentcount() > 1) continue; // merges are skipped, as GitLab does
-      if (++counted > CONTRIBUTOR_COMMITS) break;
-      const author = commit.author();
-      const email: string = author.email();
-      let c = byEmail.get(email);
-      if (!c) byEmail.set(email, (c = { name: author.name(), email, commits: 0, additions: 0, deletions: 0 }));
-      c.commits++;
-      const parent = commit.parentcount() ? await commit.parent(0) : undefined;
-      const diff = await NodeGit.Diff.treeToTree(repo, parent ? await parent.getTree() : null, await commit.getTree(), null);
-      // Renames detected as git does by default, so the counts match `git log --numstat`.
-      await diff.findSimilar({ flags: NodeGit.Diff.FIND.RENAMES });
-      const stats = await diff.getStats();
-      c.additions += Number(stats.insertions());
-      c.deletions += Number(stats.deletions());
+    let list = this.contributorCache.get(key);
+    if (!list) {
+      // The promise is kept, so callers arriving while git is still reading share its one walk.
+      list = contributorsFromLog(path, head.sha(), CONTRIBUTOR_COMMITS);
+      list.catch(() => this.contributorCache.delete(key));
+      this.contributorCache.set(key, list);
+      while (this.contributorCache.size > CONTRIBUTOR_CACHE) this.contributorCache.delete(this.contributorCache.keys().next().value as string);
     }
-    const list = [...byEmail.values()];
-    this.contributorCache.set(key, list);
-    while (this.contributorCache.size > CONTRIBUTOR_CACHE) this.contributorCache.delete(this.contributorCache.keys().next().value as string);
     return list;
   }
 }
