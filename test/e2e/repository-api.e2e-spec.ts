@@ -216,6 +216,52 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     expect((await as(reporter.token).get(`/projects/${priv.id}/repository/branches`)).body).toHaveLength(3);
   });
 
+  it('streams a blob over 1 MB, reads small ones beside it, and shows a later push in trees and raw reads', async () => {
+    const grow = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', owner.token).send({ name: 'Growing', visibility: 'public' })).body;
+    const dir = tmp.make();
+    await gitOk(['init', '-q', '-b', 'master', dir]);
+    mkdirSync(join(dir, 'docs'));
+    const large = Buffer.alloc(1536 * 1024);
+    for (let i = 0; i < large.length; i++) large[i] = (i * 7919) % 251;
+    writeFileSync(join(dir, 'large.bin'), large);
+    writeFileSync(join(dir, 'docs/a.md'), 'a\n');
+    await gitOk(['add', '-A'], dir);
+    await gitOk(['commit', '-q', '-m', 'one'], dir);
+    const target = repositoryPath(t.config.dataDir, grow.id);
+    await gitOk(['push', '-q', target, 'master'], dir);
+    const read = (path: string) => as().get(path).buffer(true).parse((r, cb) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (c: Buffer) => chunks.push(c));
+      r.on('end', () => cb(null, Buffer.concat(chunks)));
+    });
+    const first = (await as().get(`/projects/${grow.id}/repository/tree?path=docs`)).body;
+    expect(first.map((e: { name: string }) => e.name)).toEqual(['a.md']);
+    const root = (await as().get(`/projects/${grow.id}/repository/tree`)).body;
+    const largeId = root.find((e: { name: string }) => e.name === 'large.bin').id;
+    const [big, ...small] = await Promise.all([
+      read(`/projects/${grow.id}/repository/blobs/${largeId}/raw`),
+      ...Array.from({ length: 5 }, () => read(`/projects/${grow.id}/repository/blobs/${first[0].id}/raw`)),
+    ]);
+    expect(big.headers['content-length']).toBe(String(large.length));
+    expect(Buffer.compare(big.body as Buffer, large)).toBe(0);
+    for (const s of small) expect((s.body as Buffer).toString()).toBe('a\n');
+
+    // A second push changes docs/: the listing follows (it is kept by tree id, never by path), and
+    // the new blob is read through the repository's already running cat-file.
+    writeFileSync(join(dir, 'docs/b.md'), 'b\n');
+    await gitOk(['add', '-A'], dir);
+    await gitOk(['commit', '-q', '-m', 'two'], dir);
+    await gitOk(['push', '-q', target, 'master'], dir);
+    const second = (await as().get(`/projects/${grow.id}/repository/tree?path=docs`)).body;
+    expect(second.map((e: { name: string }) => e.name)).toEqual(['a.md', 'b.md']);
+    expect((await read(`/projects/${grow.id}/repository/blobs/${second[1].id}/raw`)).body.toString()).toBe('b\n');
+    const older = (await as().get(`/projects/${grow.id}/repository/tree?path=docs&ref=master~1`)).body;
+    expect(older.map((e: { name: string }) => e.name)).toEqual(['a.md']);
+    expect((await as().get(`/projects/${grow.id}/repository/blobs/${second[0].id.slice(0, 10)}`)).body.sha).toBe(second[0].id);
+    const tree = await as().get(`/projects/${grow.id}/repository/blobs/${root.find((e: { name: string }) => e.name === 'docs').id}/raw`);
+    expect(tree.status).toBe(404);
+  });
+
   describe('archive', () => {
     const download = (path: string, headers: Record<string, string> = {}) =>
       t.http().get(`/api/v4${path}`).set(headers).buffer(true).parse((r, cb) => {

@@ -7,7 +7,7 @@ import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
 import { ArchiveStore, archiveExtension } from '../read/archive-store';
-import { openRawBlob } from '../read/raw-blob';
+import { RawBlobs } from '../read/raw-blob';
 import { GitRepositories, type CommitInfo, type TreeEntry } from '../read/git-repositories';
 
 export class TreeDto extends PaginationDto {
@@ -57,6 +57,7 @@ export class RepositoryReadsController {
     private readonly projects: ProjectQueries,
     private readonly git: GitRepositories,
     private readonly archives: ArchiveStore,
+    private readonly rawBlobs: RawBlobs,
     private readonly config: LodeConfig,
   ) {}
 
@@ -97,7 +98,7 @@ export class RepositoryReadsController {
   @Get('blobs/:sha/raw')
   async raw(@Param('id') id: string, @Param('sha') sha: string, @Res() res: Response, @CurrentActor() actor?: Actor) {
     const { repo } = await this.readable(id, actor);
-    const blob = await openRawBlob(repo, sha);
+    const blob = await this.rawBlobs.open(repo, sha);
     if (!blob) throw new NotFound('Blob');
     res.status(200);
     res.setHeader('Content-Type', blob.binary ? 'application/octet-stream' : 'text/plain; charset=utf-8');
@@ -105,6 +106,7 @@ export class RepositoryReadsController {
     res.setHeader('Content-Disposition', 'inline');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
+    if ('content' in blob) return void res.end(blob.content);
     res.on('close', () => {
       if (!res.writableFinished) blob.cancel();
     });

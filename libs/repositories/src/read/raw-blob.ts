@@ -1,5 +1,7 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
+import { CatFilePool } from './cat-file';
 
 const SHA = /^[0-9a-f]{4,64}$/i;
 const HEADER_LIMIT = 256;
@@ -16,11 +18,53 @@ export interface RawBlob {
   cancel: () => void;
 }
 
+/** A small blob read whole. */
+export interface HeldBlob {
+  sha: string;
+  size: number;
+  binary: boolean;
+  content: Buffer;
+}
+
+/** Blobs up to this size are read whole through the repository's long-lived cat-file process. */
+const HELD_BLOB_BYTES = 1024 * 1024;
+
+/**
+ * Raw blob reads. The size comes first, from the repository's long-lived `git cat-file` (no process
+ * start per request); a small blob's bytes come through the same process and are sent with one
+ * write, a larger one streams from a `git cat-file --batch` of its own, so a 100 MB blob neither
+ * sits in memory nor holds up the small reads queued behind it.
+ */
+@Injectable()
+export class RawBlobs implements OnModuleDestroy {
+  private readonly pool = new CatFilePool();
+
+  async open(repo: string, sha: string): Promise<HeldBlob | RawBlob | undefined> {
+    if (!SHA.test(sha)) return undefined;
+    let header;
+    try {
+      header = await this.pool.info(repo, sha);
+    } catch {
+      return openRawBlob(repo, sha); // the long-lived process failed: read this one the old way
+    }
+    if (!header || header.type !== 'blob') return undefined;
+    if (header.size > HELD_BLOB_BYTES) return openRawBlob(repo, header.sha);
+    const answer = await this.pool.contents(repo, header.sha).catch(() => undefined);
+    if (!answer) return openRawBlob(repo, header.sha);
+    const { content } = answer;
+    return { sha: header.sha, size: content.length, binary: content.subarray(0, SNIFF).includes(0), content };
+  }
+
+  onModuleDestroy(): void {
+    this.pool.closeAll();
+  }
+}
+
 /**
  * A blob's bytes streamed from `git cat-file --batch`, which answers the object's type and size in
  * its first line and then the content: one process, nothing held in memory, first byte at once.
  * libgit2 inflates a whole object into memory and nodegit has no header-only read, which would
- * cost a 100 MB blob 100 MB of memory; so raw reads are the one blob read that spawns git.
+ * cost a 100 MB blob 100 MB of memory; so a large raw read is the one blob read that spawns git.
  * Resolves undefined for a missing object or one that is not a blob.
  */
 export function openRawBlob(repo: string, sha: string): Promise<RawBlob | undefined> {
