@@ -10,8 +10,9 @@ import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { SIZES, seedDataset } from './dataset.mjs';
+import { openLoad } from './open-load.mjs';
 import { memoryMb, startLode } from './support.mjs';
-import { WORKLOADS } from './workloads.mjs';
+import { repository, WORKLOADS } from './workloads.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
@@ -24,9 +25,13 @@ const settings = { quick, runs: quick ? 1 : 3, duration: quick ? 3 : 10, size: q
 const load = loadavg()[0];
 if (load > cpus().length * 0.5) log(`warning: load average ${load.toFixed(2)} at the start on ${cpus().length} cores: figures will be low`);
 
-/** autocannon with GitLab-style headers; `rate` makes it an open model (a fixed request rate). */
+/**
+ * The closed model (autocannon, `connections` callers each sending again as soon as answered), or
+ * with `rate` the open model (open-load.mjs: a fixed, evenly spaced request rate).
+ */
 async function cannon(url, { connections = 50, duration = settings.duration, rate, headers = {}, method, body, requests } = {}) {
-  const options = { url, connections, duration, headers, method, body, requests, overallRate: rate };
+  if (rate) return openLoad(url, { rate, duration, headers, method, body });
+  const options = { url, connections, duration, headers, method, body, requests };
   // autocannon treats a key that is present but undefined as set (`undefined HTTP method`).
   for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
   const r = await autocannon(options);
@@ -44,14 +49,16 @@ async function median(measure, key = 'rps') {
   return { ...results[Math.floor(results.length / 2)], runs: results.length };
 }
 
-async function baselineServer(mode, databaseUrl) {
+/** A baseline server in its own process: `b0`, `b1` (with a database URL) or `git` (with a directory of bare repositories). */
+async function baselineServer(mode, target) {
   const port = 17000 + Math.floor(Math.random() * 1000);
-  const child = fork(new URL('./baseline-server.mjs', import.meta.url).pathname, [mode, String(port), databaseUrl ?? ''], { stdio: 'ignore' });
+  const child = fork(new URL('./baseline-server.mjs', import.meta.url).pathname, [mode, String(port), target ?? ''], { stdio: 'ignore' });
   await new Promise((resolve) => child.once('message', resolve));
   return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
 }
 
-const lode = await startLode(20000);
+// Webhook workloads deliver to a receiver on this machine's loopback.
+const lode = await startLode(20000, { LODE_ALLOW_LOCAL_WEBHOOKS: 'true' });
 log(`Lode ready in ${Math.round(lode.readyMs)} ms (pid ${lode.pid})`);
 const results = [];
 try {
@@ -63,7 +70,7 @@ try {
     ? await seedDataset(lode.call, lode.rootToken, settings.size, (m) => log(`seeded ${m}`))
     : { seconds: 0, publicProject: await lode.call('POST', '/projects', lode.rootToken, { name: 'Baseline', visibility: 'public' }) };
   log(`dataset seeded in ${dataset.seconds.toFixed(0)} s`);
-  const ctx = { lode, dataset, settings, cannon, median, memoryMb, baselines: {}, log };
+  const ctx = { lode, dataset, settings, cannon, openLoad, median, memoryMb, baselines: {}, baselineServer, syntheticRepository: repository, log };
 
   // Baselines first, in the same run, because this machine's speed swings from one run to the next.
   for (const [id, mode] of [['B0', 'b0'], ['B1', 'b1']]) {
