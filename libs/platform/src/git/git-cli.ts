@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { runCommand } from './command-runner';
 
 /**
  * Where a project's bare repository lives: `@hashed/ab/cd/<sha256 of the id>.git`, as GitLab's hashed
@@ -23,9 +20,10 @@ export function archiveCachePath(dataDir: string, projectId: number): string {
 /** A branch name git accepts for HEAD (checked by the project's validation too). */
 const BRANCH = /^[^\s~^:?*[\\]+$/;
 
+/** git's standard output; run from the command helper, so the server's event loop never forks. */
 async function git(args: string[], cwd?: string): Promise<string> {
-  const { stdout } = await run('git', args, { cwd, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
-  return stdout;
+  const { stdout } = await runCommand('git', args, cwd);
+  return stdout.toString();
 }
 
 export async function exists(path: string): Promise<boolean> {
