@@ -45,6 +45,8 @@ class CatFileProcess {
     this.child.stderr.resume();
     this.child.stdin.on('error', () => this.close(new Error('git cat-file closed its input')));
     this.child.on('error', (err) => this.close(err));
+    // Exiting with callers still waiting (killed, or its repository removed) fails them; a retired
+    // process has answered everyone before it exits.
     this.child.on('close', () => this.close(new Error('git cat-file exited')));
     this.touch();
   }
@@ -57,13 +59,23 @@ class CatFileProcess {
     return this.send('contents', sha);
   }
 
+  /** Ends the process at once; whoever still waits hears `reason`. */
   close(reason = new Error('closed')): void {
+    this.retire();
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill();
+    for (const p of this.pending.splice(0)) p.reject(reason);
+  }
+
+  /**
+   * Takes no more commands: git answers those already sent, then exits at the end of its input.
+   * (Evicting or idling a process never fails the callers it is still answering.)
+   */
+  retire(): void {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.idle);
     this.onClose();
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill();
-    for (const p of this.pending.splice(0)) p.reject(reason);
+    this.child.stdin.end();
   }
 
   private send(kind: Pending['kind'], sha: string): Promise<{ header: ObjectHeader; content?: Buffer } | undefined> {
@@ -78,7 +90,7 @@ class CatFileProcess {
   /** Ends the process after a quiet spell, so idle repositories hold no process. */
   private touch(): void {
     clearTimeout(this.idle);
-    this.idle = setTimeout(() => this.close(), this.idleMs).unref();
+    this.idle = setTimeout(() => this.retire(), this.idleMs).unref();
   }
 
   private read(chunk: Buffer): void {
@@ -121,7 +133,7 @@ class CatFileProcess {
 export class CatFilePool {
   private readonly processes = new Map<string, CatFileProcess>();
 
-  constructor(private readonly max = 16, private readonly idleMs = 60_000) {}
+  constructor(private readonly max = 32, private readonly idleMs = 60_000) {}
 
   private process(repo: string): CatFileProcess {
     let p = this.processes.get(repo);
@@ -138,7 +150,7 @@ export class CatFilePool {
     for (const [oldest, proc] of this.processes) {
       if (this.processes.size <= this.max) break;
       this.processes.delete(oldest);
-      proc.close();
+      proc.retire();
     }
     return p;
   }
@@ -152,11 +164,6 @@ export class CatFilePool {
   async contents(repo: string, sha: string): Promise<{ header: ObjectHeader; content: Buffer } | undefined> {
     const answer = await this.process(repo).contents(sha);
     return answer?.content ? { header: answer.header, content: answer.content } : undefined;
-  }
-
-  /** Ends the repository's process (before its directory is removed). */
-  forget(repo: string): void {
-    this.processes.get(repo)?.close();
   }
 
   closeAll(): void {

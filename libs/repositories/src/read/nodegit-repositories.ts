@@ -167,12 +167,13 @@ export class NodegitRepositories extends GitRepositories {
   private remember(key: string, entries: TreeEntry[]): void {
     // One huge recursive listing would flush everything else; a racing request may have kept it already.
     if (entries.length > TREE_CACHE_ENTRIES / 4 || this.treeCache.has(key)) return;
+    // An empty listing counts as one, so empty trees cannot pile up uncounted.
     this.treeCache.set(key, entries);
-    this.treeCacheEntries += entries.length;
+    this.treeCacheEntries += entries.length + 1;
     for (const [oldest, list] of this.treeCache) {
       if (this.treeCacheEntries <= TREE_CACHE_ENTRIES) break;
       this.treeCache.delete(oldest);
-      this.treeCacheEntries -= list.length;
+      this.treeCacheEntries -= list.length + 1;
     }
   }
 
