@@ -176,6 +176,7 @@ export class ProjectQueries {
     for (const [key, value] of Object.entries(f.customAttributes ?? {}))
       where.push(`exists (select 1 from project_custom_attributes a where a.project_id = p.id and a.key = ${p(key)} and a.value = ${p(value)})`);
     const sql = where.join(' and ');
+    // The filters above that read `n.` (the namespace): a new one must be named here too, or the count fails.
     const namespaceFilter = f.ownerId !== undefined || Boolean(f.search) || Boolean(f.owned);
     // `$1` (the caller) is named even where no rule needs it (administrators), so PostgreSQL can type it.
     // The count joins namespaces only when a filter reads them: the join cost the 10,000-project
