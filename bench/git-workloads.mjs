@@ -2,18 +2,15 @@
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { Agent } from 'node:http';
-import { send } from './open-load.mjs';
+import { percentile as nearestRank, send } from './open-load.mjs';
+import { repositoryDir } from './support.mjs';
 import { run } from './repository.mjs';
 
-const percentile = (xs, p) => {
-  if (!xs.length) return NaN;
-  const sorted = [...xs].sort((a, b) => a - b);
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
-};
+/** The nearest-rank percentile of unsorted numbers, rounded (the same rule as the open model's). */
+const percentile = (xs, p) => Math.round(nearestRank([...xs].sort((a, b) => a - b), p));
 
 /** A loopback webhook receiver: answers 200 and notes when each delivery arrived, by project and commit. */
 async function receiver() {
@@ -173,7 +170,9 @@ export const GIT_WORKLOADS = [
           await Promise.all(lastPush.values());
           const pushSeconds = (performance.now() - begin) / 1000;
           await until(() => pushes.every((p) => rx.arrivals.has(p.key)), 30_000);
-          const latencies = pushes.filter((p) => rx.arrivals.has(p.key)).map((p) => rx.arrivals.get(p.key) - p.end);
+          // A push is recorded before git's client reads the end of its answer, so a hook can arrive
+          // a hair before the push "ends" here: such a delivery counts as 0 ms.
+          const latencies = pushes.filter((p) => rx.arrivals.has(p.key)).map((p) => Math.max(0, rx.arrivals.get(p.key) - p.end));
           const durations = pushes.map((p) => p.end - p.start);
           return {
             offered: perSecond, pushes: pushes.length, pushRate: Math.round(pushes.length / pushSeconds), missing: pushes.length - latencies.length,
@@ -208,8 +207,7 @@ export const GIT_WORKLOADS = [
       const repo = await ctx.syntheticRepository(ctx);
       const work = mkdtempSync(join(tmpdir(), 'lode-bench-clone-'));
       // The baseline serves Lode's own copy of the repository (the same packs) with git alone.
-      const hash = createHash('sha256').update(String(repo.project.id)).digest('hex');
-      const onDisk = join(ctx.lode.dataDir, 'repositories', '@hashed', hash.slice(0, 2), hash.slice(2, 4), `${hash}.git`);
+      const onDisk = repositoryDir(ctx.lode.dataDir, repo.project.id);
       const direct = await ctx.baselineServer('git', dirname(onDisk));
       let n = 0;
       const clone = async (url) => {
@@ -221,9 +219,9 @@ export const GIT_WORKLOADS = [
         return ms;
       };
       const lodeUrl = `${ctx.lode.origin}/${repo.project.path_with_namespace}.git`;
-      const directUrl = `${direct.url}${hash}.git`;
+      const directUrl = `${direct.url}${basename(onDisk)}`;
       try {
-        const med = (xs) => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
+        const med = (xs) => percentile(xs, 50);
         const runs = ctx.settings.runs;
         const lode = [];
         const git = [];

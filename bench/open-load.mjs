@@ -12,15 +12,19 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN);
 
-/** One HTTP request on `agent`; resolves its status, or 0 for a socket error. */
+/** A request not answered within this long counts as an error (so one hung request cannot stall a run). */
+const TIMEOUT_MS = 30_000;
+
+/** One HTTP request on `agent`; resolves its status, or 0 for a socket error or a time-out. */
 export function send(agent, url, { method = 'GET', headers = {}, body } = {}) {
   return new Promise((resolve) => {
-    const req = http.request(url, { method, headers, agent }, (res) => {
+    const req = http.request(url, { method, headers, agent, timeout: TIMEOUT_MS }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode, body: Buffer.concat(chunks) }));
       res.on('error', () => resolve({ status: 0 }));
     });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', () => resolve({ status: 0 }));
     req.end(body);
   });
@@ -29,7 +33,8 @@ export function send(agent, url, { method = 'GET', headers = {}, body } = {}) {
 /**
  * Runs `rate` arrivals a second for `duration` seconds. Each arrival calls `arrive(due, record)`,
  * which sends its request(s) and calls `record(status, ms)` for each; by default one GET of `url`.
- * Answers requests/s completed, P50/P90/P99 in ms (rounded up), non-2xx answers and socket errors.
+ * Answers requests/s completed, P50/P90/P99 in ms (rounded up) of the 2xx answers, the count of
+ * non-2xx answers and of socket errors (a counted run wants both at 0).
  */
 export async function openLoad(url, { rate, duration, headers = {}, method, body, sockets = 128, arrive } = {}) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets });

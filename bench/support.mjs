@@ -1,7 +1,7 @@
 // What every benchmark needs: the built server started on a fresh database (its own Redis prefix
 // and data directory), a JSON client, and a teardown that leaves nothing behind.
 import { execFileSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,12 @@ export const argument = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
 };
+
+/** Where Lode keeps a project's bare repository (libs/platform's repositoryPath: hashed storage). */
+export function repositoryDir(dataDir, projectId) {
+  const hash = createHash('sha256').update(String(projectId)).digest('hex');
+  return join(dataDir, 'repositories', '@hashed', hash.slice(0, 2), hash.slice(2, 4), `${hash}.git`);
+}
 
 /** The process's resident memory now and at its peak, in MB (Linux `/proc`). */
 export function memoryMb(pid) {
