@@ -121,11 +121,17 @@ export class ProjectQueries {
   /** The project if the caller may see it (404 `Project Not Found` otherwise), by id or URL-encoded full path. */
   async getVisible(idOrPath: string | number, actor: Actor | undefined): Promise<ProjectRow> {
     const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
-    const match = byId ? 'p.id = $2::int' : `lower(n.full_path || '/' || p.path) = lower($2)`;
+    const path = String(idOrPath);
+    const slash = path.lastIndexOf('/');
+    if (!byId && slash <= 0) throw new NotFound('Project'); // a project's full path always has its namespace's
+    // By path: the namespace's full path and the project's own path, each on its unique index. (Matching
+    // `lower(n.full_path || '/' || p.path)` scanned every project: 8 ms a git request at 16,000 projects.)
+    const match = byId ? 'p.id = $2::int' : `lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`;
+    const params = byId ? [actor?.id ?? null, path] : [actor?.id ?? null, path.slice(0, slash), path.slice(slash + 1)];
     // An anonymous caller has no levels: the lean columns spare the planner and executor the access subqueries.
     const rows: ProjectRow[] = await this.dataSource.query(
       `select ${actor ? SELECT : SELECT_LEAN} ${FROM} where ${match} and ${projectVisibleSql('p', actor, '$1')}`,
-      [actor?.id ?? null, String(idOrPath)],
+      params,
     );
     if (!rows.length) throw new NotFound('Project');
     return rows[0];
