@@ -88,6 +88,8 @@ try {
     log(`${w.id}: ${w.name}`);
     try {
       const figures = await w.run(ctx);
+      // PERF-16 judges the footprint after PERF-1..3 (the API's reads), before repository work.
+      if (w.id === 'PERF-3') ctx.rssAfterReadsMb = memoryMb(lode.pid).rss;
       const verdict = w.check(figures, ctx);
       results.push({ id: w.id, name: w.name, target: w.target, figures, ...verdict });
     } catch (err) {

@@ -293,8 +293,14 @@ export const WORKLOADS = [
     id: 'PERF-16',
     name: 'start-up and footprint',
     target: 'ready <= 5 s; RSS <= 300 MB after PERF-1..3',
-    run: async ({ lode, memoryMb }) => ({ readyMs: Math.round(lode.readyMs), rssMb: Math.round(memoryMb(lode.pid).rss) }),
-    check: (f) => ({ met: f.readyMs <= 5000 && f.rssMb <= 300, detail: `ready in ${f.readyMs} ms (fresh database: migrations included), RSS ${f.rssMb} MB` }),
+    run: async ({ lode, memoryMb, rssAfterReadsMb }) => ({
+      readyMs: Math.round(lode.readyMs), rssMb: rssAfterReadsMb === undefined ? undefined : Math.round(rssAfterReadsMb),
+      rssNowMb: Math.round(memoryMb(lode.pid).rss),
+    }),
+    check: (f) => ({
+      met: f.readyMs <= 5000 && f.rssMb !== undefined && f.rssMb <= 300,
+      detail: `ready in ${f.readyMs} ms (fresh database: migrations included), RSS ${f.rssMb ?? '(PERF-3 not run)'} MB after PERF-1..3, ${f.rssNowMb} MB now`,
+    }),
   },
   GIT_WORKLOADS.find((w) => w.id === 'CLONE'),
 ];
