@@ -205,11 +205,12 @@ export const WORKLOADS = [
       const cold = await timedGet(repo.api('/archive'));
       const warm = [];
       for (let i = 0; i < 5; i++) warm.push((await timedGet(repo.api('/archive'))).totalMs);
-      // Twenty archives streaming at once (read by curl processes, so this process only measures)
-      // while GET /projects/:id is asked 50 times a second.
+      // Twenty archives streaming at once (read by processes of their own, so this process only
+      // measures) while GET /projects/:id is asked 50 times a second.
       const streamStart = performance.now();
+      const download = `require('node:http').get(process.argv[1], (r) => { let n = 0; r.on('data', (c) => (n += c.length)); r.on('end', () => console.log(r.statusCode + ' ' + n)); })`;
       const streaming = Promise.all(Array.from({ length: 20 }, () =>
-        run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code} %{size_download}', repo.api('/archive')]).then((out) => {
+        run(process.execPath, ['-e', download, repo.api('/archive')]).then((out) => {
           const [status, bytes] = out.trim().split(' ').map(Number);
           return { status, bytes, totalMs: Math.round(performance.now() - streamStart) };
         })));
