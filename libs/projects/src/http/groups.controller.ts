@@ -150,12 +150,13 @@ export class GroupsController {
    * `user_can_admin_project` option, which only the single-project endpoints set).
    */
   private async embedded(rows: ProjectRow[], actor: Actor | undefined) {
-    // Rows read with the full columns carry their shares; lean ones (a group's embedded projects) are looked up together.
+    // Rows read with the full columns carry their shares (the serializer reads them); lean ones (a
+    // group's embedded projects) are looked up together.
     const lean = rows.filter((p) => p.shared_with === null).map((p) => p.id);
     const [links, sources] = await Promise.all([this.projects.sharedWith(lean), this.projects.forkSources(rows, actor)]);
     return rows.map((p) =>
       serializeProject(p, {
-        externalUrl: this.urls.externalUrl, actor, sharedWith: p.shared_with ?? links.get(p.id) ?? [], withoutPermissions: true, adminFields: false,
+        externalUrl: this.urls.externalUrl, actor, sharedWith: links.get(p.id), withoutPermissions: true, adminFields: false,
         forkedFrom: p.forked_from_id === null ? undefined : sources.get(p.forked_from_id),
       }),
     );

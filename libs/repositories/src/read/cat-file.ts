@@ -13,8 +13,8 @@ interface Pending {
   reject: (err: Error) => void;
 }
 
-/** A header line `<sha> <type> <size>`, or `<name> missing` / `<name> ambiguous`. */
-function parseHeader(line: string): ObjectHeader | undefined {
+/** A cat-file header line `<sha> <type> <size>`; undefined for `<name> missing` / `<name> ambiguous`. */
+export function parseHeader(line: string): ObjectHeader | undefined {
   const [sha, type, size] = line.split(' ');
   return size !== undefined && /^\d+$/.test(size) ? { sha, type, size: Number(size) } : undefined;
 }

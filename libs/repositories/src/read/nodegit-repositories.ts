@@ -37,7 +37,7 @@ const OPEN_REPOSITORIES = 64;
  * 9 ms of CPU a request (PERF-7), a cached one well under one.
  */
 const TREE_CACHE_ENTRIES = 100_000;
-/** Contributors are a walk over the history with a diff per commit: kept per repository and head. */
+/** Contributors are a `git log --numstat` over up to 2,000 commits: kept per repository and head. */
 const CONTRIBUTOR_CACHE = 128;
 /** GitLab 10.x reads contributors from at most 2,000 commits (non-merge ones). */
 const CONTRIBUTOR_COMMITS = 2000;

@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { PassThrough, type Readable } from 'node:stream';
-import { CatFilePool } from './cat-file';
+import { CatFilePool, parseHeader } from './cat-file';
 
 const SHA = /^[0-9a-f]{4,64}$/i;
 const HEADER_LIMIT = 256;
@@ -118,13 +118,13 @@ export function openRawBlob(repo: string, sha: string): Promise<RawBlob | undefi
           if (buffered.length > HEADER_LIMIT) settle(undefined);
           return;
         }
-        const [id, type, size] = buffered.subarray(0, nl).toString('latin1').split(' ');
-        if (type !== 'blob' || !/^\d+$/.test(size ?? '')) return settle(undefined);
-        header = { id, size: Number(size) };
+        const parsed = parseHeader(buffered.subarray(0, nl).toString('latin1'));
+        if (parsed?.type !== 'blob') return settle(undefined);
+        header = { id: parsed.sha, size: parsed.size };
         left = header.size;
         buffered = buffered.subarray(nl + 1);
         if (left === 0) {
-          settle({ sha: id, size: 0, binary: false, stream: out, cancel });
+          settle({ sha: header.id, size: 0, binary: false, stream: out, cancel });
           out.end();
           return;
         }
