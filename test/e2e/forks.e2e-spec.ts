@@ -96,6 +96,28 @@ describe('forks, fork relations and housekeeping', () => {
     expect((await as(other.token).post(`/projects/${secret.id}/fork`)).body).toEqual({ message: '404 Project Not Found' });
   });
 
+  it('refuses a guest of a private project, direct or through a group, and lets a reporter fork it', async () => {
+    const group = (await as(owner.token).post('/groups').send({ name: 'Guarded', path: `guarded-${owner.id}`, visibility: 'private' })).body;
+    const secret = (await as(owner.token).post('/projects').send({ name: 'Guarded code', namespace_id: group.id })).body;
+    const directGuest = await createUser(t);
+    const groupGuest = await createUser(t);
+    const reporter = await createUser(t);
+    expect((await as(owner.token).post(`/projects/${secret.id}/members`).send({ user_id: directGuest.id, access_level: 10 })).status).toBe(201);
+    expect((await as(owner.token).post(`/groups/${group.id}/members`).send({ user_id: groupGuest.id, access_level: 10 })).status).toBe(201);
+    expect((await as(owner.token).post(`/projects/${secret.id}/members`).send({ user_id: reporter.id, access_level: 20 })).status).toBe(201);
+    for (const guest of [directGuest, groupGuest]) {
+      // The guest sees the project but may not download its code, so may not copy it.
+      expect((await as(guest.token).get(`/projects/${secret.id}`)).status).toBe(200);
+      const refused = await as(guest.token).post(`/projects/${secret.id}/fork`);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({ message: { forked_from_project_id: ['is forbidden'] } });
+      expect((await as(guest.token).get('/projects?owned=true')).body).toEqual([]);
+    }
+    const forked = await as(reporter.token).post(`/projects/${secret.id}/fork`);
+    expect(forked.status).toBe(201);
+    expect(forked.body.forked_from_project.id).toBe(secret.id);
+  });
+
   describe('fork relation (administrators)', () => {
     it('relates two projects, 409 when already forked, and removes the relation (204, then 304)', async () => {
       const a = (await as(owner.token).post('/projects').send({ name: 'Rel A' })).body;

@@ -40,6 +40,11 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
 
   async execute({ source, namespace, actor }: ForkProject): Promise<number> {
     const from = await this.projects.getVisible(source, actor);
+    // GitLab's `fork_project` needs `download_code`: a guest sees a private project but may not read
+    // its code, so may not copy it either. GitLab 10.x refuses in Projects::CreateService, whose
+    // error the API answers as a 409 conflict with `forked_from_project_id: is forbidden`.
+    if (from.visibility === 'private' && !actor.isAdmin && from.access < ACCESS.reporter)
+      throw new Conflict({ forked_from_project_id: ['is forbidden'] });
     const target = namespace === undefined || namespace === '' ? await this.namespaces.personalNamespace(actor.id) : await this.namespaces.findNamespace(namespace);
     if (!target) throw new NotFound('Target Namespace');
     let groupVisibility: Visibility | undefined;
