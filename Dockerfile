@@ -2,7 +2,7 @@
 # Lode: one image for both roles. `node dist/apps/api/src/main.js` serves HTTP (LODE_ROLE=api, or
 # `all` for API and workers in one process); `node dist/apps/worker/src/main.js` runs the workers.
 
-FROM node:20-bookworm AS build
+FROM node:24-bookworm AS build
 # nodegit 0.28.0-alpha.36 has no usable prebuilt binary and compiles libgit2 from source:
 # it needs the Kerberos headers and a C/C++ toolchain.
 RUN apt-get update \
@@ -24,7 +24,7 @@ RUN npm run build \
  && test -f dist/apps/worker/src/main.js \
  && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 # git: `git http-backend`, archive and gc; the Kerberos libraries: what nodegit.node links against.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git libkrb5-3 libgssapi-krb5-2 ca-certificates \

@@ -28,7 +28,9 @@ async function receiver() {
         const payload = JSON.parse(Buffer.concat(chunks).toString());
         const key = `${payload.project_id}:${payload.after}`;
         if (!arrivals.has(key)) arrivals.set(key, at);
-      } catch {}
+      } catch {
+        // not a push payload: nothing to time
+      }
       res.writeHead(200).end();
     });
   });

@@ -60,7 +60,9 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
   for (let i = 0; ; i++) {
     try {
       if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) break;
-    } catch {}
+    } catch {
+      // not listening yet
+    }
     if (i > 600) {
       await stop();
       throw new Error('server did not start');

@@ -123,6 +123,11 @@ describe('docker-compose.yml', () => {
     expect(environment(worker).LODE_ROLE).toBe('worker');
   });
 
+  it('builds and runs on Node 24, the version package.json requires', () => {
+    expect(instructions('FROM').map((f) => f.split(/\s+/)[0])).toEqual(['node:24-bookworm', 'node:24-bookworm-slim']);
+    expect(JSON.parse(read('package.json')).engines.node).toBe('>=24');
+  });
+
   it('starts the worker from the worker entry file and the api from the image CMD', () => {
     expect(words(worker.command)).toBe(`node ${emittedEntry('worker')}`);
     expect(api.command).toBeUndefined();

@@ -21,7 +21,6 @@ describe('project lists', () => {
   let tag: string; // in the names of the order_by trio
 
   const as = (token?: string) => client(t, token);
-  const admin = () => as(t.rootToken);
   const anon = () => as();
   const idsOf = (res: Response) => (res.body as { id: number }[]).map((p) => p.id);
   const named = (...names: string[]) => names.map((n) => ids[n]);

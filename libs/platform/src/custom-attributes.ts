@@ -18,9 +18,12 @@ export function checkCustomAttribute(key: string, value: string): void {
 export const holdsCustomAttribute = (attributes: Record<string, string>, key: string, value: string): boolean =>
   Object.hasOwn(attributes, key) && attributes[key] === value;
 
+/** What runs SQL here: an EntityManager, a DataSource or a QueryRunner. */
 interface Sql {
-  query(sql: string, params?: unknown[]): Promise<any>;
+  query<T>(sql: string, params?: unknown[]): Promise<T>;
 }
+
+type CustomAttribute = { key: string; value: string };
 
 /**
  * Where one kind of owner (user, group, project) keeps its custom attributes: the same table shape,
@@ -30,7 +33,7 @@ export class CustomAttributeTable {
   constructor(private readonly table: string, private readonly ownerColumn: string) {}
 
   async set(db: Sql, ownerId: number, key: string, value: string): Promise<void> {
-    await db.query(
+    await db.query<unknown>(
       `insert into ${this.table} (${this.ownerColumn}, key, value) values ($1, $2, $3)
        on conflict (${this.ownerColumn}, key) do update set value = excluded.value`,
       [ownerId, key, value],
@@ -38,16 +41,16 @@ export class CustomAttributeTable {
   }
 
   async remove(db: Sql, ownerId: number, key: string): Promise<void> {
-    await db.query(`delete from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
+    await db.query<unknown>(`delete from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
   }
 
-  list(db: Sql, ownerId: number): Promise<{ key: string; value: string }[]> {
-    return db.query(`select key, value from ${this.table} where ${this.ownerColumn} = $1 order by key`, [ownerId]);
+  list(db: Sql, ownerId: number): Promise<CustomAttribute[]> {
+    return db.query<CustomAttribute[]>(`select key, value from ${this.table} where ${this.ownerColumn} = $1 order by key`, [ownerId]);
   }
 
   /** GitLab's `custom_attributes.find_by!` miss is an ActiveRecord::RecordNotFound: `404 Not found`. */
-  async get(db: Sql, ownerId: number, key: string): Promise<{ key: string; value: string }> {
-    const [row] = await db.query(`select key, value from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
+  async get(db: Sql, ownerId: number, key: string): Promise<CustomAttribute> {
+    const [row] = await db.query<CustomAttribute[]>(`select key, value from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
     if (!row) throw new NotFound();
     return row;
   }

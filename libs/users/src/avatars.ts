@@ -61,6 +61,7 @@ export class AvatarStore {
 /** A file name with no path in it: `/`, `\`, `..` and control characters go. */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
+  // eslint-disable-next-line no-control-regex -- control characters are what it removes
   const cleaned = base.replace(/[\u0000-\u001f\u007f]/g, '').replace(/\.\.+/g, '.').replace(/^\.+/, '').trim();
   return cleaned.slice(-200) || 'file';
 }

@@ -26,6 +26,7 @@ const MAX_URL_LENGTH = 2048;
 
 // WHATWG URL silently strips tab/CR/LF anywhere in the input, so "http://127.0.0.1\t/" would
 // parse; refuse whitespace and control characters (C0, DEL, C1) in the raw string instead.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const WHITESPACE_OR_CONTROL = /[\s\u0000-\u001f\u007f-\u009f]/u;
 
 // WHATWG URL reads "http:example.com", "http:/example.com" and "http:///example.com" alike, and

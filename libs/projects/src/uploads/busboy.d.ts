@@ -27,7 +27,7 @@ declare module 'busboy' {
     }
     interface Busboy extends Writable {
       on(event: 'file', listener: (name: string, stream: FileStream, info: FileInfo) => void): this;
-      on(event: string | symbol, listener: (...args: any[]) => void): this;
+      on(event: string | symbol, listener: (...args: never[]) => void): this;
     }
   }
   function busboy(config: busboy.Config): busboy.Busboy;
