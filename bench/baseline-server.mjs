@@ -17,9 +17,15 @@ function gitHttpBackend(req, res) {
   const url = new URL(req.url, 'http://x');
   const cgi = spawn('git', ['http-backend'], {
     env: {
-      PATH: process.env.PATH, GIT_PROJECT_ROOT: target, GIT_HTTP_EXPORT_ALL: '1', PATH_INFO: decodeURIComponent(url.pathname),
-      QUERY_STRING: url.search.slice(1), REQUEST_METHOD: req.method, CONTENT_TYPE: req.headers['content-type'] ?? '',
-      GIT_PROTOCOL: req.headers['git-protocol'] ?? '', HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
+      PATH: process.env.PATH,
+      GIT_PROJECT_ROOT: target,
+      GIT_HTTP_EXPORT_ALL: '1',
+      PATH_INFO: decodeURIComponent(url.pathname),
+      QUERY_STRING: url.search.slice(1),
+      REQUEST_METHOD: req.method,
+      CONTENT_TYPE: req.headers['content-type'] ?? '',
+      GIT_PROTOCOL: req.headers['git-protocol'] ?? '',
+      HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
       ...(req.headers['content-length'] ? { CONTENT_LENGTH: req.headers['content-length'] } : {}),
     },
     stdio: ['pipe', 'pipe', 'ignore'],

@@ -22,9 +22,11 @@ export const SIZES = {
 /** Runs `work(i)` for i in [0, n) with `parallel` in flight. */
 export async function inParallel(n, parallel, work) {
   let next = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (next < n) await work(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < n) await work(next++);
+    }),
+  );
 }
 
 /**
@@ -40,23 +42,35 @@ export async function seedDataset(call, rootToken, size, log = () => {}) {
   };
   await inParallel(size.users, 8, (i) =>
     call('POST', '/users', rootToken, {
-      username: `user${i}`, email: `user${i}@example.com`, name: `User ${i}`, password: 'bench-password-1', skip_confirmation: true,
+      username: `user${i}`,
+      email: `user${i}@example.com`,
+      name: `User ${i}`,
+      password: 'bench-password-1',
+      skip_confirmation: true,
     }),
   );
   log(`${size.users} users`);
   const groupVisibility = Array.from({ length: size.groups }, (_, i) => (i === 0 ? 'public' : visibility()));
   const groups = new Array(size.groups);
   await inParallel(size.groups, 8, async (i) => {
-    groups[i] = await call('POST', '/groups', rootToken, { name: `Group ${i}`, path: `group-${i}`, visibility: groupVisibility[i] });
+    groups[i] = await call('POST', '/groups', rootToken, {
+      name: `Group ${i}`,
+      path: `group-${i}`,
+      visibility: groupVisibility[i],
+    });
   });
   log(`${size.groups} groups`);
   const big = groups[0];
   const member = await call('GET', '/users?username=user1', rootToken).then((r) => r[0]);
   await call('POST', `/groups/${big.id}/members`, rootToken, { user_id: member.id, access_level: 30 });
-  const { token: memberToken } = await call('POST', `/users/${member.id}/impersonation_tokens`, rootToken, { name: 'bench', scopes: ['api'] });
+  const { token: memberToken } = await call('POST', `/users/${member.id}/impersonation_tokens`, rootToken, {
+    name: 'bench',
+    scopes: ['api'],
+  });
   // The big group's projects first, then the rest spread over the other groups.
   const placements = Array.from({ length: size.projects }, (_, i) =>
-    i < size.bigGroupProjects ? 0 : 1 + Math.floor(random() * (size.groups - 1)));
+    i < size.bigGroupProjects ? 0 : 1 + Math.floor(random() * (size.groups - 1)),
+  );
   const projectVisibility = placements.map((g) => {
     const v = visibility();
     // A project is never more open than its group.
@@ -65,7 +79,11 @@ export async function seedDataset(call, rootToken, size, log = () => {}) {
   });
   let publicProject;
   await inParallel(size.projects, 8, async (i) => {
-    const p = await call('POST', '/projects', rootToken, { name: `Project ${i}`, namespace_id: groups[placements[i]].id, visibility: projectVisibility[i] });
+    const p = await call('POST', '/projects', rootToken, {
+      name: `Project ${i}`,
+      namespace_id: groups[placements[i]].id,
+      visibility: projectVisibility[i],
+    });
     if (!publicProject && p.visibility === 'public') publicProject = p;
   });
   log(`${size.projects} projects`);

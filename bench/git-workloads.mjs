@@ -10,7 +10,13 @@ import { repositoryDir } from './support.mjs';
 import { run } from './repository.mjs';
 
 /** The nearest-rank percentile of unsorted numbers, rounded (the same rule as the open model's). */
-const percentile = (xs, p) => Math.round(nearestRank([...xs].sort((a, b) => a - b), p));
+const percentile = (xs, p) =>
+  Math.round(
+    nearestRank(
+      [...xs].sort((a, b) => a - b),
+      p,
+    ),
+  );
 
 /** A loopback webhook receiver: answers 200 and notes when each delivery arrived, by project and commit. */
 async function receiver() {
@@ -37,7 +43,9 @@ async function receiver() {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${server.address().port}`,
-    arrivals, count: () => count, last: () => last,
+    arrivals,
+    count: () => count,
+    last: () => last,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
@@ -62,7 +70,8 @@ async function commitChain(n) {
   return { dir, ids };
 }
 
-const pushUrl = (lode, project) => `${lode.origin.replace('://', `://root:${lode.rootToken}@`)}/${project.path_with_namespace}.git`;
+const pushUrl = (lode, project) =>
+  `${lode.origin.replace('://', `://root:${lode.rootToken}@`)}/${project.path_with_namespace}.git`;
 /** A push by the stock git client (for each project's first, untimed push). */
 const push = (lode, chain, project, sha) =>
   run('git', ['push', '-q', pushUrl(lode, project), `${sha}:refs/heads/master`], { cwd: chain.dir });
@@ -70,10 +79,15 @@ const push = (lode, chain, project, sha) =>
 /** The pack that takes a repository from commit `from` to commit `to`, as a git client would send it. */
 function packBetween(dir, from, to) {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', ['pack-objects', '--revs', '--stdout', '-q'], { cwd: dir, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn('git', ['pack-objects', '--revs', '--stdout', '-q'], {
+      cwd: dir,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const chunks = [];
     child.stdout.on('data', (c) => chunks.push(c));
-    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks)) : reject(new Error(`pack-objects ${code}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolve(Buffer.concat(chunks)) : reject(new Error(`pack-objects ${code}`)),
+    );
     child.stdin.end(`${to}\n^${from}\n`);
   });
 }
@@ -90,20 +104,36 @@ async function rawPush(agent, lode, project, from, to, pack) {
   const refs = await send(agent, `${base}/info/refs?service=git-receive-pack`, { headers: { Authorization } });
   if (refs.status !== 200) throw new Error(`info/refs: ${refs.status}`);
   const command = `${from} ${to} refs/heads/master\0report-status\n`;
-  const body = Buffer.concat([Buffer.from(`${(command.length + 4).toString(16).padStart(4, '0')}${command}0000`), pack]);
+  const body = Buffer.concat([
+    Buffer.from(`${(command.length + 4).toString(16).padStart(4, '0')}${command}0000`),
+    pack,
+  ]);
   const res = await send(agent, `${base}/git-receive-pack`, {
-    method: 'POST', body, headers: { Authorization, 'Content-Type': 'application/x-git-receive-pack-request', 'Content-Length': String(body.length) },
+    method: 'POST',
+    body,
+    headers: {
+      Authorization,
+      'Content-Type': 'application/x-git-receive-pack-request',
+      'Content-Length': String(body.length),
+    },
   });
-  if (res.status !== 200 || !String(res.body ?? '').includes('ok refs/heads/master')) throw new Error(`receive-pack: ${res.status} ${res.body}`);
+  if (res.status !== 200 || !String(res.body ?? '').includes('ok refs/heads/master'))
+    throw new Error(`receive-pack: ${res.status} ${res.body}`);
 }
 
 /** Projects each with `hooks` push hooks to the receiver, and their first push done (untimed). */
 async function hookedProjects(ctx, count, hooks, rx, chain, name) {
   const projects = [];
   for (let i = 0; i < count; i++) {
-    const project = await ctx.lode.call('POST', '/projects', ctx.lode.rootToken, { name: `${name} ${i}`, visibility: 'private' });
+    const project = await ctx.lode.call('POST', '/projects', ctx.lode.rootToken, {
+      name: `${name} ${i}`,
+      visibility: 'private',
+    });
     for (let h = 0; h < hooks; h++) {
-      await ctx.lode.call('POST', `/projects/${project.id}/hooks`, ctx.lode.rootToken, { url: `${rx.url}/${project.id}/${h}`, push_events: true });
+      await ctx.lode.call('POST', `/projects/${project.id}/hooks`, ctx.lode.rootToken, {
+        url: `${rx.url}/${project.id}/${h}`,
+        push_events: true,
+      });
     }
     projects.push(project);
   }
@@ -130,7 +160,8 @@ export const GIT_WORKLOADS = [
       const chain = await commitChain(2 * seconds + 20);
       const agent = new Agent({ keepAlive: true, maxSockets: 256 });
       const packs = [];
-      for (let i = 1; i < chain.ids.length; i++) packs[i] = await packBetween(chain.dir, chain.ids[i - 1], chain.ids[i]);
+      for (let i = 1; i < chain.ids.length; i++)
+        packs[i] = await packBetween(chain.dir, chain.ids[i - 1], chain.ids[i]);
       try {
         // Capacity: one project with 200 hooks, 5 pushes: 1,000 deliveries as fast as they go.
         const [wide] = await hookedProjects(ctx, 1, 200, rx, chain, 'Fan-out');
@@ -174,12 +205,20 @@ export const GIT_WORKLOADS = [
           await until(() => pushes.every((p) => rx.arrivals.has(p.key)), 30_000);
           // A push is recorded before git's client reads the end of its answer, so a hook can arrive
           // a hair before the push "ends" here: such a delivery counts as 0 ms.
-          const latencies = pushes.filter((p) => rx.arrivals.has(p.key)).map((p) => Math.max(0, rx.arrivals.get(p.key) - p.end));
+          const latencies = pushes
+            .filter((p) => rx.arrivals.has(p.key))
+            .map((p) => Math.max(0, rx.arrivals.get(p.key) - p.end));
           const durations = pushes.map((p) => p.end - p.start);
           return {
-            offered: perSecond, pushes: pushes.length, pushRate: Math.round(pushes.length / pushSeconds), missing: pushes.length - latencies.length,
-            pushP50: percentile(durations, 50), pushP99: percentile(durations, 99),
-            p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99),
+            offered: perSecond,
+            pushes: pushes.length,
+            pushRate: Math.round(pushes.length / pushSeconds),
+            missing: pushes.length - latencies.length,
+            pushP50: percentile(durations, 50),
+            pushP99: percentile(durations, 99),
+            p50: percentile(latencies, 50),
+            p90: percentile(latencies, 90),
+            p99: percentile(latencies, 99),
           };
         };
         const sustained = await phase(20);
@@ -192,10 +231,16 @@ export const GIT_WORKLOADS = [
       }
     },
     check: ({ deliveriesPerSecond, delivered, full, sustained }) => {
-      const phase = (f) => `${f.offered} pushes/s offered, ${f.pushRate}/s done (push P50/P99 ${f.pushP50}/${f.pushP99} ms): `
-        + `push end to receipt P50/P90/P99 ${f.p50}/${f.p90}/${f.p99} ms${f.missing ? `, ${f.missing} never arrived` : ''}`;
+      const phase = (f) =>
+        `${f.offered} pushes/s offered, ${f.pushRate}/s done (push P50/P99 ${f.pushP50}/${f.pushP99} ms): ` +
+        `push end to receipt P50/P90/P99 ${f.p50}/${f.p90}/${f.p99} ms${f.missing ? `, ${f.missing} never arrived` : ''}`;
       return {
-        met: deliveriesPerSecond >= 200 && full.p99 <= 500 && full.missing === 0 && sustained.missing === 0 && full.pushRate >= 0.9 * full.offered,
+        met:
+          deliveriesPerSecond >= 200 &&
+          full.p99 <= 500 &&
+          full.missing === 0 &&
+          sustained.missing === 0 &&
+          full.pushRate >= 0.9 * full.offered,
         detail: `${delivered} deliveries at ${deliveriesPerSecond}/s; ${phase(full)}; ${phase(sustained)}`,
       };
     },
@@ -252,8 +297,9 @@ export const GIT_WORKLOADS = [
     },
     check: ({ lode, direct, ten, tenDirect }) => ({
       met: lode <= 1.2 * direct && ten <= 3 * lode,
-      detail: `one clone ${lode} ms (git http-backend alone ${direct} ms, ${(lode / direct).toFixed(2)} x); 10 at once ${ten} ms (${(ten / lode).toFixed(2)} x one; `
-        + `git http-backend alone: 10 at once ${tenDirect} ms, ${(tenDirect / direct).toFixed(2)} x its one)`,
+      detail:
+        `one clone ${lode} ms (git http-backend alone ${direct} ms, ${(lode / direct).toFixed(2)} x); 10 at once ${ten} ms (${(ten / lode).toFixed(2)} x one; ` +
+        `git http-backend alone: 10 at once ${tenDirect} ms, ${(tenDirect / direct).toFixed(2)} x its one)`,
     }),
   },
 ];

@@ -10,7 +10,8 @@ import http from 'node:http';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-export const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN);
+export const percentile = (sorted, p) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 
 /** A request not answered within this long counts as an error (so one hung request cannot stall a run). */
 const TIMEOUT_MS = 30_000;
@@ -46,7 +47,9 @@ export async function openLoad(url, { rate, duration, headers = {}, method, body
     else if (status < 200 || status > 299) non2xx++;
     else latencies.push(ms);
   };
-  const fire = arrive ?? (async (due) => record((await send(agent, url, { method, headers, body })).status, performance.now() - due));
+  const fire =
+    arrive ??
+    (async (due) => record((await send(agent, url, { method, headers, body })).status, performance.now() - due));
   const total = Math.round(rate * duration);
   const start = performance.now();
   const inflight = [];
@@ -61,5 +64,13 @@ export async function openLoad(url, { rate, duration, headers = {}, method, body
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const at = (p) => Math.ceil(percentile(latencies, p));
-  return { rps: Math.round((latencies.length + non2xx) / elapsed), p50: at(50), p90: at(90), p99: at(99), non2xx, errors, requests: latencies.length + non2xx + errors };
+  return {
+    rps: Math.round((latencies.length + non2xx) / elapsed),
+    p50: at(50),
+    p90: at(90),
+    p99: at(99),
+    non2xx,
+    errors,
+    requests: latencies.length + non2xx + errors,
+  };
 }

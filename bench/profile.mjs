@@ -33,9 +33,22 @@ profile.samples.forEach((id, i) => {
 const byPackage = new Map();
 for (const [k, v] of self) {
   const m = / ((@[^/]+\/)?[^/:]+)/.exec(k);
-  const group = k.startsWith('(') ? k.replace(/ :-?\d+$/, '') : k.includes(' lode:') ? 'lode' : m && !m[1].startsWith('node') ? m[1] : k.split(' ')[0];
+  const group = k.startsWith('(')
+    ? k.replace(/ :-?\d+$/, '')
+    : k.includes(' lode:')
+      ? 'lode'
+      : m && !m[1].startsWith('node')
+        ? m[1]
+        : k.split(' ')[0];
   byPackage.set(group, (byPackage.get(group) ?? 0) + v);
 }
-const top = (map, n) => [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`).join('\n');
-console.log(`${Math.round(result.requests.average)} req/s, P50 ${result.latency.p50} ms, P99 ${result.latency.p99} ms; profile ${dir}`);
+const top = (map, n) =>
+  [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`)
+    .join('\n');
+console.log(
+  `${Math.round(result.requests.average)} req/s, P50 ${result.latency.p50} ms, P99 ${result.latency.p99} ms; profile ${dir}`,
+);
 console.log(`\nby package\n${top(byPackage, 15)}\n\nby function\n${top(self, 25)}`);

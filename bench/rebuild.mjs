@@ -14,8 +14,12 @@ const NOT_READ_MODELS = ['events', 'outbox', 'migrations', 'typeorm_metadata'];
 function rebuild(env) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    execFile(process.execPath, [CLI, 'projections:rebuild'], { env: { ...process.env, ...env }, maxBuffer: 1 << 26 }, (err, _out, stderr) =>
-      err ? reject(new Error(stderr.slice(-500))) : resolve((performance.now() - started) / 1000),
+    execFile(
+      process.execPath,
+      [CLI, 'projections:rebuild'],
+      { env: { ...process.env, ...env }, maxBuffer: 1 << 26 },
+      (err, _out, stderr) =>
+        err ? reject(new Error(stderr.slice(-500))) : resolve((performance.now() - started) / 1000),
     );
   });
 }
@@ -23,11 +27,14 @@ function rebuild(env) {
 async function checksums(db) {
   const { rows: tables } = await db.query(
     `select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE' and not (table_name = any($1))
-      order by table_name`, [NOT_READ_MODELS],
+      order by table_name`,
+    [NOT_READ_MODELS],
   );
   const sums = {};
   for (const { table_name: t } of tables) {
-    const { rows } = await db.query(`select count(*)::int as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as sum from "${t}" x`);
+    const { rows } = await db.query(
+      `select count(*)::int as n, md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as sum from "${t}" x`,
+    );
     sums[t] = `${rows[0].n}:${rows[0].sum}`;
   }
   return sums;
@@ -46,7 +53,8 @@ async function appendEvents(db, total) {
        left join (select stream_id, max(stream_version) as version from events where stream_id like 'user-activity-%' group by stream_id) v
          on v.stream_id = 'user-activity-' || u.id
       order by g.n, u.id
-      limit $1`, [activity],
+      limit $1`,
+    [activity],
   );
   await db.query(
     `insert into events (stream_id, stream_version, type, data)
@@ -57,7 +65,8 @@ async function appendEvents(db, total) {
        join (select stream_id, max(stream_version) as version from events where stream_id like 'project-%' group by stream_id) v
          on v.stream_id = 'project-' || p.id
       order by g.n, p.id
-      limit $1`, [updates],
+      limit $1`,
+    [updates],
   );
 }
 
@@ -76,7 +85,13 @@ export async function measureRebuild({ lode, settings, log }) {
     const seconds = await rebuild(env);
     const after = await checksums(db);
     const differing = Object.keys(live).filter((t) => live[t] !== after[t]);
-    return { events, seconds: Number(seconds.toFixed(1)), eventsPerSecond: Math.round(events / seconds), tables: Object.keys(live).length, differing };
+    return {
+      events,
+      seconds: Number(seconds.toFixed(1)),
+      eventsPerSecond: Math.round(events / seconds),
+      tables: Object.keys(live).length,
+      differing,
+    };
   } finally {
     await db.end();
   }

@@ -13,12 +13,17 @@ export const REPO_SIZES = {
   quick: { commits: 600, files: 2000, bigDir: 1800, branchCommits: 200, hugeBlobMb: 10 },
 };
 
-const run = (cmd, args, opts = {}) => new Promise((resolve, reject) =>
-  execFile(cmd, args, { maxBuffer: 1 << 28, ...opts }, (err, stdout, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr}`)) : resolve(stdout))));
+const run = (cmd, args, opts = {}) =>
+  new Promise((resolve, reject) =>
+    execFile(cmd, args, { maxBuffer: 1 << 28, ...opts }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr}`)) : resolve(stdout),
+    ),
+  );
 
 function* stream(size) {
   const random = prng(5000);
-  const path = (i) => (i < size.bigDir ? `big/file-${String(i).padStart(4, '0')}.txt` : `src/mod-${i % 20}/file-${i}.ts`);
+  const path = (i) =>
+    i < size.bigDir ? `big/file-${String(i).padStart(4, '0')}.txt` : `src/mod-${i % 20}/file-${i}.ts`;
   const content = (i, v) => `file ${i} version ${v}\n${'line\n'.repeat(1 + (i % 40))}`;
   const versions = new Array(size.files).fill(0);
   const authors = Array.from({ length: 25 }, (_, i) => `Author ${i} <author${i}@example.com>`);
@@ -38,10 +43,22 @@ function* stream(size) {
   };
   const pick = (n) => Array.from({ length: n }, () => Math.floor(random() * size.files));
   // A 4 KB file beside the generated ones, for the small raw blob workload.
-  yield `${commit('refs/heads/master', null, 'initial import', Array.from({ length: size.files }, (_, i) => i), authors[0])}M 100644 inline docs/4k.txt\n${data('x'.repeat(4095) + '\n')}`;
+  yield `${commit(
+    'refs/heads/master',
+    null,
+    'initial import',
+    Array.from({ length: size.files }, (_, i) => i),
+    authors[0],
+  )}M 100644 inline docs/4k.txt\n${data('x'.repeat(4095) + '\n')}`;
   let branchPoint = 0;
   for (let c = 1; c < size.commits; c++) {
-    yield commit('refs/heads/master', `:${mark}`, `change ${c}`, pick(1 + Math.floor(random() * 2)), authors[Math.floor(random() * authors.length)]);
+    yield commit(
+      'refs/heads/master',
+      `:${mark}`,
+      `change ${c}`,
+      pick(1 + Math.floor(random() * 2)),
+      authors[Math.floor(random() * authors.length)],
+    );
     if (c === size.commits - size.branchCommits - 1) branchPoint = mark;
   }
   const masterTip = mark;
@@ -59,8 +76,11 @@ export async function makeRepository(size) {
   const dir = mkdtempSync(join(tmpdir(), 'lode-bench-repo-'));
   await run('git', ['init', '-q', '--bare', '-b', 'master', dir]);
   const child = spawn('git', ['fast-import', '--quiet'], { cwd: dir, stdio: ['pipe', 'ignore', 'inherit'] });
-  const done = new Promise((resolve, reject) => child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import ${code}`)))));
-  const write = (s) => new Promise((resolve) => (child.stdin.write(s) ? resolve() : child.stdin.once('drain', resolve)));
+  const done = new Promise((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import ${code}`)))),
+  );
+  const write = (s) =>
+    new Promise((resolve) => (child.stdin.write(s) ? resolve() : child.stdin.once('drain', resolve)));
   const random = prng(100);
   for (const chunk of stream(size)) await write(chunk);
   // 100 MB of incompressible bytes, from the seeded generator, 1 MB at a time.
@@ -78,7 +98,9 @@ export async function makeRepository(size) {
 /** Pushes every branch of `source` to a Lode project over HTTP with root's token. */
 export async function pushRepository(source, origin, pathWithNamespace, token) {
   const url = `${origin.replace('://', `://root:${token}@`)}/${pathWithNamespace}.git`;
-  await run('git', ['-c', 'http.postBuffer=524288000', 'push', '-q', url, 'refs/heads/*:refs/heads/*'], { cwd: source });
+  await run('git', ['-c', 'http.postBuffer=524288000', 'push', '-q', url, 'refs/heads/*:refs/heads/*'], {
+    cwd: source,
+  });
 }
 
 export { run };

@@ -23,21 +23,30 @@ const log = (...m) => console.error(...m);
 
 const settings = { quick, runs: quick ? 1 : 3, duration: quick ? 3 : 10, size: quick ? SIZES.quick : SIZES.full };
 const load = loadavg()[0];
-if (load > cpus().length * 0.5) log(`warning: load average ${load.toFixed(2)} at the start on ${cpus().length} cores: figures will be low`);
+if (load > cpus().length * 0.5)
+  log(`warning: load average ${load.toFixed(2)} at the start on ${cpus().length} cores: figures will be low`);
 
 /**
  * The closed model (autocannon, `connections` callers each sending again as soon as answered), or
  * with `rate` the open model (open-load.mjs: a fixed, evenly spaced request rate).
  */
-async function cannon(url, { connections = 50, duration = settings.duration, rate, headers = {}, method, body, requests } = {}) {
+async function cannon(
+  url,
+  { connections = 50, duration = settings.duration, rate, headers = {}, method, body, requests } = {},
+) {
   if (rate) return openLoad(url, { rate, duration, headers, method, body });
   const options = { url, connections, duration, headers, method, body, requests };
   // autocannon treats a key that is present but undefined as set (`undefined HTTP method`).
   for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
   const r = await autocannon(options);
   return {
-    rps: Math.round(r.requests.average), p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99,
-    non2xx: r.non2xx, errors: r.errors + r.timeouts, requests: r.requests.total,
+    rps: Math.round(r.requests.average),
+    p50: r.latency.p50,
+    p90: r.latency.p90,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    requests: r.requests.total,
   };
 }
 
@@ -52,7 +61,9 @@ async function median(measure, key = 'rps') {
 /** A baseline server in its own process: `b0`, `b1` (with a database URL) or `git` (with a directory of bare repositories). */
 async function baselineServer(mode, target) {
   const port = 17000 + Math.floor(Math.random() * 1000);
-  const child = fork(new URL('./baseline-server.mjs', import.meta.url).pathname, [mode, String(port), target ?? ''], { stdio: 'ignore' });
+  const child = fork(new URL('./baseline-server.mjs', import.meta.url).pathname, [mode, String(port), target ?? ''], {
+    stdio: 'ignore',
+  });
   await new Promise((resolve) => child.once('message', resolve));
   return { url: `http://127.0.0.1:${port}/`, stop: () => child.kill() };
 }
@@ -68,12 +79,30 @@ try {
   const needsDataset = selected.some((w) => !w.ownDataset);
   const dataset = needsDataset
     ? await seedDataset(lode.call, lode.rootToken, settings.size, (m) => log(`seeded ${m}`))
-    : { seconds: 0, publicProject: await lode.call('POST', '/projects', lode.rootToken, { name: 'Baseline', visibility: 'public' }) };
+    : {
+        seconds: 0,
+        publicProject: await lode.call('POST', '/projects', lode.rootToken, { name: 'Baseline', visibility: 'public' }),
+      };
   log(`dataset seeded in ${dataset.seconds.toFixed(0)} s`);
-  const ctx = { lode, dataset, settings, cannon, openLoad, median, memoryMb, baselines: {}, baselineServer, syntheticRepository: repository, log };
+  const ctx = {
+    lode,
+    dataset,
+    settings,
+    cannon,
+    openLoad,
+    median,
+    memoryMb,
+    baselines: {},
+    baselineServer,
+    syntheticRepository: repository,
+    log,
+  };
 
   // Baselines first, in the same run, because this machine's speed swings from one run to the next.
-  for (const [id, mode] of [['B0', 'b0'], ['B1', 'b1']]) {
+  for (const [id, mode] of [
+    ['B0', 'b0'],
+    ['B1', 'b1'],
+  ]) {
     const server = await baselineServer(mode, lode.databaseUrl);
     try {
       const url = mode === 'b1' ? `${server.url}?id=${dataset.publicProject.id}` : server.url;
@@ -93,20 +122,43 @@ try {
       const verdict = w.check(figures, ctx);
       results.push({ id: w.id, name: w.name, target: w.target, figures, ...verdict });
     } catch (err) {
-      results.push({ id: w.id, name: w.name, target: w.target, figures: {}, met: false, detail: `failed: ${err.message}` });
+      results.push({
+        id: w.id,
+        name: w.name,
+        target: w.target,
+        figures: {},
+        met: false,
+        detail: `failed: ${err.message}`,
+      });
     }
   }
   const rss = memoryMb(lode.pid);
   const document = {
-    date: new Date().toISOString(), quick, loadAverageAtStart: load, cores: cpus().length, readyMs: Math.round(lode.readyMs),
-    residentMb: Math.round(rss.rss), dataset: needsDataset ? { ...settings.size, seedSeconds: Math.round(dataset.seconds) } : 'repository only',
-    baselines: ctx.baselines, workloads: results,
+    date: new Date().toISOString(),
+    quick,
+    loadAverageAtStart: load,
+    cores: cpus().length,
+    readyMs: Math.round(lode.readyMs),
+    residentMb: Math.round(rss.rss),
+    dataset: needsDataset ? { ...settings.size, seedSeconds: Math.round(dataset.seconds) } : 'repository only',
+    baselines: ctx.baselines,
+    workloads: results,
   };
   if (json) process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   else {
-    console.log(`\n${document.date}  load ${load.toFixed(2)}  ready ${document.readyMs} ms  RSS ${document.residentMb} MB  ${quick ? 'quick' : 'full'} run`);
+    console.log(
+      `\n${document.date}  load ${load.toFixed(2)}  ready ${document.readyMs} ms  RSS ${document.residentMb} MB  ${quick ? 'quick' : 'full'} run`,
+    );
     console.log(`B0 ${ctx.baselines.B0.rps} req/s   B1 ${ctx.baselines.B1.rps} req/s`);
-    console.table(results.map((r) => ({ id: r.id, workload: r.name, target: r.target, result: r.detail, met: r.met ? 'yes' : 'NO' })));
+    console.table(
+      results.map((r) => ({
+        id: r.id,
+        workload: r.name,
+        target: r.target,
+        result: r.detail,
+        met: r.met ? 'yes' : 'NO',
+      })),
+    );
   }
 } finally {
   await lode.stop();

@@ -37,14 +37,28 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
   const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;
   const spawnedAt = performance.now();
   const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/apps/api/src/main.js')], {
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: dbUrl.toString(), LODE_DATA_DIR: dataDir,
-      LODE_ROOT_TOKEN: rootToken, LODE_REDIS_PREFIX: `lode-bench-${id}`, LODE_LOG_LEVEL: 'warn', NODE_ENV: 'production', ...extraEnv },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: dbUrl.toString(),
+      LODE_DATA_DIR: dataDir,
+      LODE_ROOT_TOKEN: rootToken,
+      LODE_REDIS_PREFIX: `lode-bench-${id}`,
+      LODE_LOG_LEVEL: 'warn',
+      NODE_ENV: 'production',
+      ...extraEnv,
+    },
     // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
     stdio: ['ignore', 2, 2],
   });
   const url = (p) => `http://127.0.0.1:${port}/api/v4${p}`;
   const call = async (method, p, token, body) => {
-    const res = await fetch(url(p), { method, headers: { 'PRIVATE-TOKEN': token, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    const res = await fetch(url(p), {
+      method,
+      headers: { 'PRIVATE-TOKEN': token, 'Content-Type': 'application/json' },
+      body: body && JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
     return res.json();
   };
@@ -70,5 +84,16 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
     await new Promise((r) => setTimeout(r, 20));
   }
   const readyMs = performance.now() - spawnedAt;
-  return { url, call, rootToken, stop, port, pid: server.pid, readyMs, dataDir, databaseUrl: dbUrl.toString(), origin: `http://127.0.0.1:${port}` };
+  return {
+    url,
+    call,
+    rootToken,
+    stop,
+    port,
+    pid: server.pid,
+    readyMs,
+    dataDir,
+    databaseUrl: dbUrl.toString(),
+    origin: `http://127.0.0.1:${port}`,
+  };
 }

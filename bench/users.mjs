@@ -13,9 +13,17 @@ const { url, call, rootToken, stop } = await startLode(18000);
 try {
   const users = 200;
   for (let i = 0; i < users; i++) {
-    await call('POST', '/users', rootToken, { username: `bench${i}`, email: `bench${i}@example.com`, name: `Bench ${i}`, password: 'bench-password' });
+    await call('POST', '/users', rootToken, {
+      username: `bench${i}`,
+      email: `bench${i}@example.com`,
+      name: `Bench ${i}`,
+      password: 'bench-password',
+    });
   }
-  const { token: userToken } = await call('POST', '/users/2/impersonation_tokens', rootToken, { name: 'bench', scopes: ['api'] });
+  const { token: userToken } = await call('POST', '/users/2/impersonation_tokens', rootToken, {
+    name: 'bench',
+    scopes: ['api'],
+  });
   const load = loadavg()[0];
   const workloads = [
     ['GET /user (token)', '/user', userToken],
@@ -25,10 +33,19 @@ try {
   const rows = [];
   for (const [name, path, token] of workloads) {
     const r = await autocannon({ url: url(path), connections: 50, duration, headers: { 'PRIVATE-TOKEN': token } });
-    rows.push({ workload: name, 'req/s': Math.round(r.requests.average), 'p50 ms': r.latency.p50, 'p90 ms': r.latency.p90, 'p99 ms': r.latency.p99,
-      non2xx: r.non2xx, errors: r.errors });
+    rows.push({
+      workload: name,
+      'req/s': Math.round(r.requests.average),
+      'p50 ms': r.latency.p50,
+      'p90 ms': r.latency.p90,
+      'p99 ms': r.latency.p99,
+      non2xx: r.non2xx,
+      errors: r.errors,
+    });
   }
-  console.log(`\n${new Date().toISOString()}  load average at start ${load.toFixed(2)}  ${users} users  ${duration} s each, 50 connections`);
+  console.log(
+    `\n${new Date().toISOString()}  load average at start ${load.toFixed(2)}  ${users} users  ${duration} s each, 50 connections`,
+  );
   console.table(rows);
 } finally {
   await stop();

@@ -14,9 +14,14 @@ export async function repository(ctx) {
       const size = ctx.settings.quick ? REPO_SIZES.quick : REPO_SIZES.full;
       const started = performance.now();
       const source = await makeRepository(size);
-      const project = await ctx.lode.call('POST', '/projects', ctx.lode.rootToken, { name: 'Synthetic', visibility: 'public' });
+      const project = await ctx.lode.call('POST', '/projects', ctx.lode.rootToken, {
+        name: 'Synthetic',
+        visibility: 'public',
+      });
       await pushRepository(source, ctx.lode.origin, project.path_with_namespace, ctx.lode.rootToken);
-      ctx.log(`  synthetic repository (${size.commits} commits) made and pushed in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      ctx.log(
+        `  synthetic repository (${size.commits} commits) made and pushed in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+      );
       const api = (path) => ctx.lode.url(`/projects/${project.id}/repository${path}`);
       const json = async (path) => (await fetch(api(path))).json();
       const tree = await json('/tree?path=docs');
@@ -32,12 +37,14 @@ export async function repository(ctx) {
 async function rateOf(work, parallel, seconds) {
   const until = performance.now() + seconds * 1000;
   let done = 0;
-  await Promise.all(Array.from({ length: parallel }, async () => {
-    while (performance.now() < until) {
-      await work();
-      done++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (performance.now() < until) {
+        await work();
+        done++;
+      }
+    }),
+  );
   return Math.round(done / seconds);
 }
 
@@ -52,7 +59,14 @@ function timedGet(url, headers = {}) {
         first ??= performance.now() - started;
         bytes += c.length;
       });
-      res.on('end', () => resolve({ status: res.statusCode, firstByteMs: Math.round(first ?? 0), totalMs: Math.round(performance.now() - started), bytes }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode,
+          firstByteMs: Math.round(first ?? 0),
+          totalMs: Math.round(performance.now() - started),
+          bytes,
+        }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -61,7 +75,9 @@ function timedGet(url, headers = {}) {
 /** How many git processes the server has running now (its children named git*). */
 function gitChildren(pid) {
   try {
-    return execFileSync('ps', ['--ppid', String(pid), '-o', 'comm='], { encoding: 'utf8' }).split('\n').filter((c) => c.startsWith('git')).length;
+    return execFileSync('ps', ['--ppid', String(pid), '-o', 'comm='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((c) => c.startsWith('git')).length;
   } catch {
     return 0; // ps exits 1 when there are none
   }
@@ -100,7 +116,14 @@ export const WORKLOADS = [
     name: 'GET /projects/:id with a token, open model 500 req/s',
     target: 'P90 <= 20 ms, P99 <= 50 ms',
     run: ({ lode, dataset, cannon, median }) =>
-      median(() => cannon(lode.url(`/projects/${dataset.publicProject.id}`), { rate: 500, headers: { 'PRIVATE-TOKEN': dataset.memberToken } }), 'p90'),
+      median(
+        () =>
+          cannon(lode.url(`/projects/${dataset.publicProject.id}`), {
+            rate: 500,
+            headers: { 'PRIVATE-TOKEN': dataset.memberToken },
+          }),
+        'p90',
+      ),
     check: (f) => ({ met: f.p90 <= 20 && f.p99 <= 50 && clean(f), detail: `${fmt(f)}${cleanNote(f)}` }),
   },
   {
@@ -109,8 +132,15 @@ export const WORKLOADS = [
     target: 'P90 <= 100 ms',
     run: async ({ lode, dataset, cannon, median }) => {
       const headers = { 'PRIVATE-TOKEN': dataset.memberToken };
-      const projects = await median(() => cannon(lode.url('/projects?per_page=100'), { rate: 50, connections: 10, headers }), 'p90');
-      const group = await median(() => cannon(lode.url(`/groups/${dataset.big.id}/projects?per_page=100`), { rate: 50, connections: 10, headers }), 'p90');
+      const projects = await median(
+        () => cannon(lode.url('/projects?per_page=100'), { rate: 50, connections: 10, headers }),
+        'p90',
+      );
+      const group = await median(
+        () =>
+          cannon(lode.url(`/groups/${dataset.big.id}/projects?per_page=100`), { rate: 50, connections: 10, headers }),
+        'p90',
+      );
       return { projects, group };
     },
     check: ({ projects, group }) => ({
@@ -123,7 +153,14 @@ export const WORKLOADS = [
     name: 'GET /groups/:id of the 1,000-project group',
     target: 'P90 <= 150 ms',
     run: ({ lode, dataset, cannon, median }) =>
-      median(() => cannon(lode.url(`/groups/${dataset.big.id}`), { connections: 1, headers: { 'PRIVATE-TOKEN': dataset.memberToken } }), 'p90'),
+      median(
+        () =>
+          cannon(lode.url(`/groups/${dataset.big.id}`), {
+            connections: 1,
+            headers: { 'PRIVATE-TOKEN': dataset.memberToken },
+          }),
+        'p90',
+      ),
     check: (f) => ({ met: f.p90 <= 150 && clean(f), detail: `1 connection: ${fmt(f)}${cleanNote(f)}` }),
   },
   {
@@ -131,8 +168,24 @@ export const WORKLOADS = [
     name: 'GET /users?per_page=100, administrator and not, 50 req/s',
     target: 'P90 <= 50 ms',
     run: async ({ lode, dataset, cannon, median }) => ({
-      admin: await median(() => cannon(lode.url('/users?per_page=100'), { rate: 50, connections: 10, headers: { 'PRIVATE-TOKEN': lode.rootToken } }), 'p90'),
-      user: await median(() => cannon(lode.url('/users?per_page=100'), { rate: 50, connections: 10, headers: { 'PRIVATE-TOKEN': dataset.memberToken } }), 'p90'),
+      admin: await median(
+        () =>
+          cannon(lode.url('/users?per_page=100'), {
+            rate: 50,
+            connections: 10,
+            headers: { 'PRIVATE-TOKEN': lode.rootToken },
+          }),
+        'p90',
+      ),
+      user: await median(
+        () =>
+          cannon(lode.url('/users?per_page=100'), {
+            rate: 50,
+            connections: 10,
+            headers: { 'PRIVATE-TOKEN': dataset.memberToken },
+          }),
+        'p90',
+      ),
     }),
     check: ({ admin, user }) => ({
       met: admin.p90 <= 50 && user.p90 <= 50 && clean(admin) && clean(user),
@@ -147,8 +200,15 @@ export const WORKLOADS = [
     run: async (ctx) => {
       const repo = await repository(ctx);
       const before = gitChildren(ctx.lode.pid);
-      const { result: lode, highest } = await sampling(() => gitChildren(ctx.lode.pid), ctx.median(() => ctx.cannon(repo.api('/tree?path=big&per_page=100'))));
-      const spawned = await rateOf(() => run('git', ['ls-tree', 'master', 'big/'], { cwd: repo.source }), 4, ctx.settings.duration);
+      const { result: lode, highest } = await sampling(
+        () => gitChildren(ctx.lode.pid),
+        ctx.median(() => ctx.cannon(repo.api('/tree?path=big&per_page=100'))),
+      );
+      const spawned = await rateOf(
+        () => run('git', ['ls-tree', 'master', 'big/'], { cwd: repo.source }),
+        4,
+        ctx.settings.duration,
+      );
       return { lode, spawned, gitProcesses: highest - before };
     },
     check: ({ lode, spawned, gitProcesses }) => ({
@@ -183,9 +243,18 @@ export const WORKLOADS = [
       const repo = await repository(ctx);
       const answer = await (await fetch(repo.api('/compare?from=master&to=topic'))).json();
       const before = ctx.memoryMb(ctx.lode.pid).peak;
-      const load = await ctx.median(() => ctx.cannon(repo.api('/compare?from=master&to=topic'), { rate: 5, connections: 5 }), 'p90');
+      const load = await ctx.median(
+        () => ctx.cannon(repo.api('/compare?from=master&to=topic'), { rate: 5, connections: 5 }),
+        'p90',
+      );
       const growthMb = Math.round(ctx.memoryMb(ctx.lode.pid).peak - before);
-      return { load, commits: answer.commits.length, files: answer.diffs.length, cut: answer.compare_timeout, growthMb };
+      return {
+        load,
+        commits: answer.commits.length,
+        files: answer.diffs.length,
+        cut: answer.compare_timeout,
+        growthMb,
+      };
     },
     check: ({ load, commits, files, cut, growthMb }) => ({
       met: load.p90 <= 500 && clean(load) && growthMb <= 64,
@@ -209,22 +278,31 @@ export const WORKLOADS = [
       // measures) while GET /projects/:id is asked 50 times a second.
       const streamStart = performance.now();
       const download = `require('node:http').get(process.argv[1], (r) => { let n = 0; r.on('data', (c) => (n += c.length)); r.on('end', () => console.log(r.statusCode + ' ' + n)); })`;
-      const streaming = Promise.all(Array.from({ length: 20 }, () =>
-        run(process.execPath, ['-e', download, repo.api('/archive')]).then((out) => {
-          const [status, bytes] = out.trim().split(' ').map(Number);
-          return { status, bytes, totalMs: Math.round(performance.now() - streamStart) };
-        })));
+      const streaming = Promise.all(
+        Array.from({ length: 20 }, () =>
+          run(process.execPath, ['-e', download, repo.api('/archive')]).then((out) => {
+            const [status, bytes] = out.trim().split(' ').map(Number);
+            return { status, bytes, totalMs: Math.round(performance.now() - streamStart) };
+          }),
+        ),
+      );
       const beside = await ctx.cannon(ctx.lode.url(`/projects/${repo.project.id}`), { rate: 50, duration: 5 });
       const streamed = await streaming;
       return {
-        direct, cold: cold.totalMs, warm: median(warm), mb: Math.round(cold.bytes / 1048576), beside,
-        streamedMs: Math.max(...streamed.map((s) => s.totalMs)), whole: streamed.every((s) => s.status === 200 && s.bytes === cold.bytes),
+        direct,
+        cold: cold.totalMs,
+        warm: median(warm),
+        mb: Math.round(cold.bytes / 1048576),
+        beside,
+        streamedMs: Math.max(...streamed.map((s) => s.totalMs)),
+        whole: streamed.every((s) => s.status === 200 && s.bytes === cold.bytes),
       };
     },
     check: ({ direct, cold, warm, mb, beside, streamedMs, whole }) => ({
       met: cold <= 1.5 * direct && warm * 10 <= cold && beside.p99 <= 100 && clean(beside) && whole,
-      detail: `${mb} MB: cold ${cold} ms (git archive alone ${direct} ms, ${(cold / direct).toFixed(2)} x); warm ${warm} ms (${(cold / Math.max(warm, 1)).toFixed(0)} x faster); `
-        + `20 streams in ${streamedMs} ms${whole ? '' : ' (some incomplete)'}, GET /projects/:id beside them ${fmt(beside)}${cleanNote(beside)}`,
+      detail:
+        `${mb} MB: cold ${cold} ms (git archive alone ${direct} ms, ${(cold / direct).toFixed(2)} x); warm ${warm} ms (${(cold / Math.max(warm, 1)).toFixed(0)} x faster); ` +
+        `20 streams in ${streamedMs} ms${whole ? '' : ' (some incomplete)'}, GET /projects/:id beside them ${fmt(beside)}${cleanNote(beside)}`,
     }),
   },
   {
@@ -260,9 +338,14 @@ export const WORKLOADS = [
       // read model behind the write. Both latencies count (the POST's from when it was due).
       return {
         ...(await openLoad(lode.url('/projects'), {
-          rate: 100, duration: settings.quick ? 5 : 60,
+          rate: 100,
+          duration: settings.quick ? 5 : 60,
           arrive: async (due, record, agent) => {
-            const created = await send(agent, lode.url('/projects'), { method: 'POST', headers, body: JSON.stringify({ name: `${prefix}-${n++}`, visibility: 'private' }) });
+            const created = await send(agent, lode.url('/projects'), {
+              method: 'POST',
+              headers,
+              body: JSON.stringify({ name: `${prefix}-${n++}`, visibility: 'private' }),
+            });
             record(created.status, performance.now() - due);
             if (created.status !== 201) return;
             const started = performance.now();
@@ -295,7 +378,8 @@ export const WORKLOADS = [
     name: 'start-up and footprint',
     target: 'ready <= 5 s; RSS <= 300 MB after PERF-1..3',
     run: async ({ lode, memoryMb, rssAfterReadsMb }) => ({
-      readyMs: Math.round(lode.readyMs), rssMb: rssAfterReadsMb === undefined ? undefined : Math.round(rssAfterReadsMb),
+      readyMs: Math.round(lode.readyMs),
+      rssMb: rssAfterReadsMb === undefined ? undefined : Math.round(rssAfterReadsMb),
       rssNowMb: Math.round(memoryMb(lode.pid).rss),
     }),
     check: (f) => ({

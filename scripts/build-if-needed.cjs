@@ -17,8 +17,15 @@ function newest(dir) {
   return t;
 }
 
-const sources = Math.max(newest(join(root, 'apps')), newest(join(root, 'libs')), ...['tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => statSync(join(root, f)).mtimeMs));
+const sources = Math.max(
+  newest(join(root, 'apps')),
+  newest(join(root, 'libs')),
+  ...['tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => statSync(join(root, f)).mtimeMs),
+);
 if (existsSync(stamp) && statSync(stamp).mtimeMs >= sources) process.exit(0);
 process.stderr.write('building Lode (dist/ is missing or out of date)...\n');
-execFileSync(process.execPath, [join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', 'api'], { cwd: root, stdio: 'inherit' });
+execFileSync(process.execPath, [join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', 'api'], {
+  cwd: root,
+  stdio: 'inherit',
+});
 writeFileSync(stamp, new Date().toISOString() + '\n');

@@ -34,7 +34,8 @@ export function shapeDifferences(body: unknown, name: string): string[] {
   for (const k of Object.keys(fields)) if (!(k in obj)) out.push(`missing ${k}`);
   for (const k of Object.keys(obj)) if (!(k in fields)) out.push(`unexpected ${k}`);
   for (const [k, types] of Object.entries(fields)) {
-    if (k in obj && !types.split('|').includes(typeOf(obj[k]))) out.push(`${k} is ${typeOf(obj[k])}, expected ${types}`);
+    if (k in obj && !types.split('|').includes(typeOf(obj[k])))
+      out.push(`${k} is ${typeOf(obj[k])}, expected ${types}`);
   }
   return out;
 }
@@ -42,5 +43,6 @@ export function shapeDifferences(body: unknown, name: string): string[] {
 /** Jest-friendly: `expectShape(res.body, 'user-admin')`. */
 export function expectShape(body: unknown, name: string): void {
   const diff = shapeDifferences(body, name);
-  if (diff.length) throw new Error(`response does not match ${name}: ${diff.join('; ')}\n${JSON.stringify(body, null, 2)}`);
+  if (diff.length)
+    throw new Error(`response does not match ${name}: ${diff.join('; ')}\n${JSON.stringify(body, null, 2)}`);
 }

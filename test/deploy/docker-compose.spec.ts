@@ -58,25 +58,32 @@ const words = (command: Service['command']) => (Array.isArray(command) ? command
 
 /** Compose interpolation: `${X}`, `${X:-default}`, `${X-default}`, `${X:?error}`; `$$` is a literal dollar. */
 function interpolate(text: string, shell: Record<string, string>): string {
-  return text.replace(/\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g, (whole, name?: string, op?: string, arg?: string) => {
-    if (!name) return '$';
-    const value = shell[name];
-    const unset = op?.startsWith(':') ? !value : value === undefined;
-    if (op?.endsWith('-')) return unset ? (arg ?? '') : value;
-    if (op?.endsWith('?') && unset) throw new Error(`${name}: ${arg}`);
-    return value ?? '';
-  });
+  return text.replace(
+    /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}/g,
+    (whole, name?: string, op?: string, arg?: string) => {
+      if (!name) return '$';
+      const value = shell[name];
+      const unset = op?.startsWith(':') ? !value : value === undefined;
+      if (op?.endsWith('-')) return unset ? (arg ?? '') : value;
+      if (op?.endsWith('?') && unset) throw new Error(`${name}: ${arg}`);
+      return value ?? '';
+    },
+  );
 }
 
 /** Dockerfile instructions, with `\` continuations joined. */
 function instructions(name: string): string[] {
   const logical = dockerfile.replace(/\\\r?\n/g, ' ').split(/\r?\n/);
-  return logical.filter((l) => new RegExp(`^\\s*${name}\\s`, 'i').test(l)).map((l) => l.trim().slice(name.length).trim());
+  return logical
+    .filter((l) => new RegExp(`^\\s*${name}\\s`, 'i').test(l))
+    .map((l) => l.trim().slice(name.length).trim());
 }
 
 /** Where `nest build` puts an app's entry file: tsc keeps the source tree under dist/. */
 function emittedEntry(project: string): string {
-  const nest = JSON.parse(read('nest-cli.json')) as { projects: Record<string, { sourceRoot: string; entryFile: string }> };
+  const nest = JSON.parse(read('nest-cli.json')) as {
+    projects: Record<string, { sourceRoot: string; entryFile: string }>;
+  };
   const tsconfig = JSON.parse(read('tsconfig.json')) as { compilerOptions: { outDir: string } };
   const p = nest.projects[project];
   return join(tsconfig.compilerOptions.outDir, p.sourceRoot, `${p.entryFile}.js`);
@@ -165,7 +172,8 @@ describe('docker-compose.yml', () => {
   });
 
   it('requires LODE_ROOT_TOKEN from the environment', () => {
-    for (const s of [api, worker]) expect(environment(s).LODE_ROOT_TOKEN).toBe('${LODE_ROOT_TOKEN:?set LODE_ROOT_TOKEN}');
+    for (const s of [api, worker])
+      expect(environment(s).LODE_ROOT_TOKEN).toBe('${LODE_ROOT_TOKEN:?set LODE_ROOT_TOKEN}');
     expect(() => interpolate(environment(api).LODE_ROOT_TOKEN, {})).toThrow('set LODE_ROOT_TOKEN');
   });
 
@@ -179,7 +187,10 @@ describe('docker-compose.yml', () => {
 
   it('starts api and worker once PostgreSQL and Redis are healthy', () => {
     for (const s of [api, worker]) {
-      expect(s.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, redis: { condition: 'service_healthy' } });
+      expect(s.depends_on).toEqual({
+        postgres: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+      });
     }
   });
 
@@ -189,7 +200,9 @@ describe('docker-compose.yml', () => {
 
   it("refers only to Lode's variables and the documented compose ones", () => {
     const lode = variablesLodeReads();
-    const referenced = [...composeText.replace(/\$\$/g, '').matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]);
+    const referenced = [...composeText.replace(/\$\$/g, '').matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map(
+      (m) => m[1],
+    );
     expect(referenced.length).toBeGreaterThan(0);
     expect(referenced.filter((name) => !lode.has(name) && !COMPOSE_VARIABLES.has(name))).toEqual([]);
   });
@@ -201,7 +214,8 @@ describe('docker-compose.yml', () => {
 
   it('gives settings LodeConfig accepts', () => {
     const shell = { LODE_ROOT_TOKEN: 'glpat-root' };
-    const resolve = (s: Service) => Object.fromEntries(Object.entries(environment(s)).map(([k, v]) => [k, interpolate(v, shell)]));
+    const resolve = (s: Service) =>
+      Object.fromEntries(Object.entries(environment(s)).map(([k, v]) => [k, interpolate(v, shell)]));
     const a = LodeConfig.fromEnv(resolve(api));
     const w = LodeConfig.fromEnv(resolve(worker));
     expect([a.role, a.runsApi, a.runsWorker]).toEqual(['api', true, false]);
@@ -222,7 +236,10 @@ describe('LodeConfig.fromEnv', () => {
   it('reads only settings README documents, and README documents no setting it does not read', () => {
     // README's configuration table is the documentation: every `| \`NAME\` |` row under "## Configuration".
     const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
+    const section = readme.slice(
+      readme.indexOf('## Configuration'),
+      readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5),
+    );
     const documented = [...section.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
     // Read elsewhere than LodeConfig: the revision by the version endpoint, the pool size by libuv.
     const outside = ['LODE_REVISION', 'UV_THREADPOOL_SIZE'];

@@ -23,8 +23,14 @@ function day(days = 0): string {
 }
 
 /** A personal (non-impersonation) token, made the way the CLI makes one. */
-async function personalToken(t: TestApp, userId: number, scopes: string[]): Promise<{ tokenId: number; secret: string }> {
-  return t.app.get(CommandBus).execute(new CreateAccessToken({ userId, name: 'personal', scopes, impersonation: false, expiresAt: null }));
+async function personalToken(
+  t: TestApp,
+  userId: number,
+  scopes: string[],
+): Promise<{ tokenId: number; secret: string }> {
+  return t.app
+    .get(CommandBus)
+    .execute(new CreateAccessToken({ userId, name: 'personal', scopes, impersonation: false, expiresAt: null }));
 }
 
 /** A fresh OpenSSH ed25519 public key line. */
@@ -39,8 +45,13 @@ async function lastPosition(t: TestApp): Promise<string> {
   return p;
 }
 
-async function eventsAfter(t: TestApp, position: string): Promise<{ type: string; metadata: Record<string, unknown> }[]> {
-  return t.db.query(`select type, metadata from events where global_position > $1 order by global_position`, [position]);
+async function eventsAfter(
+  t: TestApp,
+  position: string,
+): Promise<{ type: string; metadata: Record<string, unknown> }[]> {
+  return t.db.query(`select type, metadata from events where global_position > $1 order by global_position`, [
+    position,
+  ]);
 }
 
 describe('authentication and authorisation', () => {
@@ -68,7 +79,10 @@ describe('authentication and authorisation', () => {
     });
 
     it('accepts private_token as a body field of a write', async () => {
-      const res = await t.http().post(api('/user/emails')).send({ private_token: alice.token, email: `body-${alice.username}@example.com` });
+      const res = await t
+        .http()
+        .post(api('/user/emails'))
+        .send({ private_token: alice.token, email: `body-${alice.username}@example.com` });
       expect(res.status).toBe(201);
       expect((await t.http().get(api('/user/emails')).set('PRIVATE-TOKEN', alice.token)).body).toContainEqual(res.body);
     });
@@ -113,7 +127,10 @@ describe('authentication and authorisation', () => {
       const bob = await createUser(t);
       const [{ id }] = await t.db.query(`select id from access_tokens where user_id = $1`, [bob.id]);
       expect((await t.http().get(api('/user')).set('PRIVATE-TOKEN', bob.token)).status).toBe(200);
-      const del = await t.http().delete(api(`/users/${bob.id}/impersonation_tokens/${id}`)).set('PRIVATE-TOKEN', t.rootToken);
+      const del = await t
+        .http()
+        .delete(api(`/users/${bob.id}/impersonation_tokens/${id}`))
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(del.status).toBe(204);
       const res = await t.http().get(api('/user')).set('PRIVATE-TOKEN', bob.token);
       expect(res.status).toBe(401);
@@ -129,7 +146,10 @@ describe('authentication and authorisation', () => {
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ active: false, revoked: false, expires_at: day(-1) });
       expect((await t.http().get(api('/user')).set('PRIVATE-TOKEN', res.body.token)).status).toBe(401);
-      const get = await t.http().get(api(`/users/${alice.id}/impersonation_tokens/${res.body.id}`)).set('PRIVATE-TOKEN', t.rootToken);
+      const get = await t
+        .http()
+        .get(api(`/users/${alice.id}/impersonation_tokens/${res.body.id}`))
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(get.body).toMatchObject({ active: false, revoked: false });
     });
 
@@ -152,29 +172,59 @@ describe('authentication and authorisation', () => {
       const carol = await createUser(cached);
       const [{ id }] = await cached.db.query(`select id from access_tokens where user_id = $1`, [carol.id]);
       expect((await cached.http().get(api('/user')).set('PRIVATE-TOKEN', carol.token)).status).toBe(200);
-      const del = await cached.http().delete(api(`/users/${carol.id}/impersonation_tokens/${id}`)).set('PRIVATE-TOKEN', cached.rootToken);
+      const del = await cached
+        .http()
+        .delete(api(`/users/${carol.id}/impersonation_tokens/${id}`))
+        .set('PRIVATE-TOKEN', cached.rootToken);
       expect(del.status).toBe(204);
-      await eventually(async () => (await cached.http().get(api('/user')).set('PRIVATE-TOKEN', carol.token)).status === 401, 3000);
+      await eventually(
+        async () => (await cached.http().get(api('/user')).set('PRIVATE-TOKEN', carol.token)).status === 401,
+        3000,
+      );
     });
 
     it('stops serving a blocked user within about a second', async () => {
       const dave = await createUser(cached);
       expect((await cached.http().get(api('/user')).set('PRIVATE-TOKEN', dave.token)).status).toBe(200);
-      expect((await cached.http().post(api(`/users/${dave.id}/block`)).set('PRIVATE-TOKEN', cached.rootToken)).status).toBe(201);
-      await eventually(async () => (await cached.http().get(api('/user')).set('PRIVATE-TOKEN', dave.token)).status === 403, 3000);
+      expect(
+        (
+          await cached
+            .http()
+            .post(api(`/users/${dave.id}/block`))
+            .set('PRIVATE-TOKEN', cached.rootToken)
+        ).status,
+      ).toBe(201);
+      await eventually(
+        async () => (await cached.http().get(api('/user')).set('PRIVATE-TOKEN', dave.token)).status === 403,
+        3000,
+      );
     });
   });
 
   describe('blocked users', () => {
     it("refuses a blocked user's token with 403 User is blocked, until unblocked", async () => {
       const eve = await createUser(t);
-      expect((await t.http().post(api(`/users/${eve.id}/block`)).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(201);
+      expect(
+        (
+          await t
+            .http()
+            .post(api(`/users/${eve.id}/block`))
+            .set('PRIVATE-TOKEN', t.rootToken)
+        ).status,
+      ).toBe(201);
       for (const path of ['/user', '/users/1', '/version']) {
         const res = await t.http().get(api(path)).set('PRIVATE-TOKEN', eve.token);
         expect(res.status).toBe(403);
         expect(res.body).toEqual({ message: '403 Forbidden - User is blocked' });
       }
-      expect((await t.http().post(api(`/users/${eve.id}/unblock`)).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(201);
+      expect(
+        (
+          await t
+            .http()
+            .post(api(`/users/${eve.id}/unblock`))
+            .set('PRIVATE-TOKEN', t.rootToken)
+        ).status,
+      ).toBe(201);
       expect((await t.http().get(api('/user')).set('PRIVATE-TOKEN', eve.token)).status).toBe(200);
     });
   });
@@ -185,13 +235,20 @@ describe('authentication and authorisation', () => {
       reader = await createUser(t, {}, ['read_user']);
     });
 
-    it.each(['/user', '/users', `/users/1`, '/user/keys', '/user/emails', '/user/gpg_keys'])('allows GET %s', async (path) => {
-      const res = await t.http().get(api(path)).set('PRIVATE-TOKEN', reader.token);
-      expect(res.status).toBe(200);
-    });
+    it.each(['/user', '/users', `/users/1`, '/user/keys', '/user/emails', '/user/gpg_keys'])(
+      'allows GET %s',
+      async (path) => {
+        const res = await t.http().get(api(path)).set('PRIVATE-TOKEN', reader.token);
+        expect(res.status).toBe(200);
+      },
+    );
 
     it('refuses writes to the users API with insufficient_scope', async () => {
-      const post = await t.http().post(api('/user/keys')).set('PRIVATE-TOKEN', reader.token).send({ title: 'x', key: 'ssh-ed25519 AAAA' });
+      const post = await t
+        .http()
+        .post(api('/user/keys'))
+        .set('PRIVATE-TOKEN', reader.token)
+        .send({ title: 'x', key: 'ssh-ed25519 AAAA' });
       expect(post.status).toBe(403);
       expect(post.body).toEqual(INSUFFICIENT('api'));
       const del = await t.http().delete(api('/user/emails/1')).set('PRIVATE-TOKEN', reader.token);
@@ -209,7 +266,14 @@ describe('authentication and authorisation', () => {
     // impersonation tokens and activities included.
     it("lets an administrator's read_user token read impersonation tokens and activities, not create them", async () => {
       const { secret } = await personalToken(t, 1, ['read_user']);
-      expect((await t.http().get(api(`/users/${alice.id}/impersonation_tokens`)).set('PRIVATE-TOKEN', secret)).status).toBe(200);
+      expect(
+        (
+          await t
+            .http()
+            .get(api(`/users/${alice.id}/impersonation_tokens`))
+            .set('PRIVATE-TOKEN', secret)
+        ).status,
+      ).toBe(200);
       expect((await t.http().get(api('/user/activities')).set('PRIVATE-TOKEN', secret)).status).toBe(200);
       const post = await t
         .http()
@@ -291,7 +355,9 @@ describe('authentication and authorisation', () => {
       const events = await eventsAfter(t, before);
       expect(events.map((e) => e.type)).toContain('SshKeyAdded');
       for (const e of events) expect(e.metadata.requestId).toBe(requestId);
-      const [added] = await t.db.query(`select metadata from events where type = 'SshKeyAdded' and stream_id = $1`, [`user-${frank.id}`]);
+      const [added] = await t.db.query(`select metadata from events where type = 'SshKeyAdded' and stream_id = $1`, [
+        `user-${frank.id}`,
+      ]);
       expect(added.metadata).toMatchObject({ actorId: frank.id, sudoBy: 1, requestId });
       expect(added.metadata.impersonatedBy).toBeUndefined();
 
@@ -304,18 +370,31 @@ describe('authentication and authorisation', () => {
     it('records the administrator who created the token', async () => {
       const grace = await createUser(t);
       const [{ id: tokenId }] = await t.db.query(`select id from access_tokens where user_id = $1`, [grace.id]);
-      const res = await t.http().post(api('/user/emails')).set('PRIVATE-TOKEN', grace.token).send({ email: `imp-${grace.username}@example.com` });
+      const res = await t
+        .http()
+        .post(api('/user/emails'))
+        .set('PRIVATE-TOKEN', grace.token)
+        .send({ email: `imp-${grace.username}@example.com` });
       expect(res.status).toBe(201);
-      const [added] = await t.db.query(`select metadata from events where type = 'EmailAdded' and stream_id = $1`, [`user-${grace.id}`]);
+      const [added] = await t.db.query(`select metadata from events where type = 'EmailAdded' and stream_id = $1`, [
+        `user-${grace.id}`,
+      ]);
       expect(added.metadata).toMatchObject({ actorId: grace.id, impersonatedBy: 1, tokenId });
       expect(added.metadata.sudoBy).toBeUndefined();
     });
 
     it('records no impersonator for a personal token', async () => {
       const { secret, tokenId } = await personalToken(t, alice.id, ['api']);
-      const res = await t.http().post(api('/user/emails')).set('PRIVATE-TOKEN', secret).send({ email: `personal-${alice.username}@example.com` });
+      const res = await t
+        .http()
+        .post(api('/user/emails'))
+        .set('PRIVATE-TOKEN', secret)
+        .send({ email: `personal-${alice.username}@example.com` });
       expect(res.status).toBe(201);
-      const [added] = await t.db.query(`select metadata from events where type = 'EmailAdded' and data->>'emailId' = $1`, [String(res.body.id)]);
+      const [added] = await t.db.query(
+        `select metadata from events where type = 'EmailAdded' and data->>'emailId' = $1`,
+        [String(res.body.id)],
+      );
       expect(added.metadata).toMatchObject({ actorId: alice.id, tokenId });
       expect(added.metadata.impersonatedBy).toBeUndefined();
     });
@@ -363,22 +442,30 @@ describe('authentication and authorisation', () => {
   describe('user activity', () => {
     /** Appends an activity of an earlier day for a user, as the activity recorder would. */
     async function activeOn(userId: number, on: string): Promise<void> {
-      await t.app.get(EventStore).decide(
-        `user-activity-${userId}`,
-        { initial: () => null, evolve: (s: null) => s },
-        () => [{ type: 'UserActivityRecorded', data: { userId, on, at: `${on}T12:00:00.000Z` } }],
-        { origin: 'test' },
-      );
+      await t.app
+        .get(EventStore)
+        .decide(
+          `user-activity-${userId}`,
+          { initial: () => null, evolve: (s: null) => s },
+          () => [{ type: 'UserActivityRecorded', data: { userId, on, at: `${on}T12:00:00.000Z` } }],
+          { origin: 'test' },
+        );
     }
 
     it("sets last_activity_on on a user's first request of the day, once a day", async () => {
       const henry = await createUser(t);
-      const seen = await t.http().get(api(`/users/${henry.id}`)).set('PRIVATE-TOKEN', t.rootToken);
+      const seen = await t
+        .http()
+        .get(api(`/users/${henry.id}`))
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(seen.body.last_activity_on).toBeNull();
 
-      const burst = await Promise.all([...Array(5)].map(() => t.http().get(api('/user/keys')).set('PRIVATE-TOKEN', henry.token)));
+      const burst = await Promise.all(
+        [...Array(5)].map(() => t.http().get(api('/user/keys')).set('PRIVATE-TOKEN', henry.token)),
+      );
       expect(burst.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
-      for (let i = 0; i < 3; i++) expect((await t.http().get(api('/user/emails')).set('PRIVATE-TOKEN', henry.token)).status).toBe(200);
+      for (let i = 0; i < 3; i++)
+        expect((await t.http().get(api('/user/emails')).set('PRIVATE-TOKEN', henry.token)).status).toBe(200);
 
       const me = await t.http().get(api('/user')).set('PRIVATE-TOKEN', henry.token);
       expect(me.body.last_activity_on).toBe(day());
@@ -388,7 +475,11 @@ describe('authentication and authorisation', () => {
       );
       expect(n).toBe(1);
 
-      const list = await t.http().get(api('/user/activities')).query({ per_page: 100 }).set('PRIVATE-TOKEN', t.rootToken);
+      const list = await t
+        .http()
+        .get(api('/user/activities'))
+        .query({ per_page: 100 })
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(list.body).toContainEqual({ username: henry.username, last_activity_on: day(), last_activity_at: day() });
     });
 
@@ -398,7 +489,11 @@ describe('authentication and authorisation', () => {
       await activeOn(early.id, day(-10));
       await activeOn(later.id, day(-5));
 
-      const res = await t.http().get(api('/user/activities')).query({ per_page: 100 }).set('PRIVATE-TOKEN', t.rootToken);
+      const res = await t
+        .http()
+        .get(api('/user/activities'))
+        .query({ per_page: 100 })
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(res.status).toBe(200);
       for (const a of res.body) expectShape(a, 'user-activity');
       const dates = res.body.map((a: { last_activity_on: string }) => a.last_activity_on);
@@ -407,13 +502,21 @@ describe('authentication and authorisation', () => {
       expect(names.indexOf(early.username)).toBeLessThan(names.indexOf(later.username));
       expect(res.body[0]).toEqual({ username: early.username, last_activity_on: day(-10), last_activity_at: day(-10) });
 
-      const since = await t.http().get(api('/user/activities')).query({ from: day(-7), per_page: 100 }).set('PRIVATE-TOKEN', t.rootToken);
+      const since = await t
+        .http()
+        .get(api('/user/activities'))
+        .query({ from: day(-7), per_page: 100 })
+        .set('PRIVATE-TOKEN', t.rootToken);
       const sinceNames = since.body.map((a: { username: string }) => a.username);
       expect(sinceNames).toContain(later.username);
       expect(sinceNames).not.toContain(early.username);
       expect(since.body.every((a: { last_activity_on: string }) => a.last_activity_on >= day(-7))).toBe(true);
 
-      const future = await t.http().get(api('/user/activities')).query({ from: day(30) }).set('PRIVATE-TOKEN', t.rootToken);
+      const future = await t
+        .http()
+        .get(api('/user/activities'))
+        .query({ from: day(30) })
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(future.status).toBe(200);
       expect(future.body).toEqual([]);
       expect(future.headers['x-total']).toBe('0');
@@ -431,7 +534,11 @@ describe('authentication and authorisation', () => {
     });
 
     it('refuses an invalid from', async () => {
-      const res = await t.http().get(api('/user/activities')).query({ from: 'yesterday' }).set('PRIVATE-TOKEN', t.rootToken);
+      const res = await t
+        .http()
+        .get(api('/user/activities'))
+        .query({ from: 'yesterday' })
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'from is invalid' });
     });
@@ -465,7 +572,11 @@ describe('authentication and authorisation', () => {
       for (const req of [
         () => t.http().get(tokens(ivan.id)),
         () => t.http().get(`${tokens(ivan.id)}/${id}`),
-        () => t.http().post(tokens(ivan.id)).send({ name: 'x', scopes: ['api'] }),
+        () =>
+          t
+            .http()
+            .post(tokens(ivan.id))
+            .send({ name: 'x', scopes: ['api'] }),
         () => t.http().delete(`${tokens(ivan.id)}/${id}`),
       ]) {
         const anon = await req();
@@ -481,11 +592,21 @@ describe('authentication and authorisation', () => {
     });
 
     it('creates a token, shows its secret once, and the token works', async () => {
-      const res = await t.http().post(tokens(ivan.id)).set('PRIVATE-TOKEN', t.rootToken).send({ name: 'ci', scopes: ['api', 'read_user'] });
+      const res = await t
+        .http()
+        .post(tokens(ivan.id))
+        .set('PRIVATE-TOKEN', t.rootToken)
+        .send({ name: 'ci', scopes: ['api', 'read_user'] });
       expect(res.status).toBe(201);
       expectShape(res.body, 'impersonation-token-created');
       expect(res.body).toMatchObject({
-        name: 'ci', scopes: ['api', 'read_user'], user_id: ivan.id, impersonation: true, active: true, revoked: false, expires_at: null,
+        name: 'ci',
+        scopes: ['api', 'read_user'],
+        user_id: ivan.id,
+        impersonation: true,
+        active: true,
+        revoked: false,
+        expires_at: null,
       });
       expect(res.body.token).toMatch(/^\S{20,}$/);
       expect(new Date(res.body.created_at).toISOString()).toBe(res.body.created_at);
@@ -494,7 +615,10 @@ describe('authentication and authorisation', () => {
       expect(me.status).toBe(200);
       expect(me.body.id).toBe(ivan.id);
 
-      const one = await t.http().get(`${tokens(ivan.id)}/${res.body.id}`).set('PRIVATE-TOKEN', t.rootToken);
+      const one = await t
+        .http()
+        .get(`${tokens(ivan.id)}/${res.body.id}`)
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(one.status).toBe(200);
       expectShape(one.body, 'impersonation-token');
       const { token: _secret, ...rest } = res.body;
@@ -516,16 +640,33 @@ describe('authentication and authorisation', () => {
       const user = await createUser(t);
       const [{ id: seeded }] = await t.db.query(`select id from access_tokens where user_id = $1`, [user.id]);
       const make = async (body: object) =>
-        (await t.http().post(tokens(user.id)).set('PRIVATE-TOKEN', t.rootToken).send({ scopes: ['api'], ...body })).body.id as number;
+        (
+          await t
+            .http()
+            .post(tokens(user.id))
+            .set('PRIVATE-TOKEN', t.rootToken)
+            .send({ scopes: ['api'], ...body })
+        ).body.id as number;
       const active = await make({ name: 'active' });
       const expired = await make({ name: 'expired', expires_at: day(-3) });
       const revoked = await make({ name: 'revoked' });
-      expect((await t.http().delete(`${tokens(user.id)}/${revoked}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
+      expect(
+        (
+          await t
+            .http()
+            .delete(`${tokens(user.id)}/${revoked}`)
+            .set('PRIVATE-TOKEN', t.rootToken)
+        ).status,
+      ).toBe(204);
       // A personal token of the same user is not an impersonation token: never listed.
       await personalToken(t, user.id, ['api']);
 
       const ids = async (state?: string) => {
-        const res = await t.http().get(tokens(user.id)).query(state ? { state } : {}).set('PRIVATE-TOKEN', t.rootToken);
+        const res = await t
+          .http()
+          .get(tokens(user.id))
+          .query(state ? { state } : {})
+          .set('PRIVATE-TOKEN', t.rootToken);
         expect(res.status).toBe(200);
         for (const tok of res.body) {
           expectShape(tok, 'impersonation-token');
@@ -538,7 +679,11 @@ describe('authentication and authorisation', () => {
       expect(await ids('active')).toEqual([seeded, active]);
       expect(await ids('inactive')).toEqual([expired, revoked]);
 
-      const page = await t.http().get(tokens(user.id)).query({ per_page: 2, page: 2 }).set('PRIVATE-TOKEN', t.rootToken);
+      const page = await t
+        .http()
+        .get(tokens(user.id))
+        .query({ per_page: 2, page: 2 })
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(page.body.map((x: { id: number }) => x.id)).toEqual([expired, revoked]);
       expect(page.headers['x-total']).toBe('4');
       expect(page.headers['x-total-pages']).toBe('2');
@@ -586,7 +731,11 @@ describe('authentication and authorisation', () => {
         expect(res.body).toEqual({ error: 'expires_at is invalid' });
       }
 
-      res = await t.http().post(tokens(987654)).set('PRIVATE-TOKEN', t.rootToken).send({ name: 'x', scopes: ['api'] });
+      res = await t
+        .http()
+        .post(tokens(987654))
+        .set('PRIVATE-TOKEN', t.rootToken)
+        .send({ name: 'x', scopes: ['api'] });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ message: '404 User Not Found' });
 
@@ -594,24 +743,46 @@ describe('authentication and authorisation', () => {
     });
 
     it('answers 404 for unknown users and tokens', async () => {
-      const [{ id: ivanToken }] = await t.db.query(`select id from access_tokens where user_id = $1 order by id limit 1`, [ivan.id]);
-      const [{ id: rootPersonal }] = await t.db.query(`select id from access_tokens where user_id = 1 and not impersonation order by id limit 1`);
+      const [{ id: ivanToken }] = await t.db.query(
+        `select id from access_tokens where user_id = $1 order by id limit 1`,
+        [ivan.id],
+      );
+      const [{ id: rootPersonal }] = await t.db.query(
+        `select id from access_tokens where user_id = 1 and not impersonation order by id limit 1`,
+      );
       const userNotFound = { message: '404 User Not Found' };
       const tokenNotFound = { message: '404 Impersonation Token Not Found' };
 
       for (const res of [
         await t.http().get(tokens(987654)).set('PRIVATE-TOKEN', t.rootToken),
-        await t.http().get(`${tokens(987654)}/${ivanToken}`).set('PRIVATE-TOKEN', t.rootToken),
-        await t.http().delete(`${tokens(987654)}/${ivanToken}`).set('PRIVATE-TOKEN', t.rootToken),
+        await t
+          .http()
+          .get(`${tokens(987654)}/${ivanToken}`)
+          .set('PRIVATE-TOKEN', t.rootToken),
+        await t
+          .http()
+          .delete(`${tokens(987654)}/${ivanToken}`)
+          .set('PRIVATE-TOKEN', t.rootToken),
       ]) {
         expect(res.status).toBe(404);
         expect(res.body).toEqual(userNotFound);
       }
       // 99999999999 is past Postgres' int: no such row, never a 500.
-      for (const [userId, tokenId] of [[ivan.id, 987654], [ivan.id, 99999999999], [alice.id, ivanToken], [1, rootPersonal]]) {
+      for (const [userId, tokenId] of [
+        [ivan.id, 987654],
+        [ivan.id, 99999999999],
+        [alice.id, ivanToken],
+        [1, rootPersonal],
+      ]) {
         for (const res of [
-          await t.http().get(`${tokens(userId)}/${tokenId}`).set('PRIVATE-TOKEN', t.rootToken),
-          await t.http().delete(`${tokens(userId)}/${tokenId}`).set('PRIVATE-TOKEN', t.rootToken),
+          await t
+            .http()
+            .get(`${tokens(userId)}/${tokenId}`)
+            .set('PRIVATE-TOKEN', t.rootToken),
+          await t
+            .http()
+            .delete(`${tokens(userId)}/${tokenId}`)
+            .set('PRIVATE-TOKEN', t.rootToken),
         ]) {
           expect(res.status).toBe(404);
           expect(res.body).toEqual(tokenNotFound);
@@ -620,14 +791,23 @@ describe('authentication and authorisation', () => {
       // The root token survived the attempt to revoke it through another route.
       expect((await t.http().get(api('/user')).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(200);
 
-      const bad = await t.http().get(`${tokens(ivan.id)}/abc`).set('PRIVATE-TOKEN', t.rootToken);
+      const bad = await t
+        .http()
+        .get(`${tokens(ivan.id)}/abc`)
+        .set('PRIVATE-TOKEN', t.rootToken);
       expect(bad.status).toBe(400);
       expect(bad.body).toEqual({ error: 'impersonation_token_id is invalid' });
-      expect((await t.http().get(api('/users/abc/impersonation_tokens')).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(404);
+      expect(
+        (await t.http().get(api('/users/abc/impersonation_tokens')).set('PRIVATE-TOKEN', t.rootToken)).status,
+      ).toBe(404);
     });
 
     it('revokes a token: 204, then revoked and inactive, and refused', async () => {
-      const created = await t.http().post(tokens(ivan.id)).set('PRIVATE-TOKEN', t.rootToken).send({ name: 'short-lived', scopes: ['api'] });
+      const created = await t
+        .http()
+        .post(tokens(ivan.id))
+        .set('PRIVATE-TOKEN', t.rootToken)
+        .send({ name: 'short-lived', scopes: ['api'] });
       const url = `${tokens(ivan.id)}/${created.body.id}`;
       const del = await t.http().delete(url).set('PRIVATE-TOKEN', t.rootToken);
       expect(del.status).toBe(204);
@@ -656,7 +836,10 @@ describe('authentication and authorisation', () => {
       for (const s of secrets) {
         expect(digests).toContain(createHash('sha256').update(s).digest('hex'));
         for (const row of rows) for (const value of Object.values(row)) expect(String(value)).not.toContain(s);
-        const [{ n }] = await t.db.query(`select count(*)::int as n from events where data::text like $1 or metadata::text like $1`, [`%${s}%`]);
+        const [{ n }] = await t.db.query(
+          `select count(*)::int as n from events where data::text like $1 or metadata::text like $1`,
+          [`%${s}%`],
+        );
         expect(n).toBe(0);
       }
     });

@@ -28,7 +28,10 @@ function sshKey(type: 'rsa' | 'ed25519' | 'ecdsa' = 'ed25519', comment = `key${k
 /** A fresh armored OpenPGP key pair. */
 async function gpgKey(email = 'a@example.com'): Promise<{ publicKey: string; privateKey: string }> {
   const { publicKey, privateKey } = await openpgp.generateKey({
-    type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name: 'A', email }], format: 'armored',
+    type: 'ecc',
+    curve: 'curve25519Legacy',
+    userIDs: [{ name: 'A', email }],
+    format: 'armored',
   });
   return { publicKey, privateKey };
 }
@@ -125,7 +128,11 @@ describe('credentials', () => {
       expect((await as(alice.token).post('/user/keys', { title: 'first', key })).status).toBe(201);
       const before = await count('ssh_keys');
       const [type, base64] = key.split(' ');
-      for (const [token, k] of [[alice.token, key], [bob.token, key], [bob.token, `${type} ${base64} other-comment`]]) {
+      for (const [token, k] of [
+        [alice.token, key],
+        [bob.token, key],
+        [bob.token, `${type} ${base64} other-comment`],
+      ]) {
         const res = await as(token).post('/user/keys', { title: 'again', key: k });
         expect(res.status).toBe(400);
         expect(res.body.message.fingerprint).toEqual(TAKEN);
@@ -139,7 +146,8 @@ describe('credentials', () => {
     it('lists the own keys only, paginated', async () => {
       const user = await createUser(t);
       const ids: number[] = [];
-      for (let i = 0; i < 3; i++) ids.push((await as(user.token).post('/user/keys', { title: `k${i}`, key: sshKey() })).body.id);
+      for (let i = 0; i < 3; i++)
+        ids.push((await as(user.token).post('/user/keys', { title: `k${i}`, key: sshKey() })).body.id);
       await as(bob.token).post('/user/keys', { title: 'other', key: sshKey() });
 
       const list = await as(user.token).get('/user/keys');
@@ -157,7 +165,10 @@ describe('credentials', () => {
 
     it("answers 404 for another user's key, and leaves it alone", async () => {
       const theirs = (await as(bob.token).post('/user/keys', { title: 'bobs', key: sshKey() })).body;
-      for (const res of [await as(alice.token).get(`/user/keys/${theirs.id}`), await as(alice.token).delete(`/user/keys/${theirs.id}`)]) {
+      for (const res of [
+        await as(alice.token).get(`/user/keys/${theirs.id}`),
+        await as(alice.token).delete(`/user/keys/${theirs.id}`),
+      ]) {
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ message: '404 Key Not Found' });
       }
@@ -203,7 +214,7 @@ describe('credentials', () => {
     });
   });
 
-  describe("SSH keys of a user, for administrators", () => {
+  describe('SSH keys of a user, for administrators', () => {
     it('lists, adds and deletes keys of a user', async () => {
       const user = await createUser(t);
       const created = await root().post(`/users/${user.id}/keys`, { title: 'by admin', key: ` ${sshKey('rsa')}\n` });
@@ -251,10 +262,17 @@ describe('credentials', () => {
 
     it('is refused to other users (403) and anonymous callers (401)', async () => {
       const key = sshKey();
-      for (const [token, status, body] of [[alice.token, 403, FORBIDDEN], [undefined, 401, UNAUTHORIZED]] as const) {
+      for (const [token, status, body] of [
+        [alice.token, 403, FORBIDDEN],
+        [undefined, 401, UNAUTHORIZED],
+      ] as const) {
         for (const req of [
           () => t.http().get(api(`/users/${bob.id}/keys`)),
-          () => t.http().post(api(`/users/${bob.id}/keys`)).send({ title: 'x', key }),
+          () =>
+            t
+              .http()
+              .post(api(`/users/${bob.id}/keys`))
+              .send({ title: 'x', key }),
           () => t.http().delete(api(`/users/${bob.id}/keys/1`)),
         ]) {
           const r = req();
@@ -297,7 +315,12 @@ describe('credentials', () => {
       const { publicKey, privateKey } = await gpgKey();
       const other = (await gpgKey()).publicKey;
       const before = await count('gpg_keys');
-      for (const key of ['garbage', privateKey, publicKey.replace(/\n[A-Za-z0-9+/]{20}/, '\n'), `${publicKey}\n${other}`]) {
+      for (const key of [
+        'garbage',
+        privateKey,
+        publicKey.replace(/\n[A-Za-z0-9+/]{20}/, '\n'),
+        `${publicKey}\n${other}`,
+      ]) {
         const res = await as(alice.token).post('/user/gpg_keys', { key });
         expect(res.status).toBe(400);
         expect(Object.keys(res.body)).toEqual(['message']);
@@ -325,16 +348,25 @@ describe('credentials', () => {
 
     it("answers 404 for another user's key and refuses non-integer ids", async () => {
       const theirs = (await as(bob.token).post('/user/gpg_keys', { key: (await gpgKey()).publicKey })).body[0];
-      for (const res of [await as(alice.token).get(`/user/gpg_keys/${theirs.id}`), await as(alice.token).delete(`/user/gpg_keys/${theirs.id}`)]) {
+      for (const res of [
+        await as(alice.token).get(`/user/gpg_keys/${theirs.id}`),
+        await as(alice.token).delete(`/user/gpg_keys/${theirs.id}`),
+      ]) {
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ message: '404 GPG Key Not Found' });
       }
       expect((await as(bob.token).get(`/user/gpg_keys/${theirs.id}`)).status).toBe(200);
-      for (const res of [await as(alice.token).get('/user/gpg_keys/99999999999'), await root().get(`/users/${bob.id}/gpg_keys/99999999999`)]) {
+      for (const res of [
+        await as(alice.token).get('/user/gpg_keys/99999999999'),
+        await root().get(`/users/${bob.id}/gpg_keys/99999999999`),
+      ]) {
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ message: '404 GPG Key Not Found' });
       }
-      for (const res of [await as(alice.token).get('/user/gpg_keys/abc'), await as(alice.token).delete('/user/gpg_keys/abc')]) {
+      for (const res of [
+        await as(alice.token).get('/user/gpg_keys/abc'),
+        await as(alice.token).delete('/user/gpg_keys/abc'),
+      ]) {
         expect(res.status).toBe(400);
         expect(res.body).toEqual({ error: 'key_id is invalid' });
       }
@@ -352,7 +384,10 @@ describe('credentials', () => {
     });
 
     it('answers 401 to anonymous callers', async () => {
-      for (const res of [await t.http().get(api('/user/gpg_keys')), await t.http().post(api('/user/gpg_keys')).send({ key: 'x' })]) {
+      for (const res of [
+        await t.http().get(api('/user/gpg_keys')),
+        await t.http().post(api('/user/gpg_keys')).send({ key: 'x' }),
+      ]) {
         expect(res.status).toBe(401);
         expect(res.body).toEqual(UNAUTHORIZED);
       }
@@ -375,7 +410,10 @@ describe('credentials', () => {
       expect(one.body).toEqual(key);
       expect((await as(user.token).get('/user/gpg_keys')).body).toEqual([key]);
 
-      for (const res of [await root().get(`/users/${bob.id}/gpg_keys/${key.id}`), await root().delete(`/users/${bob.id}/gpg_keys/${key.id}`)]) {
+      for (const res of [
+        await root().get(`/users/${bob.id}/gpg_keys/${key.id}`),
+        await root().delete(`/users/${bob.id}/gpg_keys/${key.id}`),
+      ]) {
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ message: '404 GPG Key Not Found' });
       }
@@ -397,11 +435,18 @@ describe('credentials', () => {
         expect(res.status).toBe(404);
         expect(res.body).toEqual(USER_NOT_FOUND);
       }
-      for (const [token, status, body] of [[alice.token, 403, FORBIDDEN], [undefined, 401, UNAUTHORIZED]] as const) {
+      for (const [token, status, body] of [
+        [alice.token, 403, FORBIDDEN],
+        [undefined, 401, UNAUTHORIZED],
+      ] as const) {
         for (const req of [
           () => t.http().get(api(`/users/${bob.id}/gpg_keys`)),
           () => t.http().get(api(`/users/${bob.id}/gpg_keys/1`)),
-          () => t.http().post(api(`/users/${bob.id}/gpg_keys`)).send({ key: publicKey }),
+          () =>
+            t
+              .http()
+              .post(api(`/users/${bob.id}/gpg_keys`))
+              .send({ key: publicKey }),
           () => t.http().delete(api(`/users/${bob.id}/gpg_keys/1`)),
         ]) {
           const r = req();
@@ -480,7 +525,10 @@ describe('credentials', () => {
 
     it("answers 404 for another user's address, and refuses non-integer ids", async () => {
       const theirs = (await as(bob.token).post('/user/emails', { email: `bobs.${bob.username}@example.com` })).body;
-      for (const res of [await as(alice.token).get(`/user/emails/${theirs.id}`), await as(alice.token).delete(`/user/emails/${theirs.id}`)]) {
+      for (const res of [
+        await as(alice.token).get(`/user/emails/${theirs.id}`),
+        await as(alice.token).delete(`/user/emails/${theirs.id}`),
+      ]) {
         expect(res.status).toBe(404);
         expect(res.body).toEqual({ message: '404 Email Not Found' });
       }
@@ -488,14 +536,18 @@ describe('credentials', () => {
       const huge = await as(alice.token).get('/user/emails/99999999999');
       expect(huge.status).toBe(404);
       expect(huge.body).toEqual({ message: '404 Email Not Found' });
-      for (const res of [await as(alice.token).get('/user/emails/abc'), await as(alice.token).delete('/user/emails/abc')]) {
+      for (const res of [
+        await as(alice.token).get('/user/emails/abc'),
+        await as(alice.token).delete('/user/emails/abc'),
+      ]) {
         expect(res.status).toBe(400);
         expect(res.body).toEqual({ error: 'email_id is invalid' });
       }
     });
 
     it('deletes an address: 204, then 404', async () => {
-      const created = (await as(alice.token).post('/user/emails', { email: `temp.${alice.username}@example.com` })).body;
+      const created = (await as(alice.token).post('/user/emails', { email: `temp.${alice.username}@example.com` }))
+        .body;
       expect((await as(alice.token).delete(`/user/emails/${created.id}`)).status).toBe(204);
       const again = await as(alice.token).delete(`/user/emails/${created.id}`);
       expect(again.status).toBe(404);
@@ -506,7 +558,8 @@ describe('credentials', () => {
     it('lists the own addresses only, paginated', async () => {
       const erin = await createUser(t);
       const ids: number[] = [];
-      for (let i = 0; i < 3; i++) ids.push((await as(erin.token).post('/user/emails', { email: `e${i}.${erin.username}@example.com` })).body.id);
+      for (let i = 0; i < 3; i++)
+        ids.push((await as(erin.token).post('/user/emails', { email: `e${i}.${erin.username}@example.com` })).body.id);
       const list = await as(erin.token).get('/user/emails');
       expect(list.body.map((e: { id: number }) => e.id)).toEqual(ids);
       for (const e of list.body) expectShape(e, 'email');
@@ -517,7 +570,10 @@ describe('credentials', () => {
     });
 
     it('answers 401 to anonymous callers', async () => {
-      for (const res of [await t.http().get(api('/user/emails')), await t.http().post(api('/user/emails')).send({ email: 'x@example.com' })]) {
+      for (const res of [
+        await t.http().get(api('/user/emails')),
+        await t.http().post(api('/user/emails')).send({ email: 'x@example.com' }),
+      ]) {
         expect(res.status).toBe(401);
         expect(res.body).toEqual(UNAUTHORIZED);
       }
@@ -560,10 +616,17 @@ describe('credentials', () => {
         expect(res.status).toBe(404);
         expect(res.body).toEqual(USER_NOT_FOUND);
       }
-      for (const [token, status, body] of [[alice.token, 403, FORBIDDEN], [undefined, 401, UNAUTHORIZED]] as const) {
+      for (const [token, status, body] of [
+        [alice.token, 403, FORBIDDEN],
+        [undefined, 401, UNAUTHORIZED],
+      ] as const) {
         for (const req of [
           () => t.http().get(api(`/users/${bob.id}/emails`)),
-          () => t.http().post(api(`/users/${bob.id}/emails`)).send({ email: 'someone@example.com' }),
+          () =>
+            t
+              .http()
+              .post(api(`/users/${bob.id}/emails`))
+              .send({ email: 'someone@example.com' }),
           () => t.http().delete(api(`/users/${bob.id}/emails/1`)),
         ]) {
           const r = req();

@@ -15,8 +15,17 @@ function sshKey(): string {
 
 /** Every table some projector owns, each in a stable order. */
 async function dump(t: TestApp): Promise<Record<string, unknown[]>> {
-  const tables = [...new Set(t.app.get(ProjectionRegistry).all().flatMap((p) => p.tables))].sort();
-  expect(tables).toEqual(expect.arrayContaining(['users', 'access_tokens', 'namespaces', 'namespace_closure', 'members', 'projects']));
+  const tables = [
+    ...new Set(
+      t.app
+        .get(ProjectionRegistry)
+        .all()
+        .flatMap((p) => p.tables),
+    ),
+  ].sort();
+  expect(tables).toEqual(
+    expect.arrayContaining(['users', 'access_tokens', 'namespaces', 'namespace_closure', 'members', 'projects']),
+  );
   const out: Record<string, unknown[]> = {};
   for (const table of tables) out[table] = await t.db.query(`select * from ${table} order by 1, 2, 3`);
   return out;
@@ -35,12 +44,17 @@ describe('event store, projections and rebuild', () => {
     const u = await createUser(t);
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        t.http().post(`/api/v4/users/${u.id}/emails`).set('PRIVATE-TOKEN', t.rootToken).send({ email: `parallel${i}-${u.id}@example.com` }),
+        t
+          .http()
+          .post(`/api/v4/users/${u.id}/emails`)
+          .set('PRIVATE-TOKEN', t.rootToken)
+          .send({ email: `parallel${i}-${u.id}@example.com` }),
       ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
     const versions: { stream_version: number }[] = await t.db.query(
-      `select stream_version from events where stream_id = $1 order by stream_version`, [`user-${u.id}`],
+      `select stream_version from events where stream_id = $1 order by stream_version`,
+      [`user-${u.id}`],
     );
     expect(versions.map((v) => v.stream_version)).toEqual(versions.map((_, i) => i + 1));
     const emails = await t.http().get(`/api/v4/users/${u.id}/emails`).set('PRIVATE-TOKEN', t.rootToken);
@@ -51,7 +65,11 @@ describe('event store, projections and rebuild', () => {
     const a = await createUser(t);
     const b = await createUser(t);
     const before = Number((await t.db.query(`select count(*) from events`))[0].count);
-    const res = await t.http().post(`/api/v4/users/${b.id}/emails`).set('PRIVATE-TOKEN', t.rootToken).send({ email: a.email.toUpperCase() });
+    const res = await t
+      .http()
+      .post(`/api/v4/users/${b.id}/emails`)
+      .set('PRIVATE-TOKEN', t.rootToken)
+      .send({ email: a.email.toUpperCase() });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ message: { email: ['has already been taken'] } });
     expect(Number((await t.db.query(`select count(*) from events`))[0].count)).toBe(before);
@@ -60,13 +78,16 @@ describe('event store, projections and rebuild', () => {
   describe('expected-version check (the safety net behind the per-stream lock)', () => {
     const counter = { initial: () => 0, evolve: (n: number) => n + 1 };
     const attr = (userId: number, value: string) => ({
-      type: 'UserCustomAttributeSet', data: { userId, key: 'k', value, at: new Date().toISOString() },
+      type: 'UserCustomAttributeSet',
+      data: { userId, key: 'k', value, at: new Date().toISOString() },
     });
     // A writer that bypasses the store appends the very version this command is about to append.
     const sneakIn = (stream: string, version: number, userId: number) =>
       // (a type no projector handles, so the read models stay as the live path left them)
       t.db.query(`insert into events (stream_id, stream_version, type, data) values ($1, $2, 'TestInterference', $3)`, [
-        stream, version, JSON.stringify({ userId }),
+        stream,
+        version,
+        JSON.stringify({ userId }),
       ]);
 
     it('re-runs a command transparently after a version clash', async () => {
@@ -79,7 +100,10 @@ describe('event store, projections and rebuild', () => {
         return [attr(u.id, 'mine')];
       });
       expect(attempts).toBe(2);
-      const rows = await t.db.query(`select type from events where stream_id = $1 and stream_version > 1 order by stream_version`, [stream]);
+      const rows = await t.db.query(
+        `select type from events where stream_id = $1 and stream_version > 1 order by stream_version`,
+        [stream],
+      );
       expect(rows.map((r: { type: string }) => r.type)).toEqual(['TestInterference', 'UserCustomAttributeSet']);
     });
 
@@ -99,10 +123,17 @@ describe('event store, projections and rebuild', () => {
 
   it('records who did what: actor, sudo, token and request id in every event', async () => {
     const u = await createUser(t);
-    const res = await t.http().post('/api/v4/user/emails').set('PRIVATE-TOKEN', t.rootToken).set('Sudo', u.username).set('X-Request-Id', 'req-meta-1')
+    const res = await t
+      .http()
+      .post('/api/v4/user/emails')
+      .set('PRIVATE-TOKEN', t.rootToken)
+      .set('Sudo', u.username)
+      .set('X-Request-Id', 'req-meta-1')
       .send({ email: `meta-${u.id}@example.com` });
     expect(res.status).toBe(201);
-    const [event] = await t.db.query(`select metadata from events where type = 'EmailAdded' and metadata->>'requestId' = 'req-meta-1'`);
+    const [event] = await t.db.query(
+      `select metadata from events where type = 'EmailAdded' and metadata->>'requestId' = 'req-meta-1'`,
+    );
     expect(event.metadata).toMatchObject({ requestId: 'req-meta-1', actorId: u.id, sudoBy: 1 });
     expect(typeof event.metadata.tokenId).toBe('number');
   });
@@ -113,29 +144,76 @@ describe('event store, projections and rebuild', () => {
     const b = await createUser(t);
     const c = await createUser(t);
     const root = (path: string) => t.http().post(path).set('PRIVATE-TOKEN', t.rootToken);
-    expect((await t.http().put(`/api/v4/users/${a.id}`).set('PRIVATE-TOKEN', t.rootToken).send({ bio: 'second', email: `new-${a.email}` })).status).toBe(200);
+    expect(
+      (
+        await t
+          .http()
+          .put(`/api/v4/users/${a.id}`)
+          .set('PRIVATE-TOKEN', t.rootToken)
+          .send({ bio: 'second', email: `new-${a.email}` })
+      ).status,
+    ).toBe(200);
     expect((await root(`/api/v4/users/${a.id}/keys`).send({ title: 'k', key: sshKey() })).status).toBe(201);
-    const { publicKey } = await openpgp.generateKey({ type: 'ecc', curve: 'curve25519Legacy', userIDs: [{ name: 'B', email: 'b@example.com' }], format: 'armored' });
+    const { publicKey } = await openpgp.generateKey({
+      type: 'ecc',
+      curve: 'curve25519Legacy',
+      userIDs: [{ name: 'B', email: 'b@example.com' }],
+      format: 'armored',
+    });
     expect((await root(`/api/v4/users/${b.id}/gpg_keys`).send({ key: publicKey })).status).toBe(201);
     const mail = await root(`/api/v4/users/${b.id}/emails`).send({ email: `second-${b.email}` });
-    expect((await t.http().delete(`/api/v4/users/${b.id}/emails/${mail.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
+    expect(
+      (await t.http().delete(`/api/v4/users/${b.id}/emails/${mail.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status,
+    ).toBe(204);
     expect((await root(`/api/v4/users/${b.id}/block`)).status).toBe(201);
-    expect((await t.http().put(`/api/v4/users/${a.id}/custom_attributes/team`).set('PRIVATE-TOKEN', t.rootToken).send({ value: 'core' })).status).toBe(200);
+    expect(
+      (
+        await t
+          .http()
+          .put(`/api/v4/users/${a.id}/custom_attributes/team`)
+          .set('PRIVATE-TOKEN', t.rootToken)
+          .send({ value: 'core' })
+      ).status,
+    ).toBe(200);
     const tok = await root(`/api/v4/users/${a.id}/impersonation_tokens`).send({ name: 'x', scopes: ['api'] });
-    expect((await t.http().delete(`/api/v4/users/${a.id}/impersonation_tokens/${tok.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
+    expect(
+      (
+        await t
+          .http()
+          .delete(`/api/v4/users/${a.id}/impersonation_tokens/${tok.body.id}`)
+          .set('PRIVATE-TOKEN', t.rootToken)
+      ).status,
+    ).toBe(204);
     expect((await t.http().delete(`/api/v4/users/${c.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
     // Groups, nesting, members, projects, stars and shares.
-    const group = await root('/api/v4/groups').send({ name: 'Rebuild', path: `rebuild-${a.id}`, visibility: 'internal' });
+    const group = await root('/api/v4/groups').send({
+      name: 'Rebuild',
+      path: `rebuild-${a.id}`,
+      visibility: 'internal',
+    });
     expect(group.status).toBe(201);
     const sub = await root('/api/v4/groups').send({ name: 'Inner', path: 'inner', parent_id: group.body.id });
     expect(sub.status).toBe(201);
-    expect((await root(`/api/v4/groups/${group.body.id}/members`).send({ user_id: a.id, access_level: 30 })).status).toBe(201);
-    expect((await t.http().put(`/api/v4/groups/${group.body.id}`).set('PRIVATE-TOKEN', t.rootToken).send({ path: `renamed-${a.id}` })).status).toBe(200);
+    expect(
+      (await root(`/api/v4/groups/${group.body.id}/members`).send({ user_id: a.id, access_level: 30 })).status,
+    ).toBe(201);
+    expect(
+      (
+        await t
+          .http()
+          .put(`/api/v4/groups/${group.body.id}`)
+          .set('PRIVATE-TOKEN', t.rootToken)
+          .send({ path: `renamed-${a.id}` })
+      ).status,
+    ).toBe(200);
     const project = await root('/api/v4/projects').send({ name: 'Rebuilt', namespace_id: sub.body.id });
     expect(project.status).toBe(201);
     expect((await root(`/api/v4/projects/${project.body.id}/star`)).status).toBe(201);
     const other = await root('/api/v4/groups').send({ name: 'Other', path: `other-${a.id}` });
-    expect((await root(`/api/v4/projects/${project.body.id}/share`).send({ group_id: other.body.id, group_access: 20 })).status).toBe(201);
+    expect(
+      (await root(`/api/v4/projects/${project.body.id}/share`).send({ group_id: other.body.id, group_access: 20 }))
+        .status,
+    ).toBe(201);
 
     const live = await dump(t);
     const outboxBefore = await t.db.query(`select id from outbox order by id`);

@@ -24,18 +24,27 @@ describe('forks, fork relations and housekeeping', () => {
     t = await startTestApp();
     owner = await createUser(t);
     other = await createUser(t);
-    source = (await as(owner.token).post('/projects').send({ name: 'Upstream', visibility: 'public', description: 'the original', tag_list: ['a'] })).body;
+    source = (
+      await as(owner.token)
+        .post('/projects')
+        .send({ name: 'Upstream', visibility: 'public', description: 'the original', tag_list: ['a'] })
+    ).body;
   });
   afterAll(async () => {
     await t.close();
   });
 
-  it('forks into the caller\'s namespace at once, scheduled, and the job brings it to finished', async () => {
+  it("forks into the caller's namespace at once, scheduled, and the job brings it to finished", async () => {
     const res = await as(other.token).post(`/projects/${source.id}/fork`);
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
-      name: 'Upstream', path: 'upstream', path_with_namespace: `${other.username}/upstream`, description: 'the original', tag_list: ['a'],
-      visibility: 'public', namespace: { kind: 'user', path: other.username },
+      name: 'Upstream',
+      path: 'upstream',
+      path_with_namespace: `${other.username}/upstream`,
+      description: 'the original',
+      tag_list: ['a'],
+      visibility: 'public',
+      namespace: { kind: 'user', path: other.username },
     });
     expect(['scheduled', 'started', 'finished']).toContain(res.body.import_status);
     const forkId = res.body.id;
@@ -49,13 +58,33 @@ describe('forks, fork relations and housekeeping', () => {
     expect((await as(owner.token).get(`/projects/${source.id}`)).body.forks_count).toBe(1);
     // The fork names its source (GitLab's forked_from_project, BasicProjectDetails), the source does not.
     const fork = (await as(other.token).get(`/projects/${forkId}`)).body;
-    expect(fork.forked_from_project).toMatchObject({ id: source.id, path_with_namespace: source.path_with_namespace, forks_count: 1 });
+    expect(fork.forked_from_project).toMatchObject({
+      id: source.id,
+      path_with_namespace: source.path_with_namespace,
+      forks_count: 1,
+    });
     expect(Object.keys(fork.forked_from_project).sort()).toEqual([
-      'avatar_url', 'created_at', 'default_branch', 'description', 'forks_count', 'http_url_to_repo', 'id', 'last_activity_at', 'name',
-      'name_with_namespace', 'path', 'path_with_namespace', 'ssh_url_to_repo', 'star_count', 'tag_list', 'web_url',
+      'avatar_url',
+      'created_at',
+      'default_branch',
+      'description',
+      'forks_count',
+      'http_url_to_repo',
+      'id',
+      'last_activity_at',
+      'name',
+      'name_with_namespace',
+      'path',
+      'path_with_namespace',
+      'ssh_url_to_repo',
+      'star_count',
+      'tag_list',
+      'web_url',
     ]);
     expect((await as(owner.token).get(`/projects/${source.id}`)).body).not.toHaveProperty('forked_from_project');
-    const listed = (await as(other.token).get(`/projects?owned=true`)).body.find((p: { id: number }) => p.id === forkId);
+    const listed = (await as(other.token).get(`/projects?owned=true`)).body.find(
+      (p: { id: number }) => p.id === forkId,
+    );
     expect(listed.forked_from_project.id).toBe(source.id);
     // A source the caller may not see is left out.
     expect((await as(owner.token).put(`/projects/${source.id}`).send({ visibility: 'private' })).status).toBe(200);
@@ -67,7 +96,9 @@ describe('forks, fork relations and housekeeping', () => {
     const third = await createUser(t);
     const again = await as(third.token).post(`/projects/${forkId}/fork`);
     expect(again.status).toBe(201);
-    await eventually(async () => (await as(third.token).get(`/projects/${again.body.id}`)).body.import_status === 'finished');
+    await eventually(
+      async () => (await as(third.token).get(`/projects/${again.body.id}`)).body.import_status === 'finished',
+    );
   });
 
   it('answers 409 when the target namespace has the name already', async () => {
@@ -77,7 +108,11 @@ describe('forks, fork relations and housekeeping', () => {
   });
 
   it('forks into a group the caller may create projects in, by id or path; 404 Target Namespace otherwise', async () => {
-    const group = (await as(other.token).post('/groups').send({ name: 'Forkers', path: `forkers-${other.id}`, visibility: 'internal' })).body;
+    const group = (
+      await as(other.token)
+        .post('/groups')
+        .send({ name: 'Forkers', path: `forkers-${other.id}`, visibility: 'internal' })
+    ).body;
     const byPath = await as(other.token).post(`/projects/${source.id}/fork`).send({ namespace: group.full_path });
     expect(byPath.status).toBe(201);
     expect(byPath.body.namespace).toMatchObject({ id: group.id, kind: 'group' });
@@ -87,24 +122,42 @@ describe('forks, fork relations and housekeeping', () => {
     const refused = await as(stranger.token).post(`/projects/${source.id}/fork`).send({ namespace: group.id });
     expect(refused.status).toBe(404);
     expect(refused.body).toEqual({ message: '404 Target Namespace Not Found' });
-    expect((await as(other.token).post(`/projects/${source.id}/fork`).send({ namespace: 'nowhere' })).body).toEqual({ message: '404 Target Namespace Not Found' });
+    expect((await as(other.token).post(`/projects/${source.id}/fork`).send({ namespace: 'nowhere' })).body).toEqual({
+      message: '404 Target Namespace Not Found',
+    });
   });
 
   it('refuses anonymous callers (401) and invisible sources (404)', async () => {
     expect((await t.http().post(`/api/v4/projects/${source.id}/fork`)).status).toBe(401);
     const secret = (await as(owner.token).post('/projects').send({ name: 'Secret' })).body;
-    expect((await as(other.token).post(`/projects/${secret.id}/fork`)).body).toEqual({ message: '404 Project Not Found' });
+    expect((await as(other.token).post(`/projects/${secret.id}/fork`)).body).toEqual({
+      message: '404 Project Not Found',
+    });
   });
 
   it('refuses a guest of a private project, direct or through a group, and lets a reporter fork it', async () => {
-    const group = (await as(owner.token).post('/groups').send({ name: 'Guarded', path: `guarded-${owner.id}`, visibility: 'private' })).body;
-    const secret = (await as(owner.token).post('/projects').send({ name: 'Guarded code', namespace_id: group.id })).body;
+    const group = (
+      await as(owner.token)
+        .post('/groups')
+        .send({ name: 'Guarded', path: `guarded-${owner.id}`, visibility: 'private' })
+    ).body;
+    const secret = (await as(owner.token).post('/projects').send({ name: 'Guarded code', namespace_id: group.id }))
+      .body;
     const directGuest = await createUser(t);
     const groupGuest = await createUser(t);
     const reporter = await createUser(t);
-    expect((await as(owner.token).post(`/projects/${secret.id}/members`).send({ user_id: directGuest.id, access_level: 10 })).status).toBe(201);
-    expect((await as(owner.token).post(`/groups/${group.id}/members`).send({ user_id: groupGuest.id, access_level: 10 })).status).toBe(201);
-    expect((await as(owner.token).post(`/projects/${secret.id}/members`).send({ user_id: reporter.id, access_level: 20 })).status).toBe(201);
+    expect(
+      (await as(owner.token).post(`/projects/${secret.id}/members`).send({ user_id: directGuest.id, access_level: 10 }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await as(owner.token).post(`/groups/${group.id}/members`).send({ user_id: groupGuest.id, access_level: 10 }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await as(owner.token).post(`/projects/${secret.id}/members`).send({ user_id: reporter.id, access_level: 20 }))
+        .status,
+    ).toBe(201);
     for (const guest of [directGuest, groupGuest]) {
       // The guest sees the project but may not download its code, so may not copy it.
       expect((await as(guest.token).get(`/projects/${secret.id}`)).status).toBe(200);
@@ -125,8 +178,12 @@ describe('forks, fork relations and housekeeping', () => {
       const made = await as(t.rootToken).post(`/projects/${a.id}/fork/${source.id}`);
       expect(made.status).toBe(201);
       expect(made.body.id).toBe(a.id);
-      expect((await as(t.rootToken).post(`/projects/${a.id}/fork/${source.id}`)).body).toEqual({ message: 'Project already forked' });
-      expect((await as(t.rootToken).post(`/projects/${a.id}/fork/99999`)).body).toEqual({ message: '404 Source Project Not Found' });
+      expect((await as(t.rootToken).post(`/projects/${a.id}/fork/${source.id}`)).body).toEqual({
+        message: 'Project already forked',
+      });
+      expect((await as(t.rootToken).post(`/projects/${a.id}/fork/99999`)).body).toEqual({
+        message: '404 Source Project Not Found',
+      });
       expect((await as(other.token).delete(`/projects/${a.id}/fork`)).status).toBe(404);
       const removed = await as(owner.token).delete(`/projects/${a.id}/fork`);
       expect(removed.status).toBe(204);
@@ -140,16 +197,24 @@ describe('forks, fork relations and housekeeping', () => {
     it('is 201 for owners, 403 for developers, 401 anonymous, and 409 while one is pending', async () => {
       const p = (await as(owner.token).post('/projects').send({ name: 'Tidy', visibility: 'public' })).body;
       const dev = await createUser(t);
-      expect((await as(owner.token).post(`/projects/${p.id}/members`).send({ user_id: dev.id, access_level: 30 })).status).toBe(201);
+      expect(
+        (await as(owner.token).post(`/projects/${p.id}/members`).send({ user_id: dev.id, access_level: 30 })).status,
+      ).toBe(201);
       expect((await as(dev.token).post(`/projects/${p.id}/housekeeping`)).status).toBe(403);
       expect((await t.http().post(`/api/v4/projects/${p.id}/housekeeping`)).status).toBe(401);
       const first = await as(owner.token).post(`/projects/${p.id}/housekeeping`);
       expect(first.status).toBe(201);
-      const [{ count }] = await t.db.query(`select count(*)::int as count from outbox where name = 'housekeeping' and job_id like $1`, [`housekeeping-${p.id}-%`]);
+      const [{ count }] = await t.db.query(
+        `select count(*)::int as count from outbox where name = 'housekeeping' and job_id like $1`,
+        [`housekeeping-${p.id}-%`],
+      );
       expect(count).toBe(1);
       // Once the job has reported back, another run may be asked for.
       await eventually(async () => {
-        const [{ done }] = await t.db.query(`select count(*)::int as done from events where stream_id = $1 and type = 'ProjectHousekeepingFinished'`, [`project-${p.id}`]);
+        const [{ done }] = await t.db.query(
+          `select count(*)::int as done from events where stream_id = $1 and type = 'ProjectHousekeepingFinished'`,
+          [`project-${p.id}`],
+        );
         return done === 1;
       });
       expect((await as(owner.token).post(`/projects/${p.id}/housekeeping`)).status).toBe(201);
@@ -182,10 +247,15 @@ describe('repositories on disk', () => {
     await t.close();
   });
 
-  const git = (args: string[], cwd?: string) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const git = (args: string[], cwd?: string) =>
+    execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
   it('creates a bare repository with the project, copies it for a fork, and removes it after deletion', async () => {
-    const created = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', t.rootToken).send({ name: 'On Disk', default_branch: 'main' });
+    const created = await t
+      .http()
+      .post('/api/v4/projects')
+      .set('PRIVATE-TOKEN', t.rootToken)
+      .send({ name: 'On Disk', default_branch: 'main' });
     expect(created.status).toBe(201);
     const path = repositoryPath(t.config.dataDir, created.body.id);
     expect(path).toMatch(/repositories\/@hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git$/);
@@ -201,42 +271,72 @@ describe('repositories on disk', () => {
     git(['push', '--quiet', path, 'main'], work);
     const head = git(['rev-parse', 'main'], work);
 
-    const forked = await t.http().post(`/api/v4/projects/${created.body.id}/fork`).set('PRIVATE-TOKEN', t.rootToken).send({ namespace: (await t.http().post('/api/v4/groups').set('PRIVATE-TOKEN', t.rootToken).send({ name: 'Disk', path: 'disk' })).body.id });
+    const forked = await t
+      .http()
+      .post(`/api/v4/projects/${created.body.id}/fork`)
+      .set('PRIVATE-TOKEN', t.rootToken)
+      .send({
+        namespace: (
+          await t.http().post('/api/v4/groups').set('PRIVATE-TOKEN', t.rootToken).send({ name: 'Disk', path: 'disk' })
+        ).body.id,
+      });
     expect(forked.status).toBe(201);
-    await eventually(async () => (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body.import_status === 'finished');
+    await eventually(
+      async () =>
+        (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body
+          .import_status === 'finished',
+    );
     const forkPath = repositoryPath(t.config.dataDir, forked.body.id);
     expect(git(['rev-parse', 'main'], forkPath)).toBe(head);
     expect(git(['fsck', '--no-progress'], forkPath)).toBe('');
     // The fork's statistics come with its copy.
-    const forkStats = (await t.http().get(`/api/v4/projects/${forked.body.id}?statistics=true`).set('PRIVATE-TOKEN', t.rootToken)).body.statistics;
+    const forkStats = (
+      await t.http().get(`/api/v4/projects/${forked.body.id}?statistics=true`).set('PRIVATE-TOKEN', t.rootToken)
+    ).body.statistics;
     expect(forkStats.commit_count).toBe(1);
     expect(forkStats.repository_size).toBeGreaterThan(0);
 
     // Housekeeping packs the repository and leaves it consistent.
-    expect((await t.http().post(`/api/v4/projects/${created.body.id}/housekeeping`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(201);
+    expect(
+      (await t.http().post(`/api/v4/projects/${created.body.id}/housekeeping`).set('PRIVATE-TOKEN', t.rootToken))
+        .status,
+    ).toBe(201);
     await eventually(() => existsSync(join(path, 'packed-refs')));
     expect(git(['rev-parse', 'main'], path)).toBe(head);
     // ... and refreshes the statistics when it finishes.
-    await eventually(async () => (await t.http().get(`/api/v4/projects/${created.body.id}?statistics=true`).set('PRIVATE-TOKEN', t.rootToken)).body.statistics.commit_count === 1);
+    await eventually(
+      async () =>
+        (await t.http().get(`/api/v4/projects/${created.body.id}?statistics=true`).set('PRIVATE-TOKEN', t.rootToken))
+          .body.statistics.commit_count === 1,
+    );
 
-    expect((await t.http().delete(`/api/v4/projects/${created.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(202);
+    expect(
+      (await t.http().delete(`/api/v4/projects/${created.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).status,
+    ).toBe(202);
     await eventually(() => !existsSync(path));
     // The fork keeps its own copy.
     expect(git(['rev-parse', 'main'], forkPath)).toBe(head);
   });
 
-  it('ends a fork whose job was killed mid-way (stalled past BullMQ\'s limit) as failed', async () => {
+  it("ends a fork whose job was killed mid-way (stalled past BullMQ's limit) as failed", async () => {
     const root = (path: string) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', t.rootToken);
     const source = (await root('/projects').send({ name: 'Stalling' })).body;
     // Without the source's repository the job fails and waits for its retry, leaving the fork `started`
     // as a job killed mid-way does.
     rmSync(repositoryPath(t.config.dataDir, source.id), { recursive: true, force: true });
-    const forked = await root(`/projects/${source.id}/fork`).send({ namespace: (await root('/groups').send({ name: 'Stall', path: 'stall' })).body.id });
+    const forked = await root(`/projects/${source.id}/fork`).send({
+      namespace: (await root('/groups').send({ name: 'Stall', path: 'stall' })).body.id,
+    });
     expect(forked.status).toBe(201);
-    const status = async () => (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body.import_status;
+    const status = async () =>
+      (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body.import_status;
     await eventually(async () => (await status()) === 'started');
     const processor = t.app.get(GitJobsProcessor);
-    const job = { data: { kind: 'fork-repository', projectId: forked.body.id, sourceProjectId: source.id }, attemptsMade: 1, opts: { attempts: 5 } };
+    const job = {
+      data: { kind: 'fork-repository', projectId: forked.body.id, sourceProjectId: source.id },
+      attemptsMade: 1,
+      opts: { attempts: 5 },
+    };
     await processor.onFailed(job as never, new Error('job stalled more than allowable limit'));
     const after = (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body;
     expect(after).toMatchObject({ import_status: 'failed', import_error: 'job stalled more than allowable limit' });

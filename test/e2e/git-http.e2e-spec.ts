@@ -50,8 +50,13 @@ describe('git over smart HTTP', () => {
     pub = (await api(owner.token).post('/projects').send({ name: 'Open', visibility: 'public' })).body;
     priv = (await api(owner.token).post('/projects').send({ name: 'Closed', visibility: 'private' })).body;
     for (const p of [pub, priv]) {
-      for (const [u, level] of [[developer, 30], [reporter, 20]] as const) {
-        const res = await api(owner.token).post(`/projects/${p.id}/members`).send({ user_id: u.id, access_level: level });
+      for (const [u, level] of [
+        [developer, 30],
+        [reporter, 20],
+      ] as const) {
+        const res = await api(owner.token)
+          .post(`/projects/${p.id}/members`)
+          .send({ user_id: u.id, access_level: level });
         expect(res.status).toBe(201);
       }
     }

@@ -38,17 +38,30 @@ describe('a 50 MB push streams through the server', () => {
   let projectId: number;
 
   beforeAll(async () => {
-    if (!existsSync(MAIN)) execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
+    if (!existsSync(MAIN))
+      execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
     dataDir = await mkdtemp(join(tmpdir(), 'lode-mem-'));
     port = await freePort();
     child = spawn(process.execPath, [MAIN], {
       stdio: 'ignore',
       env: {
-        PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: url.toString(), REDIS_URL: TEST_REDIS,
-        LODE_REDIS_PREFIX: prefix, LODE_DATA_DIR: dataDir, LODE_ROOT_TOKEN: token, LODE_LOG_LEVEL: 'error',
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: url.toString(),
+        REDIS_URL: TEST_REDIS,
+        LODE_REDIS_PREFIX: prefix,
+        LODE_DATA_DIR: dataDir,
+        LODE_ROOT_TOKEN: token,
+        LODE_LOG_LEVEL: 'error',
       },
     });
-    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/-/readiness`).catch(() => ({ status: 0 }))).status === 200, 30_000, 200);
+    await eventually(
+      async () => (await fetch(`http://127.0.0.1:${port}/-/readiness`).catch(() => ({ status: 0 }))).status === 200,
+      30_000,
+      200,
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -65,7 +78,9 @@ describe('a 50 MB push streams through the server', () => {
 
   it('keeps the peak resident memory growth well below the size of the pack', async () => {
     const created = await fetch(`http://127.0.0.1:${port}/api/v4/projects`, {
-      method: 'POST', headers: { 'PRIVATE-TOKEN': token, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Big' }),
+      method: 'POST',
+      headers: { 'PRIVATE-TOKEN': token, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Big' }),
     });
     expect(created.status).toBe(201);
     const project = (await created.json()) as { id: number; path_with_namespace: string };
@@ -109,7 +124,9 @@ describe('a 50 MB push streams through the server', () => {
     // The server is gone; the push it accepted is complete on disk.
     const repo = repositoryPath(dataDir, projectId);
     expect(readdirSync(objects).some((d) => d.includes('incoming'))).toBe(false);
-    expect((await gitOk(['--git-dir', repo, 'rev-parse', 'master'])).trim()).toBe((await gitOk(['rev-parse', 'HEAD'], dir)).trim());
+    expect((await gitOk(['--git-dir', repo, 'rev-parse', 'master'])).trim()).toBe(
+      (await gitOk(['rev-parse', 'HEAD'], dir)).trim(),
+    );
     expect((await gitOk(['--git-dir', repo, 'fsck', '--no-progress'])).trim()).toBe('');
   }, 120_000);
 });

@@ -14,8 +14,21 @@ interface PushedEvent {
   defaultBranch: string | null;
   statistics: { commitCount: number; repositorySize: number };
   updates: {
-    ref: string; before: string; after: string; checkoutSha: string | null; totalCommitsCount: number; message: string | null;
-    commits: { id: string; message: string; timestamp: string; author: { name: string; email: string }; added: string[]; modified: string[]; removed: string[] }[];
+    ref: string;
+    before: string;
+    after: string;
+    checkoutSha: string | null;
+    totalCommitsCount: number;
+    message: string | null;
+    commits: {
+      id: string;
+      message: string;
+      timestamp: string;
+      author: { name: string; email: string };
+      added: string[];
+      modified: string[];
+      removed: string[];
+    }[];
   }[];
 }
 
@@ -26,17 +39,28 @@ describe('pushes recorded as RepositoryPushed', () => {
   const tmp = tempDirs();
   const url = (path: string, token: string) => `http://git:${token}@${base}/${path}.git`;
 
-  async function project(name: string, extra: Record<string, unknown> = {}): Promise<{ id: number; path_with_namespace: string }> {
-    const res = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', owner.token).send({ name, visibility: 'public', ...extra });
+  async function project(
+    name: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<{ id: number; path_with_namespace: string }> {
+    const res = await t
+      .http()
+      .post('/api/v4/projects')
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({ name, visibility: 'public', ...extra });
     expect(res.status).toBe(201);
     return res.body;
   }
 
   async function pushes(projectId: number): Promise<(PushedEvent & { metadata: Record<string, unknown> })[]> {
     const rows = await t.db.query(
-      `select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`, [`project-${projectId}`],
+      `select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`,
+      [`project-${projectId}`],
     );
-    return rows.map((r: { data: PushedEvent; metadata: Record<string, unknown> }) => ({ ...r.data, metadata: r.metadata }));
+    return rows.map((r: { data: PushedEvent; metadata: Record<string, unknown> }) => ({
+      ...r.data,
+      metadata: r.metadata,
+    }));
   }
 
   /** A working copy with `n` commits on `branch`, each adding a file `<prefix><i>.txt`. */
@@ -78,15 +102,32 @@ describe('pushes recorded as RepositoryPushed', () => {
     expect(e.defaultBranch).toBe('master');
     expect(e.updates).toHaveLength(1);
     const u = e.updates[0];
-    expect(u).toMatchObject({ ref: 'refs/heads/master', before: ZERO, after: head, checkoutSha: head, totalCommitsCount: 3, message: null });
-    expect(u.commits.map((c) => c.message)).toEqual(['commit 1\n\nbody 1\n', 'commit 2\n\nbody 2\n', 'commit 3\n\nbody 3\n']);
+    expect(u).toMatchObject({
+      ref: 'refs/heads/master',
+      before: ZERO,
+      after: head,
+      checkoutSha: head,
+      totalCommitsCount: 3,
+      message: null,
+    });
+    expect(u.commits.map((c) => c.message)).toEqual([
+      'commit 1\n\nbody 1\n',
+      'commit 2\n\nbody 2\n',
+      'commit 3\n\nbody 3\n',
+    ]);
     expect(u.commits[2].id).toBe(head);
-    expect(u.commits[0]).toMatchObject({ author: { name: 'Tester', email: 'tester@example.com' }, added: ['f1.txt'], modified: [], removed: [] });
+    expect(u.commits[0]).toMatchObject({
+      author: { name: 'Tester', email: 'tester@example.com' },
+      added: ['f1.txt'],
+      modified: [],
+      removed: [],
+    });
     expect(u.commits[0].timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$/);
     expect(e.statistics.commitCount).toBe(3);
     expect(e.statistics.repositorySize).toBeGreaterThan(0);
 
-    const after = (await t.http().get(`/api/v4/projects/${p.id}?statistics=true`).set('PRIVATE-TOKEN', owner.token)).body;
+    const after = (await t.http().get(`/api/v4/projects/${p.id}?statistics=true`).set('PRIVATE-TOKEN', owner.token))
+      .body;
     expect(after.default_branch).toBe('master');
     expect(new Date(after.last_activity_at).getTime()).toBeGreaterThan(new Date(before.last_activity_at).getTime());
     expect(after.statistics).toMatchObject({ commit_count: 3, repository_size: e.statistics.repositorySize });
@@ -137,11 +178,29 @@ describe('pushes recorded as RepositoryPushed', () => {
 
     const [, ff, created, forced, deleted] = await pushes(p.id);
     expect(ff.updates[0]).toMatchObject({ before: first, after: second, totalCommitsCount: 1 });
-    expect(ff.updates[0].commits[0]).toMatchObject({ id: second, added: [], modified: ['f1.txt'], removed: ['f2.txt'] });
-    expect(created.updates[0]).toMatchObject({ ref: 'refs/heads/topic', before: ZERO, after: topic, totalCommitsCount: 1 });
+    expect(ff.updates[0].commits[0]).toMatchObject({
+      id: second,
+      added: [],
+      modified: ['f1.txt'],
+      removed: ['f2.txt'],
+    });
+    expect(created.updates[0]).toMatchObject({
+      ref: 'refs/heads/topic',
+      before: ZERO,
+      after: topic,
+      totalCommitsCount: 1,
+    });
     expect(created.updates[0].commits.map((c) => c.id)).toEqual([topic]);
     expect(forced.updates[0]).toMatchObject({ before: topic, after: amended, totalCommitsCount: 1 });
-    expect(deleted.updates[0]).toEqual({ ref: 'refs/heads/topic', before: amended, after: ZERO, checkoutSha: null, commits: [], totalCommitsCount: 0, message: null });
+    expect(deleted.updates[0]).toEqual({
+      ref: 'refs/heads/topic',
+      before: amended,
+      after: ZERO,
+      checkoutSha: null,
+      commits: [],
+      totalCommitsCount: 0,
+      message: null,
+    });
   });
 
   it('keeps the newest 20 commits of a long push and counts them all', async () => {
@@ -165,7 +224,13 @@ describe('pushes recorded as RepositoryPushed', () => {
     const [e] = await pushes(p.id);
     const byRef = Object.fromEntries(e.updates.map((u) => [u.ref, u]));
     expect(Object.keys(byRef).sort()).toEqual(['refs/heads/master', 'refs/tags/v1', 'refs/tags/v2']);
-    expect(byRef['refs/tags/v1']).toMatchObject({ before: ZERO, after: head, checkoutSha: head, totalCommitsCount: 1, message: null });
+    expect(byRef['refs/tags/v1']).toMatchObject({
+      before: ZERO,
+      after: head,
+      checkoutSha: head,
+      totalCommitsCount: 1,
+      message: null,
+    });
     expect(byRef['refs/tags/v1'].commits.map((c) => c.id)).toEqual([head]);
     expect(byRef['refs/tags/v2'].after).toBe(await rev(dir, 'v2'));
     expect(byRef['refs/tags/v2']).toMatchObject({ checkoutSha: head, message: 'Release two' });
@@ -186,21 +251,28 @@ describe('pushes recorded as RepositoryPushed', () => {
     expect(await pushes(p.id)).toHaveLength(1);
   });
 
-  it('counts a clone and a push as the user\'s activity of the day', async () => {
+  it("counts a clone and a push as the user's activity of the day", async () => {
     const dev = await createUser(t);
     // Private: git sends credentials only when challenged, so a public clone is anonymous (as with GitLab).
     const p = await project('Activity', { visibility: 'private' });
-    const member = await t.http().post(`/api/v4/projects/${p.id}/members`).set('PRIVATE-TOKEN', owner.token).send({ user_id: dev.id, access_level: 20 });
+    const member = await t
+      .http()
+      .post(`/api/v4/projects/${p.id}/members`)
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({ user_id: dev.id, access_level: 20 });
     expect(member.status).toBe(201);
     const dir = await workingCopy(1);
     await gitOk(['push', '-q', url(p.path_with_namespace, owner.token), 'master'], dir);
-    const activity = async () => (await t.http().get(`/api/v4/users/${dev.id}`).set('PRIVATE-TOKEN', t.rootToken)).body.last_activity_on;
+    const activity = async () =>
+      (await t.http().get(`/api/v4/users/${dev.id}`).set('PRIVATE-TOKEN', t.rootToken)).body.last_activity_on;
     expect(await activity()).toBeNull();
     await gitOk(['clone', '-q', url(p.path_with_namespace, dev.token), join(tmp.make(), 'c')]);
     const today = new Date().toISOString().slice(0, 10);
     // Recorded beside the clone, not in its way.
     for (let i = 0; i < 50 && (await activity()) !== today; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(await t.db.query(`select type from events where stream_id = $1`, [`user-activity-${dev.id}`])).toEqual([{ type: 'UserActivityRecorded' }]);
+    expect(await t.db.query(`select type from events where stream_id = $1`, [`user-activity-${dev.id}`])).toEqual([
+      { type: 'UserActivityRecorded' },
+    ]);
     expect(await activity()).toBe(today);
   });
 
@@ -212,7 +284,9 @@ describe('pushes recorded as RepositoryPushed', () => {
     const pkt = (s: string) => `${(s.length + 4).toString(16).padStart(4, '0')}${s}`;
     const body = gzipSync(Buffer.from(`${pkt(`want ${head} ofs-delta\n`)}0000${pkt('done\n')}`));
     const res = await fetch(`http://${base}/${p.path_with_namespace}.git/git-upload-pack`, {
-      method: 'POST', body, headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip' },
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/x-git-upload-pack-request', 'content-encoding': 'gzip' },
     });
     expect(res.status).toBe(200);
     const answer = Buffer.from(await res.arrayBuffer());
@@ -229,8 +303,11 @@ describe('pushes recorded as RepositoryPushed', () => {
     const packFile = join(pack, 'p');
     const packBytes = await new Promise<Buffer>((resolve, reject) => {
       import('node:child_process').then(({ execFile }) => {
-        const child = execFile('git', ['pack-objects', '--revs', '--stdout', '-q'], { cwd: dir, encoding: 'buffer', maxBuffer: 1 << 26 }, (err, out) =>
-          err ? reject(err) : resolve(out as Buffer),
+        const child = execFile(
+          'git',
+          ['pack-objects', '--revs', '--stdout', '-q'],
+          { cwd: dir, encoding: 'buffer', maxBuffer: 1 << 26 },
+          (err, out) => (err ? reject(err) : resolve(out as Buffer)),
         );
         child.stdin!.end(`${head}\n`);
       });
@@ -240,9 +317,11 @@ describe('pushes recorded as RepositoryPushed', () => {
     const commands = `${pkt(`${ZERO} ${head} refs/heads/master\0report-status\n`)}0000`;
     const body = gzipSync(Buffer.concat([Buffer.from(commands), packBytes]));
     const res = await fetch(`http://${base}/${p.path_with_namespace}.git/git-receive-pack`, {
-      method: 'POST', body,
+      method: 'POST',
+      body,
       headers: {
-        'content-type': 'application/x-git-receive-pack-request', 'content-encoding': 'gzip',
+        'content-type': 'application/x-git-receive-pack-request',
+        'content-encoding': 'gzip',
         authorization: `Basic ${Buffer.from(`git:${owner.token}`).toString('base64')}`,
       },
     });
@@ -269,11 +348,15 @@ describe('pushes recorded as RepositoryPushed', () => {
 
     const tree = await t.http().get(`/api/v4/projects/${p.id}/repository/tree?path=docs/img`);
     expect(tree.body).toEqual([expect.objectContaining({ name: 'big.bin', type: 'blob', mode: '100644' })]);
-    const raw = await t.http().get(`/api/v4/projects/${p.id}/repository/blobs/${tree.body[0].id}/raw`).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const raw = await t
+      .http()
+      .get(`/api/v4/projects/${p.id}/repository/blobs/${tree.body[0].id}/raw`)
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(raw.headers['content-type']).toBe('application/octet-stream');
     expect(Buffer.compare(raw.body as Buffer, large)).toBe(0);
 

@@ -41,7 +41,10 @@ describe('group members and custom attributes API', () => {
 
     beforeAll(async () => {
       const s = unique();
-      [zed, yan] = await Promise.all([createUser(t, { name: `Zed Quarry${s}` }), createUser(t, { username: `yan-quarry${s}` })]);
+      [zed, yan] = await Promise.all([
+        createUser(t, { name: `Zed Quarry${s}` }),
+        createUser(t, { username: `yan-quarry${s}` }),
+      ]);
       group = await createGroup(t, { visibility: 'public' }, owner.token);
       await addGroupMember(t, group.id, zed.id, 30);
       await addGroupMember(t, group.id, yan.id, 10, '2099-12-31');
@@ -52,10 +55,18 @@ describe('group members and custom attributes API', () => {
       expect(res.status).toBe(200);
       for (const m of res.body) expectShape(m, 'member');
       expect(ids(res)).toEqual([owner.id, zed.id, yan.id]);
-      expect(res.body.map((m: { access_level: number; expires_at: string | null }) => [m.access_level, m.expires_at])).toEqual([
-        [50, null], [30, null], [10, '2099-12-31'],
+      expect(
+        res.body.map((m: { access_level: number; expires_at: string | null }) => [m.access_level, m.expires_at]),
+      ).toEqual([
+        [50, null],
+        [30, null],
+        [10, '2099-12-31'],
       ]);
-      expect(res.body[1]).toMatchObject({ username: zed.username, state: 'active', web_url: `http://lode.test/${zed.username}` });
+      expect(res.body[1]).toMatchObject({
+        username: zed.username,
+        state: 'active',
+        web_url: `http://lode.test/${zed.username}`,
+      });
       expect(res.headers['x-total']).toBe('3');
     });
 
@@ -126,7 +137,10 @@ describe('group members and custom attributes API', () => {
 
     it('takes form fields and an expiry date', async () => {
       const [u] = await users(1);
-      const res = await as(owner).post(`/groups/${group.id}/members`).type('form').send({ user_id: String(u.id), access_level: '20', expires_at: '2031-02-28' });
+      const res = await as(owner)
+        .post(`/groups/${group.id}/members`)
+        .type('form')
+        .send({ user_id: String(u.id), access_level: '20', expires_at: '2031-02-28' });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({ id: u.id, access_level: 20, expires_at: '2031-02-28' });
     });
@@ -178,7 +192,9 @@ describe('group members and custom attributes API', () => {
 
     it('hides a private group from outsiders: 404', async () => {
       const priv = await createGroup(t, { visibility: 'private' }, owner.token);
-      const res = await as(outsider).post(`/groups/${priv.id}/members`).send({ user_id: outsider.id, access_level: 50 });
+      const res = await as(outsider)
+        .post(`/groups/${priv.id}/members`)
+        .send({ user_id: outsider.id, access_level: 50 });
       expect(res.status).toBe(404);
       expect(res.body).toEqual(GROUP_NOT_FOUND);
     });
@@ -197,11 +213,15 @@ describe('group members and custom attributes API', () => {
     });
 
     it('changes the level and the expiry: 200 with the member', async () => {
-      const res = await as(owner).put(`/groups/${group.id}/members/${guest.id}`).send({ access_level: 20, expires_at: '2040-01-01' });
+      const res = await as(owner)
+        .put(`/groups/${group.id}/members/${guest.id}`)
+        .send({ access_level: 20, expires_at: '2040-01-01' });
       expect(res.status).toBe(200);
       expectShape(res.body, 'member');
       expect(res.body).toMatchObject({ id: guest.id, access_level: 20, expires_at: '2040-01-01' });
-      const cleared = await as(owner).put(`/groups/${group.id}/members/${guest.id}`).send({ access_level: 20, expires_at: '' });
+      const cleared = await as(owner)
+        .put(`/groups/${group.id}/members/${guest.id}`)
+        .send({ access_level: 20, expires_at: '' });
       expect(cleared.status).toBe(200);
       expect(cleared.body.expires_at).toBeNull();
     });
@@ -262,7 +282,12 @@ describe('group members and custom attributes API', () => {
     beforeAll(async () => {
       group = await createGroup(t, { visibility: 'public' }, owner.token);
       [developer, guest, leaver] = await users(3);
-      for (const [u, level] of [[developer, 30], [guest, 10], [leaver, 20]] as const) await addGroupMember(t, group.id, u.id, level);
+      for (const [u, level] of [
+        [developer, 30],
+        [guest, 10],
+        [leaver, 20],
+      ] as const)
+        await addGroupMember(t, group.id, u.id, level);
     });
 
     it('lets an owner remove a member: 204, and the membership is gone', async () => {
@@ -296,7 +321,7 @@ describe('group members and custom attributes API', () => {
       expect(anonymous.status).toBe(401);
     });
 
-    it('never removes the last owner, not even at their own request or an administrator\'s', async () => {
+    it("never removes the last owner, not even at their own request or an administrator's", async () => {
       for (const who of [owner.token, t.rootToken]) {
         const res = await client(t, who).delete(`/groups/${group.id}/members/${owner.id}`);
         expect(res.status).toBe(403);
@@ -349,14 +374,18 @@ describe('group members and custom attributes API', () => {
       const put = await as(parentOwner).put(`/groups/${child.id}`).send({ description: 'by the parent owner' });
       expect(put.status).toBe(200);
       expect(put.body.description).toBe('by the parent owner');
-      const add = await as(parentOwner).post(`/groups/${child.id}/members`).send({ user_id: outsider.id, access_level: 10 });
+      const add = await as(parentOwner)
+        .post(`/groups/${child.id}/members`)
+        .send({ user_id: outsider.id, access_level: 10 });
       expect(add.status).toBe(201);
       const change = await as(parentOwner).put(`/groups/${child.id}/members/${outsider.id}`).send({ access_level: 20 });
       expect(change.status).toBe(200);
       expect((await as(parentOwner).delete(`/groups/${child.id}/members/${outsider.id}`)).status).toBe(204);
       const devPut = await as(parentDev).put(`/groups/${child.id}`).send({ description: 'dev' });
       expect(devPut.status).toBe(403);
-      const devAdd = await as(parentDev).post(`/groups/${child.id}/members`).send({ user_id: outsider.id, access_level: 10 });
+      const devAdd = await as(parentDev)
+        .post(`/groups/${child.id}/members`)
+        .send({ user_id: outsider.id, access_level: 10 });
       expect(devAdd.status).toBe(403);
     });
 
@@ -371,7 +400,9 @@ describe('group members and custom attributes API', () => {
     });
 
     it('lets an owner of the parent create subgroups below the subgroup', async () => {
-      const res = await as(parentOwner).post('/groups').send({ name: 'Deeper', path: `deeper-${unique()}`, parent_id: child.id });
+      const res = await as(parentOwner)
+        .post('/groups')
+        .send({ name: 'Deeper', path: `deeper-${unique()}`, parent_id: child.id });
       expect(res.status).toBe(201);
       expect(res.body.full_path).toMatch(new RegExp(`^${parent.path}/${child.path}/deeper-`));
     });
@@ -400,7 +431,9 @@ describe('group members and custom attributes API', () => {
       expect(ids(await as(expired).get('/groups'))).not.toContain(group.id);
       expect((await as(expired).get('/groups').query({ owned: true })).body).toEqual([]);
       expect((await as(expired).put(`/groups/${group.id}`).send({ description: 'x' })).status).toBe(404);
-      expect((await as(expired).post(`/groups/${group.id}/members`).send({ user_id: outsider.id, access_level: 10 })).status).toBe(404);
+      expect(
+        (await as(expired).post(`/groups/${group.id}/members`).send({ user_id: outsider.id, access_level: 10 })).status,
+      ).toBe(404);
     });
 
     it('while a membership that has not expired yet does', async () => {
@@ -412,7 +445,9 @@ describe('group members and custom attributes API', () => {
       const one = await as(owner).get(`/groups/${group.id}/members/${expired.id}`);
       expect(one.status).toBe(200);
       expect(one.body).toMatchObject({ access_level: 50, expires_at: '2001-01-01' });
-      const renewed = await as(owner).put(`/groups/${group.id}/members/${expired.id}`).send({ access_level: 30, expires_at: '' });
+      const renewed = await as(owner)
+        .put(`/groups/${group.id}/members/${expired.id}`)
+        .send({ access_level: 30, expires_at: '' });
       expect(renewed.status).toBe(200);
       expect((await as(expired).get(`/groups/${group.id}`)).status).toBe(200);
     });
@@ -431,12 +466,17 @@ describe('group members and custom attributes API', () => {
       expectShape(set.body, 'custom-attribute');
       expect(set.body).toEqual({ key: 'zone', value: 'eu' });
       await admin().put(`/groups/${group.id}/custom_attributes/alpha`).type('form').send({ value: 'first' });
-      const changed = await admin().put(`/groups/${encodeURIComponent(group.full_path)}/custom_attributes/zone`).send({ value: 'us' });
+      const changed = await admin()
+        .put(`/groups/${encodeURIComponent(group.full_path)}/custom_attributes/zone`)
+        .send({ value: 'us' });
       expect(changed.body).toEqual({ key: 'zone', value: 'us' });
 
       const list = await admin().get(`/groups/${group.id}/custom_attributes`);
       expect(list.status).toBe(200);
-      expect(list.body).toEqual([{ key: 'alpha', value: 'first' }, { key: 'zone', value: 'us' }]);
+      expect(list.body).toEqual([
+        { key: 'alpha', value: 'first' },
+        { key: 'zone', value: 'us' },
+      ]);
       const one = await admin().get(`/groups/${group.id}/custom_attributes/zone`);
       expect(one.status).toBe(200);
       expect(one.body).toEqual({ key: 'zone', value: 'us' });
@@ -448,7 +488,9 @@ describe('group members and custom attributes API', () => {
       expect(gone.status).toBe(404);
       expect(gone.body).toEqual(NOT_FOUND);
       expect((await admin().delete(`/groups/${group.id}/custom_attributes/zone`)).status).toBe(404);
-      expect((await admin().get(`/groups/${group.id}/custom_attributes`)).body).toEqual([{ key: 'alpha', value: 'first' }]);
+      expect((await admin().get(`/groups/${group.id}/custom_attributes`)).body).toEqual([
+        { key: 'alpha', value: 'first' },
+      ]);
     });
 
     it('filters GET /groups', async () => {
@@ -469,8 +511,10 @@ describe('group members and custom attributes API', () => {
 
     it('is for administrators only: owners get 403; anonymous readers 403 and writers 401', async () => {
       for (const [method, path] of [
-        ['get', `/groups/${group.id}/custom_attributes`], ['get', `/groups/${group.id}/custom_attributes/alpha`],
-        ['put', `/groups/${group.id}/custom_attributes/alpha`], ['delete', `/groups/${group.id}/custom_attributes/alpha`],
+        ['get', `/groups/${group.id}/custom_attributes`],
+        ['get', `/groups/${group.id}/custom_attributes/alpha`],
+        ['put', `/groups/${group.id}/custom_attributes/alpha`],
+        ['delete', `/groups/${group.id}/custom_attributes/alpha`],
       ] as const) {
         const res = await as(owner)[method](path).send({ value: 'owner' });
         expect(res.status).toBe(403);
@@ -478,7 +522,10 @@ describe('group members and custom attributes API', () => {
         const anonymous = await anon()[method](path).send({ value: 'anon' });
         expect(anonymous.status).toBe(method === 'get' ? 403 : 401);
       }
-      expect((await admin().get(`/groups/${group.id}/custom_attributes/alpha`)).body).toEqual({ key: 'alpha', value: 'first' });
+      expect((await admin().get(`/groups/${group.id}/custom_attributes/alpha`)).body).toEqual({
+        key: 'alpha',
+        value: 'first',
+      });
     });
 
     it('go with the group', async () => {

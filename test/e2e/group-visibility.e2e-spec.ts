@@ -20,13 +20,27 @@ type Visibility = (typeof VISIBILITIES)[number];
 const DIRECT = { guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 } as const;
 /** Members of the group's parent only. */
 const INHERITED = { 'inherited developer': 30, 'inherited owner': 50 } as const;
-const ROLES = ['anonymous', 'non-member', 'external non-member', ...Object.keys(DIRECT), ...Object.keys(INHERITED), 'admin'] as const;
+const ROLES = [
+  'anonymous',
+  'non-member',
+  'external non-member',
+  ...Object.keys(DIRECT),
+  ...Object.keys(INHERITED),
+  'admin',
+] as const;
 type Role = (typeof ROLES)[number];
 
-const OPERATIONS = ['GET /groups/:id', 'GET /groups/:id/members', 'PUT /groups/:id', 'DELETE /groups/:id', 'POST /groups/:id/members'] as const;
+const OPERATIONS = [
+  'GET /groups/:id',
+  'GET /groups/:id/members',
+  'PUT /groups/:id',
+  'DELETE /groups/:id',
+  'POST /groups/:id/members',
+] as const;
 type Operation = (typeof OPERATIONS)[number];
 
-const level = (role: Role): number => (DIRECT as Record<string, number>)[role] ?? (INHERITED as Record<string, number>)[role] ?? 0;
+const level = (role: Role): number =>
+  (DIRECT as Record<string, number>)[role] ?? (INHERITED as Record<string, number>)[role] ?? 0;
 
 function sees(role: Role, visibility: Visibility): boolean {
   if (role === 'admin' || level(role) > 0) return true;
@@ -43,7 +57,9 @@ function expectedStatus(role: Role, visibility: Visibility, op: Operation): numb
 }
 
 const CASES = VISIBILITIES.flatMap((visibility) =>
-  OPERATIONS.flatMap((op) => ROLES.map((role) => ({ visibility, op, role, status: expectedStatus(role, visibility, op) }))),
+  OPERATIONS.flatMap((op) =>
+    ROLES.map((role) => ({ visibility, op, role, status: expectedStatus(role, visibility, op) })),
+  ),
 );
 
 describe('group role × visibility matrix', () => {
@@ -84,7 +100,8 @@ describe('group role × visibility matrix', () => {
     await Promise.all([creator, ...signedIn.map((r) => users[r]!)].map((u) => client(t, u.token).get('/user')));
     // The parent is public, so that every visibility is allowed below it.
     const parent = await createGroup(t, { visibility: 'public' }, creator.token);
-    for (const [role, lvl] of Object.entries(INHERITED) as [Role, number][]) await addGroupMember(t, parent.id, users[role]!.id, lvl);
+    for (const [role, lvl] of Object.entries(INHERITED) as [Role, number][])
+      await addGroupMember(t, parent.id, users[role]!.id, lvl);
     await Promise.all(
       VISIBILITIES.map(async (visibility) => {
         shared[visibility] = await groupWithRoles(parent, visibility);
@@ -152,7 +169,9 @@ describe('group role × visibility matrix', () => {
         break;
       case 'GET /groups/:id/members':
         for (const m of res.body) expectShape(m, 'member');
-        expect(res.body.map((m: { id: number }) => m.id)).toEqual(expect.arrayContaining([creator.id, users.owner!.id, users.guest!.id]));
+        expect(res.body.map((m: { id: number }) => m.id)).toEqual(
+          expect.arrayContaining([creator.id, users.owner!.id, users.guest!.id]),
+        );
         break;
       case 'PUT /groups/:id':
         expect(res.body).toMatchObject({ id: group.id, description: `set by ${role}` });

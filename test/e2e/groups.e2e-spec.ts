@@ -42,30 +42,63 @@ describe('groups API', () => {
       const s = unique();
       const res = await as(alice)
         .post('/groups')
-        .send({ name: `Alpha ${s}`, path: `alpha-${s}`, description: 'the first', visibility: 'internal', lfs_enabled: false, request_access_enabled: true });
+        .send({
+          name: `Alpha ${s}`,
+          path: `alpha-${s}`,
+          description: 'the first',
+          visibility: 'internal',
+          lfs_enabled: false,
+          request_access_enabled: true,
+        });
       expect(res.status).toBe(201);
       expect(res.headers['content-type']).toBe('application/json');
       expectShape(res.body, 'group-detail');
       expect(res.body).toEqual({
-        id: expect.any(Number), name: `Alpha ${s}`, path: `alpha-${s}`, description: 'the first', visibility: 'internal', lfs_enabled: false,
-        avatar_url: null, web_url: `http://lode.test/groups/alpha-${s}`, request_access_enabled: true, full_name: `Alpha ${s}`,
-        full_path: `alpha-${s}`, parent_id: null, projects: [], shared_projects: [],
+        id: expect.any(Number),
+        name: `Alpha ${s}`,
+        path: `alpha-${s}`,
+        description: 'the first',
+        visibility: 'internal',
+        lfs_enabled: false,
+        avatar_url: null,
+        web_url: `http://lode.test/groups/alpha-${s}`,
+        request_access_enabled: true,
+        full_name: `Alpha ${s}`,
+        full_path: `alpha-${s}`,
+        parent_id: null,
+        projects: [],
+        shared_projects: [],
       });
       const members = await as(alice).get(`/groups/${res.body.id}/members`);
       expect(members.status).toBe(200);
       expect(members.body).toHaveLength(1);
       expectShape(members.body[0], 'member');
       expect(members.body[0]).toEqual({
-        id: alice.id, name: 'Alice Owner', username: alice.username, state: 'active', avatar_url: expect.any(String),
-        web_url: `http://lode.test/${alice.username}`, access_level: 50, expires_at: null,
+        id: alice.id,
+        name: 'Alice Owner',
+        username: alice.username,
+        state: 'active',
+        avatar_url: expect.any(String),
+        web_url: `http://lode.test/${alice.username}`,
+        access_level: 50,
+        expires_at: null,
       });
     });
 
     it('takes form fields and applies the defaults: private, LFS on, no access requests, empty description', async () => {
       const s = unique();
-      const res = await as(alice).post('/groups').type('form').send({ name: `Beta ${s}`, path: `beta-${s}` });
+      const res = await as(alice)
+        .post('/groups')
+        .type('form')
+        .send({ name: `Beta ${s}`, path: `beta-${s}` });
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ visibility: 'private', lfs_enabled: true, request_access_enabled: false, description: '', parent_id: null });
+      expect(res.body).toMatchObject({
+        visibility: 'private',
+        lfs_enabled: true,
+        request_access_enabled: false,
+        description: '',
+        parent_id: null,
+      });
     });
 
     it.each([
@@ -86,14 +119,18 @@ describe('groups API', () => {
     it("refuses a taken path, whatever its case, with GitLab 10.x's sentence", async () => {
       const g = await createGroup(t, {}, alice.token);
       const before = await eventCount();
-      const res = await as(bob).post('/groups').send({ name: `Other ${unique()}`, path: g.path.toUpperCase() });
+      const res = await as(bob)
+        .post('/groups')
+        .send({ name: `Other ${unique()}`, path: g.path.toUpperCase() });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ message: TAKEN });
       expect(await eventCount()).toBe(before);
     });
 
     it('refuses a path taken by a username: users and groups share the top level', async () => {
-      const res = await as(alice).post('/groups').send({ name: `User clash ${unique()}`, path: bob.username });
+      const res = await as(alice)
+        .post('/groups')
+        .send({ name: `User clash ${unique()}`, path: bob.username });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ message: TAKEN });
       const root = await as(alice).post('/groups').send({ name: 'Root clash', path: 'ROOT' });
@@ -109,7 +146,9 @@ describe('groups API', () => {
       ['bad/slash', "can contain only letters, digits, '_', '-' and '.'"],
     ])('refuses the path %s: 400', async (path, text) => {
       const before = await eventCount();
-      const res = await as(alice).post('/groups').send({ name: `Rules ${unique()}`, path });
+      const res = await as(alice)
+        .post('/groups')
+        .send({ name: `Rules ${unique()}`, path });
       expect(res.status).toBe(400);
       expect(res.body.message).toMatch(/^Failed to save group \{:path=>\[".*"\]\}$/);
       expect(res.body.message).toContain(text);
@@ -117,14 +156,18 @@ describe('groups API', () => {
     });
 
     it('refuses an empty name', async () => {
-      const res = await as(alice).post('/groups').send({ name: ' ', path: `blank-${unique()}` });
+      const res = await as(alice)
+        .post('/groups')
+        .send({ name: ' ', path: `blank-${unique()}` });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ message: `Failed to save group {:name=>["can't be blank"]}` });
     });
 
     it('wants the api scope: a read_user token gets 403 insufficient_scope, on reads as well', async () => {
       const token = await createToken(t, alice.id, ['read_user']);
-      const res = await client(t, token).post('/groups').send({ name: `Scoped ${unique()}`, path: `scoped-${unique()}` });
+      const res = await client(t, token)
+        .post('/groups')
+        .send({ name: `Scoped ${unique()}`, path: `scoped-${unique()}` });
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ error: 'insufficient_scope' });
       const read = await client(t, token).get('/groups');
@@ -134,10 +177,14 @@ describe('groups API', () => {
 
     it('refuses users who may not create groups: 403; anonymous callers: 401', async () => {
       const limited = await createUser(t, { can_create_group: false });
-      const res = await as(limited).post('/groups').send({ name: `Nope ${unique()}`, path: `nope-${unique()}` });
+      const res = await as(limited)
+        .post('/groups')
+        .send({ name: `Nope ${unique()}`, path: `nope-${unique()}` });
       expect(res.status).toBe(403);
       expect(res.body).toEqual(FORBIDDEN);
-      const anonymous = await anon().post('/groups').send({ name: `Anon ${unique()}`, path: `anon-${unique()}` });
+      const anonymous = await anon()
+        .post('/groups')
+        .send({ name: `Anon ${unique()}`, path: `anon-${unique()}` });
       expect(anonymous.status).toBe(401);
       expect(anonymous.body).toEqual(UNAUTHORIZED);
     });
@@ -150,16 +197,27 @@ describe('groups API', () => {
 
       it('creates a subgroup for the owner of the parent: full_path, full_name, web_url', async () => {
         const s = unique();
-        const res = await as(alice).post('/groups').send({ name: `Child ${s}`, path: `child-${s}`, parent_id: parent.id, visibility: 'internal' });
+        const res = await as(alice)
+          .post('/groups')
+          .send({ name: `Child ${s}`, path: `child-${s}`, parent_id: parent.id, visibility: 'internal' });
         expect(res.status).toBe(201);
         expectShape(res.body, 'group-detail');
         expect(res.body).toMatchObject({
-          parent_id: parent.id, path: `child-${s}`, full_path: `${parent.path}/child-${s}`, full_name: `${parent.name} / Child ${s}`,
-          web_url: `http://lode.test/groups/${parent.path}/child-${s}`, visibility: 'internal',
+          parent_id: parent.id,
+          path: `child-${s}`,
+          full_path: `${parent.path}/child-${s}`,
+          full_name: `${parent.name} / Child ${s}`,
+          web_url: `http://lode.test/groups/${parent.path}/child-${s}`,
+          visibility: 'internal',
         });
-        const grand = await as(alice).post('/groups').send({ name: 'Grand', path: 'grand', parent_id: res.body.id, visibility: 'private' });
+        const grand = await as(alice)
+          .post('/groups')
+          .send({ name: 'Grand', path: 'grand', parent_id: res.body.id, visibility: 'private' });
         expect(grand.status).toBe(201);
-        expect(grand.body).toMatchObject({ full_path: `${parent.path}/child-${s}/grand`, full_name: `${parent.name} / Child ${s} / Grand` });
+        expect(grand.body).toMatchObject({
+          full_path: `${parent.path}/child-${s}/grand`,
+          full_name: `${parent.name} / Child ${s} / Grand`,
+        });
       });
 
       it('allows top-level reserved names below the top level, and the same path under different parents', async () => {
@@ -178,35 +236,46 @@ describe('groups API', () => {
         const dev = await createUser(t);
         await addGroupMember(t, parent.id, dev.id, 40);
         for (const u of [bob, dev]) {
-          const res = await as(u).post('/groups').send({ name: `Sneaky ${unique()}`, path: `sneaky-${unique()}`, parent_id: parent.id });
+          const res = await as(u)
+            .post('/groups')
+            .send({ name: `Sneaky ${unique()}`, path: `sneaky-${unique()}`, parent_id: parent.id });
           expect(res.status).toBe(403);
           expect(res.body).toEqual(FORBIDDEN);
         }
       });
 
       it('answers 404 for an unknown parent or one the caller cannot see', async () => {
-        const unknown = await as(alice).post('/groups').send({ name: 'Orphan', path: `orphan-${unique()}`, parent_id: 99999999 });
+        const unknown = await as(alice)
+          .post('/groups')
+          .send({ name: 'Orphan', path: `orphan-${unique()}`, parent_id: 99999999 });
         expect(unknown.status).toBe(404);
         expect(unknown.body).toEqual(NOT_FOUND);
         const hidden = await createGroup(t, { visibility: 'private' }, alice.token);
-        const res = await as(bob).post('/groups').send({ name: 'Orphan', path: `orphan-${unique()}`, parent_id: hidden.id });
+        const res = await as(bob)
+          .post('/groups')
+          .send({ name: 'Orphan', path: `orphan-${unique()}`, parent_id: hidden.id });
         expect(res.status).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
       });
 
       it('refuses a subgroup more open than its parent: 400', async () => {
         const priv = await createGroup(t, { visibility: 'private' }, alice.token);
-        const res = await as(alice).post('/groups').send({ name: 'Open', path: `open-${unique()}`, parent_id: priv.id, visibility: 'public' });
+        const res = await as(alice)
+          .post('/groups')
+          .send({ name: 'Open', path: `open-${unique()}`, parent_id: priv.id, visibility: 'public' });
         expect(res.status).toBe(400);
         expect(res.body).toEqual({
-          message: 'Failed to save group {:visibility_level=>["public is not allowed since the parent group has a private visibility."]}',
+          message:
+            'Failed to save group {:visibility_level=>["public is not allowed since the parent group has a private visibility."]}',
         });
         const sub = await as(alice).get(`/groups/${priv.id}/subgroups`);
         expect(sub.body).toEqual([]);
       });
 
       it('lets administrators create subgroups anywhere', async () => {
-        const res = await admin().post('/groups').send({ name: `By root ${unique()}`, path: `by-root-${unique()}`, parent_id: parent.id });
+        const res = await admin()
+          .post('/groups')
+          .send({ name: `By root ${unique()}`, path: `by-root-${unique()}`, parent_id: parent.id });
         expect(res.status).toBe(201);
         expect(res.body.parent_id).toBe(parent.id);
       });
@@ -231,14 +300,26 @@ describe('groups API', () => {
       int = await createGroup(t, { name: `Lst ${s} Charlie`, path: `lst-${s}-b`, visibility: 'internal' });
       priv = await createGroup(t, { name: `Lst ${s} Bravo`, path: `lst-${s}-c`, visibility: 'private' });
       mine = await createGroup(t, { name: `Lst ${s} Alpha`, path: `lst-${s}-d`, visibility: 'private' }, carol.token);
-      mineSub = await createGroup(t, { name: `Lst ${s} Echo`, path: `lst-${s}-e`, visibility: 'private', parent_id: mine.id });
+      mineSub = await createGroup(t, {
+        name: `Lst ${s} Echo`,
+        path: `lst-${s}-e`,
+        visibility: 'private',
+        parent_id: mine.id,
+      });
       top = await createGroup(t, { name: `Lst ${s} Foxtrot`, path: `lst-${s}-f`, visibility: 'private' });
-      topChild = await createGroup(t, { name: `Lst ${s} Golf`, path: `lst-${s}-g`, visibility: 'private', parent_id: top.id });
+      topChild = await createGroup(t, {
+        name: `Lst ${s} Golf`,
+        path: `lst-${s}-g`,
+        visibility: 'private',
+        parent_id: top.id,
+      });
       await addGroupMember(t, topChild.id, carol.id, 30);
     });
 
     it('shows anonymous callers the public groups only', async () => {
-      const res = await anon().get('/groups').query({ search: `lst ${s}` });
+      const res = await anon()
+        .get('/groups')
+        .query({ search: `lst ${s}` });
       expect(res.status).toBe(200);
       expectEachShape(res, 'group');
       expect(ids(res)).toEqual([pub.id]);
@@ -246,35 +327,49 @@ describe('groups API', () => {
     });
 
     it('shows administrators every group', async () => {
-      const res = await admin().get('/groups').query({ search: `lst ${s}` });
+      const res = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}` });
       expect(res.status).toBe(200);
       expectEachShape(res, 'group');
       expect(sortedIds(res)).toEqual(idsOf(pub, int, priv, mine, mineSub, top, topChild));
     });
 
     it('shows a user the groups they belong to, with their ancestors and descendants', async () => {
-      const res = await as(carol).get('/groups').query({ search: `lst ${s}` });
+      const res = await as(carol)
+        .get('/groups')
+        .query({ search: `lst ${s}` });
       expect(res.status).toBe(200);
       expectEachShape(res, 'group');
       expect(sortedIds(res)).toEqual(idsOf(mine, mineSub, top, topChild));
-      const none = await as(bob).get('/groups').query({ search: `lst ${s}` });
+      const none = await as(bob)
+        .get('/groups')
+        .query({ search: `lst ${s}` });
       expect(none.status).toBe(200);
       expect(none.body).toEqual([]);
       expect(none.headers['x-total']).toBe('0');
     });
 
     it('adds every public and internal group with all_available=true', async () => {
-      const res = await as(carol).get('/groups').query({ search: `lst ${s}`, all_available: true });
+      const res = await as(carol)
+        .get('/groups')
+        .query({ search: `lst ${s}`, all_available: true });
       expect(sortedIds(res)).toEqual(idsOf(pub, int, mine, mineSub, top, topChild));
-      const bobs = await as(bob).get('/groups').query({ search: `lst ${s}`, all_available: 'true' });
+      const bobs = await as(bob)
+        .get('/groups')
+        .query({ search: `lst ${s}`, all_available: 'true' });
       expect(sortedIds(bobs)).toEqual(idsOf(pub, int));
-      const anonymous = await anon().get('/groups').query({ search: `lst ${s}`, all_available: true });
+      const anonymous = await anon()
+        .get('/groups')
+        .query({ search: `lst ${s}`, all_available: true });
       expect(ids(anonymous)).toEqual([pub.id]);
     });
 
     it('hides internal groups from external users', async () => {
       const ext = await createUser(t, { external: true });
-      const res = await as(ext).get('/groups').query({ search: `lst ${s}`, all_available: true });
+      const res = await as(ext)
+        .get('/groups')
+        .query({ search: `lst ${s}`, all_available: true });
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([pub.id]);
       const single = await as(ext).get(`/groups/${int.id}`);
@@ -283,30 +378,48 @@ describe('groups API', () => {
     });
 
     it('keeps the groups the caller owns directly with owned=true', async () => {
-      const res = await as(carol).get('/groups').query({ search: `lst ${s}`, owned: true });
+      const res = await as(carol)
+        .get('/groups')
+        .query({ search: `lst ${s}`, owned: true });
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([mine.id]);
-      const rootOwned = await admin().get('/groups').query({ search: `lst ${s}`, owned: true });
+      const rootOwned = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}`, owned: true });
       expect(sortedIds(rootOwned)).toEqual(idsOf(pub, int, priv, mineSub, top, topChild));
     });
 
     it('searches name or path, case-insensitively, with LIKE wildcards taken literally', async () => {
-      const byName = await admin().get('/groups').query({ search: `LST ${s} bravo` });
+      const byName = await admin()
+        .get('/groups')
+        .query({ search: `LST ${s} bravo` });
       expect(ids(byName)).toEqual([priv.id]);
-      const byPath = await admin().get('/groups').query({ search: `lst-${s}-c` });
+      const byPath = await admin()
+        .get('/groups')
+        .query({ search: `lst-${s}-c` });
       expect(ids(byPath)).toEqual([priv.id]);
-      const wildcard = await admin().get('/groups').query({ search: `lst_${s}%` });
+      const wildcard = await admin()
+        .get('/groups')
+        .query({ search: `lst_${s}%` });
       expect(wildcard.body).toEqual([]);
     });
 
     it('orders by name (default) or path, ascending (default) or descending', async () => {
-      const byName = await admin().get('/groups').query({ search: `lst ${s}` });
+      const byName = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}` });
       expect(ids(byName)).toEqual([mine, priv, int, pub, mineSub, top, topChild].map((g) => g.id));
-      const byNameDesc = await admin().get('/groups').query({ search: `lst ${s}`, sort: 'desc' });
+      const byNameDesc = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}`, sort: 'desc' });
       expect(ids(byNameDesc)).toEqual([mine, priv, int, pub, mineSub, top, topChild].map((g) => g.id).reverse());
-      const byPath = await admin().get('/groups').query({ search: `lst ${s}`, order_by: 'path' });
+      const byPath = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}`, order_by: 'path' });
       expect(ids(byPath)).toEqual([pub, int, priv, mine, mineSub, top, topChild].map((g) => g.id));
-      const byPathDesc = await admin().get('/groups').query({ search: `lst ${s}`, order_by: 'path', sort: 'desc' });
+      const byPathDesc = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}`, order_by: 'path', sort: 'desc' });
       expect(ids(byPathDesc)).toEqual([topChild, top, mineSub, mine, priv, int, pub].map((g) => g.id));
     });
 
@@ -333,24 +446,37 @@ describe('groups API', () => {
     });
 
     it('adds statistics for administrators only', async () => {
-      const res = await admin().get('/groups').query({ search: `lst ${s}`, statistics: true });
+      const res = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}`, statistics: true });
       expect(res.status).toBe(200);
       expect(res.body).toHaveLength(7);
       for (const g of res.body) {
-        expect(g.statistics).toEqual({ storage_size: 0, repository_size: 0, lfs_objects_size: 0, job_artifacts_size: 0 });
+        expect(g.statistics).toEqual({
+          storage_size: 0,
+          repository_size: 0,
+          lfs_objects_size: 0,
+          job_artifacts_size: 0,
+        });
         const { statistics: _, ...rest } = g;
         expectShape(rest, 'group');
       }
-      const user = await as(carol).get('/groups').query({ search: `lst ${s}`, statistics: true });
+      const user = await as(carol)
+        .get('/groups')
+        .query({ search: `lst ${s}`, statistics: true });
       expect(user.status).toBe(200);
       expect(user.body.length).toBeGreaterThan(0);
       expectEachShape(user, 'group');
     });
 
     it('filters by custom attributes for administrators, and ignores the filter for others', async () => {
-      const set = await admin().put(`/groups/${top.id}/custom_attributes/tier`).send({ value: `gold-${s}` });
+      const set = await admin()
+        .put(`/groups/${top.id}/custom_attributes/tier`)
+        .send({ value: `gold-${s}` });
       expect(set.status).toBe(200);
-      await admin().put(`/groups/${mine.id}/custom_attributes/tier`).send({ value: `silver-${s}` });
+      await admin()
+        .put(`/groups/${mine.id}/custom_attributes/tier`)
+        .send({ value: `silver-${s}` });
       const res = await admin().get(`/groups?custom_attributes[tier]=gold-${s}`);
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([top.id]);
@@ -361,11 +487,18 @@ describe('groups API', () => {
     });
 
     it('paginates with GitLab headers and clamps per_page to 100', async () => {
-      const res = await admin().get('/groups').query({ search: `lst ${s}`, per_page: 3, page: 2 });
+      const res = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}`, per_page: 3, page: 2 });
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([pub, mineSub, top].map((g) => g.id));
       expect(res.headers).toMatchObject({
-        'x-total': '7', 'x-total-pages': '3', 'x-per-page': '3', 'x-page': '2', 'x-next-page': '3', 'x-prev-page': '1',
+        'x-total': '7',
+        'x-total-pages': '3',
+        'x-per-page': '3',
+        'x-page': '2',
+        'x-next-page': '3',
+        'x-prev-page': '1',
       });
       const link = res.headers.link as string;
       expect(link).toContain('rel="prev"');
@@ -373,7 +506,9 @@ describe('groups API', () => {
       expect(link).toContain('rel="first"');
       expect(link).toContain('rel="last"');
       expect(link).toContain(`search=lst+${s}`);
-      const last = await admin().get('/groups').query({ search: `lst ${s}`, per_page: 3, page: 3 });
+      const last = await admin()
+        .get('/groups')
+        .query({ search: `lst ${s}`, per_page: 3, page: 3 });
       expect(ids(last)).toEqual([topChild.id]);
       expect(last.headers['x-next-page']).toBe('');
       const clamped = await admin().get('/groups').query({ per_page: 1000 });
@@ -396,11 +531,18 @@ describe('groups API', () => {
       for (let i = 0; i < 32; i += 8) {
         await Promise.all(
           Array.from({ length: 8 }, (_, j) =>
-            createGroup(t, { visibility: j % 3 === 0 ? 'private' : 'internal', ...(j % 2 ? { parent_id: parent.id } : {}) }),
+            createGroup(t, {
+              visibility: j % 3 === 0 ? 'private' : 'internal',
+              ...(j % 2 ? { parent_id: parent.id } : {}),
+            }),
           ),
         );
       }
-      await Promise.all(Array.from({ length: 3 }, (_, i) => createProject(t, { namespace_id: parent.id, visibility: i ? 'private' : 'internal' })));
+      await Promise.all(
+        Array.from({ length: 3 }, (_, i) =>
+          createProject(t, { namespace_id: parent.id, visibility: i ? 'private' : 'internal' }),
+        ),
+      );
       // A token's first use records today's activity; keep that out of the measured requests.
       await as(member).get('/user');
       await admin().get('/user');
@@ -448,7 +590,11 @@ describe('groups API', () => {
     beforeAll(async () => {
       dev = await createUser(t);
       group = await createGroup(t, { name: `Detail ${unique()}`, visibility: 'public' }, alice.token);
-      child = await createGroup(t, { name: 'Kid', path: 'kid', visibility: 'internal', parent_id: group.id }, alice.token);
+      child = await createGroup(
+        t,
+        { name: 'Kid', path: 'kid', visibility: 'internal', parent_id: group.id },
+        alice.token,
+      );
       await addGroupMember(t, group.id, dev.id, 30);
       projects = {
         pub: await createProject(t, { namespace_id: group.id, visibility: 'public' }, alice.token),
@@ -472,7 +618,12 @@ describe('groups API', () => {
       const byId = await as(alice).get(`/groups/${child.id}`);
       expect(byId.status).toBe(200);
       expectShape(byId.body, 'group-detail');
-      expect(byId.body).toMatchObject({ id: child.id, full_path: `${group.path}/kid`, full_name: `${group.name} / Kid`, parent_id: group.id });
+      expect(byId.body).toMatchObject({
+        id: child.id,
+        full_path: `${group.path}/kid`,
+        full_name: `${group.name} / Kid`,
+        parent_id: group.id,
+      });
       const byPath = await as(alice).get(`/groups/${encodeURIComponent(`${group.path}/kid`)}`);
       expect(byPath.status).toBe(200);
       expect(byPath.body).toEqual(byId.body);
@@ -485,7 +636,13 @@ describe('groups API', () => {
     });
 
     it('answers 404 for unknown groups and for personal namespaces', async () => {
-      for (const id of ['99999999', '99999999999999999999', 'no-such-group', encodeURIComponent(`${group.path}/nope`), alice.username]) {
+      for (const id of [
+        '99999999',
+        '99999999999999999999',
+        'no-such-group',
+        encodeURIComponent(`${group.path}/nope`),
+        alice.username,
+      ]) {
         const res = await as(alice).get(`/groups/${id}`);
         expect(res.status).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
@@ -494,7 +651,11 @@ describe('groups API', () => {
 
     it('hides private groups from non-members and internal ones from anonymous callers: 404', async () => {
       const priv = await createGroup(t, { visibility: 'private' }, alice.token);
-      for (const [who, id] of [[bob, priv.id], [undefined, priv.id], [undefined, child.id]] as const) {
+      for (const [who, id] of [
+        [bob, priv.id],
+        [undefined, priv.id],
+        [undefined, child.id],
+      ] as const) {
         const res = await client(t, who?.token).get(`/groups/${id}`);
         expect(res.status).toBe(404);
         expect(res.body).toEqual(NOT_FOUND);
@@ -520,7 +681,9 @@ describe('groups API', () => {
       const member = await as(dev).get(`/groups/${group.id}`);
       expect(projectIds(member.body.shared_projects)).toEqual(projectIds([sharedPriv, sharedPub]));
       const shared = member.body.shared_projects.find((p: { id: number }) => p.id === sharedPriv.id);
-      expect(shared.shared_with_groups).toEqual([{ group_id: group.id, group_name: group.name, group_access_level: 20 }]);
+      expect(shared.shared_with_groups).toEqual([
+        { group_id: group.id, group_name: group.name, group_access_level: 20 },
+      ]);
     });
 
     // A share gives the lesser of the share's level and the caller's level in the group; with no level in
@@ -536,13 +699,17 @@ describe('groups API', () => {
         const res = await client(t, token).get(`/groups/${group.id}`);
         const p = res.body.projects.find((x: { id: number }) => x.id === projects.pub.id);
         expect(p).toMatchObject({
-          id: projects.pub.id, visibility: 'public', archived: false, namespace: expect.objectContaining({ id: group.id, kind: 'group', full_path: group.path }),
+          id: projects.pub.id,
+          visibility: 'public',
+          archived: false,
+          namespace: expect.objectContaining({ id: group.id, kind: 'group', full_path: group.path }),
         });
         expect(p.path_with_namespace).toMatch(new RegExp(`^${group.path}/`));
         expect(p).not.toHaveProperty('permissions');
         expect(p).not.toHaveProperty('runners_token');
         expect(p).not.toHaveProperty('import_error');
-        for (const x of [...res.body.projects, ...res.body.shared_projects]) expectProject(x, 'project-in-group', { owner: false, adminFields: false });
+        for (const x of [...res.body.projects, ...res.body.shared_projects])
+          expectProject(x, 'project-in-group', { owner: false, adminFields: false });
       }
     });
   });
@@ -559,16 +726,26 @@ describe('groups API', () => {
 
     it('lets the owner change the settings: 200 with projects, without shared_projects', async () => {
       const project = await createProject(t, { namespace_id: group.id, visibility: 'internal' }, alice.token);
-      const res = await as(alice)
-        .put(`/groups/${group.id}`)
-        .send({ name: 'Renamed Group', description: 'changed', lfs_enabled: false, request_access_enabled: 'true', visibility: 'public' });
+      const res = await as(alice).put(`/groups/${group.id}`).send({
+        name: 'Renamed Group',
+        description: 'changed',
+        lfs_enabled: false,
+        request_access_enabled: 'true',
+        visibility: 'public',
+      });
       expect(res.status).toBe(200);
       expectShape({ ...res.body, shared_projects: [] }, 'group-detail');
       // SPEC.md: shared_projects appears in the single-group answer only (GitLab's code sends the whole GroupDetail).
       expect(res.body).not.toHaveProperty('shared_projects');
       expect(res.body).toMatchObject({
-        id: group.id, name: 'Renamed Group', full_name: 'Renamed Group', description: 'changed', lfs_enabled: false, request_access_enabled: true,
-        visibility: 'public', path: group.path,
+        id: group.id,
+        name: 'Renamed Group',
+        full_name: 'Renamed Group',
+        description: 'changed',
+        lfs_enabled: false,
+        request_access_enabled: true,
+        visibility: 'public',
+        path: group.path,
       });
       expect(res.body.projects.map((p: { id: number }) => p.id)).toEqual([project.id]);
       const again = await as(bob).get(`/groups/${group.id}`);
@@ -603,7 +780,8 @@ describe('groups API', () => {
       const res = await as(alice).put(`/groups/${group.id}`).send({});
       expect(res.status).toBe(400);
       expect(res.body).toEqual({
-        error: 'name, path, description, visibility, lfs_enabled, request_access_enabled are missing, at least one parameter must be provided',
+        error:
+          'name, path, description, visibility, lfs_enabled, request_access_enabled are missing, at least one parameter must be provided',
       });
       const bad = await as(alice).put(`/groups/${group.id}`).send({ visibility: 'everyone' });
       expect(bad.status).toBe(400);
@@ -637,29 +815,56 @@ describe('groups API', () => {
     it('renames the path of a whole tree: subgroups and their projects follow', async () => {
       const s = unique();
       const top = await createGroup(t, { path: `tree-${s}`, name: `Tree ${s}`, visibility: 'public' }, alice.token);
-      const mid = await createGroup(t, { path: 'mid', name: 'Mid', parent_id: top.id, visibility: 'public' }, alice.token);
-      const leaf = await createGroup(t, { path: 'leaf', name: 'Leaf', parent_id: mid.id, visibility: 'public' }, alice.token);
-      const project = await createProject(t, { namespace_id: leaf.id, path: 'code', name: 'Code', visibility: 'public' }, alice.token);
+      const mid = await createGroup(
+        t,
+        { path: 'mid', name: 'Mid', parent_id: top.id, visibility: 'public' },
+        alice.token,
+      );
+      const leaf = await createGroup(
+        t,
+        { path: 'leaf', name: 'Leaf', parent_id: mid.id, visibility: 'public' },
+        alice.token,
+      );
+      const project = await createProject(
+        t,
+        { namespace_id: leaf.id, path: 'code', name: 'Code', visibility: 'public' },
+        alice.token,
+      );
       expect(project.path_with_namespace).toBe(`tree-${s}/mid/leaf/code`);
 
-      const res = await as(alice).put(`/groups/${top.id}`).send({ path: `wood-${s}`, name: `Wood ${s}` });
+      const res = await as(alice)
+        .put(`/groups/${top.id}`)
+        .send({ path: `wood-${s}`, name: `Wood ${s}` });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ path: `wood-${s}`, full_path: `wood-${s}`, web_url: `http://lode.test/groups/wood-${s}` });
+      expect(res.body).toMatchObject({
+        path: `wood-${s}`,
+        full_path: `wood-${s}`,
+        web_url: `http://lode.test/groups/wood-${s}`,
+      });
 
       const l = await anon().get(`/groups/${leaf.id}`);
-      expect(l.body).toMatchObject({ full_path: `wood-${s}/mid/leaf`, full_name: `Wood ${s} / Mid / Leaf`, web_url: `http://lode.test/groups/wood-${s}/mid/leaf` });
+      expect(l.body).toMatchObject({
+        full_path: `wood-${s}/mid/leaf`,
+        full_name: `Wood ${s} / Mid / Leaf`,
+        web_url: `http://lode.test/groups/wood-${s}/mid/leaf`,
+      });
       const m = await anon().get(`/groups/${encodeURIComponent(`wood-${s}/mid`)}`);
       expect(m.status).toBe(200);
       expect(m.body.id).toBe(mid.id);
       expect((await anon().get(`/groups/${encodeURIComponent(`tree-${s}/mid`)}`)).status).toBe(404);
       expect(l.body.projects[0].path_with_namespace).toBe(`wood-${s}/mid/leaf/code`);
       const p = await anon().get(`/projects/${project.id}`);
-      expect(p.body).toMatchObject({ path_with_namespace: `wood-${s}/mid/leaf/code`, web_url: `http://lode.test/wood-${s}/mid/leaf/code` });
+      expect(p.body).toMatchObject({
+        path_with_namespace: `wood-${s}/mid/leaf/code`,
+        web_url: `http://lode.test/wood-${s}/mid/leaf/code`,
+      });
       const byPath = await anon().get(`/projects/${encodeURIComponent(`wood-${s}/mid/leaf/code`)}`);
       expect(byPath.status).toBe(200);
 
       // The old top-level path is free again.
-      const reuse = await as(alice).post('/groups').send({ name: `Tree again ${s}`, path: `tree-${s}` });
+      const reuse = await as(alice)
+        .post('/groups')
+        .send({ name: `Tree again ${s}`, path: `tree-${s}` });
       expect(reuse.status).toBe(201);
     });
 
@@ -669,7 +874,9 @@ describe('groups API', () => {
         const child = await createGroup(t, { visibility: 'internal', parent_id: parent.id }, alice.token);
         const res = await as(alice).put(`/groups/${child.id}`).send({ visibility: 'public' });
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ message: { visibility_level: ['public is not allowed since the parent group has a internal visibility.'] } });
+        expect(res.body).toEqual({
+          message: { visibility_level: ['public is not allowed since the parent group has a internal visibility.'] },
+        });
       });
 
       it('refuses a group more closed than one of its subgroups', async () => {
@@ -677,7 +884,9 @@ describe('groups API', () => {
         await createGroup(t, { visibility: 'internal', parent_id: parent.id }, alice.token);
         const res = await as(alice).put(`/groups/${parent.id}`).send({ visibility: 'private' });
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ message: { visibility_level: ['private is not allowed since there are sub-groups with higher visibility.'] } });
+        expect(res.body).toEqual({
+          message: { visibility_level: ['private is not allowed since there are sub-groups with higher visibility.'] },
+        });
         const ok = await as(alice).put(`/groups/${parent.id}`).send({ visibility: 'internal' });
         expect(ok.status).toBe(200);
       });
@@ -687,7 +896,11 @@ describe('groups API', () => {
         await createProject(t, { namespace_id: parent.id, visibility: 'internal' }, alice.token);
         const res = await as(alice).put(`/groups/${parent.id}`).send({ visibility: 'private' });
         expect(res.status).toBe(400);
-        expect(res.body).toEqual({ message: { visibility_level: ['private is not allowed since this group contains projects with higher visibility.'] } });
+        expect(res.body).toEqual({
+          message: {
+            visibility_level: ['private is not allowed since this group contains projects with higher visibility.'],
+          },
+        });
         const ok = await as(alice).put(`/groups/${parent.id}`).send({ visibility: 'internal' });
         expect(ok.status).toBe(200);
         expect(ok.body.visibility).toBe('internal');
@@ -731,7 +944,9 @@ describe('groups API', () => {
       const doomed = await createGroup(t, { visibility: 'public' }, alice.token);
       const home = await createGroup(t, { visibility: 'public' }, alice.token);
       const project = await createProject(t, { namespace_id: home.id, visibility: 'public' }, alice.token);
-      expect((await as(alice).post(`/projects/${project.id}/share`).send({ group_id: doomed.id, group_access: 30 })).status).toBe(201);
+      expect(
+        (await as(alice).post(`/projects/${project.id}/share`).send({ group_id: doomed.id, group_access: 30 })).status,
+      ).toBe(201);
       expect((await as(alice).get(`/projects/${project.id}`)).body.shared_with_groups).toHaveLength(1);
       expect((await as(alice).delete(`/groups/${doomed.id}`)).status).toBe(204);
       const after = await as(alice).get(`/projects/${project.id}`);
@@ -837,10 +1052,26 @@ describe('groups API', () => {
       member = await createUser(t);
       group = await createGroup(t, { visibility: 'public' }, alice.token);
       await addGroupMember(t, group.id, member.id, 30);
-      a = await createProject(t, { namespace_id: group.id, name: 'Apple', path: 'zz-apple', visibility: 'public', description: 'crunchy' }, alice.token);
-      b = await createProject(t, { namespace_id: group.id, name: 'Banana', path: 'yy-banana', visibility: 'internal' }, alice.token);
-      c = await createProject(t, { namespace_id: group.id, name: 'Cherry', path: 'xx-cherry', visibility: 'private' }, alice.token);
-      d = await createProject(t, { namespace_id: group.id, name: 'Date', path: 'ww-date', visibility: 'public' }, alice.token);
+      a = await createProject(
+        t,
+        { namespace_id: group.id, name: 'Apple', path: 'zz-apple', visibility: 'public', description: 'crunchy' },
+        alice.token,
+      );
+      b = await createProject(
+        t,
+        { namespace_id: group.id, name: 'Banana', path: 'yy-banana', visibility: 'internal' },
+        alice.token,
+      );
+      c = await createProject(
+        t,
+        { namespace_id: group.id, name: 'Cherry', path: 'xx-cherry', visibility: 'private' },
+        alice.token,
+      );
+      d = await createProject(
+        t,
+        { namespace_id: group.id, name: 'Date', path: 'ww-date', visibility: 'public' },
+        alice.token,
+      );
       expect((await as(alice).post(`/projects/${d.id}/archive`)).status).toBe(201);
       expect((await as(member).post(`/projects/${b.id}/star`)).status).toBe(201);
     });
@@ -860,7 +1091,13 @@ describe('groups API', () => {
       for (const token of [undefined, member.token]) {
         const res = await client(t, token).get(`/groups/${group.id}/projects`);
         const p = res.body.find((x: { id: number }) => x.id === a.id);
-        expect(p).toMatchObject({ id: a.id, name: 'Apple', visibility: 'public', archived: false, namespace: expect.objectContaining({ id: group.id }) });
+        expect(p).toMatchObject({
+          id: a.id,
+          name: 'Apple',
+          visibility: 'public',
+          archived: false,
+          namespace: expect.objectContaining({ id: group.id }),
+        });
         expect(p).not.toHaveProperty('permissions');
         expect(p).not.toHaveProperty('runners_token');
         for (const x of res.body) expectProject(x, 'project-in-group', { owner: false, adminFields: false });
@@ -897,8 +1134,24 @@ describe('groups API', () => {
       const res = await as(member).get(`/groups/${group.id}/projects`).query({ simple: true, search: 'apple' });
       expect(res.status).toBe(200);
       expect(Object.keys(res.body[0]).sort()).toEqual(
-        ['id', 'description', 'default_branch', 'tag_list', 'ssh_url_to_repo', 'http_url_to_repo', 'web_url', 'name', 'name_with_namespace',
-          'path', 'path_with_namespace', 'star_count', 'forks_count', 'created_at', 'last_activity_at', 'avatar_url'].sort(),
+        [
+          'id',
+          'description',
+          'default_branch',
+          'tag_list',
+          'ssh_url_to_repo',
+          'http_url_to_repo',
+          'web_url',
+          'name',
+          'name_with_namespace',
+          'path',
+          'path_with_namespace',
+          'star_count',
+          'forks_count',
+          'created_at',
+          'last_activity_at',
+          'avatar_url',
+        ].sort(),
       );
     });
 
@@ -914,7 +1167,13 @@ describe('groups API', () => {
     it('paginates and answers 404 for a group the caller cannot see', async () => {
       const page = await as(member).get(`/groups/${group.id}/projects`).query({ per_page: 2, page: 2 });
       expect(ids(page)).toEqual([a.id]);
-      expect(page.headers).toMatchObject({ 'x-total': '3', 'x-total-pages': '2', 'x-page': '2', 'x-prev-page': '1', 'x-next-page': '' });
+      expect(page.headers).toMatchObject({
+        'x-total': '3',
+        'x-total-pages': '2',
+        'x-page': '2',
+        'x-prev-page': '1',
+        'x-next-page': '',
+      });
       const priv = await createGroup(t, { visibility: 'private' }, alice.token);
       const res = await as(bob).get(`/groups/${priv.id}/projects`);
       expect(res.status).toBe(404);
@@ -939,7 +1198,9 @@ describe('groups API', () => {
     it('takes the project by URL-encoded path as well', async () => {
       const target = await createGroup(t, { visibility: 'public' });
       const project = await createProject(t, { visibility: 'public' }, bob.token);
-      const res = await admin().post(`/groups/${target.full_path}/projects/${encodeURIComponent(project.path_with_namespace)}`);
+      const res = await admin().post(
+        `/groups/${target.full_path}/projects/${encodeURIComponent(project.path_with_namespace)}`,
+      );
       expect(res.status).toBe(201);
       expect(res.body.projects.map((p: { id: number }) => p.id)).toEqual([project.id]);
     });

@@ -8,7 +8,10 @@ import { TcpProxy } from '../support/tcp-proxy';
 import { eventually, startTestApp, TEST_REDIS, type TestApp } from '../support/test-app';
 
 // A 1x1 transparent PNG.
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 /**
  * The outbox proven end to end: a UserDeleted event writes an outbox row in its own transaction;
@@ -34,7 +37,11 @@ describe('outbox relay into BullMQ', () => {
 
   async function userWithAvatar(): Promise<{ id: number; dir: string }> {
     const u = await createUser(t);
-    const res = await t.http().put(`/api/v4/users/${u.id}`).set('PRIVATE-TOKEN', t.rootToken).attach('avatar', PNG, 'me.png');
+    const res = await t
+      .http()
+      .put(`/api/v4/users/${u.id}`)
+      .set('PRIVATE-TOKEN', t.rootToken)
+      .attach('avatar', PNG, 'me.png');
     expect(res.status).toBe(200);
     const dir = join(t.config.dataDir, 'uploads', '-', 'system', 'user', 'avatar', String(u.id));
     expect(existsSync(join(dir, 'me.png'))).toBe(true);
@@ -64,10 +71,18 @@ describe('outbox relay into BullMQ', () => {
     expect(ready.body.checks.database.status).toBe('ok');
 
     // The relay tries and fails meanwhile: the rows wait, with the failure noted.
-    await eventually(async () => Number((await t.db.query(`select count(*) from outbox where attempts > 0`))[0].count) > 0, 15_000);
+    await eventually(
+      async () => Number((await t.db.query(`select count(*) from outbox where attempts > 0`))[0].count) > 0,
+      15_000,
+    );
     // Each UserDeleted waits with its two jobs: the user's files and their group memberships.
-    const waiting = await t.db.query(`select name, count(*)::int as n from outbox where dispatched_at is null group by name order by name`);
-    expect(waiting).toEqual([{ name: 'deleted-user', n: 3 }, { name: 'remove-user-files', n: 3 }]);
+    const waiting = await t.db.query(
+      `select name, count(*)::int as n from outbox where dispatched_at is null group by name order by name`,
+    );
+    expect(waiting).toEqual([
+      { name: 'deleted-user', n: 3 },
+      { name: 'remove-user-files', n: 3 },
+    ]);
     for (const u of users) expect(existsSync(u.dir)).toBe(true);
 
     await proxy.start();
@@ -77,7 +92,10 @@ describe('outbox relay into BullMQ', () => {
 
     // Relaying the same rows again (as after a crash between enqueue and stamp) runs nothing twice:
     // the stable job id makes BullMQ keep the finished job instead of adding a new one.
-    const queue = new Queue(MAINTENANCE_QUEUE, { connection: { host: '127.0.0.1', port: proxy.port }, prefix: t.config.redisPrefix });
+    const queue = new Queue(MAINTENANCE_QUEUE, {
+      connection: { host: '127.0.0.1', port: proxy.port },
+      prefix: t.config.redisPrefix,
+    });
     try {
       const jobIds = users.map((u) => `remove-user-files-${u.id}`);
       const before = await Promise.all(jobIds.map(async (id) => (await queue.getJob(id))?.processedOn));
@@ -99,7 +117,9 @@ describe('outbox relay into BullMQ', () => {
     const [{ events }] = await t.db.query(`select count(*)::int as events from events where type = 'UserDeleted'`);
     const [{ rows }] = await t.db.query(`select count(*)::int as rows from outbox where name = 'remove-user-files'`);
     expect(rows).toBe(events);
-    const orphans = await t.db.query(`select o.id from outbox o left join events e on e.global_position = o.global_position where e.type is distinct from 'UserDeleted'`);
+    const orphans = await t.db.query(
+      `select o.id from outbox o left join events e on e.global_position = o.global_position where e.type is distinct from 'UserDeleted'`,
+    );
     expect(orphans).toEqual([]);
   });
 });

@@ -41,16 +41,26 @@ describe('processes: npm start and the admin command line', () => {
     await exited;
   }
 
-  const api = (path: string, token?: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: token ? { 'PRIVATE-TOKEN': token } : {} });
-  const cli = (...args: string[]) => execFileSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const api = (path: string, token?: string) =>
+    fetch(`http://127.0.0.1:${port}${path}`, { headers: token ? { 'PRIVATE-TOKEN': token } : {} });
+  const cli = (...args: string[]) =>
+    execFileSync(process.execPath, [CLI, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 
   beforeAll(async () => {
-    if (!existsSync(MAIN)) execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
+    if (!existsSync(MAIN))
+      execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
     dataDir = await mkdtemp(join(tmpdir(), 'lode-proc-'));
     port = await freePort();
     env = {
-      PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: url.toString(),
-      REDIS_URL: TEST_REDIS, LODE_REDIS_PREFIX: prefix, LODE_DATA_DIR: dataDir, LODE_LOG_LEVEL: 'log',
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: url.toString(),
+      REDIS_URL: TEST_REDIS,
+      LODE_REDIS_PREFIX: prefix,
+      LODE_DATA_DIR: dataDir,
+      LODE_LOG_LEVEL: 'log',
     };
   }, 120_000);
 
@@ -115,15 +125,26 @@ describe('processes: npm start and the admin command line', () => {
   });
 
   it('projections:rebuild replays every event and reports progress', () => {
-    const out = execFileSync(process.execPath, [CLI, 'projections:rebuild'], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = execFileSync(process.execPath, [CLI, 'projections:rebuild'], {
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(out).toBe('');
-    const result = execFileSync('bash', ['-c', `"${process.execPath}" "${CLI}" projections:rebuild 2>&1`], { env, encoding: 'utf8' });
+    const result = execFileSync('bash', ['-c', `"${process.execPath}" "${CLI}" projections:rebuild 2>&1`], {
+      env,
+      encoding: 'utf8',
+    });
     expect(result).toMatch(/rebuilt the read models from \d+ events/);
   });
 
   it('runs as a worker alone, with no HTTP server', async () => {
     const child = start({ LODE_ROLE: 'worker' });
-    await eventually(() => (child as ChildProcess & { output: () => string }).output().includes('Lode worker running'), 30_000, 200);
+    await eventually(
+      () => (child as ChildProcess & { output: () => string }).output().includes('Lode worker running'),
+      30_000,
+      200,
+    );
     await expect(api('/-/health')).rejects.toThrow();
     await stop(child);
   }, 60_000);

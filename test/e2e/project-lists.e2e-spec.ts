@@ -25,24 +25,33 @@ describe('project lists', () => {
   const idsOf = (res: Response) => (res.body as { id: number }[]).map((p) => p.id);
   const named = (...names: string[]) => names.map((n) => ids[n]);
   const make = async (name: string, token: string, attrs: Record<string, unknown> = {}) => {
-    const res = await as(token).post('/projects').send({ name: `${name} ${unique()}`, ...attrs });
+    const res = await as(token)
+      .post('/projects')
+      .send({ name: `${name} ${unique()}`, ...attrs });
     if (res.status !== 201) throw new Error(`make ${name}: ${res.status} ${JSON.stringify(res.body)}`);
     ids[name] = res.body.id;
     return res.body;
   };
   /** Every id of a list (one page of 100 is enough here), asserting X-Total agrees. */
   const all = async (token: string | undefined, query: Record<string, unknown> = {}) => {
-    const res = await as(token).get('/projects').query({ per_page: 100, ...query });
+    const res = await as(token)
+      .get('/projects')
+      .query({ per_page: 100, ...query });
     expect(res.status).toBe(200);
     expect(Number(res.headers['x-total'])).toBe(res.body.length);
     return res;
   };
-  const sameSet = (actual: number[], expected: number[]) => expect([...actual].sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b));
+  const sameSet = (actual: number[], expected: number[]) =>
+    expect([...actual].sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b));
 
   beforeAll(async () => {
     t = await startTestApp();
     [alice, bob, carol, filler, groupOwner] = await Promise.all([
-      createUser(t), createUser(t), createUser(t, { external: true }), createUser(t), createUser(t, { name: 'Group Keeper' }),
+      createUser(t),
+      createUser(t),
+      createUser(t, { external: true }),
+      createUser(t),
+      createUser(t, { name: 'Group Keeper' }),
     ]);
     const group = await createGroup(t, { name: `Zebra Herd ${unique()}`, visibility: 'public' }, groupOwner.token);
     await make('A1', alice.token, { visibility: 'private' });
@@ -55,15 +64,26 @@ describe('project lists', () => {
     await make('G3', groupOwner.token, { visibility: 'public', namespace_id: group.id });
     await make('N1', alice.token, { visibility: 'public', issues_enabled: false });
     await make('N2', alice.token, { visibility: 'public', merge_requests_enabled: false });
-    expect((await as(groupOwner.token).post(`/projects/${ids.G1}/members`).send({ user_id: alice.id, access_level: 30 })).status).toBe(201);
-    expect((await as(alice.token).post(`/projects/${ids.A2}/members`).send({ user_id: carol.id, access_level: 20 })).status).toBe(201);
+    expect(
+      (await as(groupOwner.token).post(`/projects/${ids.G1}/members`).send({ user_id: alice.id, access_level: 30 }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await as(alice.token).post(`/projects/${ids.A2}/members`).send({ user_id: carol.id, access_level: 20 })).status,
+    ).toBe(201);
     expect((await as(groupOwner.token).post(`/projects/${ids.G3}/archive`)).status).toBe(201);
     expect((await as(bob.token).post(`/projects/${ids.A3}/star`)).status).toBe(201);
     expect((await as(bob.token).post(`/projects/${ids.G2}/star`)).status).toBe(201);
     // The order_by trio: names, paths and creation run in three different orders.
     tag = `ord${unique()}`;
-    for (const [key, name, path] of [['O1', 'charlie', '2'], ['O2', 'alpha', '3'], ['O3', 'bravo', '1']]) {
-      const res = await as(filler.token).post('/projects').send({ name: `${tag}${name}`, path: `${tag}-${path}`, visibility: 'public' });
+    for (const [key, name, path] of [
+      ['O1', 'charlie', '2'],
+      ['O2', 'alpha', '3'],
+      ['O3', 'bravo', '1'],
+    ]) {
+      const res = await as(filler.token)
+        .post('/projects')
+        .send({ name: `${tag}${name}`, path: `${tag}-${path}`, visibility: 'public' });
       ids[key] = res.body.id;
     }
     // Touch the first one last: it becomes the most recently updated and active.
@@ -71,7 +91,11 @@ describe('project lists', () => {
     expect((await as(filler.token).put(`/projects/${ids.O1}`).send({ description: 'touched' })).status).toBe(200);
     for (let i = 0; i < 32; i += 8) {
       const batch = await Promise.all(
-        Array.from({ length: 8 }, (_, j) => as(filler.token).post('/projects').send({ name: `Filler ${i + j} ${unique()}`, visibility: 'public' })),
+        Array.from({ length: 8 }, (_, j) =>
+          as(filler.token)
+            .post('/projects')
+            .send({ name: `Filler ${i + j} ${unique()}`, visibility: 'public' }),
+        ),
       );
       fillerIds = [...fillerIds, ...batch.map((r) => r.body.id)];
     }
@@ -96,10 +120,17 @@ describe('project lists', () => {
       sameSet(idsOf(res), [...common(), ...named('A1', 'A2', 'G1', 'G2')]);
       for (const p of res.body) {
         // Lists never carry the administrators' fields (GitLab passes no user_can_admin_project).
-        expectProject(p, 'project', { owner: p.namespace.kind === 'user', adminFields: false, issues: p.issues_enabled });
+        expectProject(p, 'project', {
+          owner: p.namespace.kind === 'user',
+          adminFields: false,
+          issues: p.issues_enabled,
+        });
       }
       const g1 = res.body.find((p: { id: number }) => p.id === ids.G1);
-      expect(g1.permissions).toEqual({ project_access: { access_level: 30, notification_level: 3 }, group_access: null });
+      expect(g1.permissions).toEqual({
+        project_access: { access_level: 30, notification_level: 3 },
+        group_access: null,
+      });
       sameSet(idsOf(await all(bob.token)), [...common(), ...named('A2', 'B1', 'G2')]);
       sameSet(idsOf(await all(bob.token, { archived: true })), [...common(), ...named('A2', 'B1', 'G2', 'G3')]);
     });
@@ -113,8 +144,16 @@ describe('project lists', () => {
     it('administrators see every project', async () => {
       const res = await all(t.rootToken);
       sameSet(idsOf(res), [...common(), ...named('A1', 'A2', 'B1', 'G1', 'G2')]);
-      sameSet(idsOf(await all(t.rootToken, { archived: true })), [...common(), ...named('A1', 'A2', 'B1', 'G1', 'G2', 'G3')]);
-      for (const p of res.body) expectProject(p, 'project', { owner: p.namespace.kind === 'user', adminFields: false, issues: p.issues_enabled });
+      sameSet(idsOf(await all(t.rootToken, { archived: true })), [
+        ...common(),
+        ...named('A1', 'A2', 'B1', 'G1', 'G2', 'G3'),
+      ]);
+      for (const p of res.body)
+        expectProject(p, 'project', {
+          owner: p.namespace.kind === 'user',
+          adminFields: false,
+          issues: p.issues_enabled,
+        });
     });
   });
 
@@ -181,7 +220,8 @@ describe('project lists', () => {
 
     it('statistics=true adds statistics where the caller may read them (reporters and up, administrators)', async () => {
       const mine = await all(alice.token, { statistics: true, owned: true });
-      for (const p of mine.body) expectProject(p, 'project', { owner: true, adminFields: false, issues: p.issues_enabled, statistics: true });
+      for (const p of mine.body)
+        expectProject(p, 'project', { owner: true, adminFields: false, issues: p.issues_enabled, statistics: true });
       const others = await all(alice.token, { statistics: true, search: tag });
       for (const p of others.body) expectProject(p, 'project', { owner: true, adminFields: false });
       const byAdmin = await all(t.rootToken, { statistics: true, search: tag });
@@ -189,7 +229,10 @@ describe('project lists', () => {
     });
 
     it('combines filters', async () => {
-      sameSet(idsOf(await all(alice.token, { owned: true, visibility: 'public', with_issues_enabled: true })), named('A3', 'N2'));
+      sameSet(
+        idsOf(await all(alice.token, { owned: true, visibility: 'public', with_issues_enabled: true })),
+        named('A3', 'N2'),
+      );
     });
 
     it('refuses bad values with Grape errors (400)', async () => {
@@ -261,7 +304,9 @@ describe('project lists', () => {
       expect(new Set(seen).size).toBe(visible);
       expect(seen).not.toContain(ids.A1);
       expect(seen).not.toContain(ids.G1);
-      const last = await as(bob.token).get('/projects').query({ per_page: 7, page: Math.ceil(visible / 7) });
+      const last = await as(bob.token)
+        .get('/projects')
+        .query({ per_page: 7, page: Math.ceil(visible / 7) });
       expect(last.headers['x-next-page']).toBe('');
     });
 
@@ -297,7 +342,11 @@ describe('project lists', () => {
 
     it('GET /users/:id/projects?per_page=100 runs at most 5 statements', async () => {
       const id = `user-projects-${unique()}`;
-      const res = await t.http().get(`/api/v4/users/${filler.username}/projects?per_page=100`).set('PRIVATE-TOKEN', alice.token).set('X-Request-Id', id);
+      const res = await t
+        .http()
+        .get(`/api/v4/users/${filler.username}/projects?per_page=100`)
+        .set('PRIVATE-TOKEN', alice.token)
+        .set('X-Request-Id', id);
       expect(res.status).toBe(200);
       expect(res.body.length).toBeGreaterThanOrEqual(30);
       expect(counter.forRequest(id)).toBeLessThanOrEqual(5);
@@ -312,7 +361,10 @@ describe('project lists', () => {
       expect(byId.headers['x-total']).toBe('4');
       const byName = await as(bob.token).get(`/users/${alice.username}/projects`).query({ per_page: 100 });
       expect(idsOf(byName)).toEqual(idsOf(byId));
-      sameSet(idsOf(await as(alice.token).get(`/users/${alice.id}/projects`).query({ per_page: 100 })), named('A1', 'A2', 'A3', 'N1', 'N2'));
+      sameSet(
+        idsOf(await as(alice.token).get(`/users/${alice.id}/projects`).query({ per_page: 100 })),
+        named('A1', 'A2', 'A3', 'N1', 'N2'),
+      );
       // Group projects are not personal projects, even for the group's creator.
       sameSet(idsOf(await as(groupOwner.token).get(`/users/${groupOwner.id}/projects`)), []);
     });
@@ -325,7 +377,14 @@ describe('project lists', () => {
     });
 
     it('takes the PL filters', async () => {
-      sameSet(idsOf(await as(alice.token).get(`/users/${alice.id}/projects`).query({ visibility: 'public', with_issues_enabled: true })), named('A3', 'N2'));
+      sameSet(
+        idsOf(
+          await as(alice.token)
+            .get(`/users/${alice.id}/projects`)
+            .query({ visibility: 'public', with_issues_enabled: true }),
+        ),
+        named('A3', 'N2'),
+      );
       sameSet(idsOf(await as(alice.token).get(`/users/${alice.id}/projects`).query({ search: 'needle' })), [ids.A3]);
       const simple = await as(alice.token).get(`/users/${alice.id}/projects`).query({ simple: true });
       for (const p of simple.body) expectShape(p, 'project-simple');

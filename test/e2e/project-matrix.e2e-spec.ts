@@ -19,13 +19,31 @@ const ROLES = ['anonymous', 'non-member', 'guest', 'reporter', 'developer', 'mai
 type Role = (typeof ROLES)[number];
 /** Project members at these levels; `owner` owns the group; `admin` is root. */
 const MEMBER_LEVEL: Partial<Record<Role, number>> = { guest: 10, reporter: 20, developer: 30, maintainer: 40 };
-const LEVEL: Record<Role, number> = { anonymous: 0, 'non-member': 0, guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50, admin: Infinity };
+const LEVEL: Record<Role, number> = {
+  anonymous: 0,
+  'non-member': 0,
+  guest: 10,
+  reporter: 20,
+  developer: 30,
+  maintainer: 40,
+  owner: 50,
+  admin: Infinity,
+};
 
-const OPERATIONS = ['GET project', 'PUT project', 'POST archive', 'DELETE project', 'POST star', 'GET members', 'POST members'] as const;
+const OPERATIONS = [
+  'GET project',
+  'PUT project',
+  'POST archive',
+  'DELETE project',
+  'POST star',
+  'GET members',
+  'POST members',
+] as const;
 type Operation = (typeof OPERATIONS)[number];
 
 /** Whether the role sees a project of this visibility (internal: any signed-in user; private: members). */
-const sees = (role: Role, v: Visibility) => role === 'admin' || LEVEL[role] > 0 || v === 'public' || (v === 'internal' && role !== 'anonymous');
+const sees = (role: Role, v: Visibility) =>
+  role === 'admin' || LEVEL[role] > 0 || v === 'public' || (v === 'internal' && role !== 'anonymous');
 
 /** GitLab's answer: 401 for anonymous writes, 404 for what one may not see, 403 below the level an operation needs. */
 function expectedStatus(op: Operation, role: Role, v: Visibility): number {
@@ -35,25 +53,35 @@ function expectedStatus(op: Operation, role: Role, v: Visibility): number {
   if (!sees(role, v)) return 404;
   const needs = (level: number, ok: number) => (LEVEL[role] >= level ? ok : 403);
   switch (op) {
-    case 'PUT project': return needs(40, 200); // admin_project: maintainers
-    case 'POST archive': return needs(50, 201); // archive_project: owners
-    case 'DELETE project': return needs(50, 202); // remove_project: owners
-    case 'POST star': return 201; // anyone who sees it
-    case 'POST members': return needs(40, 201); // admin_project_member: maintainers
+    case 'PUT project':
+      return needs(40, 200); // admin_project: maintainers
+    case 'POST archive':
+      return needs(50, 201); // archive_project: owners
+    case 'DELETE project':
+      return needs(50, 202); // remove_project: owners
+    case 'POST star':
+      return 201; // anyone who sees it
+    case 'POST members':
+      return needs(40, 201); // admin_project_member: maintainers
   }
 }
 
 /** Each visibility of project in a group of the same or a more open visibility. */
-const COMBOS: [Visibility, Visibility][] = VISIBILITIES.flatMap((p) => VISIBILITIES.filter((g) => RANK[g] >= RANK[p]).map((g) => [p, g] as [Visibility, Visibility]));
+const COMBOS: [Visibility, Visibility][] = VISIBILITIES.flatMap((p) =>
+  VISIBILITIES.filter((g) => RANK[g] >= RANK[p]).map((g) => [p, g] as [Visibility, Visibility]),
+);
 
 describe('role × visibility matrix', () => {
   let t: TestApp;
   const people: Partial<Record<Role, SeededUser>> = {};
-  const as = (role: Role) => client(t, role === 'anonymous' ? undefined : role === 'admin' ? t.rootToken : people[role]!.token);
+  const as = (role: Role) =>
+    client(t, role === 'anonymous' ? undefined : role === 'admin' ? t.rootToken : people[role]!.token);
 
   beforeAll(async () => {
     t = await startTestApp();
-    for (const role of ROLES) if (role !== 'anonymous' && role !== 'admin') people[role] = await createUser(t, { username: `${role.replace('-', '')}${unique()}` });
+    for (const role of ROLES)
+      if (role !== 'anonymous' && role !== 'admin')
+        people[role] = await createUser(t, { username: `${role.replace('-', '')}${unique()}` });
   });
   afterAll(async () => {
     await t?.close();
@@ -62,12 +90,16 @@ describe('role × visibility matrix', () => {
   /** A project of visibility `v` in a new group of visibility `g` owned by `owner`, with the member roles. */
   const setUp = async (v: Visibility, g: Visibility) => {
     const group = await createGroup(t, { visibility: g }, people.owner!.token);
-    const res = await as('owner').post('/projects').send({ name: `Matrix ${v} in ${g} ${unique()}`, namespace_id: group.id, visibility: v });
+    const res = await as('owner')
+      .post('/projects')
+      .send({ name: `Matrix ${v} in ${g} ${unique()}`, namespace_id: group.id, visibility: v });
     if (res.status !== 201) throw new Error(`setUp: ${res.status} ${JSON.stringify(res.body)}`);
     const id = res.body.id as number;
     await Promise.all(
       Object.entries(MEMBER_LEVEL).map(async ([role, level]) => {
-        const added = await as('owner').post(`/projects/${id}/members`).send({ user_id: people[role as Role]!.id, access_level: level });
+        const added = await as('owner')
+          .post(`/projects/${id}/members`)
+          .send({ user_id: people[role as Role]!.id, access_level: level });
         if (added.status !== 201) throw new Error(`setUp member: ${added.status} ${JSON.stringify(added.body)}`);
       }),
     );
@@ -84,7 +116,9 @@ describe('role × visibility matrix', () => {
       case 'GET project':
         if (role === 'anonymous') return expectShape(res.body, 'project-simple');
         expectProject(res.body, 'project', { owner: false, adminFields: administers });
-        return expect(res.body.permissions.project_access).toEqual(MEMBER_LEVEL[role] ? { access_level: MEMBER_LEVEL[role], notification_level: 3 } : null);
+        return expect(res.body.permissions.project_access).toEqual(
+          MEMBER_LEVEL[role] ? { access_level: MEMBER_LEVEL[role], notification_level: 3 } : null,
+        );
       case 'PUT project':
         expectProject(res.body, 'project-in-group', { owner: false, adminFields: administers });
         return expect(res.body.description).toBe(`edited by ${role}`);
@@ -123,22 +157,40 @@ describe('role × visibility matrix', () => {
         const c = as(role);
         let res: Response;
         switch (op) {
-          case 'GET project': res = await c.get(`/projects/${projectId}`); break;
-          case 'PUT project': res = await c.put(`/projects/${projectId}`).send({ description: `edited by ${role}` }); break;
-          case 'POST archive': res = await c.post(`/projects/${projectId}/archive`); break;
-          case 'DELETE project': res = await c.delete(`/projects/${doomed[i]}`); break;
-          case 'POST star': res = await c.post(`/projects/${projectId}/star`); break;
-          case 'GET members': res = await c.get(`/projects/${projectId}/members`); break;
-          case 'POST members': res = await c.post(`/projects/${projectId}/members`).send({ user_id: candidate.id, access_level: 10 }); break;
+          case 'GET project':
+            res = await c.get(`/projects/${projectId}`);
+            break;
+          case 'PUT project':
+            res = await c.put(`/projects/${projectId}`).send({ description: `edited by ${role}` });
+            break;
+          case 'POST archive':
+            res = await c.post(`/projects/${projectId}/archive`);
+            break;
+          case 'DELETE project':
+            res = await c.delete(`/projects/${doomed[i]}`);
+            break;
+          case 'POST star':
+            res = await c.post(`/projects/${projectId}/star`);
+            break;
+          case 'GET members':
+            res = await c.get(`/projects/${projectId}/members`);
+            break;
+          case 'POST members':
+            res = await c.post(`/projects/${projectId}/members`).send({ user_id: candidate.id, access_level: 10 });
+            break;
         }
         actual[role] = res.status;
         expected[role] = expectedStatus(op, role, v);
         if (res.status === expected[role]) checkBody(op, role, res);
         // Put things back for the next role.
-        if (op === 'POST archive' && res.status === 201) expect((await as('admin').post(`/projects/${projectId}/unarchive`)).status).toBe(201);
-        if (op === 'POST members' && res.status === 201) expect((await as('admin').delete(`/projects/${projectId}/members/${candidate.id}`)).status).toBe(204);
-        if (op === 'DELETE project' && res.status === 202) expect((await as('admin').get(`/projects/${doomed[i]}`)).status).toBe(404);
-        if (op === 'DELETE project' && res.status !== 202) expect((await as('admin').get(`/projects/${doomed[i]}`)).status).toBe(200);
+        if (op === 'POST archive' && res.status === 201)
+          expect((await as('admin').post(`/projects/${projectId}/unarchive`)).status).toBe(201);
+        if (op === 'POST members' && res.status === 201)
+          expect((await as('admin').delete(`/projects/${projectId}/members/${candidate.id}`)).status).toBe(204);
+        if (op === 'DELETE project' && res.status === 202)
+          expect((await as('admin').get(`/projects/${doomed[i]}`)).status).toBe(404);
+        if (op === 'DELETE project' && res.status !== 202)
+          expect((await as('admin').get(`/projects/${doomed[i]}`)).status).toBe(200);
       }
       expect(actual).toEqual(expected);
       if (op === 'POST star') {
@@ -149,7 +201,14 @@ describe('role × visibility matrix', () => {
   });
 
   it('covers every cell', () => {
-    expect(COMBOS).toEqual([['private', 'private'], ['private', 'internal'], ['private', 'public'], ['internal', 'internal'], ['internal', 'public'], ['public', 'public']]);
+    expect(COMBOS).toEqual([
+      ['private', 'private'],
+      ['private', 'internal'],
+      ['private', 'public'],
+      ['internal', 'internal'],
+      ['internal', 'public'],
+      ['public', 'public'],
+    ]);
     expect(COMBOS.length * ROLES.length * OPERATIONS.length).toBe(336);
   });
 });

@@ -24,11 +24,14 @@ describe('projects API', () => {
   const admin = () => as(t.rootToken);
   const anon = () => as();
   /** Events other than the sign-in day a token's first use records. */
-  const eventCount = async () => Number((await t.db.query(`select count(*)::int as n from events where type <> 'UserActivityRecorded'`))[0].n);
+  const eventCount = async () =>
+    Number((await t.db.query(`select count(*)::int as n from events where type <> 'UserActivityRecorded'`))[0].n);
   /** A project made through the API; fails the test on anything but 201. */
   const make = async (token: string, attrs: Record<string, unknown> = {}) => {
     const s = unique();
-    const res = await as(token).post('/projects').send({ name: `Project ${s}`, ...attrs });
+    const res = await as(token)
+      .post('/projects')
+      .send({ name: `Project ${s}`, ...attrs });
     if (res.status !== 201) throw new Error(`make: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body as { id: number; name: string; path: string; path_with_namespace: string; web_url: string };
   };
@@ -48,7 +51,12 @@ describe('projects API', () => {
   beforeAll(async () => {
     t = await startTestApp();
     [alice, bob, groupOwner, maintainer, developer, guest] = await Promise.all([
-      createUser(t, { name: 'Alice Anders' }), createUser(t), createUser(t), createUser(t), createUser(t), createUser(t),
+      createUser(t, { name: 'Alice Anders' }),
+      createUser(t),
+      createUser(t),
+      createUser(t),
+      createUser(t),
+      createUser(t),
     ]);
     group = await createGroup(t, { name: `Team ${unique()}`, visibility: 'public' }, groupOwner.token);
     await addGroupMember(t, group.id, maintainer.id, 40);
@@ -80,30 +88,72 @@ describe('projects API', () => {
       expectProject(res.body, 'project-in-group', { owner: true, adminFields: true });
       const web = `http://lode.test/${alice.username}/foo-project`;
       expect(res.body).toMatchObject({
-        name: 'Foo Project', path: 'foo-project', path_with_namespace: `${alice.username}/foo-project`, visibility: 'private',
-        name_with_namespace: 'Alice Anders / Foo Project', description: null, default_branch: null, tag_list: [], archived: false,
-        web_url: web, http_url_to_repo: `${web}.git`, ssh_url_to_repo: `git@lode.test:${alice.username}/foo-project.git`,
-        avatar_url: null, star_count: 0, forks_count: 0, open_issues_count: 0, creator_id: alice.id, import_status: 'none', import_error: null,
-        shared_with_groups: [], issues_enabled: true, merge_requests_enabled: true, wiki_enabled: true, jobs_enabled: true,
-        snippets_enabled: true, container_registry_enabled: true, shared_runners_enabled: true, lfs_enabled: true, public_jobs: true,
-        request_access_enabled: false, only_allow_merge_if_pipeline_succeeds: false, only_allow_merge_if_all_discussions_are_resolved: false,
-        resolve_outdated_diff_discussions: false, printing_merge_requests_link_enabled: true, ci_config_path: null,
+        name: 'Foo Project',
+        path: 'foo-project',
+        path_with_namespace: `${alice.username}/foo-project`,
+        visibility: 'private',
+        name_with_namespace: 'Alice Anders / Foo Project',
+        description: null,
+        default_branch: null,
+        tag_list: [],
+        archived: false,
+        web_url: web,
+        http_url_to_repo: `${web}.git`,
+        ssh_url_to_repo: `git@lode.test:${alice.username}/foo-project.git`,
+        avatar_url: null,
+        star_count: 0,
+        forks_count: 0,
+        open_issues_count: 0,
+        creator_id: alice.id,
+        import_status: 'none',
+        import_error: null,
+        shared_with_groups: [],
+        issues_enabled: true,
+        merge_requests_enabled: true,
+        wiki_enabled: true,
+        jobs_enabled: true,
+        snippets_enabled: true,
+        container_registry_enabled: true,
+        shared_runners_enabled: true,
+        lfs_enabled: true,
+        public_jobs: true,
+        request_access_enabled: false,
+        only_allow_merge_if_pipeline_succeeds: false,
+        only_allow_merge_if_all_discussions_are_resolved: false,
+        resolve_outdated_diff_discussions: false,
+        printing_merge_requests_link_enabled: true,
+        ci_config_path: null,
         owner: { id: alice.id, name: 'Alice Anders' },
       });
-      expect(res.body.namespace).toEqual({ id: expect.any(Number), name: alice.username, path: alice.username, kind: 'user', full_path: alice.username, parent_id: null });
+      expect(res.body.namespace).toEqual({
+        id: expect.any(Number),
+        name: alice.username,
+        path: alice.username,
+        kind: 'user',
+        full_path: alice.username,
+        parent_id: null,
+      });
       expect(res.body.runners_token).toMatch(/^[\w-]{16,}$/);
       expect(res.body.owner.created_at).toMatch(/^\d{4}-\d\d-\d\dT/);
       const api = `http://lode.test/api/v4/projects/${res.body.id}`;
       expect(res.body._links).toEqual({
-        self: api, issues: `${api}/issues`, merge_requests: `${api}/merge_requests`, repo_branches: `${api}/repository/branches`,
-        labels: `${api}/labels`, events: `${api}/events`, members: `${api}/members`,
+        self: api,
+        issues: `${api}/issues`,
+        merge_requests: `${api}/merge_requests`,
+        repo_branches: `${api}/repository/branches`,
+        labels: `${api}/labels`,
+        events: `${api}/events`,
+        members: `${api}/members`,
       });
       expect(Date.parse(res.body.created_at)).toBeGreaterThan(Date.now() - 60_000);
       // GitLab makes the namespace owner a master (40) of a personal project.
       const get = await as(alice.token).get(`/projects/${res.body.id}`);
       expect(get.status).toBe(200);
       expectProject(get.body, 'project', { owner: true, adminFields: true });
-      expect(get.body.permissions).toEqual({ project_access: { access_level: 40, notification_level: 3 }, group_access: null });
+      expect(get.body.permissions).toEqual({
+        project_access: { access_level: 40, notification_level: 3 },
+        group_access: null,
+      });
     });
 
     it('takes the name from the path when only the path is given', async () => {
@@ -119,22 +169,53 @@ describe('projects API', () => {
     });
 
     it('takes every write field, booleans as strings and forms, and sorts the tags', async () => {
-      const res = await as(alice.token).post('/projects').type('form').send({
-        name: `Switches ${unique()}`, description: 'all the switches', visibility: 'internal', default_branch: 'develop',
-        issues_enabled: 'false', merge_requests_enabled: 'False', wiki_enabled: 'no', jobs_enabled: '0', snippets_enabled: 'f',
-        container_registry_enabled: 'false', shared_runners_enabled: 'false', public_jobs: 'false', lfs_enabled: 'false',
-        request_access_enabled: 'true', only_allow_merge_if_pipeline_succeeds: 'TRUE', only_allow_merge_if_all_discussions_are_resolved: 'yes',
-        resolve_outdated_diff_discussions: '1', printing_merge_request_link_enabled: 'false', ci_config_path: 'ci/pipeline.yml',
-        'tag_list[]': ['zeta', 'alpha', 'mid'],
-      });
+      const res = await as(alice.token)
+        .post('/projects')
+        .type('form')
+        .send({
+          name: `Switches ${unique()}`,
+          description: 'all the switches',
+          visibility: 'internal',
+          default_branch: 'develop',
+          issues_enabled: 'false',
+          merge_requests_enabled: 'False',
+          wiki_enabled: 'no',
+          jobs_enabled: '0',
+          snippets_enabled: 'f',
+          container_registry_enabled: 'false',
+          shared_runners_enabled: 'false',
+          public_jobs: 'false',
+          lfs_enabled: 'false',
+          request_access_enabled: 'true',
+          only_allow_merge_if_pipeline_succeeds: 'TRUE',
+          only_allow_merge_if_all_discussions_are_resolved: 'yes',
+          resolve_outdated_diff_discussions: '1',
+          printing_merge_request_link_enabled: 'false',
+          ci_config_path: 'ci/pipeline.yml',
+          'tag_list[]': ['zeta', 'alpha', 'mid'],
+        });
       expect(res.status).toBe(201);
       expectProject(res.body, 'project-in-group', { owner: true, adminFields: true, issues: false });
       expect(res.body).toMatchObject({
-        description: 'all the switches', visibility: 'internal', default_branch: 'develop', issues_enabled: false, merge_requests_enabled: false,
-        wiki_enabled: false, jobs_enabled: false, snippets_enabled: false, container_registry_enabled: false, shared_runners_enabled: false,
-        public_jobs: false, lfs_enabled: false, request_access_enabled: true, only_allow_merge_if_pipeline_succeeds: true,
-        only_allow_merge_if_all_discussions_are_resolved: true, resolve_outdated_diff_discussions: true,
-        printing_merge_requests_link_enabled: false, ci_config_path: 'ci/pipeline.yml', tag_list: ['alpha', 'mid', 'zeta'],
+        description: 'all the switches',
+        visibility: 'internal',
+        default_branch: 'develop',
+        issues_enabled: false,
+        merge_requests_enabled: false,
+        wiki_enabled: false,
+        jobs_enabled: false,
+        snippets_enabled: false,
+        container_registry_enabled: false,
+        shared_runners_enabled: false,
+        public_jobs: false,
+        lfs_enabled: false,
+        request_access_enabled: true,
+        only_allow_merge_if_pipeline_succeeds: true,
+        only_allow_merge_if_all_discussions_are_resolved: true,
+        resolve_outdated_diff_discussions: true,
+        printing_merge_requests_link_enabled: false,
+        ci_config_path: 'ci/pipeline.yml',
+        tag_list: ['alpha', 'mid', 'zeta'],
       });
       // Issues and merge requests off: no open_issues_count, no links to them.
       expect(res.body).not.toHaveProperty('open_issues_count');
@@ -142,14 +223,20 @@ describe('projects API', () => {
     });
 
     it('takes tag_list as a JSON array or a comma-separated string', async () => {
-      const json = await as(alice.token).post('/projects').send({ name: `Tags ${unique()}`, tag_list: ['b', 'a', 'b'] });
+      const json = await as(alice.token)
+        .post('/projects')
+        .send({ name: `Tags ${unique()}`, tag_list: ['b', 'a', 'b'] });
       expect(json.body.tag_list).toEqual(['a', 'b']);
-      const csv = await as(alice.token).post('/projects').send({ name: `Tags ${unique()}`, tag_list: 'y,x' });
+      const csv = await as(alice.token)
+        .post('/projects')
+        .send({ name: `Tags ${unique()}`, tag_list: 'y,x' });
       expect(csv.body.tag_list).toEqual(['x', 'y']);
     });
 
     it('refuses a bad visibility value (400 Grape values)', async () => {
-      const res = await as(alice.token).post('/projects').send({ name: `Bad ${unique()}`, visibility: 'secret' });
+      const res = await as(alice.token)
+        .post('/projects')
+        .send({ name: `Bad ${unique()}`, visibility: 'secret' });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'visibility does not have a valid value' });
     });
@@ -158,42 +245,76 @@ describe('projects API', () => {
       const s = unique();
       await make(alice.token, { name: `Dup ${s}`, path: `dup-${s}` });
       const before = await eventCount();
-      const both = await as(alice.token).post('/projects').send({ name: `Dup ${s}` });
+      const both = await as(alice.token)
+        .post('/projects')
+        .send({ name: `Dup ${s}` });
       expect(both.status).toBe(400);
       expect(both.body).toEqual({ message: { name: ['has already been taken'], path: ['has already been taken'] } });
-      const name = await as(alice.token).post('/projects').send({ name: `dup ${s}`, path: `other-${s}` });
+      const name = await as(alice.token)
+        .post('/projects')
+        .send({ name: `dup ${s}`, path: `other-${s}` });
       expect(name.status).toBe(400);
       expect(name.body).toEqual({ message: { name: ['has already been taken'] } });
-      const path = await as(alice.token).post('/projects').send({ name: `Other ${s}`, path: `DUP-${s}` });
+      const path = await as(alice.token)
+        .post('/projects')
+        .send({ name: `Other ${s}`, path: `DUP-${s}` });
       expect(path.status).toBe(400);
       expect(path.body).toEqual({ message: { path: ['has already been taken'] } });
       expect(await eventCount()).toBe(before);
       // The same path in another namespace is fine.
-      expect((await as(bob.token).post('/projects').send({ name: `Dup ${s}` })).status).toBe(201);
+      expect(
+        (
+          await as(bob.token)
+            .post('/projects')
+            .send({ name: `Dup ${s}` })
+        ).status,
+      ).toBe(201);
     });
 
     it('reports a malformed name or path with GitLab messages (400)', async () => {
-      const path = await as(alice.token).post('/projects').send({ name: `Fine ${unique()}`, path: '-starts-with-dash' });
+      const path = await as(alice.token)
+        .post('/projects')
+        .send({ name: `Fine ${unique()}`, path: '-starts-with-dash' });
       expect(path.status).toBe(400);
-      expect(path.body).toEqual({ message: { path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"] } });
+      expect(path.body).toEqual({
+        message: {
+          path: [
+            "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'",
+          ],
+        },
+      });
       for (const p of ['ends.git', 'ends.atom', 'has space', 'has/slash']) {
-        const res = await as(alice.token).post('/projects').send({ name: `Fine ${unique()}`, path: p });
+        const res = await as(alice.token)
+          .post('/projects')
+          .send({ name: `Fine ${unique()}`, path: p });
         expect(res.status).toBe(400);
         expect(Object.keys(res.body.message)).toEqual(['path']);
       }
-      const name = await as(alice.token).post('/projects').send({ name: '*stars*', path: `ok-${unique()}` });
+      const name = await as(alice.token)
+        .post('/projects')
+        .send({ name: '*stars*', path: `ok-${unique()}` });
       expect(name.status).toBe(400);
-      expect(name.body).toEqual({ message: { name: ["can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'."] } });
+      expect(name.body).toEqual({
+        message: {
+          name: [
+            "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.",
+          ],
+        },
+      });
       // A name with nothing ASCII parameterizes to an empty path, which GitLab reports as blank.
       const blank = await as(alice.token).post('/projects').send({ name: '日本' });
       expect(blank.status).toBe(400);
       expect(blank.body).toEqual({ message: { path: ["can't be blank"] } });
-      const long = await as(alice.token).post('/projects').send({ name: 'n'.repeat(256), path: `ok-${unique()}` });
+      const long = await as(alice.token)
+        .post('/projects')
+        .send({ name: 'n'.repeat(256), path: `ok-${unique()}` });
       expect(long.body).toEqual({ message: { name: ['is too long (maximum is 255 characters)'] } });
     });
 
     it('accepts a path ending in a dot (project paths, unlike namespace paths, may)', async () => {
-      const res = await as(alice.token).post('/projects').send({ name: `Dot ${unique()}`, path: `dotted-${unique()}.` });
+      const res = await as(alice.token)
+        .post('/projects')
+        .send({ name: `Dot ${unique()}`, path: `dotted-${unique()}.` });
       expect(res.status).toBe(201);
     });
 
@@ -201,27 +322,42 @@ describe('projects API', () => {
       it('takes the caller’s own namespace, explicitly or by default', async () => {
         const first = await make(alice.token);
         const nsId = (await as(alice.token).get(`/projects/${first.id}`)).body.namespace.id;
-        const res = await as(alice.token).post('/projects').send({ name: `Own ${unique()}`, namespace_id: String(nsId) });
+        const res = await as(alice.token)
+          .post('/projects')
+          .send({ name: `Own ${unique()}`, namespace_id: String(nsId) });
         expect(res.status).toBe(201);
         expect(res.body.namespace).toMatchObject({ id: nsId, kind: 'user' });
       });
 
       it('creates in a group for its maintainers and owners (no owner key, namespace of kind group)', async () => {
         for (const who of [maintainer, groupOwner]) {
-          const res = await as(who.token).post('/projects').send({ name: `In group ${unique()}`, namespace_id: group.id, visibility: 'public' });
+          const res = await as(who.token)
+            .post('/projects')
+            .send({ name: `In group ${unique()}`, namespace_id: group.id, visibility: 'public' });
           expect(res.status).toBe(201);
           expectProject(res.body, 'project-in-group', { owner: false, adminFields: true });
-          expect(res.body.namespace).toEqual({ id: group.id, name: group.name, path: group.full_path, kind: 'group', full_path: group.full_path, parent_id: null });
+          expect(res.body.namespace).toEqual({
+            id: group.id,
+            name: group.name,
+            path: group.full_path,
+            kind: 'group',
+            full_path: group.full_path,
+            parent_id: null,
+          });
           expect(res.body.name_with_namespace).toBe(`${group.name} / ${res.body.name}`);
           expect(res.body.creator_id).toBe(who.id);
         }
       });
 
       it('lets administrators create in any group and in any user’s namespace', async () => {
-        const inGroup = await admin().post('/projects').send({ name: `Admin ${unique()}`, namespace_id: group.id });
+        const inGroup = await admin()
+          .post('/projects')
+          .send({ name: `Admin ${unique()}`, namespace_id: group.id });
         expect(inGroup.status).toBe(201);
         const bobsNs = (await as(bob.token).get(`/projects/${(await make(bob.token)).id}`)).body.namespace.id;
-        const inUser = await admin().post('/projects').send({ name: `For bob ${unique()}`, namespace_id: bobsNs });
+        const inUser = await admin()
+          .post('/projects')
+          .send({ name: `For bob ${unique()}`, namespace_id: bobsNs });
         expect(inUser.status).toBe(201);
         expect(inUser.body.namespace.id).toBe(bobsNs);
         expect(inUser.body.owner.id).toBe(bob.id);
@@ -233,8 +369,17 @@ describe('projects API', () => {
         const privateGroup = await createGroup(t, { visibility: 'private' }, groupOwner.token);
         const bobsNs = (await as(bob.token).get(`/projects/${(await make(bob.token)).id}`)).body.namespace.id;
         const before = await eventCount();
-        for (const [who, nsId] of [[developer, group.id], [guest, group.id], [bob, group.id], [bob, privateGroup.id], [alice, bobsNs], [alice, 999999]] as const) {
-          const res = await as(who.token).post('/projects').send({ name: `Denied ${unique()}`, namespace_id: nsId });
+        for (const [who, nsId] of [
+          [developer, group.id],
+          [guest, group.id],
+          [bob, group.id],
+          [bob, privateGroup.id],
+          [alice, bobsNs],
+          [alice, 999999],
+        ] as const) {
+          const res = await as(who.token)
+            .post('/projects')
+            .send({ name: `Denied ${unique()}`, namespace_id: nsId });
           expect(res.status).toBe(400);
           expect(res.body).toEqual({ message: { namespace: ['is not valid'] } });
         }
@@ -246,10 +391,14 @@ describe('projects API', () => {
 
       it('refuses a visibility more open than the group (400 visibility_level)', async () => {
         const internal = await createGroup(t, { visibility: 'internal' }, groupOwner.token);
-        const res = await as(groupOwner.token).post('/projects').send({ name: `Too open ${unique()}`, namespace_id: internal.id, visibility: 'public' });
+        const res = await as(groupOwner.token)
+          .post('/projects')
+          .send({ name: `Too open ${unique()}`, namespace_id: internal.id, visibility: 'public' });
         expect(res.status).toBe(400);
         expect(res.body).toEqual({ message: { visibility_level: ['public is not allowed in a internal group.'] } });
-        const ok = await as(groupOwner.token).post('/projects').send({ name: `Fits ${unique()}`, namespace_id: internal.id, visibility: 'internal' });
+        const ok = await as(groupOwner.token)
+          .post('/projects')
+          .send({ name: `Fits ${unique()}`, namespace_id: internal.id, visibility: 'internal' });
         expect(ok.status).toBe(201);
       });
     });
@@ -260,14 +409,21 @@ describe('projects API', () => {
       const before = await eventCount();
       const second = await as(limited.token).post('/projects').send({ name: 'second' });
       expect(second.status).toBe(403);
-      expect(second.body).toEqual({ message: '403 Forbidden - Your project limit is 1 projects! Please contact your administrator to increase it' });
+      expect(second.body).toEqual({
+        message: '403 Forbidden - Your project limit is 1 projects! Please contact your administrator to increase it',
+      });
       expect(await eventCount()).toBe(before);
       const g = await createGroup(t, {}, limited.token);
-      expect((await as(limited.token).post('/projects').send({ name: 'in group', namespace_id: g.id })).status).toBe(201);
+      expect((await as(limited.token).post('/projects').send({ name: 'in group', namespace_id: g.id })).status).toBe(
+        201,
+      );
       const none = await createUser(t, { projects_limit: 0 });
       const zero = await as(none.token).post('/projects').send({ name: 'nope' });
       expect(zero.status).toBe(403);
-      expect(zero.body).toEqual({ message: '403 Forbidden - Personal project creation is not allowed. Please contact your administrator with questions' });
+      expect(zero.body).toEqual({
+        message:
+          '403 Forbidden - Personal project creation is not allowed. Please contact your administrator with questions',
+      });
     });
   });
 
@@ -277,8 +433,13 @@ describe('projects API', () => {
       expect(res.status).toBe(201);
       expectProject(res.body, 'project-in-group', { owner: true, adminFields: true });
       expect(res.body).toMatchObject({
-        name: 'Made For Bob', path: 'made-for-bob', visibility: 'internal', creator_id: bob.id, owner: { id: bob.id },
-        namespace: { name: bob.username, kind: 'user' }, path_with_namespace: `${bob.username}/made-for-bob`,
+        name: 'Made For Bob',
+        path: 'made-for-bob',
+        visibility: 'internal',
+        creator_id: bob.id,
+        owner: { id: bob.id },
+        namespace: { name: bob.username, kind: 'user' },
+        path_with_namespace: `${bob.username}/made-for-bob`,
       });
       const mine = await as(bob.token).get(`/projects/${res.body.id}`);
       expect(mine.body.permissions.project_access).toEqual({ access_level: 40, notification_level: 3 });
@@ -310,8 +471,16 @@ describe('projects API', () => {
 
     beforeAll(async () => {
       personal = await make(alice.token, { visibility: 'private' });
-      const sub = (await as(groupOwner.token).post('/groups').send({ name: `Sub ${unique()}`, path: `sub-${unique()}`, parent_id: group.id, visibility: 'public' })).body;
-      nested = (await as(groupOwner.token).post('/projects').send({ name: `Nested ${unique()}`, namespace_id: sub.id, visibility: 'private' })).body;
+      const sub = (
+        await as(groupOwner.token)
+          .post('/groups')
+          .send({ name: `Sub ${unique()}`, path: `sub-${unique()}`, parent_id: group.id, visibility: 'public' })
+      ).body;
+      nested = (
+        await as(groupOwner.token)
+          .post('/projects')
+          .send({ name: `Nested ${unique()}`, namespace_id: sub.id, visibility: 'private' })
+      ).body;
       publicOne = await make(alice.token, { visibility: 'public', tag_list: ['x'] });
     });
 
@@ -321,7 +490,9 @@ describe('projects API', () => {
       const byPath = await as(alice.token).get(`/projects/${encodeURIComponent(personal.path_with_namespace)}`);
       expect(byPath.status).toBe(200);
       expect(byPath.body).toEqual(byId.body);
-      const upper = await as(alice.token).get(`/projects/${encodeURIComponent(personal.path_with_namespace.toUpperCase())}`);
+      const upper = await as(alice.token).get(
+        `/projects/${encodeURIComponent(personal.path_with_namespace.toUpperCase())}`,
+      );
       expect(upper.body.id).toBe(personal.id);
       expect(nested.path_with_namespace.split('/')).toHaveLength(3);
       const deep = await as(groupOwner.token).get(`/projects/${nested.path_with_namespace.replace(/\//g, '%2F')}`);
@@ -329,7 +500,10 @@ describe('projects API', () => {
       expect(deep.body.id).toBe(nested.id);
       expectProject(deep.body, 'project', { owner: false, adminFields: true });
       // The subgroup's creator owns it: a membership of the project's own group, not of the project.
-      expect(deep.body.permissions).toEqual({ project_access: null, group_access: { access_level: 50, notification_level: 3 } });
+      expect(deep.body.permissions).toEqual({
+        project_access: null,
+        group_access: { access_level: 50, notification_level: 3 },
+      });
     });
 
     it('answers 404 Project Not Found for private projects of others, unknown ids and paths', async () => {
@@ -360,7 +534,13 @@ describe('projects API', () => {
     it('adds statistics when asked, for those who may read them', async () => {
       const res = await as(alice.token).get(`/projects/${personal.id}`).query({ statistics: 'true' });
       expectProject(res.body, 'project', { owner: true, adminFields: true, statistics: true });
-      expect(res.body.statistics).toEqual({ commit_count: 0, storage_size: 0, repository_size: 0, lfs_objects_size: 0, job_artifacts_size: 0 });
+      expect(res.body.statistics).toEqual({
+        commit_count: 0,
+        storage_size: 0,
+        repository_size: 0,
+        lfs_objects_size: 0,
+        job_artifacts_size: 0,
+      });
       const byAdmin = await admin().get(`/projects/${personal.id}?statistics=1`);
       expectProject(byAdmin.body, 'project', { owner: true, adminFields: true, statistics: true });
       const without = await as(alice.token).get(`/projects/${personal.id}?statistics=false`);
@@ -372,7 +552,13 @@ describe('projects API', () => {
 
     it('shows runners_token and import_error to maintainers, owners and administrators only', async () => {
       const p = await make(groupOwner.token, { namespace_id: group.id, visibility: 'public' });
-      for (const [who, admins] of [[groupOwner, true], [maintainer, true], [developer, false], [guest, false], [bob, false]] as const) {
+      for (const [who, admins] of [
+        [groupOwner, true],
+        [maintainer, true],
+        [developer, false],
+        [guest, false],
+        [bob, false],
+      ] as const) {
         const res = await as(who.token).get(`/projects/${p.id}`);
         expect(res.status).toBe(200);
         expectProject(res.body, 'project', { owner: false, adminFields: admins });
@@ -382,9 +568,15 @@ describe('projects API', () => {
       expect(byAdmin.body.permissions).toEqual({ project_access: null, group_access: null });
       // group_access is the caller's own membership of the project's group.
       const dev = await as(developer.token).get(`/projects/${p.id}`);
-      expect(dev.body.permissions).toEqual({ project_access: null, group_access: { access_level: 30, notification_level: 3 } });
+      expect(dev.body.permissions).toEqual({
+        project_access: null,
+        group_access: { access_level: 30, notification_level: 3 },
+      });
       const own = await as(groupOwner.token).get(`/projects/${p.id}`);
-      expect(own.body.permissions).toEqual({ project_access: null, group_access: { access_level: 50, notification_level: 3 } });
+      expect(own.body.permissions).toEqual({
+        project_access: null,
+        group_access: { access_level: 50, notification_level: 3 },
+      });
     });
   });
 
@@ -398,19 +590,39 @@ describe('projects API', () => {
     it('lets the owner rename, move the path, change visibility, switches and tags (200, the entity)', async () => {
       const p = await make(alice.token);
       const s = unique();
-      const res = await as(alice.token).put(`/projects/${p.id}`).send({
-        name: `Renamed ${s}`, path: `renamed-${s}`, description: 'now described', visibility: 'public', issues_enabled: 'false',
-        wiki_enabled: false, tag_list: ['zz', 'aa'], default_branch: 'main', request_access_enabled: 'true',
-      });
+      const res = await as(alice.token)
+        .put(`/projects/${p.id}`)
+        .send({
+          name: `Renamed ${s}`,
+          path: `renamed-${s}`,
+          description: 'now described',
+          visibility: 'public',
+          issues_enabled: 'false',
+          wiki_enabled: false,
+          tag_list: ['zz', 'aa'],
+          default_branch: 'main',
+          request_access_enabled: 'true',
+        });
       expect(res.status).toBe(200);
       expectProject(res.body, 'project-in-group', { owner: true, adminFields: true, issues: false });
       expect(res.body).toMatchObject({
-        id: p.id, name: `Renamed ${s}`, path: `renamed-${s}`, path_with_namespace: `${alice.username}/renamed-${s}`, description: 'now described',
-        visibility: 'public', issues_enabled: false, wiki_enabled: false, tag_list: ['aa', 'zz'], default_branch: 'main', request_access_enabled: true,
+        id: p.id,
+        name: `Renamed ${s}`,
+        path: `renamed-${s}`,
+        path_with_namespace: `${alice.username}/renamed-${s}`,
+        description: 'now described',
+        visibility: 'public',
+        issues_enabled: false,
+        wiki_enabled: false,
+        tag_list: ['aa', 'zz'],
+        default_branch: 'main',
+        request_access_enabled: true,
         web_url: `http://lode.test/${alice.username}/renamed-${s}`,
       });
       expect(Date.parse(res.body.last_activity_at)).toBeGreaterThanOrEqual(Date.parse(res.body.created_at));
-      expect((await as(alice.token).get(`/projects/${encodeURIComponent(`${alice.username}/renamed-${s}`)}`)).body.id).toBe(p.id);
+      expect(
+        (await as(alice.token).get(`/projects/${encodeURIComponent(`${alice.username}/renamed-${s}`)}`)).body.id,
+      ).toBe(p.id);
       notFound(await as(alice.token).get(`/projects/${encodeURIComponent(p.path_with_namespace)}`));
       // Now public: strangers see it.
       expect((await as(bob.token).get(`/projects/${p.id}`)).status).toBe(200);
@@ -427,17 +639,25 @@ describe('projects API', () => {
     });
 
     it('lets maintainers change settings and the path, but not the name or visibility (GitLab: rename_project, change_visibility_level are owner rights)', async () => {
-      const res = await as(maintainer.token).put(`/projects/${groupProject.id}`).send({ description: 'by a maintainer', snippets_enabled: false });
+      const res = await as(maintainer.token)
+        .put(`/projects/${groupProject.id}`)
+        .send({ description: 'by a maintainer', snippets_enabled: false });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ description: 'by a maintainer', snippets_enabled: false });
-      const path = await as(maintainer.token).put(`/projects/${groupProject.id}`).send({ path: `moved-${unique()}` });
+      const path = await as(maintainer.token)
+        .put(`/projects/${groupProject.id}`)
+        .send({ path: `moved-${unique()}` });
       expect(path.status).toBe(200);
       forbidden(await as(maintainer.token).put(`/projects/${groupProject.id}`).send({ name: 'Renamed by maintainer' }));
       forbidden(await as(maintainer.token).put(`/projects/${groupProject.id}`).send({ visibility: 'internal' }));
-      const byOwner = await as(groupOwner.token).put(`/projects/${groupProject.id}`).send({ name: `Owner rename ${unique()}`, visibility: 'internal' });
+      const byOwner = await as(groupOwner.token)
+        .put(`/projects/${groupProject.id}`)
+        .send({ name: `Owner rename ${unique()}`, visibility: 'internal' });
       expect(byOwner.status).toBe(200);
       expect(byOwner.body.visibility).toBe('internal');
-      const byAdmin = await admin().put(`/projects/${groupProject.id}`).send({ name: `Admin rename ${unique()}` });
+      const byAdmin = await admin()
+        .put(`/projects/${groupProject.id}`)
+        .send({ name: `Admin rename ${unique()}` });
       expect(byAdmin.status).toBe(200);
     });
 
@@ -454,10 +674,11 @@ describe('projects API', () => {
       const res = await as(groupOwner.token).put(`/projects/${groupProject.id}`).send({ unknown_field: 'x' });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({
-        error: 'jobs_enabled, resolve_outdated_diff_discussions, ci_config_path, container_registry_enabled, default_branch, description, '
-          + 'issues_enabled, lfs_enabled, merge_requests_enabled, name, only_allow_merge_if_all_discussions_are_resolved, '
-          + 'only_allow_merge_if_pipeline_succeeds, path, printing_merge_request_link_enabled, public_jobs, request_access_enabled, '
-          + 'shared_runners_enabled, snippets_enabled, tag_list, visibility, wiki_enabled are missing, at least one parameter must be provided',
+        error:
+          'jobs_enabled, resolve_outdated_diff_discussions, ci_config_path, container_registry_enabled, default_branch, description, ' +
+          'issues_enabled, lfs_enabled, merge_requests_enabled, name, only_allow_merge_if_all_discussions_are_resolved, ' +
+          'only_allow_merge_if_pipeline_succeeds, path, printing_merge_request_link_enabled, public_jobs, request_access_enabled, ' +
+          'shared_runners_enabled, snippets_enabled, tag_list, visibility, wiki_enabled are missing, at least one parameter must be provided',
       });
     });
 
@@ -466,9 +687,13 @@ describe('projects API', () => {
       const name = await as(groupOwner.token).put(`/projects/${groupProject.id}`).send({ name: other.name });
       expect(name.status).toBe(400);
       expect(name.body).toEqual({ message: { name: ['has already been taken'] } });
-      const path = await as(groupOwner.token).put(`/projects/${groupProject.id}`).send({ path: other.path.toUpperCase() });
+      const path = await as(groupOwner.token)
+        .put(`/projects/${groupProject.id}`)
+        .send({ path: other.path.toUpperCase() });
       expect(path.body).toEqual({ message: { path: ['has already been taken'] } });
-      const both = await as(groupOwner.token).put(`/projects/${groupProject.id}`).send({ name: other.name, path: other.path });
+      const both = await as(groupOwner.token)
+        .put(`/projects/${groupProject.id}`)
+        .send({ name: other.name, path: other.path });
       expect(both.body).toEqual({ message: { name: ['has already been taken'], path: ['has already been taken'] } });
       const bad = await as(groupOwner.token).put(`/projects/${groupProject.id}`).send({ path: 'bad path' });
       expect(bad.status).toBe(400);
@@ -509,7 +734,12 @@ describe('projects API', () => {
   describe('archive and unarchive', () => {
     it('archives and unarchives for the owner (201 with the project, idempotent)', async () => {
       const p = await make(alice.token);
-      for (const [action, archived] of [['archive', true], ['archive', true], ['unarchive', false], ['unarchive', false]] as const) {
+      for (const [action, archived] of [
+        ['archive', true],
+        ['archive', true],
+        ['unarchive', false],
+        ['unarchive', false],
+      ] as const) {
         const res = await as(alice.token).post(`/projects/${p.id}/${action}`);
         expect(res.status).toBe(201);
         // GitLab presents these with the plain Project entity and no user_can_admin_project.
@@ -534,7 +764,10 @@ describe('projects API', () => {
     it('shows in the archived filter', async () => {
       const p = await make(alice.token);
       await as(alice.token).post(`/projects/${p.id}/archive`);
-      const ids = async (q: string) => ((await as(alice.token).get(`/projects?owned=true&per_page=100&${q}`)).body as { id: number }[]).map((x) => x.id);
+      const ids = async (q: string) =>
+        ((await as(alice.token).get(`/projects?owned=true&per_page=100&${q}`)).body as { id: number }[]).map(
+          (x) => x.id,
+        );
       expect(await ids('archived=true')).toContain(p.id);
       expect(await ids('archived=false')).not.toContain(p.id);
       expect(await ids('')).not.toContain(p.id);

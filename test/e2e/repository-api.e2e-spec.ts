@@ -36,7 +36,8 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     owner = await createUser(t);
     guest = await createUser(t);
     reporter = await createUser(t);
-    const post = (path: string, body: object) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', owner.token).send(body);
+    const post = (path: string, body: object) =>
+      t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', owner.token).send(body);
     pub = (await post('/projects', { name: 'Readable', visibility: 'public' })).body;
     priv = (await post('/projects', { name: 'Hidden', visibility: 'private' })).body;
     empty = (await post('/projects', { name: 'Nothing', visibility: 'public' })).body;
@@ -65,7 +66,8 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     sha.feature = await commit('feature', { GIT_AUTHOR_NAME: 'Ann', GIT_AUTHOR_EMAIL: 'ann@example.com' });
     await gitOk(['checkout', '-q', 'master'], work);
     await gitOk(['branch', 'merged-one', sha.first], work);
-    for (const p of [pub, priv]) await gitOk(['push', '-q', repositoryPath(t.config.dataDir, p.id), 'master', 'feature/x', 'merged-one'], work);
+    for (const p of [pub, priv])
+      await gitOk(['push', '-q', repositoryPath(t.config.dataDir, p.id), 'master', 'feature/x', 'merged-one'], work);
   });
   afterAll(async () => {
     tmp.removeAll();
@@ -75,10 +77,21 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
   it('lists the root tree: trees first, six-digit modes, paginated with GitLab headers', async () => {
     const res = await as().get(`/projects/${pub.id}/repository/tree`);
     expect(res.status).toBe(200);
-    expect(res.body.map((e: { path: string }) => e.path)).toEqual(['src', 'NEW.md', 'README.md', 'link', 'logo.bin', 'run.sh']);
+    expect(res.body.map((e: { path: string }) => e.path)).toEqual([
+      'src',
+      'NEW.md',
+      'README.md',
+      'link',
+      'logo.bin',
+      'run.sh',
+    ]);
     const byName = Object.fromEntries(res.body.map((e: { name: string }) => [e.name, e]));
     expect(byName.src).toMatchObject({ type: 'tree', mode: '040000' });
-    expect(byName['README.md']).toMatchObject({ type: 'blob', mode: '100644', id: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    expect(byName['README.md']).toMatchObject({
+      type: 'blob',
+      mode: '100644',
+      id: expect.stringMatching(/^[0-9a-f]{40}$/),
+    });
     expect(byName['run.sh'].mode).toBe('100755');
     expect(byName.link.mode).toBe('120000');
     expect(Object.keys(res.body[0]).sort()).toEqual(['id', 'mode', 'name', 'path', 'type']);
@@ -93,7 +106,15 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     expect(sub.body.map((e: { path: string }) => e.path)).toEqual(['src/lib', 'src/index.ts']);
     const all = await as().get(`/projects/${pub.id}/repository/tree?recursive=true&per_page=100`);
     expect(all.body.map((e: { path: string }) => e.path)).toEqual([
-      'src', 'src/lib', 'NEW.md', 'README.md', 'link', 'logo.bin', 'run.sh', 'src/index.ts', 'src/lib/util.ts',
+      'src',
+      'src/lib',
+      'NEW.md',
+      'README.md',
+      'link',
+      'logo.bin',
+      'run.sh',
+      'src/index.ts',
+      'src/lib/util.ts',
     ]);
     const feature = await as().get(`/projects/${pub.id}/repository/tree?ref=feature/x`);
     expect(feature.body.map((e: { name: string }) => e.name)).toContain('feature.txt');
@@ -112,18 +133,30 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     const logo = tree.find((e: { name: string }) => e.name === 'logo.bin').id;
     const readme = tree.find((e: { name: string }) => e.name === 'README.md').id;
     const res = await as().get(`/projects/${pub.id}/repository/blobs/${readme}`);
-    expect(res.body).toEqual({ size: 11, encoding: 'base64', content: Buffer.from('# Readable\n').toString('base64'), sha: readme });
-    const raw = await as().get(`/projects/${pub.id}/repository/blobs/${logo}/raw`).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
+    expect(res.body).toEqual({
+      size: 11,
+      encoding: 'base64',
+      content: Buffer.from('# Readable\n').toString('base64'),
+      sha: readme,
     });
+    const raw = await as()
+      .get(`/projects/${pub.id}/repository/blobs/${logo}/raw`)
+      .buffer(true)
+      .parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
     expect(raw.status).toBe(200);
     expect(Buffer.compare(raw.body as Buffer, binary)).toBe(0);
     expect(raw.headers).toMatchObject({
-      'content-type': 'application/octet-stream', 'x-content-type-options': 'nosniff', 'content-security-policy': "sandbox; default-src 'none'",
+      'content-type': 'application/octet-stream',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "sandbox; default-src 'none'",
     });
-    const html = (await as().get(`/projects/${pub.id}/repository/tree?ref=${sha.first}`)).body.find((e: { name: string }) => e.name === 'page.html').id;
+    const html = (await as().get(`/projects/${pub.id}/repository/tree?ref=${sha.first}`)).body.find(
+      (e: { name: string }) => e.name === 'page.html',
+    ).id;
     const page = await as().get(`/projects/${pub.id}/repository/blobs/${html}/raw`);
     expect(page.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(page.text).toBe('<script>alert(1)</script>\n');
@@ -138,14 +171,34 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     const res = await as().get(`/projects/${pub.id}/repository/compare?from=${sha.first}&to=master`);
     expect(res.status).toBe(200);
     expect(res.body.commits.map((c: { id: string }) => c.id)).toEqual([sha.second]);
-    expect(res.body.commit).toMatchObject({ id: sha.second, short_id: sha.second.slice(0, 8), title: 'second', author_name: 'Bob', author_email: 'bob@example.com' });
+    expect(res.body.commit).toMatchObject({
+      id: sha.second,
+      short_id: sha.second.slice(0, 8),
+      title: 'second',
+      author_name: 'Bob',
+      author_email: 'bob@example.com',
+    });
     expect(res.body).toMatchObject({ compare_timeout: false, compare_same_ref: false });
     const diffs = Object.fromEntries(res.body.diffs.map((d: { new_path: string }) => [d.new_path, d]));
-    expect(diffs['NEW.md']).toMatchObject({ old_path: 'NEW.md', new_file: true, deleted_file: false, renamed_file: false, a_mode: '0', b_mode: '100644' });
+    expect(diffs['NEW.md']).toMatchObject({
+      old_path: 'NEW.md',
+      new_file: true,
+      deleted_file: false,
+      renamed_file: false,
+      a_mode: '0',
+      b_mode: '100644',
+    });
     expect(diffs['NEW.md'].diff).toBe('@@ -0,0 +1 @@\n+new\n');
-    expect(diffs['src/index.ts']).toMatchObject({ old_path: 'src/main.ts', renamed_file: true, a_mode: '100644', b_mode: '100644' });
+    expect(diffs['src/index.ts']).toMatchObject({
+      old_path: 'src/main.ts',
+      renamed_file: true,
+      a_mode: '100644',
+      b_mode: '100644',
+    });
     expect(diffs['page.html']).toMatchObject({ deleted_file: true, b_mode: '0' });
-    expect(diffs['src/lib/util.ts'].diff).toContain('-export const b = 2;\n+export const b = 3;\n+export const c = 4;\n');
+    expect(diffs['src/lib/util.ts'].diff).toContain(
+      '-export const b = 2;\n+export const b = 3;\n+export const c = 4;\n',
+    );
     // Three dots: from the feature branch to master shows what master added since they forked.
     const across = await as().get(`/projects/${pub.id}/repository/compare?from=feature/x&to=master`);
     expect(across.body.commits.map((c: { id: string }) => c.id)).toEqual([sha.second]);
@@ -156,7 +209,10 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     const same = await as().get(`/projects/${pub.id}/repository/compare?from=master&to=${sha.second}`);
     expect(same.body).toMatchObject({ commits: [], diffs: [], compare_same_ref: true });
     // GitLab 10.x: an unknown ref is an empty comparison.
-    expect((await as().get(`/projects/${pub.id}/repository/compare?from=nope&to=master`)).body).toMatchObject({ commits: [], diffs: [] });
+    expect((await as().get(`/projects/${pub.id}/repository/compare?from=nope&to=master`)).body).toMatchObject({
+      commits: [],
+      diffs: [],
+    });
     const missing = await as().get(`/projects/${pub.id}/repository/compare?from=master`);
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ error: 'to is missing' });
@@ -195,8 +251,17 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     const byName = Object.fromEntries(res.body.map((b: { name: string }) => [b.name, b]));
     expect(byName['merged-one'].merged).toBe(true);
     expect(byName['feature/x'].merged).toBe(false);
-    expect(byName.master).toMatchObject({ merged: false, protected: false, developers_can_push: false, developers_can_merge: false });
-    expect(byName.master.commit).toMatchObject({ id: sha.second, parent_ids: [sha.first], message: 'second\n\nwith a body\n' });
+    expect(byName.master).toMatchObject({
+      merged: false,
+      protected: false,
+      developers_can_push: false,
+      developers_can_merge: false,
+    });
+    expect(byName.master.commit).toMatchObject({
+      id: sha.second,
+      parent_ids: [sha.first],
+      message: 'second\n\nwith a body\n',
+    });
     const one = await as().get(`/projects/${pub.id}/repository/branches/feature%2Fx`);
     expect(one.status).toBe(200);
     expect(one.body.commit.id).toBe(sha.feature);
@@ -217,7 +282,13 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
   });
 
   it('streams a blob over 1 MB, reads small ones beside it, and shows a later push in trees and raw reads', async () => {
-    const grow = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', owner.token).send({ name: 'Growing', visibility: 'public' })).body;
+    const grow = (
+      await t
+        .http()
+        .post('/api/v4/projects')
+        .set('PRIVATE-TOKEN', owner.token)
+        .send({ name: 'Growing', visibility: 'public' })
+    ).body;
     const dir = tmp.make();
     await gitOk(['init', '-q', '-b', 'master', dir]);
     mkdirSync(join(dir, 'docs'));
@@ -229,11 +300,15 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     await gitOk(['commit', '-q', '-m', 'one'], dir);
     const target = repositoryPath(t.config.dataDir, grow.id);
     await gitOk(['push', '-q', target, 'master'], dir);
-    const read = (path: string) => as().get(path).buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    const read = (path: string) =>
+      as()
+        .get(path)
+        .buffer(true)
+        .parse((r, cb) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () => cb(null, Buffer.concat(chunks)));
+        });
     const first = (await as().get(`/projects/${grow.id}/repository/tree?path=docs`)).body;
     expect(first.map((e: { name: string }) => e.name)).toEqual(['a.md']);
     const root = (await as().get(`/projects/${grow.id}/repository/tree`)).body;
@@ -257,24 +332,35 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     expect((await read(`/projects/${grow.id}/repository/blobs/${second[1].id}/raw`)).body.toString()).toBe('b\n');
     const older = (await as().get(`/projects/${grow.id}/repository/tree?path=docs&ref=master~1`)).body;
     expect(older.map((e: { name: string }) => e.name)).toEqual(['a.md']);
-    expect((await as().get(`/projects/${grow.id}/repository/blobs/${second[0].id.slice(0, 10)}`)).body.sha).toBe(second[0].id);
-    const tree = await as().get(`/projects/${grow.id}/repository/blobs/${root.find((e: { name: string }) => e.name === 'docs').id}/raw`);
+    expect((await as().get(`/projects/${grow.id}/repository/blobs/${second[0].id.slice(0, 10)}`)).body.sha).toBe(
+      second[0].id,
+    );
+    const tree = await as().get(
+      `/projects/${grow.id}/repository/blobs/${root.find((e: { name: string }) => e.name === 'docs').id}/raw`,
+    );
     expect(tree.status).toBe(404);
   });
 
   describe('archive', () => {
     const download = (path: string, headers: Record<string, string> = {}) =>
-      t.http().get(`/api/v4${path}`).set(headers).buffer(true).parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+      t
+        .http()
+        .get(`/api/v4${path}`)
+        .set(headers)
+        .buffer(true)
+        .parse((r, cb) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () => cb(null, Buffer.concat(chunks)));
+        });
     const list = async (bytes: Buffer, args: string[], file: string) => {
       const dir = tmp.make();
       writeFileSync(join(dir, file), bytes);
       const [command, ...rest] = args;
       const out = await new Promise<string>((resolve, reject) =>
-        execFile(command, [...rest, join(dir, file)], { encoding: 'utf8' }, (err, stdout) => (err ? reject(err) : resolve(stdout))),
+        execFile(command, [...rest, join(dir, file)], { encoding: 'utf8' }, (err, stdout) =>
+          err ? reject(err) : resolve(stdout),
+        ),
       );
       return out.split('\n').filter(Boolean).sort();
     };
@@ -304,10 +390,14 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
       expect(zipNames).toContain(`readable-feature-x-${sha.feature}/feature.txt`);
       const tar = await download(`/projects/${pub.id}/repository/archive.tar?sha=${sha.first}`);
       expect(tar.status).toBe(200);
-      expect(await list(tar.body as Buffer, ['tar', '-tf'], 'a.tar')).toContain(`readable-${sha.first}-${sha.first}/page.html`);
+      expect(await list(tar.body as Buffer, ['tar', '-tf'], 'a.tar')).toContain(
+        `readable-${sha.first}-${sha.first}/page.html`,
+      );
       const bz2 = await download(`/projects/${pub.id}/repository/archive.tar.bz2?sha=master`);
       expect(bz2.status).toBe(200);
-      expect(await list(bz2.body as Buffer, ['tar', '-tjf'], 'a.tar.bz2')).toContain(`readable-master-${sha.second}/NEW.md`);
+      expect(await list(bz2.body as Buffer, ['tar', '-tjf'], 'a.tar.bz2')).toContain(
+        `readable-master-${sha.second}/NEW.md`,
+      );
     });
 
     it('answers 404 File Not Found for unknown refs and empty repositories, 404 for unknown formats, and keeps private code private', async () => {
@@ -317,8 +407,13 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
       expect((await download(`/projects/${empty.id}/repository/archive`)).status).toBe(404);
       expect((await download(`/projects/${pub.id}/repository/archive.rar`)).status).toBe(404);
       expect((await download(`/projects/${priv.id}/repository/archive`)).status).toBe(404);
-      expect((await t.http().get(`/api/v4/projects/${priv.id}/repository/archive`).set('PRIVATE-TOKEN', guest.token)).status).toBe(403);
-      expect((await t.http().get(`/api/v4/projects/${priv.id}/repository/archive`).set('PRIVATE-TOKEN', reporter.token)).status).toBe(200);
+      expect(
+        (await t.http().get(`/api/v4/projects/${priv.id}/repository/archive`).set('PRIVATE-TOKEN', guest.token)).status,
+      ).toBe(403);
+      expect(
+        (await t.http().get(`/api/v4/projects/${priv.id}/repository/archive`).set('PRIVATE-TOKEN', reporter.token))
+          .status,
+      ).toBe(200);
     });
   });
 });

@@ -1,7 +1,10 @@
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
 
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 describe('project uploads', () => {
   let t: TestApp;
@@ -14,14 +17,22 @@ describe('project uploads', () => {
     t = await startTestApp({ maxUploadBytes: 64 * 1024 });
     owner = await createUser(t);
     stranger = await createUser(t);
-    publicProject = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', owner.token).send({ name: 'pub', visibility: 'public' })).body;
-    privateProject = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', owner.token).send({ name: 'priv' })).body;
+    publicProject = (
+      await t
+        .http()
+        .post('/api/v4/projects')
+        .set('PRIVATE-TOKEN', owner.token)
+        .send({ name: 'pub', visibility: 'public' })
+    ).body;
+    privateProject = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', owner.token).send({ name: 'priv' }))
+      .body;
   });
   afterAll(async () => {
     await t.close();
   });
 
-  const upload = (projectId: number | string, token: string) => t.http().post(`/api/v4/projects/${projectId}/uploads`).set('PRIVATE-TOKEN', token);
+  const upload = (projectId: number | string, token: string) =>
+    t.http().post(`/api/v4/projects/${projectId}/uploads`).set('PRIVATE-TOKEN', token);
 
   it('stores an image and answers GitLab markdown with alt without the extension', async () => {
     const res = await upload(publicProject.id, owner.token).attach('file', PNG, 'screen shot.png');
@@ -42,7 +53,11 @@ describe('project uploads', () => {
 
   it('answers other files with a plain link and serves HTML and SVG only as attachments', async () => {
     for (const name of ['page.html', 'logo.svg']) {
-      const res = await upload(publicProject.id, owner.token).attach('file', Buffer.from('<script>alert(1)</script>'), name);
+      const res = await upload(publicProject.id, owner.token).attach(
+        'file',
+        Buffer.from('<script>alert(1)</script>'),
+        name,
+      );
       expect(res.status).toBe(201);
       expect(res.body.alt).toBe(name);
       expect(res.body.markdown).toBe(`[${name}](${res.body.url})`);
@@ -66,8 +81,12 @@ describe('project uploads', () => {
   });
 
   it('wants a file: 400 file is missing', async () => {
-    expect((await upload(publicProject.id, owner.token).field('other', 'x')).body).toEqual({ error: 'file is missing' });
-    expect((await upload(publicProject.id, owner.token).send({ file: 'not a file' })).body).toEqual({ error: 'file is missing' });
+    expect((await upload(publicProject.id, owner.token).field('other', 'x')).body).toEqual({
+      error: 'file is missing',
+    });
+    expect((await upload(publicProject.id, owner.token).send({ file: 'not a file' })).body).toEqual({
+      error: 'file is missing',
+    });
   });
 
   it('keeps private projects private: 404 to strangers, for upload and for download', async () => {
@@ -75,13 +94,22 @@ describe('project uploads', () => {
     const mine = await upload(privateProject.id, owner.token).attach('file', PNG, 'a.png');
     expect(mine.status).toBe(201);
     expect((await t.http().get(`/${privateProject.path_with_namespace}${mine.body.url}`)).status).toBe(404);
-    const withToken = await t.http().get(`/${privateProject.path_with_namespace}${mine.body.url}`).set('PRIVATE-TOKEN', owner.token);
+    const withToken = await t
+      .http()
+      .get(`/${privateProject.path_with_namespace}${mine.body.url}`)
+      .set('PRIVATE-TOKEN', owner.token);
     expect(withToken.status).toBe(200);
-    expect((await t.http().post(`/api/v4/projects/${publicProject.id}/uploads`).attach('file', PNG, 'a.png')).status).toBe(401);
+    expect(
+      (await t.http().post(`/api/v4/projects/${publicProject.id}/uploads`).attach('file', PNG, 'a.png')).status,
+    ).toBe(401);
   });
 
   it('answers 404 for unknown secrets and files', async () => {
-    expect((await t.http().get(`/${publicProject.path_with_namespace}/uploads/${'0'.repeat(32)}/nope.png`)).status).toBe(404);
-    expect((await t.http().get(`/${publicProject.path_with_namespace}/uploads/not-a-secret/nope.png`)).status).toBe(404);
+    expect(
+      (await t.http().get(`/${publicProject.path_with_namespace}/uploads/${'0'.repeat(32)}/nope.png`)).status,
+    ).toBe(404);
+    expect((await t.http().get(`/${publicProject.path_with_namespace}/uploads/not-a-secret/nope.png`)).status).toBe(
+      404,
+    );
   });
 });

@@ -21,7 +21,11 @@ describe('deleting a user', () => {
     const u = await createUser(t);
     const group = (await root.post('/groups').send({ name: 'Shared', path: `shared-${u.id}` })).body;
     expect((await root.post(`/groups/${group.id}/members`).send({ user_id: u.id, access_level: 40 })).status).toBe(201);
-    const inGroup = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', u.token).send({ name: 'team work', namespace_id: group.id });
+    const inGroup = await t
+      .http()
+      .post('/api/v4/projects')
+      .set('PRIVATE-TOKEN', u.token)
+      .send({ name: 'team work', namespace_id: group.id });
     expect(inGroup.status).toBe(201);
     const personal = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', u.token).send({ name: 'mine' });
     expect(personal.status).toBe(201);
@@ -50,10 +54,36 @@ describe('deleting a user', () => {
   it('hard delete: removes the groups the user alone owned, keeps the ones with other owners', async () => {
     const u = await createUser(t);
     const other = await createUser(t);
-    const alone = (await t.http().post('/api/v4/groups').set('PRIVATE-TOKEN', u.token).send({ name: 'Alone', path: `alone-${u.id}` })).body;
-    const sharedOwnership = (await t.http().post('/api/v4/groups').set('PRIVATE-TOKEN', u.token).send({ name: 'Both', path: `both-${u.id}` })).body;
-    expect((await t.http().post(`/api/v4/groups/${sharedOwnership.id}/members`).set('PRIVATE-TOKEN', u.token).send({ user_id: other.id, access_level: 50 })).status).toBe(201);
-    const project = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', u.token).send({ name: 'inside', namespace_id: alone.id })).body;
+    const alone = (
+      await t
+        .http()
+        .post('/api/v4/groups')
+        .set('PRIVATE-TOKEN', u.token)
+        .send({ name: 'Alone', path: `alone-${u.id}` })
+    ).body;
+    const sharedOwnership = (
+      await t
+        .http()
+        .post('/api/v4/groups')
+        .set('PRIVATE-TOKEN', u.token)
+        .send({ name: 'Both', path: `both-${u.id}` })
+    ).body;
+    expect(
+      (
+        await t
+          .http()
+          .post(`/api/v4/groups/${sharedOwnership.id}/members`)
+          .set('PRIVATE-TOKEN', u.token)
+          .send({ user_id: other.id, access_level: 50 })
+      ).status,
+    ).toBe(201);
+    const project = (
+      await t
+        .http()
+        .post('/api/v4/projects')
+        .set('PRIVATE-TOKEN', u.token)
+        .send({ name: 'inside', namespace_id: alone.id })
+    ).body;
 
     expect((await root.delete(`/users/${u.id}`).query({ hard_delete: true })).status).toBe(204);
 
@@ -63,12 +93,16 @@ describe('deleting a user', () => {
     expect(both.status).toBe(200);
     await eventually(async () => {
       const [{ removed }] = await t.db.query(
-        `select count(*)::int as removed from events where stream_id = $1 and type = 'GroupMemberRemoved'`, [`group-${sharedOwnership.id}`],
+        `select count(*)::int as removed from events where stream_id = $1 and type = 'GroupMemberRemoved'`,
+        [`group-${sharedOwnership.id}`],
       );
       return removed === 1;
     });
     // The remaining owner is now the last one: they may not leave.
-    const leave = await t.http().delete(`/api/v4/groups/${sharedOwnership.id}/members/${other.id}`).set('PRIVATE-TOKEN', other.token);
+    const leave = await t
+      .http()
+      .delete(`/api/v4/groups/${sharedOwnership.id}/members/${other.id}`)
+      .set('PRIVATE-TOKEN', other.token);
     expect(leave.status).toBe(403);
   });
 

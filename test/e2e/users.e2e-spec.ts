@@ -10,7 +10,10 @@ import { createToken, createUser, type SeededUser } from '../support/seed';
 import { countStatements, eventually, startTestApp, type TestApp } from '../support/test-app';
 
 /** A 1×1 PNG, the smallest valid avatar. */
-const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 let seq = 0;
 /** A short suffix that keeps usernames and e-mails unique across the file. */
@@ -69,7 +72,11 @@ describe('users API', () => {
 
     beforeAll(async () => {
       s = unique();
-      alice = await createUser(t, { username: `alice${s}`, name: `Alice Zquux${s}`, email: `hidden-box-${s}@mail.test` });
+      alice = await createUser(t, {
+        username: `alice${s}`,
+        name: `Alice Zquux${s}`,
+        email: `hidden-box-${s}@mail.test`,
+      });
       external = await createUser(t, { external: true });
       blocked = await createUser(t);
       ldap = await createUser(t, { extern_uid: `uid=ldap${s},ou=people`, provider: 'ldapmain' });
@@ -88,8 +95,15 @@ describe('users API', () => {
       expect(res.status).toBe(200);
       expect(res.body).toHaveLength(1);
       expectShape(res.body[0], 'user-basic');
-      expect(res.body[0]).toMatchObject({ id: alice.id, username: alice.username, state: 'active', web_url: `http://lode.test/${alice.username}` });
-      const none = await anon().get('/users').query({ username: `nobody${s}` });
+      expect(res.body[0]).toMatchObject({
+        id: alice.id,
+        username: alice.username,
+        state: 'active',
+        web_url: `http://lode.test/${alice.username}`,
+      });
+      const none = await anon()
+        .get('/users')
+        .query({ username: `nobody${s}` });
       expect(none.status).toBe(200);
       expect(none.body).toEqual([]);
       expect(none.headers['x-total']).toBe('0');
@@ -124,25 +138,35 @@ describe('users API', () => {
       const res = await as(viewer.token).get('/users').query({ username: alice.username.toUpperCase() });
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([alice.id]);
-      const partial = await as(viewer.token).get('/users').query({ username: alice.username.slice(0, -2) });
+      const partial = await as(viewer.token)
+        .get('/users')
+        .query({ username: alice.username.slice(0, -2) });
       expect(partial.status).toBe(200);
       expect(partial.body).toEqual([]);
     });
 
     it('searches name and username for non-administrators, never e-mail', async () => {
-      const byName = await as(viewer.token).get('/users').query({ search: `zquux${s}` });
+      const byName = await as(viewer.token)
+        .get('/users')
+        .query({ search: `zquux${s}` });
       expect(byName.status).toBe(200);
       expect(ids(byName)).toEqual([alice.id]);
       expectEachShape(byName, 'user-basic');
-      const byUsername = await as(viewer.token).get('/users').query({ search: `ALICE${s}` });
+      const byUsername = await as(viewer.token)
+        .get('/users')
+        .query({ search: `ALICE${s}` });
       expect(ids(byUsername)).toEqual([alice.id]);
-      const byEmail = await as(viewer.token).get('/users').query({ search: `hidden-box-${s}` });
+      const byEmail = await as(viewer.token)
+        .get('/users')
+        .query({ search: `hidden-box-${s}` });
       expect(byEmail.status).toBe(200);
       expect(byEmail.body).toEqual([]);
     });
 
     it('searches e-mail too for administrators', async () => {
-      const res = await admin().get('/users').query({ search: `hidden-box-${s}` });
+      const res = await admin()
+        .get('/users')
+        .query({ search: `hidden-box-${s}` });
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([alice.id]);
       expectEachShape(res, 'user-admin');
@@ -184,13 +208,19 @@ describe('users API', () => {
     });
 
     it('filters extern_uid + provider for administrators only, and wants both', async () => {
-      const res = await admin().get('/users').query({ extern_uid: `uid=ldap${s},ou=people`, provider: 'ldapmain' });
+      const res = await admin()
+        .get('/users')
+        .query({ extern_uid: `uid=ldap${s},ou=people`, provider: 'ldapmain' });
       expect(res.status).toBe(200);
       expect(ids(res)).toEqual([ldap.id]);
       expect(res.body[0].identities).toEqual([{ provider: 'ldapmain', extern_uid: `uid=ldap${s},ou=people` }]);
-      const other = await admin().get('/users').query({ extern_uid: `uid=ldap${s},ou=people`, provider: 'github' });
+      const other = await admin()
+        .get('/users')
+        .query({ extern_uid: `uid=ldap${s},ou=people`, provider: 'github' });
       expect(other.body).toEqual([]);
-      const user = await as(viewer.token).get('/users').query({ extern_uid: `uid=ldap${s},ou=people`, provider: 'ldapmain' });
+      const user = await as(viewer.token)
+        .get('/users')
+        .query({ extern_uid: `uid=ldap${s},ou=people`, provider: 'ldapmain' });
       expect(user.status).toBe(403);
       expect(user.body).toEqual({ message: '403 Forbidden' });
       for (const half of [{ extern_uid: 'x' }, { provider: 'ldapmain' }]) {
@@ -237,7 +267,10 @@ describe('users API', () => {
 
     beforeAll(async () => {
       // Enough users for three pages of two whatever else the file made.
-      for (let i = 0; i < 5; i++) await admin().post('/users').send(newUserBody({ password: undefined, reset_password: true }));
+      for (let i = 0; i < 5; i++)
+        await admin()
+          .post('/users')
+          .send(newUserBody({ password: undefined, reset_password: true }));
       total = Number((await admin().get('/users')).headers['x-total']);
       expect(total).toBeGreaterThanOrEqual(6);
     });
@@ -261,7 +294,12 @@ describe('users API', () => {
         }),
       );
       expect(Object.keys(links).sort()).toEqual(['first', 'last', 'next', 'prev']);
-      for (const [rel, page] of [['prev', '1'], ['next', '3'], ['first', '1'], ['last', String(pages)]] as const) {
+      for (const [rel, page] of [
+        ['prev', '1'],
+        ['next', '3'],
+        ['first', '1'],
+        ['last', String(pages)],
+      ] as const) {
         const u = links[rel];
         expect(u.protocol).toBe('http:');
         expect(u.host).toMatch(/^127\.0\.0\.1:\d+$/);
@@ -293,7 +331,9 @@ describe('users API', () => {
 
     it('answers a page past the last one with no items and no prev/next (Kaminari)', async () => {
       const pages = Math.ceil(total / 2);
-      const res = await admin().get('/users').query({ per_page: 2, page: pages + 5 });
+      const res = await admin()
+        .get('/users')
+        .query({ per_page: 2, page: pages + 5 });
       expect(res.status).toBe(200);
       expect(res.body).toEqual([]);
       expect(res.headers['x-page']).toBe(String(pages + 5));
@@ -364,7 +404,11 @@ describe('users API', () => {
       ['a normal user', () => viewer.token, 'user-basic'],
     ])('stays within 5 statements for a page of 100 as %s', async (_, token, shape) => {
       const id = `stmt-${unique()}`;
-      const res = await t.http().get('/api/v4/users?per_page=100').set('PRIVATE-TOKEN', token()).set('X-Request-Id', id);
+      const res = await t
+        .http()
+        .get('/api/v4/users?per_page=100')
+        .set('PRIVATE-TOKEN', token())
+        .set('X-Request-Id', id);
       expect(res.status).toBe(200);
       expect(res.headers['x-request-id']).toBe(id);
       expect(res.body.length).toBeGreaterThanOrEqual(30);
@@ -378,7 +422,12 @@ describe('users API', () => {
   describe('GET /users/:id', () => {
     let u: SeededUser;
     beforeAll(async () => {
-      u = await createUser(t, { bio: 'hello', location: 'Berlin', organization: 'Lode', website_url: 'https://example.com' });
+      u = await createUser(t, {
+        bio: 'hello',
+        location: 'Berlin',
+        organization: 'Lode',
+        website_url: 'https://example.com',
+      });
     });
 
     it('answers non-administrators with the user view (no e-mail, no is_admin)', async () => {
@@ -386,7 +435,14 @@ describe('users API', () => {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json');
       expectShape(res.body, 'user');
-      expect(res.body).toMatchObject({ id: u.id, username: u.username, bio: 'hello', location: 'Berlin', organization: 'Lode', website_url: 'https://example.com' });
+      expect(res.body).toMatchObject({
+        id: u.id,
+        username: u.username,
+        bio: 'hello',
+        location: 'Berlin',
+        organization: 'Lode',
+        website_url: 'https://example.com',
+      });
     });
 
     it('answers anonymous callers with the user view', async () => {
@@ -399,7 +455,13 @@ describe('users API', () => {
       const res = await admin().get(`/users/${u.id}`);
       expect(res.status).toBe(200);
       expectShape(res.body, 'user-admin');
-      expect(res.body).toMatchObject({ id: u.id, email: u.email, is_admin: false, state: 'active', confirmed_at: null });
+      expect(res.body).toMatchObject({
+        id: u.id,
+        email: u.email,
+        is_admin: false,
+        state: 'active',
+        confirmed_at: null,
+      });
       expect(res.body.avatar_url).toMatch(/^https:\/\/www\.gravatar\.com\/avatar\/[0-9a-f]{32}\?s=80&d=identicon$/);
     });
 
@@ -415,10 +477,16 @@ describe('users API', () => {
     it('answers ids beyond the id column with 404 User Not Found, never a 500', async () => {
       for (const id of ['2147483648', '99999999999999']) {
         const calls = [
-          admin().get(`/users/${id}`), anon().get(`/users/${id}`), admin().put(`/users/${id}`).send({ bio: 'x' }),
-          admin().delete(`/users/${id}`), admin().post(`/users/${id}/block`), admin().post(`/users/${id}/unblock`),
-          admin().get(`/users/${id}/custom_attributes`), admin().get(`/users/${id}/custom_attributes/k`),
-          admin().put(`/users/${id}/custom_attributes/k`).send({ value: 'v' }), admin().delete(`/users/${id}/custom_attributes/k`),
+          admin().get(`/users/${id}`),
+          anon().get(`/users/${id}`),
+          admin().put(`/users/${id}`).send({ bio: 'x' }),
+          admin().delete(`/users/${id}`),
+          admin().post(`/users/${id}/block`),
+          admin().post(`/users/${id}/unblock`),
+          admin().get(`/users/${id}/custom_attributes`),
+          admin().get(`/users/${id}/custom_attributes/k`),
+          admin().put(`/users/${id}/custom_attributes/k`).send({ value: 'v' }),
+          admin().delete(`/users/${id}/custom_attributes/k`),
         ];
         for (const res of await Promise.all(calls)) {
           expect(res.status).toBe(404);
@@ -441,17 +509,38 @@ describe('users API', () => {
   describe('POST /users', () => {
     it('creates a user from a JSON body: 201 with the UserPublic view', async () => {
       const body = newUserBody({
-        bio: 'bio', location: 'here', messenger: 'm', career_profile: 'c', social_account: 's', website_url: 'https://w.example',
-        organization: 'org', projects_limit: 7, can_create_group: false,
+        bio: 'bio',
+        location: 'here',
+        messenger: 'm',
+        career_profile: 'c',
+        social_account: 's',
+        website_url: 'https://w.example',
+        organization: 'org',
+        projects_limit: 7,
+        can_create_group: false,
       });
       const res = await admin().post('/users').send(body);
       expect(res.status).toBe(201);
       expect(res.headers['content-type']).toBe('application/json');
       expectShape(res.body, 'user-public');
       expect(res.body).toMatchObject({
-        username: body.username, email: body.email, name: body.name, state: 'active', bio: 'bio', location: 'here', messenger: 'm',
-        career_profile: 'c', social_account: 's', website_url: 'https://w.example', organization: 'org', projects_limit: 7,
-        can_create_group: false, can_create_project: true, external: false, identities: [], confirmed_at: null,
+        username: body.username,
+        email: body.email,
+        name: body.name,
+        state: 'active',
+        bio: 'bio',
+        location: 'here',
+        messenger: 'm',
+        career_profile: 'c',
+        social_account: 's',
+        website_url: 'https://w.example',
+        organization: 'org',
+        projects_limit: 7,
+        can_create_group: false,
+        can_create_project: true,
+        external: false,
+        identities: [],
+        confirmed_at: null,
         web_url: `http://lode.test/${body.username}`,
       });
       expect(res.body).not.toHaveProperty('is_admin');
@@ -462,11 +551,22 @@ describe('users API', () => {
     });
 
     it('takes form-urlencoded bodies with string booleans', async () => {
-      const body = newUserBody({ admin: 'True', external: 'true', skip_confirmation: 'true', can_create_group: 'false', projects_limit: '3' });
+      const body = newUserBody({
+        admin: 'True',
+        external: 'true',
+        skip_confirmation: 'true',
+        can_create_group: 'false',
+        projects_limit: '3',
+      });
       const res = await admin().post('/users').type('form').send(body);
       expect(res.status).toBe(201);
       expectShape(res.body, 'user-public');
-      expect(res.body).toMatchObject({ username: body.username, external: true, can_create_group: false, projects_limit: 3 });
+      expect(res.body).toMatchObject({
+        username: body.username,
+        external: true,
+        can_create_group: false,
+        projects_limit: 3,
+      });
       expect(Date.parse(res.body.confirmed_at)).not.toBeNaN();
       const read = await admin().get(`/users/${res.body.id}`);
       expect(read.body.is_admin).toBe(true);
@@ -499,7 +599,9 @@ describe('users API', () => {
     });
 
     it('makes an administrator with admin=true', async () => {
-      const res = await admin().post('/users').send(newUserBody({ admin: true }));
+      const res = await admin()
+        .post('/users')
+        .send(newUserBody({ admin: true }));
       expect(res.status).toBe(201);
       expect(res.body).not.toHaveProperty('is_admin');
       const read = await admin().get(`/users/${res.body.id}`);
@@ -513,17 +615,23 @@ describe('users API', () => {
     });
 
     it('records confirmed_at only with skip_confirmation=true', async () => {
-      const res = await admin().post('/users').send(newUserBody({ skip_confirmation: true }));
+      const res = await admin()
+        .post('/users')
+        .send(newUserBody({ skip_confirmation: true }));
       expect(res.status).toBe(201);
       expect(Date.parse(res.body.confirmed_at)).toBeGreaterThan(Date.now() - 60_000);
-      const no = await admin().post('/users').send(newUserBody({ skip_confirmation: false }));
+      const no = await admin()
+        .post('/users')
+        .send(newUserBody({ skip_confirmation: false }));
       expect(no.status).toBe(201);
       expect(no.body.confirmed_at).toBeNull();
     });
 
     it('shows extern_uid and provider in identities', async () => {
       const s = unique();
-      const res = await admin().post('/users').send(newUserBody({ extern_uid: `42${s}`, provider: 'github' }));
+      const res = await admin()
+        .post('/users')
+        .send(newUserBody({ extern_uid: `42${s}`, provider: 'github' }));
       expect(res.status).toBe(201);
       expectShape(res.body, 'user-public');
       expect(res.body.identities).toEqual([{ provider: 'github', extern_uid: `42${s}` }]);
@@ -541,7 +649,10 @@ describe('users API', () => {
         [{ ...full, email: undefined }, 'email is missing'],
         [{ ...full, name: undefined }, 'name is missing'],
         [{ ...full, username: undefined }, 'username is missing'],
-        [{ ...full, password: undefined }, 'password, reset_password are missing, at least one parameter must be provided'],
+        [
+          { ...full, password: undefined },
+          'password, reset_password are missing, at least one parameter must be provided',
+        ],
       ];
       const before = await eventCount();
       for (const [body, error] of cases) {
@@ -586,23 +697,37 @@ describe('users API', () => {
       const first = newUserBody();
       expect((await admin().post('/users').send(first)).status).toBe(201);
       const before = await eventCount();
-      const res = await admin().post('/users').send(newUserBody({ username: first.username.toUpperCase() }));
+      const res = await admin()
+        .post('/users')
+        .send(newUserBody({ username: first.username.toUpperCase() }));
       expect(res.status).toBe(409);
       expect(res.body).toEqual({ message: 'Username has already been taken' });
       expect(await eventCount()).toBe(before);
-      expect((await admin().post('/users').send(newUserBody({ username: 'ROOT' }))).body).toEqual({ message: 'Username has already been taken' });
+      expect(
+        (
+          await admin()
+            .post('/users')
+            .send(newUserBody({ username: 'ROOT' }))
+        ).body,
+      ).toEqual({ message: 'Username has already been taken' });
     });
 
     it('reports a taken e-mail before a taken username, and both before other validation errors (GitLab order)', async () => {
       const taken = await createUser(t);
       const before = await eventCount();
-      const both = await admin().post('/users').send(newUserBody({ email: taken.email, username: taken.username }));
+      const both = await admin()
+        .post('/users')
+        .send(newUserBody({ email: taken.email, username: taken.username }));
       expect(both.status).toBe(409);
       expect(both.body).toEqual({ message: 'Email has already been taken' });
-      const emailAndShort = await admin().post('/users').send(newUserBody({ email: taken.email, password: 'short' }));
+      const emailAndShort = await admin()
+        .post('/users')
+        .send(newUserBody({ email: taken.email, password: 'short' }));
       expect(emailAndShort.status).toBe(409);
       expect(emailAndShort.body).toEqual({ message: 'Email has already been taken' });
-      const usernameAndBio = await admin().post('/users').send(newUserBody({ username: taken.username, bio: 'b'.repeat(256) }));
+      const usernameAndBio = await admin()
+        .post('/users')
+        .send(newUserBody({ username: taken.username, bio: 'b'.repeat(256) }));
       expect(usernameAndBio.status).toBe(409);
       expect(usernameAndBio.body).toEqual({ message: 'Username has already been taken' });
       expect(await eventCount()).toBe(before);
@@ -638,27 +763,42 @@ describe('users API', () => {
       expect(Object.keys(res.body)).toEqual(['message']);
       expect(res.body.message[field]).toEqual(expect.arrayContaining([expect.any(String)]));
       expect(await eventCount()).toBe(before);
-      if (typeof body.username === 'string' && body.username.length < 256) await expectNothingStored(before, body.username);
+      if (typeof body.username === 'string' && body.username.length < 256)
+        await expectNothingStored(before, body.username);
     });
 
     it('words the common model errors as GitLab does', async () => {
-      const reserved = await admin().post('/users').send(newUserBody({ username: 'api' }));
+      const reserved = await admin()
+        .post('/users')
+        .send(newUserBody({ username: 'api' }));
       expect(reserved.body).toEqual({ message: { username: ['api is a reserved name'] } });
-      const short = await admin().post('/users').send(newUserBody({ password: 'short' }));
+      const short = await admin()
+        .post('/users')
+        .send(newUserBody({ password: 'short' }));
       expect(short.body).toEqual({ message: { password: ['is too short (minimum is 8 characters)'] } });
-      const bio = await admin().post('/users').send(newUserBody({ bio: 'b'.repeat(256) }));
+      const bio = await admin()
+        .post('/users')
+        .send(newUserBody({ bio: 'b'.repeat(256) }));
       expect(bio.body).toEqual({ message: { bio: ['is too long (maximum is 255 characters)'] } });
-      const limit = await admin().post('/users').send(newUserBody({ projects_limit: -1 }));
+      const limit = await admin()
+        .post('/users')
+        .send(newUserBody({ projects_limit: -1 }));
       expect(limit.body).toEqual({ message: { projects_limit: ['must be greater than or equal to 0'] } });
-      const email = await admin().post('/users').send(newUserBody({ email: 'nope' }));
+      const email = await admin()
+        .post('/users')
+        .send(newUserBody({ email: 'nope' }));
       expect(email.body).toEqual({ message: { email: ['is invalid'] } });
     });
 
     it('refuses wrongly typed parameters: 400', async () => {
-      const res = await admin().post('/users').send(newUserBody({ projects_limit: 'many' }));
+      const res = await admin()
+        .post('/users')
+        .send(newUserBody({ projects_limit: 'many' }));
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'projects_limit is invalid' });
-      const admin2 = await admin().post('/users').send(newUserBody({ admin: 'perhaps' }));
+      const admin2 = await admin()
+        .post('/users')
+        .send(newUserBody({ admin: 'perhaps' }));
       expect(admin2.status).toBe(400);
       expect(admin2.body).toEqual({ error: 'admin is invalid' });
     });
@@ -687,13 +827,27 @@ describe('users API', () => {
     });
 
     it('updates profile fields: 200 with the UserPublic view', async () => {
-      const res = await admin().put(`/users/${target.id}`).send({ bio: 'new bio', location: 'Paris', projects_limit: 5, can_create_group: 'false' });
+      const res = await admin()
+        .put(`/users/${target.id}`)
+        .send({ bio: 'new bio', location: 'Paris', projects_limit: 5, can_create_group: 'false' });
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/json');
       expectShape(res.body, 'user-public');
-      expect(res.body).toMatchObject({ id: target.id, bio: 'new bio', location: 'Paris', projects_limit: 5, can_create_group: false, username: target.username });
+      expect(res.body).toMatchObject({
+        id: target.id,
+        bio: 'new bio',
+        location: 'Paris',
+        projects_limit: 5,
+        can_create_group: false,
+        username: target.username,
+      });
       const read = await admin().get(`/users/${target.id}`);
-      expect(read.body).toMatchObject({ bio: 'new bio', location: 'Paris', projects_limit: 5, can_create_group: false });
+      expect(read.body).toMatchObject({
+        bio: 'new bio',
+        location: 'Paris',
+        projects_limit: 5,
+        can_create_group: false,
+      });
     });
 
     it('takes form bodies and makes or unmakes administrators', async () => {
@@ -710,14 +864,19 @@ describe('users API', () => {
       const current = (await admin().get(`/users/${target.id}`)).body;
       const before = await eventCount();
       const res = await admin().put(`/users/${target.id}`).send({
-        email: current.email, username: current.username, name: current.name, bio: current.bio,
+        email: current.email,
+        username: current.username,
+        name: current.name,
+        bio: current.bio,
       });
       expect(res.status).toBe(200);
       expectShape(res.body, 'user-public');
       expect(res.body).toMatchObject({ email: current.email, username: current.username, name: current.name });
       // Nothing changed, so nothing was recorded.
       expect(await eventCount()).toBe(before);
-      const recased = await admin().put(`/users/${target.id}`).send({ email: current.email.toUpperCase(), username: current.username.toUpperCase() });
+      const recased = await admin()
+        .put(`/users/${target.id}`)
+        .send({ email: current.email.toUpperCase(), username: current.username.toUpperCase() });
       expect(recased.status).toBe(200);
       expect(recased.body.username).toBe(current.username.toUpperCase());
       // (GitLab would store the address lower-cased, as Devise does; Lode keeps it as given. Either way it is no conflict.)
@@ -728,14 +887,24 @@ describe('users API', () => {
 
     it('changes e-mail and username', async () => {
       const s = unique();
-      const res = await admin().put(`/users/${target.id}`).send({ email: `moved-${s}@example.com`, username: `moved${s}` });
+      const res = await admin()
+        .put(`/users/${target.id}`)
+        .send({ email: `moved-${s}@example.com`, username: `moved${s}` });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ email: `moved-${s}@example.com`, username: `moved${s}`, web_url: `http://lode.test/moved${s}` });
+      expect(res.body).toMatchObject({
+        email: `moved-${s}@example.com`,
+        username: `moved${s}`,
+        web_url: `http://lode.test/moved${s}`,
+      });
       // The old address is free again.
-      const reuse = await admin().post('/users').send(newUserBody({ email: target.email }));
+      const reuse = await admin()
+        .post('/users')
+        .send(newUserBody({ email: target.email }));
       expect(reuse.status).toBe(201);
       target = { ...target, email: `moved-${s}@example.com`, username: `moved${s}` };
-      const found = await admin().get('/users').query({ username: `moved${s}` });
+      const found = await admin()
+        .get('/users')
+        .query({ username: `moved${s}` });
       expect(ids(found)).toEqual([target.id]);
     });
 
@@ -757,11 +926,15 @@ describe('users API', () => {
       const both = await admin().put(`/users/${target.id}`).send({ username: other.username, email: other.email });
       expect(both.status).toBe(409);
       expect(both.body).toEqual({ message: 'Email has already been taken' });
-      const withInvalid = await admin().put(`/users/${target.id}`).send({ username: other.username, password: 'short' });
+      const withInvalid = await admin()
+        .put(`/users/${target.id}`)
+        .send({ username: other.username, password: 'short' });
       expect(withInvalid.status).toBe(409);
       expect(withInvalid.body).toEqual({ message: 'Username has already been taken' });
       // The user's own values next to an invalid one: the validation error, no conflict.
-      const own = await admin().put(`/users/${target.id}`).send({ username: target.username, email: target.email, bio: 'b'.repeat(256) });
+      const own = await admin()
+        .put(`/users/${target.id}`)
+        .send({ username: target.username, email: target.email, bio: 'b'.repeat(256) });
       expect(own.status).toBe(400);
       expect(own.body).toEqual({ message: { bio: ['is too long (maximum is 255 characters)'] } });
       expect(await eventCount()).toBe(before);
@@ -794,14 +967,22 @@ describe('users API', () => {
     it('wants at least one parameter: 400', async () => {
       const res = await admin().put(`/users/${target.id}`).send({});
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ error: expect.stringMatching(/^email, password, name, username, .* are missing, at least one parameter must be provided$/) });
+      expect(res.body).toEqual({
+        error: expect.stringMatching(
+          /^email, password, name, username, .* are missing, at least one parameter must be provided$/,
+        ),
+      });
     });
 
     it('refuses invalid values: 400 with the model errors', async () => {
       const before = await eventCount();
       const cases: [Record<string, unknown>, string][] = [
-        [{ username: '-bad' }, 'username'], [{ email: 'nope' }, 'email'], [{ password: 'short' }, 'password'],
-        [{ bio: 'b'.repeat(256) }, 'bio'], [{ projects_limit: -1 }, 'projects_limit'], [{ name: '' }, 'name'],
+        [{ username: '-bad' }, 'username'],
+        [{ email: 'nope' }, 'email'],
+        [{ password: 'short' }, 'password'],
+        [{ bio: 'b'.repeat(256) }, 'bio'],
+        [{ projects_limit: -1 }, 'projects_limit'],
+        [{ name: '' }, 'name'],
         [{ organization: 'o'.repeat(256) }, 'organization'],
       ];
       for (const [body, field] of cases) {
@@ -861,7 +1042,9 @@ describe('users API', () => {
       const token = await as(u.token).get('/user');
       expect(token.status).toBe(401);
       expect(token.body).toEqual({ message: '401 Unauthorized' });
-      const [event] = await t.db.query(`select data from events where type = 'UserDeleted' and stream_id = $1`, [`user-${u.id}`]);
+      const [event] = await t.db.query(`select data from events where type = 'UserDeleted' and stream_id = $1`, [
+        `user-${u.id}`,
+      ]);
       expect(event.data).toMatchObject({ userId: u.id, username: u.username, hardDelete: false });
       const again = await admin().delete(`/users/${u.id}`);
       expect(again.status).toBe(404);
@@ -872,14 +1055,18 @@ describe('users API', () => {
       const u = await createUser(t);
       const res = await admin().delete(`/users/${u.id}`).query({ hard_delete: 'true' });
       expect(res.status).toBe(204);
-      const [event] = await t.db.query(`select data from events where type = 'UserDeleted' and stream_id = $1`, [`user-${u.id}`]);
+      const [event] = await t.db.query(`select data from events where type = 'UserDeleted' and stream_id = $1`, [
+        `user-${u.id}`,
+      ]);
       expect(event.data).toMatchObject({ userId: u.id, hardDelete: true });
     });
 
     it('frees the username and e-mail of a deleted user', async () => {
       const u = await createUser(t);
       expect((await admin().delete(`/users/${u.id}`)).status).toBe(204);
-      const res = await admin().post('/users').send(newUserBody({ username: u.username, email: u.email }));
+      const res = await admin()
+        .post('/users')
+        .send(newUserBody({ username: u.username, email: u.email }));
       expect(res.status).toBe(201);
       expect(res.body.id).not.toBe(u.id);
     });
@@ -998,7 +1185,12 @@ describe('users API', () => {
       const list = await admin().get(`/users/${u.id}/custom_attributes`);
       expect(list.status).toBe(200);
       for (const a of list.body) expectShape(a, 'custom-attribute');
-      expect(list.body).toEqual(expect.arrayContaining([{ key: 'team', value: 'red' }, { key: 'floor', value: '3' }]));
+      expect(list.body).toEqual(
+        expect.arrayContaining([
+          { key: 'team', value: 'red' },
+          { key: 'floor', value: '3' },
+        ]),
+      );
       expect(list.body).toHaveLength(2);
       const one = await admin().get(`/users/${u.id}/custom_attributes/team`);
       expect(one.status).toBe(200);
@@ -1057,8 +1249,20 @@ describe('users API', () => {
 
     it('filters GET /users by custom_attributes[key]=value for administrators only', async () => {
       const s = unique();
-      expect((await admin().put(`/users/${u.id}/custom_attributes/dept`).send({ value: `ops${s}` })).status).toBe(200);
-      expect((await admin().put(`/users/${v.id}/custom_attributes/dept`).send({ value: `ops${s}` })).status).toBe(200);
+      expect(
+        (
+          await admin()
+            .put(`/users/${u.id}/custom_attributes/dept`)
+            .send({ value: `ops${s}` })
+        ).status,
+      ).toBe(200);
+      expect(
+        (
+          await admin()
+            .put(`/users/${v.id}/custom_attributes/dept`)
+            .send({ value: `ops${s}` })
+        ).status,
+      ).toBe(200);
       expect((await admin().put(`/users/${v.id}/custom_attributes/site`).send({ value: 'north' })).status).toBe(200);
       const one = await admin().get(`/users?custom_attributes[dept]=ops${s}`);
       expect(one.status).toBe(200);
@@ -1086,11 +1290,15 @@ describe('users API', () => {
       expectShape(res.body, 'user-public');
       expect(res.body.avatar_url).toBe(`http://lode.test/uploads/-/system/user/avatar/${res.body.id}/me.png`);
       const path = new URL(res.body.avatar_url).pathname;
-      const file = await t.http().get(path).buffer(true).parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+      const file = await t
+        .http()
+        .get(path)
+        .buffer(true)
+        .parse((r, cb) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () => cb(null, Buffer.concat(chunks)));
+        });
       expect(file.status).toBe(200);
       expect(file.headers['content-type']).toBe('image/png');
       expect(file.headers['x-content-type-options']).toBe('nosniff');
@@ -1105,9 +1313,13 @@ describe('users API', () => {
 
     it('keeps a UTF-8 file name as sent', async () => {
       const u = await createUser(t);
-      const res = await admin().put(`/users/${u.id}`).attach('avatar', PNG, { filename: 'café ü.png', contentType: 'image/png' });
+      const res = await admin()
+        .put(`/users/${u.id}`)
+        .attach('avatar', PNG, { filename: 'café ü.png', contentType: 'image/png' });
       expect(res.status).toBe(200);
-      expect(res.body.avatar_url).toBe(`http://lode.test/uploads/-/system/user/avatar/${u.id}/${encodeURIComponent('café ü.png')}`);
+      expect(res.body.avatar_url).toBe(
+        `http://lode.test/uploads/-/system/user/avatar/${u.id}/${encodeURIComponent('café ü.png')}`,
+      );
       const file = await t.http().get(new URL(res.body.avatar_url).pathname);
       expect(file.status).toBe(200);
       expect(file.headers['content-type']).toBe('image/png');
@@ -1115,7 +1327,9 @@ describe('users API', () => {
 
     it('replaces the avatar with PUT /users/:id', async () => {
       const u = await createUser(t);
-      const res = await admin().put(`/users/${u.id}`).attach('avatar', PNG, { filename: 'new.png', contentType: 'image/png' });
+      const res = await admin()
+        .put(`/users/${u.id}`)
+        .attach('avatar', PNG, { filename: 'new.png', contentType: 'image/png' });
       expect(res.status).toBe(200);
       expectShape(res.body, 'user-public');
       expect(res.body.avatar_url).toBe(`http://lode.test/uploads/-/system/user/avatar/${u.id}/new.png`);
@@ -1143,7 +1357,10 @@ describe('users API', () => {
 
     it('keeps the old avatar when PUT sends one it refuses', async () => {
       const u = await createUser(t);
-      expect((await admin().put(`/users/${u.id}`).attach('avatar', PNG, { filename: 'keep.png', contentType: 'image/png' })).status).toBe(200);
+      expect(
+        (await admin().put(`/users/${u.id}`).attach('avatar', PNG, { filename: 'keep.png', contentType: 'image/png' }))
+          .status,
+      ).toBe(200);
       const res = await admin().put(`/users/${u.id}`).attach('avatar', Buffer.from('<svg/>'), { filename: 'x.svg' });
       expect(res.status).toBe(400);
       expect(Object.keys(res.body.message)).toEqual(['avatar']);
@@ -1167,7 +1384,7 @@ describe('users API', () => {
   });
 
   describe('HTTP edge', () => {
-    it('answers unknown routes with Grape\'s 404 body', async () => {
+    it("answers unknown routes with Grape's 404 body", async () => {
       const res = await admin().get('/nonexistent');
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toBe('application/json');

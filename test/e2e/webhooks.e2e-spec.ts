@@ -36,7 +36,9 @@ describe('webhook deliveries for pushes', () => {
   });
   const at = (path: string) => received.filter((r) => r.path === path);
   async function addHook(path: string, settings: Record<string, unknown> = {}): Promise<number> {
-    const res = await as(owner.token).post(`/projects/${project.id}/hooks`).send({ url: `${hookBase}${path}`, ...settings });
+    const res = await as(owner.token)
+      .post(`/projects/${project.id}/hooks`)
+      .send({ url: `${hookBase}${path}`, ...settings });
     expect(res.status).toBe(201);
     return res.body.id;
   }
@@ -71,7 +73,10 @@ describe('webhook deliveries for pushes', () => {
     owner = await createUser(t);
     developer = await createUser(t);
     project = (await as(owner.token).post('/projects').send({ name: 'Hooked', visibility: 'private' })).body;
-    expect((await as(owner.token).post(`/projects/${project.id}/members`).send({ user_id: developer.id, access_level: 30 })).status).toBe(201);
+    expect(
+      (await as(owner.token).post(`/projects/${project.id}/members`).send({ user_id: developer.id, access_level: 30 }))
+        .status,
+    ).toBe(201);
     remote = `http://git:${developer.token}@127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}/${project.path_with_namespace}.git`;
     work = tmp.make();
     await gitOk(['init', '-q', '-b', 'master', work]);
@@ -83,7 +88,7 @@ describe('webhook deliveries for pushes', () => {
     await new Promise((r) => receiver.close(r));
   });
 
-  it('POSTs GitLab\'s push payload and headers to the hooks that subscribe, once per hook', async () => {
+  it("POSTs GitLab's push payload and headers to the hooks that subscribe, once per hook", async () => {
     const a = await addHook('/a', { token: 's3cret' });
     await addHook('/tags-only', { push_events: false, tag_push_events: true });
     await commit('one.txt');
@@ -92,27 +97,66 @@ describe('webhook deliveries for pushes', () => {
 
     const [hit] = (await eventually(() => (at('/a').length ? at('/a') : false))) as Received[];
     expect(hit.headers).toMatchObject({
-      'content-type': 'application/json', 'x-gitlab-event': 'Push Hook', 'x-gitlab-token': 's3cret', 'user-agent': 'GitLab/10.8.0',
+      'content-type': 'application/json',
+      'x-gitlab-event': 'Push Hook',
+      'x-gitlab-token': 's3cret',
+      'user-agent': 'GitLab/10.8.0',
     });
     expect(hit.headers['x-gitlab-event-uuid']).toMatch(/^[0-9a-f-]{36}$/);
     const webUrl = `http://lode.test/${project.path_with_namespace}`;
     expect(hit.body).toMatchObject({
-      object_kind: 'push', event_name: 'push', before: ZERO, after: head, ref: 'refs/heads/master', checkout_sha: head, message: null,
-      user_id: developer.id, user_username: developer.username, project_id: project.id, total_commits_count: 2,
+      object_kind: 'push',
+      event_name: 'push',
+      before: ZERO,
+      after: head,
+      ref: 'refs/heads/master',
+      checkout_sha: head,
+      message: null,
+      user_id: developer.id,
+      user_username: developer.username,
+      project_id: project.id,
+      total_commits_count: 2,
       project: {
-        id: project.id, name: 'Hooked', web_url: webUrl, git_http_url: `${webUrl}.git`, path_with_namespace: project.path_with_namespace,
-        visibility_level: 0, default_branch: 'master', homepage: webUrl, http_url: `${webUrl}.git`,
+        id: project.id,
+        name: 'Hooked',
+        web_url: webUrl,
+        git_http_url: `${webUrl}.git`,
+        path_with_namespace: project.path_with_namespace,
+        visibility_level: 0,
+        default_branch: 'master',
+        homepage: webUrl,
+        http_url: `${webUrl}.git`,
       },
       repository: { name: 'Hooked', homepage: webUrl, git_http_url: `${webUrl}.git`, visibility_level: 0 },
     });
     expect(hit.body.commits).toHaveLength(2);
     expect(hit.body.commits[1]).toMatchObject({
-      id: head, message: 'add two.txt\n', url: `${webUrl}/commit/${head}`, author: { name: 'Tester', email: 'tester@example.com' },
-      added: ['two.txt'], modified: [], removed: [],
+      id: head,
+      message: 'add two.txt\n',
+      url: `${webUrl}/commit/${head}`,
+      author: { name: 'Tester', email: 'tester@example.com' },
+      added: ['two.txt'],
+      modified: [],
+      removed: [],
     });
     expect(Object.keys(hit.body).sort()).toEqual([
-      'after', 'before', 'checkout_sha', 'commits', 'event_name', 'message', 'object_kind', 'project', 'project_id', 'ref', 'repository',
-      'total_commits_count', 'user_avatar', 'user_email', 'user_id', 'user_name', 'user_username',
+      'after',
+      'before',
+      'checkout_sha',
+      'commits',
+      'event_name',
+      'message',
+      'object_kind',
+      'project',
+      'project_id',
+      'ref',
+      'repository',
+      'total_commits_count',
+      'user_avatar',
+      'user_email',
+      'user_id',
+      'user_name',
+      'user_username',
     ]);
     // Nothing for the hook that only wants tags, and nothing twice.
     await new Promise((r) => setTimeout(r, 500));
@@ -124,7 +168,12 @@ describe('webhook deliveries for pushes', () => {
     expect(log.status).toBe(200);
     expect(log.headers['x-total']).toBe('1');
     expect(log.body[0]).toMatchObject({
-      event_uuid: hit.headers['x-gitlab-event-uuid'], trigger: 'push_events', url: `${hookBase}/a`, attempt: 1, response_status: 200, error: null,
+      event_uuid: hit.headers['x-gitlab-event-uuid'],
+      trigger: 'push_events',
+      url: `${hookBase}/a`,
+      attempt: 1,
+      response_status: 200,
+      error: null,
     });
     expect((await as(developer.token).get(`/projects/${project.id}/hooks/${a}/events`)).status).toBe(403);
     expect((await as(owner.token).get(`/projects/${project.id}/hooks/999999/events`)).status).toBe(404);
@@ -137,7 +186,13 @@ describe('webhook deliveries for pushes', () => {
     const [tag] = (await eventually(() => (at('/tags-only').length ? at('/tags-only') : false))) as Received[];
     const head = (await gitOk(['rev-parse', 'HEAD'], work)).trim();
     expect(tag.headers['x-gitlab-event']).toBe('Tag Push Hook');
-    expect(tag.body).toMatchObject({ object_kind: 'tag_push', ref: 'refs/tags/v1.0', checkout_sha: head, message: 'First release', total_commits_count: 1 });
+    expect(tag.body).toMatchObject({
+      object_kind: 'tag_push',
+      ref: 'refs/tags/v1.0',
+      checkout_sha: head,
+      message: 'First release',
+      total_commits_count: 1,
+    });
     await new Promise((r) => setTimeout(r, 300));
     expect(at('/a')).toHaveLength(before);
   });
@@ -153,7 +208,11 @@ describe('webhook deliveries for pushes', () => {
       const res = await as(owner.token).get(`/projects/${project.id}/hooks/${hook}/events`);
       return res.body.length === 3 ? res.body : false;
     });
-    expect(log.map((e: { attempt: number; response_status: number }) => [e.attempt, e.response_status])).toEqual([[3, 200], [2, 500], [1, 500]]);
+    expect(log.map((e: { attempt: number; response_status: number }) => [e.attempt, e.response_status])).toEqual([
+      [3, 200],
+      [2, 500],
+      [1, 500],
+    ]);
   });
 
   it('follows no redirect, gives up on a silent receiver at the timeout, and logs both', async () => {
@@ -173,7 +232,9 @@ describe('webhook deliveries for pushes', () => {
     });
     expect(timedOut).toMatchObject({ attempt: 1, response_status: null, error: 'timed out after 1000 ms' });
     // A removed hook's pending retries send nothing more.
-    expect((await t.http().delete(`/api/v4/projects/${project.id}/hooks/${slow}`).set('PRIVATE-TOKEN', owner.token)).status).toBe(204);
+    expect(
+      (await t.http().delete(`/api/v4/projects/${project.id}/hooks/${slow}`).set('PRIVATE-TOKEN', owner.token)).status,
+    ).toBe(204);
     // /a got this push from its own hook only, not through the redirect.
     await eventually(() => at('/a').length === aBefore + 1);
     await new Promise((r) => setTimeout(r, 300));

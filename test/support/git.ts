@@ -5,20 +5,34 @@ import { join } from 'node:path';
 
 /** The stock git client, isolated from the machine's configuration and never prompting. */
 export const GIT_ENV = {
-  ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '', SSH_ASKPASS: '', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 'Tester', GIT_AUTHOR_EMAIL: 'tester@example.com', GIT_COMMITTER_NAME: 'Tester', GIT_COMMITTER_EMAIL: 'tester@example.com',
+  ...process.env,
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_ASKPASS: '',
+  SSH_ASKPASS: '',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'Tester',
+  GIT_AUTHOR_EMAIL: 'tester@example.com',
+  GIT_COMMITTER_NAME: 'Tester',
+  GIT_COMMITTER_EMAIL: 'tester@example.com',
 };
 
 /**
  * Runs git; returns its status and output rather than throwing, so refusals can be asserted.
  * Asynchronous on purpose: the server runs in this process, and a synchronous spawn would block it.
  */
-export function git(args: string[], cwd?: string, env: Record<string, string> = {}): Promise<{ status: number; out: string }> {
+export function git(
+  args: string[],
+  cwd?: string,
+  env: Record<string, string> = {},
+): Promise<{ status: number; out: string }> {
   return new Promise((resolve) => {
     execFile(
-      'git', ['-c', 'credential.helper=', '-c', 'init.defaultBranch=master', ...args],
+      'git',
+      ['-c', 'credential.helper=', '-c', 'init.defaultBranch=master', ...args],
       { cwd, env: { ...GIT_ENV, ...env }, encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
-      (err, stdout, stderr) => resolve({ status: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: `${stdout}${stderr}` }),
+      (err, stdout, stderr) =>
+        resolve({ status: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: `${stdout}${stderr}` }),
     );
   });
 }

@@ -25,23 +25,41 @@ export interface CreatedGroup {
 }
 
 /** A group made through the API by `token` (root when not given); fails the test on anything but 201. */
-export async function createGroup(t: TestApp, attrs: Record<string, unknown> = {}, token = t.rootToken): Promise<CreatedGroup> {
+export async function createGroup(
+  t: TestApp,
+  attrs: Record<string, unknown> = {},
+  token = t.rootToken,
+): Promise<CreatedGroup> {
   const s = unique();
-  const res = await client(t, token).post('/groups').send({ name: `Group ${s}`, path: `group-${s}`, ...attrs });
+  const res = await client(t, token)
+    .post('/groups')
+    .send({ name: `Group ${s}`, path: `group-${s}`, ...attrs });
   if (res.status !== 201) throw new Error(`createGroup: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
 /** A project made through the API by `token` in a namespace; fails on anything but 201. */
-export async function createProject(t: TestApp, attrs: Record<string, unknown> = {}, token = t.rootToken): Promise<{ id: number; path_with_namespace: string; name: string; path: string }> {
+export async function createProject(
+  t: TestApp,
+  attrs: Record<string, unknown> = {},
+  token = t.rootToken,
+): Promise<{ id: number; path_with_namespace: string; name: string; path: string }> {
   const s = unique();
-  const res = await client(t, token).post('/projects').send({ name: `Project ${s}`, path: `project-${s}`, ...attrs });
+  const res = await client(t, token)
+    .post('/projects')
+    .send({ name: `Project ${s}`, path: `project-${s}`, ...attrs });
   if (res.status !== 201) throw new Error(`createProject: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
 /** Adds a group member as root; fails on anything but 201. */
-export async function addGroupMember(t: TestApp, groupId: number, userId: number, accessLevel: number, expiresAt?: string): Promise<void> {
+export async function addGroupMember(
+  t: TestApp,
+  groupId: number,
+  userId: number,
+  accessLevel: number,
+  expiresAt?: string,
+): Promise<void> {
   const res = await client(t, t.rootToken)
     .post(`/groups/${groupId}/members`)
     .send({ user_id: userId, access_level: accessLevel, ...(expiresAt ? { expires_at: expiresAt } : {}) });

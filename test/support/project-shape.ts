@@ -17,10 +17,14 @@ export interface ProjectVariant {
 type Schema = 'project' | 'project-in-group';
 
 const optionalTypes = (schema: Schema): Record<string, string> =>
-  (JSON.parse(readFileSync(join(process.cwd(), 'test', 'contract', 'schemas', `${schema}.json`), 'utf8')) as { optional: Record<string, string> })
-    .optional;
+  (
+    JSON.parse(readFileSync(join(process.cwd(), 'test', 'contract', 'schemas', `${schema}.json`), 'utf8')) as {
+      optional: Record<string, string>;
+    }
+  ).optional;
 
-const typeOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v);
+const typeOf = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
 const keys = (v: unknown) => Object.keys((v ?? {}) as object).sort();
 
 /**
@@ -33,20 +37,26 @@ export function projectShapeDifferences(body: unknown, schema: Schema, v: Projec
   const obj = body as Record<string, unknown>;
   const optional = optionalTypes(schema);
   const wanted: Record<string, boolean> = {
-    owner: v.owner, import_error: v.adminFields, runners_token: v.adminFields, open_issues_count: v.issues ?? true,
-    statistics: v.statistics ?? false, forked_from_project: v.forked ?? false,
+    owner: v.owner,
+    import_error: v.adminFields,
+    runners_token: v.adminFields,
+    open_issues_count: v.issues ?? true,
+    statistics: v.statistics ?? false,
+    forked_from_project: v.forked ?? false,
   };
   const out: string[] = [];
   const rest = { ...obj };
   for (const [k, want] of Object.entries(wanted)) {
     if (want && !(k in obj)) out.push(`missing optional ${k}`);
     if (!want && k in obj) out.push(`unexpected optional ${k}`);
-    if (want && k in obj && !optional[k].split('|').includes(typeOf(obj[k]))) out.push(`${k} is ${typeOf(obj[k])}, expected ${optional[k]}`);
+    if (want && k in obj && !optional[k].split('|').includes(typeOf(obj[k])))
+      out.push(`${k} is ${typeOf(obj[k])}, expected ${optional[k]}`);
     delete rest[k];
   }
   out.push(...shapeDifferences(rest, schema));
   const expectKeys = (name: string, value: unknown, expected: string[]) => {
-    if (JSON.stringify(keys(value)) !== JSON.stringify([...expected].sort())) out.push(`${name} keys ${keys(value).join(',')}, expected ${[...expected].sort().join(',')}`);
+    if (JSON.stringify(keys(value)) !== JSON.stringify([...expected].sort()))
+      out.push(`${name} keys ${keys(value).join(',')}, expected ${[...expected].sort().join(',')}`);
   };
   expectKeys('namespace', obj.namespace, ['id', 'name', 'path', 'kind', 'full_path', 'parent_id']);
   const links = ['self', 'repo_branches', 'labels', 'events', 'members'];
@@ -54,8 +64,16 @@ export function projectShapeDifferences(body: unknown, schema: Schema, v: Projec
   if (obj.merge_requests_enabled) links.push('merge_requests');
   expectKeys('_links', obj._links, links);
   if (v.owner) expectKeys('owner', obj.owner, ['id', 'name', 'created_at']);
-  if (v.statistics) expectKeys('statistics', obj.statistics, ['commit_count', 'storage_size', 'repository_size', 'lfs_objects_size', 'job_artifacts_size']);
-  for (const g of (obj.shared_with_groups ?? []) as unknown[]) expectKeys('shared_with_groups[]', g, ['group_id', 'group_name', 'group_access_level']);
+  if (v.statistics)
+    expectKeys('statistics', obj.statistics, [
+      'commit_count',
+      'storage_size',
+      'repository_size',
+      'lfs_objects_size',
+      'job_artifacts_size',
+    ]);
+  for (const g of (obj.shared_with_groups ?? []) as unknown[])
+    expectKeys('shared_with_groups[]', g, ['group_id', 'group_name', 'group_access_level']);
   if (schema === 'project') {
     expectKeys('permissions', obj.permissions, ['project_access', 'group_access']);
     for (const kind of ['project_access', 'group_access']) {
@@ -68,5 +86,8 @@ export function projectShapeDifferences(body: unknown, schema: Schema, v: Projec
 
 export function expectProject(body: unknown, schema: Schema, v: ProjectVariant): void {
   const diff = projectShapeDifferences(body, schema, v);
-  if (diff.length) throw new Error(`response does not match ${schema} ${JSON.stringify(v)}: ${diff.join('; ')}\n${JSON.stringify(body, null, 2)}`);
+  if (diff.length)
+    throw new Error(
+      `response does not match ${schema} ${JSON.stringify(v)}: ${diff.join('; ')}\n${JSON.stringify(body, null, 2)}`,
+    );
 }

@@ -11,10 +11,20 @@ export interface SeededUser {
 let counter = 0;
 
 /** A user made through the API (as root), with a personal access token made the way the CLI does. */
-export async function createUser(t: TestApp, attrs: Record<string, unknown> = {}, scopes = ['api']): Promise<SeededUser> {
+export async function createUser(
+  t: TestApp,
+  attrs: Record<string, unknown> = {},
+  scopes = ['api'],
+): Promise<SeededUser> {
   counter += 1;
   const suffix = `${counter}${randomBytes(3).toString('hex')}`;
-  const body = { username: `user${suffix}`, email: `user${suffix}@example.com`, name: `User ${suffix}`, password: 'secret-password', ...attrs };
+  const body = {
+    username: `user${suffix}`,
+    email: `user${suffix}@example.com`,
+    name: `User ${suffix}`,
+    password: 'secret-password',
+    ...attrs,
+  };
   const res = await t.http().post('/api/v4/users').set('PRIVATE-TOKEN', t.rootToken).send(body);
   if (res.status !== 201) throw new Error(`createUser: ${res.status} ${JSON.stringify(res.body)}`);
   const token = await createToken(t, res.body.id, scopes);

@@ -10,7 +10,10 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   port = 0;
 
-  constructor(private readonly targetHost: string, private readonly targetPort: number) {}
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
 
   async start(): Promise<void> {
     const server = createServer((client) => {

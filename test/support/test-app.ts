@@ -56,7 +56,10 @@ export async function startTestApp(overrides: Partial<LodeConfig> = {}): Promise
   await app.get(CommandBus).execute(new SeedRoot());
   const db = app.get(DataSource);
   return {
-    app, config, db, rootToken: config.rootToken!,
+    app,
+    config,
+    db,
+    rootToken: config.rootToken!,
     http: () => request(app.getHttpServer()),
     close: async () => {
       await app.close();

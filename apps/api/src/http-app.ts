@@ -1,5 +1,10 @@
 import {
-  GitlabErrorFilter, GitlabExpressAdapter, GitlabValidationPipe, LodeConfig, PaginationInterceptor, requestContextMiddleware,
+  GitlabErrorFilter,
+  GitlabExpressAdapter,
+  GitlabValidationPipe,
+  LodeConfig,
+  PaginationInterceptor,
+  requestContextMiddleware,
 } from '@app/platform';
 import { GitHttpMiddleware } from '@app/repositories';
 import type { INestApplication, LogLevel } from '@nestjs/common';
@@ -29,11 +34,18 @@ export function logLevels(level: string): LogLevel[] {
  * alike, `name[]=` and `custom_attributes[k]=` parsed), request ids, the `/api/v4` prefix,
  * GitLab's error bodies and pagination headers.
  */
-export async function createHttpApp(config: LodeConfig, parts: LodeParts = { http: true, worker: config.runsWorker }): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(LodeModule.forRoot(config, parts), new GitlabExpressAdapter(), {
-    bodyParser: false,
-    logger: logLevels(config.logLevel),
-  });
+export async function createHttpApp(
+  config: LodeConfig,
+  parts: LodeParts = { http: true, worker: config.runsWorker },
+): Promise<INestApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    LodeModule.forRoot(config, parts),
+    new GitlabExpressAdapter(),
+    {
+      bodyParser: false,
+      logger: logLevels(config.logLevel),
+    },
+  );
   configureHttp(app, config);
   return app;
 }
@@ -47,7 +59,9 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   mkdirSync(tmp, { recursive: true });
   // Clients send file names as raw UTF-8; multer's default (latin1) would store `cafÃ©.png` for `café.png`.
   const upload = multer({
-    dest: tmp, defParamCharset: 'utf8', limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 },
+    dest: tmp,
+    defParamCharset: 'utf8',
+    limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 },
   }).any();
   app.use(requestContextMiddleware);
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
@@ -57,7 +71,9 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));
   // Project uploads stream their own body to disk under a size limit (libs/projects/src/uploads).
-  app.use((req: Request, res: Response, next: NextFunction) => (PROJECT_UPLOAD.test(req.path) && req.method === 'POST' ? next() : upload(req, res, next)));
+  app.use((req: Request, res: Response, next: NextFunction) =>
+    PROJECT_UPLOAD.test(req.path) && req.method === 'POST' ? next() : upload(req, res, next),
+  );
   app.use(removeTemporaryUploads);
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [

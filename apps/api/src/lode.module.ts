@@ -1,8 +1,19 @@
 import {
-  dataSourceOptions, EventStore1763780000000, LodeConfig, PlatformModule, redisOptions, VersionController,
+  dataSourceOptions,
+  EventStore1763780000000,
+  LodeConfig,
+  PlatformModule,
+  redisOptions,
+  VersionController,
 } from '@app/platform';
 import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
-import { HookDeliveries1763780000600, Hooks1763780000500, HooksHttpModule, HooksModule, HooksWorkerModule } from '@app/hooks';
+import {
+  HookDeliveries1763780000600,
+  Hooks1763780000500,
+  HooksHttpModule,
+  HooksModule,
+  HooksWorkerModule,
+} from '@app/hooks';
 import { Projects1763780000400, ProjectsHttpModule, ProjectsModule, ProjectsWorkerModule } from '@app/projects';
 import { RepositoriesHttpModule } from '@app/repositories';
 import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
@@ -12,8 +23,14 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { TypeOrmModule } from '@nestjs/typeorm';
 
 /** Every context's migrations, in the order their tables depend on each other. */
-export const MIGRATIONS = [EventStore1763780000000, Users1763780000100, Groups1763780000300, Projects1763780000400, Hooks1763780000500,
-  HookDeliveries1763780000600];
+export const MIGRATIONS = [
+  EventStore1763780000000,
+  Users1763780000100,
+  Groups1763780000300,
+  Projects1763780000400,
+  Hooks1763780000500,
+  HookDeliveries1763780000600,
+];
 
 export interface LodeParts {
   /** Serve HTTP (the API, git, health). */
@@ -25,7 +42,10 @@ export interface LodeParts {
 /** The whole of Lode as one Nest module; `parts` says which sides this process runs. */
 @Module({})
 export class LodeModule {
-  static forRoot(config: LodeConfig, parts: LodeParts = { http: config.runsApi, worker: config.runsWorker }): DynamicModule {
+  static forRoot(
+    config: LodeConfig,
+    parts: LodeParts = { http: config.runsApi, worker: config.runsWorker },
+  ): DynamicModule {
     return {
       module: LodeModule,
       imports: [
@@ -36,10 +56,17 @@ export class LodeModule {
         GroupsModule,
         ProjectsModule,
         HooksModule,
-        ...(parts.http ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule, HooksHttpModule, RepositoriesHttpModule] : []),
+        ...(parts.http
+          ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule, HooksHttpModule, RepositoriesHttpModule]
+          : []),
         ...(parts.worker
-          ? [BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }), UsersWorkerModule, GroupsWorkerModule, ProjectsWorkerModule,
-            HooksWorkerModule]
+          ? [
+              BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }),
+              UsersWorkerModule,
+              GroupsWorkerModule,
+              ProjectsWorkerModule,
+              HooksWorkerModule,
+            ]
           : []),
       ],
       controllers: parts.http ? [VersionController] : [],

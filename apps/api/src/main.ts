@@ -27,7 +27,9 @@ async function bootstrap(): Promise<void> {
   await app.get(CommandBus).execute(new SeedRoot());
   if (config.runsApi) {
     await (app as INestApplication).listen(config.port, config.host);
-    logger.log(`Lode (${config.role}) listening on http://${config.host}:${config.port}, external URL ${config.externalUrl}`);
+    logger.log(
+      `Lode (${config.role}) listening on http://${config.host}:${config.port}, external URL ${config.externalUrl}`,
+    );
   } else {
     logger.log(`Lode worker running`);
   }
@@ -42,7 +44,11 @@ const DRAIN_MS = 25_000;
  * DRAIN_MS), then close the application (workers, queues, the database pool). Nest's own shutdown
  * hooks close the pool while requests still run, which fails them with `Connection terminated`.
  */
-function stopGracefully(app: INestApplication | Awaited<ReturnType<typeof NestFactory.createApplicationContext>>, http: boolean, logger: Logger): void {
+function stopGracefully(
+  app: INestApplication | Awaited<ReturnType<typeof NestFactory.createApplicationContext>>,
+  http: boolean,
+  logger: Logger,
+): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -24,7 +24,12 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
-    options: { user: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' }, expires: { type: 'string' } },
+    options: {
+      user: { type: 'string' },
+      scopes: { type: 'string' },
+      name: { type: 'string' },
+      expires: { type: 'string' },
+    },
     strict: true,
   });
   if (!command || command === 'help' || command === '--help') {
@@ -34,7 +39,9 @@ async function main(argv: string[]): Promise<number> {
   const config = LodeConfig.fromEnv();
   config.logLevel = 'warn';
   await runMigrations(config, MIGRATIONS);
-  const app = await NestFactory.createApplicationContext(LodeModule.forRoot(config, { http: false, worker: false }), { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(LodeModule.forRoot(config, { http: false, worker: false }), {
+    logger: ['error', 'warn'],
+  });
   try {
     switch (command) {
       case 'create-token':
@@ -60,13 +67,25 @@ async function userId(app: INestApplicationContext, username: string | undefined
   return user.id;
 }
 
-async function createToken(app: INestApplicationContext, v: { user?: string; scopes?: string; name?: string; expires?: string }): Promise<number> {
-  const scopes = (v.scopes ?? 'api').split(',').map((s) => s.trim()).filter(Boolean);
+async function createToken(
+  app: INestApplicationContext,
+  v: { user?: string; scopes?: string; name?: string; expires?: string },
+): Promise<number> {
+  const scopes = (v.scopes ?? 'api')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = scopes.filter((s) => !ROOT_TOKEN_SCOPES.includes(s));
   if (unknown.length) throw new Error(`unknown scope(s): ${unknown.join(', ')}`);
   const { secret } = await app.get(CommandBus).execute(
     new CreateAccessToken(
-      { userId: await userId(app, v.user), name: v.name ?? 'created on the command line', scopes, impersonation: false, expiresAt: v.expires ?? null },
+      {
+        userId: await userId(app, v.user),
+        name: v.name ?? 'created on the command line',
+        scopes,
+        impersonation: false,
+        expiresAt: v.expires ?? null,
+      },
       CLI,
     ),
   );
@@ -87,8 +106,14 @@ async function rebuild(app: INestApplicationContext): Promise<number> {
   return 0;
 }
 
-async function directoryBlock(app: INestApplicationContext, username: string | undefined, action: 'block' | 'unblock'): Promise<number> {
-  const changed = await app.get(CommandBus).execute(new ChangeUserBlock(await userId(app, username), action, true, CLI));
+async function directoryBlock(
+  app: INestApplicationContext,
+  username: string | undefined,
+  action: 'block' | 'unblock',
+): Promise<number> {
+  const changed = await app
+    .get(CommandBus)
+    .execute(new ChangeUserBlock(await userId(app, username), action, true, CLI));
   process.stdout.write(changed ? `${action}ed ${username}\n` : `${username} unchanged\n`);
   return 0;
 }

@@ -17,13 +17,24 @@ import { NamespaceAccess } from './queries/namespace-access';
 @Module({
   imports: [UsersModule, TypeOrmModule.forFeature([NamespaceRecord, MemberRecord])],
   providers: [
-    CreateGroupHandler, UpdateGroupHandler, DeleteGroupHandler, ChangeGroupMemberHandler, ChangeGroupCustomAttributeHandler,
-    ForgetDeletedUserHandler, NamespaceProjection, NamespaceAccess, GroupQueries,
+    CreateGroupHandler,
+    UpdateGroupHandler,
+    DeleteGroupHandler,
+    ChangeGroupMemberHandler,
+    ChangeGroupCustomAttributeHandler,
+    ForgetDeletedUserHandler,
+    NamespaceProjection,
+    NamespaceAccess,
+    GroupQueries,
   ],
   exports: [NamespaceAccess, GroupQueries],
 })
 export class GroupsModule implements OnModuleInit {
-  constructor(private readonly projections: ProjectionRegistry, private readonly routes: OutboxRoutes, private readonly projection: NamespaceProjection) {}
+  constructor(
+    private readonly projections: ProjectionRegistry,
+    private readonly routes: OutboxRoutes,
+    private readonly projection: NamespaceProjection,
+  ) {}
 
   onModuleInit(): void {
     this.projections.register(this.projection);

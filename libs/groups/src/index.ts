@@ -2,11 +2,26 @@
 export { GroupsModule, GroupsHttpModule } from './groups.module';
 export { GroupsWorkerModule } from './groups-worker.module';
 export { Groups1763780000300 } from './migrations/1763780000300-groups';
-export { ACCESS, GROUP_ACCESS_LEVELS, PROJECT_ACCESS_LEVELS, VISIBILITIES, visibilityLevel, moreOpenThan, type Visibility } from './domain/access-level';
+export {
+  ACCESS,
+  GROUP_ACCESS_LEVELS,
+  PROJECT_ACCESS_LEVELS,
+  VISIBILITIES,
+  visibilityLevel,
+  moreOpenThan,
+  type Visibility,
+} from './domain/access-level';
 export type { GroupEvent, GroupSettings } from './domain/group';
 export { CreateGroup, UpdateGroup, DeleteGroup } from './commands/group.commands';
 export { ChangeGroupMember } from './commands/group-member.commands';
-export { NamespaceAccess, NamespaceContents, groupVisibleSql, groupAccessSql, ACTIVE_MEMBER, toNamespace } from './queries/namespace-access';
+export {
+  NamespaceAccess,
+  NamespaceContents,
+  groupVisibleSql,
+  groupAccessSql,
+  ACTIVE_MEMBER,
+  toNamespace,
+} from './queries/namespace-access';
 export { GroupQueries, type GroupListFilters, type MemberRow } from './queries/group.queries';
 export { NamespaceRecord, MemberRecord } from './projections/namespace.record';
 export { upsertMember } from './projections/members';

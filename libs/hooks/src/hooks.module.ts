@@ -27,7 +27,10 @@ export class HooksModule implements OnModuleInit {
 }
 
 /** Webhook delivery (the `webhooks` queue); loaded where the process runs workers. */
-@Module({ imports: [HooksModule, ProjectsModule, BullModule.registerQueue({ name: WEBHOOKS_QUEUE })], providers: [WebhookJobsProcessor] })
+@Module({
+  imports: [HooksModule, ProjectsModule, BullModule.registerQueue({ name: WEBHOOKS_QUEUE })],
+  providers: [WebhookJobsProcessor],
+})
 export class HooksWorkerModule {}
 
 @Module({ imports: [HooksModule, ProjectsModule], controllers: [ProjectHooksController] })

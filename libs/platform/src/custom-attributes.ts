@@ -30,7 +30,10 @@ type CustomAttribute = { key: string; value: string };
  * written by its projection and read by its queries. Table and column names are constants, never input.
  */
 export class CustomAttributeTable {
-  constructor(private readonly table: string, private readonly ownerColumn: string) {}
+  constructor(
+    private readonly table: string,
+    private readonly ownerColumn: string,
+  ) {}
 
   async set(db: Sql, ownerId: number, key: string, value: string): Promise<void> {
     await db.query<unknown>(
@@ -45,12 +48,18 @@ export class CustomAttributeTable {
   }
 
   list(db: Sql, ownerId: number): Promise<CustomAttribute[]> {
-    return db.query<CustomAttribute[]>(`select key, value from ${this.table} where ${this.ownerColumn} = $1 order by key`, [ownerId]);
+    return db.query<CustomAttribute[]>(
+      `select key, value from ${this.table} where ${this.ownerColumn} = $1 order by key`,
+      [ownerId],
+    );
   }
 
   /** GitLab's `custom_attributes.find_by!` miss is an ActiveRecord::RecordNotFound: `404 Not found`. */
   async get(db: Sql, ownerId: number, key: string): Promise<CustomAttribute> {
-    const [row] = await db.query<CustomAttribute[]>(`select key, value from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
+    const [row] = await db.query<CustomAttribute[]>(
+      `select key, value from ${this.table} where ${this.ownerColumn} = $1 and key = $2`,
+      [ownerId, key],
+    );
     if (!row) throw new NotFound();
     return row;
   }

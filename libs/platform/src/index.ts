@@ -19,7 +19,16 @@ export { GitlabErrorFilter } from './http/gitlab-error.filter';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { GitlabParams, GitlabValidationPipe, validateParams } from './http/gitlab-params';
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';
-export { Page, PaginationDto, PaginationInterceptor, pageParams, setPaginationHeaders, DEFAULT_PER_PAGE, MAX_PER_PAGE, type PageParams } from './http/pagination';
+export {
+  Page,
+  PaginationDto,
+  PaginationInterceptor,
+  pageParams,
+  setPaginationHeaders,
+  DEFAULT_PER_PAGE,
+  MAX_PER_PAGE,
+  type PageParams,
+} from './http/pagination';
 export { requestContextMiddleware } from './http/request-context.middleware';
 export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';
 export { RouteIntPipe, intParam } from './http/id-params';

@@ -27,7 +27,16 @@ export class PlatformModule {
         ProjectionRebuilder,
         DependencyProbe,
       ],
-      exports: [LodeConfig, Clock, EventStore, ProjectionRegistry, OutboxRoutes, ProjectionRebuilder, DependencyProbe, ...(options.relay ? [OutboxRelay] : [])],
+      exports: [
+        LodeConfig,
+        Clock,
+        EventStore,
+        ProjectionRegistry,
+        OutboxRoutes,
+        ProjectionRebuilder,
+        DependencyProbe,
+        ...(options.relay ? [OutboxRelay] : []),
+      ],
     };
   }
 }

@@ -6,7 +6,13 @@ export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectQueries, type ProjectRow } from './queries/project.queries';
 export type { ProjectEvent } from './domain/project';
 export {
-  ZERO_SHA, isBranchRef, isTagRef, type PushedCommit, type RefUpdate, type RepositoryPushedData, type RepositoryStatistics,
+  ZERO_SHA,
+  isBranchRef,
+  isTagRef,
+  type PushedCommit,
+  type RefUpdate,
+  type RepositoryPushedData,
+  type RepositoryStatistics,
 } from './domain/repository-push';
 export { serializeProject, serializeProjectSimple } from './http/project.serializer';
 export { RecordRepositoryPush } from './commands/project-maintenance.commands';

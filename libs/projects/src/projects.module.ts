@@ -8,12 +8,20 @@ import { CreateProjectHandler } from './commands/create-project.command';
 import { StarProjectHandler } from './commands/star-project.command';
 import { ForkProjectHandler } from './commands/fork-project.command';
 import {
-  ChangeForkRelationHandler, RecordGitJobOutcomeHandler, RecordRepositoryPushHandler, RequestHousekeepingHandler,
+  ChangeForkRelationHandler,
+  RecordGitJobOutcomeHandler,
+  RecordRepositoryPushHandler,
+  RequestHousekeepingHandler,
 } from './commands/project-maintenance.commands';
 import { ForksController } from './http/forks.controller';
 import { gitJobsRoute } from './jobs/git-jobs';
 import { GroupsController } from './http/groups.controller';
-import { ProjectCustomAttributesController, ProjectListsController, ProjectMembersController, ProjectSharingController } from './http/project-relations.controller';
+import {
+  ProjectCustomAttributesController,
+  ProjectListsController,
+  ProjectMembersController,
+  ProjectSharingController,
+} from './http/project-relations.controller';
 import { ProjectsController } from './http/projects.controller';
 import { ProjectProjection } from './projections/project.projection';
 import { ProjectQueries } from './queries/project.queries';
@@ -39,14 +47,26 @@ export class ProjectNamespaceContents extends NamespaceContents {
 @Module({
   imports: [UsersModule, GroupsModule],
   providers: [
-    CreateProjectHandler, ChangeProjectHandler, StarProjectHandler, ForkProjectHandler, ChangeForkRelationHandler, RequestHousekeepingHandler,
-    RecordGitJobOutcomeHandler, RecordRepositoryPushHandler, ProjectProjection, ProjectQueries,
+    CreateProjectHandler,
+    ChangeProjectHandler,
+    StarProjectHandler,
+    ForkProjectHandler,
+    ChangeForkRelationHandler,
+    RequestHousekeepingHandler,
+    RecordGitJobOutcomeHandler,
+    RecordRepositoryPushHandler,
+    ProjectProjection,
+    ProjectQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
   ],
   exports: [ProjectQueries, NamespaceContents],
 })
 export class ProjectsModule implements OnModuleInit {
-  constructor(private readonly projections: ProjectionRegistry, private readonly routes: OutboxRoutes, private readonly projection: ProjectProjection) {}
+  constructor(
+    private readonly projections: ProjectionRegistry,
+    private readonly routes: OutboxRoutes,
+    private readonly projection: ProjectProjection,
+  ) {}
 
   onModuleInit(): void {
     this.projections.register(this.projection);
@@ -57,8 +77,15 @@ export class ProjectsModule implements OnModuleInit {
 @Module({
   imports: [ProjectsModule, UsersModule, GroupsModule],
   controllers: [
-    ProjectsController, GroupsController, ProjectListsController, ProjectMembersController, ProjectSharingController, ProjectCustomAttributesController,
-    ProjectUploadsController, UploadsController, ForksController,
+    ProjectsController,
+    GroupsController,
+    ProjectListsController,
+    ProjectMembersController,
+    ProjectSharingController,
+    ProjectCustomAttributesController,
+    ProjectUploadsController,
+    UploadsController,
+    ForksController,
   ],
 })
 export class ProjectsHttpModule {}

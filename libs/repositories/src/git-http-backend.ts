@@ -19,7 +19,12 @@ export interface GitHttpOptions {
 }
 
 export function serveGitHttp(
-  req: IncomingMessage, res: ServerResponse, repoPath: string, service: string, remoteUser: string, options: GitHttpOptions = {},
+  req: IncomingMessage,
+  res: ServerResponse,
+  repoPath: string,
+  service: string,
+  remoteUser: string,
+  options: GitHttpOptions = {},
 ): void {
   const query = new URL(req.url ?? '/', 'http://x').search.slice(1);
   const env: NodeJS.ProcessEnv = {

@@ -23,7 +23,12 @@ export class AvatarStore {
   check(file: UploadedFileRef, errors: FieldErrors): string | undefined {
     const name = safeFileName(file.originalname);
     if (!IMAGE_EXTENSIONS.has(extname(name).toLowerCase())) {
-      errors.add('avatar', 'You are not allowed to upload "' + extname(name).replace('.', '') + '" files, allowed types: png, jpg, jpeg, gif, bmp, tiff, ico');
+      errors.add(
+        'avatar',
+        'You are not allowed to upload "' +
+          extname(name).replace('.', '') +
+          '" files, allowed types: png, jpg, jpeg, gif, bmp, tiff, ico',
+      );
       return undefined;
     }
     if (file.size > MAX_AVATAR_BYTES) {
@@ -61,7 +66,11 @@ export class AvatarStore {
 /** A file name with no path in it: `/`, `\`, `..` and control characters go. */
 export function safeFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex -- control characters are what it removes
-  const cleaned = base.replace(/[\u0000-\u001f\u007f]/g, '').replace(/\.\.+/g, '.').replace(/^\.+/, '').trim();
+  const cleaned = base
+    // eslint-disable-next-line no-control-regex -- control characters are what it removes
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/\.\.+/g, '.')
+    .replace(/^\.+/, '')
+    .trim();
   return cleaned.slice(-200) || 'file';
 }

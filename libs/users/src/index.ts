@@ -7,7 +7,13 @@ export { TokenResolver, type ResolvedToken } from './queries/token-resolver';
 export { UserRecord } from './projections/user.record';
 export type { UserEvent } from './domain/user';
 export { namespacePathErrors, RESERVED_TOP_LEVEL } from './domain/namespace-path';
-export { serializeUserBasic, serializeUser, avatarUrl, type UrlContext, type UserBasicJson } from './http/user.serializer';
+export {
+  serializeUserBasic,
+  serializeUser,
+  avatarUrl,
+  type UrlContext,
+  type UserBasicJson,
+} from './http/user.serializer';
 export { ReadUserScope, type ActorRequest } from './http/private-token.guard';
 export { SeedRoot, ROOT_TOKEN_SCOPES } from './commands/seed-root.command';
 export { CreateAccessToken } from './commands/access-token.commands';

@@ -24,18 +24,42 @@ import { UsersController } from './http/users.controller';
 import { removeUserFilesRoute } from './jobs/remove-user-files.job';
 import { AccessTokenRecord, EmailRecord, GpgKeyRecord, SshKeyRecord } from './projections/credential.record';
 import { UserProjection } from './projections/user.projection';
-import { UserCustomAttributeRecord, UserEmailClaimRecord, UserIdentityRecord, UserRecord } from './projections/user.record';
+import {
+  UserCustomAttributeRecord,
+  UserEmailClaimRecord,
+  UserIdentityRecord,
+  UserRecord,
+} from './projections/user.record';
 import { TokenResolver } from './queries/token-resolver';
 import { UserQueries } from './queries/user.queries';
 
 export const USER_ENTITIES = [
-  UserRecord, UserIdentityRecord, UserEmailClaimRecord, UserCustomAttributeRecord, SshKeyRecord, GpgKeyRecord, EmailRecord, AccessTokenRecord,
+  UserRecord,
+  UserIdentityRecord,
+  UserEmailClaimRecord,
+  UserCustomAttributeRecord,
+  SshKeyRecord,
+  GpgKeyRecord,
+  EmailRecord,
+  AccessTokenRecord,
 ];
 
 const HANDLERS = [
-  CreateUserHandler, UpdateUserHandler, DeleteUserHandler, ChangeUserBlockHandler, AddSshKeyHandler, RemoveSshKeyHandler,
-  AddGpgKeyHandler, RemoveGpgKeyHandler, AddEmailHandler, RemoveEmailHandler, CreateAccessTokenHandler,
-  RevokeImpersonationTokenHandler, SetUserCustomAttributeHandler, RemoveUserCustomAttributeHandler, RecordUserActivityHandler,
+  CreateUserHandler,
+  UpdateUserHandler,
+  DeleteUserHandler,
+  ChangeUserBlockHandler,
+  AddSshKeyHandler,
+  RemoveSshKeyHandler,
+  AddGpgKeyHandler,
+  RemoveGpgKeyHandler,
+  AddEmailHandler,
+  RemoveEmailHandler,
+  CreateAccessTokenHandler,
+  RevokeImpersonationTokenHandler,
+  SetUserCustomAttributeHandler,
+  RemoveUserCustomAttributeHandler,
+  RecordUserActivityHandler,
   SeedRootHandler,
 ];
 
@@ -46,7 +70,11 @@ const HANDLERS = [
   exports: [UserQueries, TokenResolver, AvatarStore],
 })
 export class UsersModule implements OnModuleInit {
-  constructor(private readonly projections: ProjectionRegistry, private readonly routes: OutboxRoutes, private readonly projection: UserProjection) {}
+  constructor(
+    private readonly projections: ProjectionRegistry,
+    private readonly routes: OutboxRoutes,
+    private readonly projection: UserProjection,
+  ) {}
 
   onModuleInit(): void {
     this.projections.register(this.projection);
@@ -58,7 +86,12 @@ export class UsersModule implements OnModuleInit {
 @Module({
   imports: [UsersModule],
   controllers: [
-    UsersController, CurrentUserController, CredentialsController, ImpersonationTokensController, UserCustomAttributesController, AvatarsController,
+    UsersController,
+    CurrentUserController,
+    CredentialsController,
+    ImpersonationTokensController,
+    UserCustomAttributesController,
+    AvatarsController,
   ],
   providers: [{ provide: APP_GUARD, useClass: PrivateTokenGuard }],
 })

@@ -4,14 +4,21 @@ import { groupDecider, removeCustomAttribute, setCustomAttribute } from '../doma
 
 /** GitLab's admin-only custom attributes of groups (`value` undefined removes the key). */
 export class ChangeGroupCustomAttribute extends Command<void> {
-  constructor(readonly groupId: number, readonly key: string, readonly value: string | undefined) {
+  constructor(
+    readonly groupId: number,
+    readonly key: string,
+    readonly value: string | undefined,
+  ) {
     super();
   }
 }
 
 @CommandHandler(ChangeGroupCustomAttribute)
 export class ChangeGroupCustomAttributeHandler implements ICommandHandler<ChangeGroupCustomAttribute> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ groupId, key, value }: ChangeGroupCustomAttribute): Promise<void> {
     const now = this.clock.now();

@@ -12,14 +12,23 @@ export type MemberChange =
 
 /** Adds, changes or removes a group member. Owners manage members; any member may leave. */
 export class ChangeGroupMember extends Command<void> {
-  constructor(readonly groupId: string | number, readonly change: MemberChange, readonly actor: Actor) {
+  constructor(
+    readonly groupId: string | number,
+    readonly change: MemberChange,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
 
 @CommandHandler(ChangeGroupMember)
 export class ChangeGroupMemberHandler implements ICommandHandler<ChangeGroupMember> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly access: NamespaceAccess, private readonly db: DataSource) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly access: NamespaceAccess,
+    private readonly db: DataSource,
+  ) {}
 
   async execute({ groupId, change, actor }: ChangeGroupMember): Promise<void> {
     const group = await this.access.visibleGroup(groupId, actor);

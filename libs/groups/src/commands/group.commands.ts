@@ -8,13 +8,20 @@ import { NamespaceAccess, NamespaceContents } from '../queries/namespace-access'
 
 /** GitLab: a taken path answers 400 `Failed to save group {:path=>["has already been taken"]}`. */
 function rethrowPathTaken(err: unknown): never {
-  if (err instanceof UniqueViolation && (err.constraint === 'namespaces_path_key' || err.constraint === 'namespaces_full_path_key'))
+  if (
+    err instanceof UniqueViolation &&
+    (err.constraint === 'namespaces_path_key' || err.constraint === 'namespaces_full_path_key')
+  )
     throw new Invalid({ path: ['has already been taken'] });
   throw err;
 }
 
 export class CreateGroup extends Command<number> {
-  constructor(readonly settings: GroupSettings, readonly parentId: number | null, readonly actor: Actor) {
+  constructor(
+    readonly settings: GroupSettings,
+    readonly parentId: number | null,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
@@ -22,7 +29,12 @@ export class CreateGroup extends Command<number> {
 /** Users allowed to create groups may create top-level ones; a subgroup needs ownership of its parent. */
 @CommandHandler(CreateGroup)
 export class CreateGroupHandler implements ICommandHandler<CreateGroup> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly access: NamespaceAccess, private readonly db: DataSource) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly access: NamespaceAccess,
+    private readonly db: DataSource,
+  ) {}
 
   async execute({ settings, parentId, actor }: CreateGroup): Promise<number> {
     let parentVisibility: Visibility | undefined;
@@ -35,14 +47,20 @@ export class CreateGroupHandler implements ICommandHandler<CreateGroup> {
     }
     const groupId = await this.store.nextId('namespace_id_seq');
     await this.store
-      .decide(`group-${groupId}`, groupDecider, (s) => create(s, { groupId, parentId, settings, creatorId: actor.id }, { parentVisibility }, this.clock.now()))
+      .decide(`group-${groupId}`, groupDecider, (s) =>
+        create(s, { groupId, parentId, settings, creatorId: actor.id }, { parentVisibility }, this.clock.now()),
+      )
       .catch(rethrowPathTaken);
     return groupId;
   }
 }
 
 export class UpdateGroup extends Command<void> {
-  constructor(readonly groupId: number, readonly changes: Partial<GroupSettings>, readonly actor: Actor) {
+  constructor(
+    readonly groupId: number,
+    readonly changes: Partial<GroupSettings>,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
@@ -72,21 +90,37 @@ export class UpdateGroupHandler implements ICommandHandler<UpdateGroup> {
   async execute({ groupId, changes, actor }: UpdateGroup): Promise<void> {
     const group = await this.access.requireGroup(groupId, actor, ACCESS.owner);
     const around = await this.surroundings(group.id, group.parentId);
-    await this.store.decide(`group-${group.id}`, groupDecider, (s) => update(s, changes, around, this.clock.now())).catch(rethrowPathTaken);
+    await this.store
+      .decide(`group-${group.id}`, groupDecider, (s) => update(s, changes, around, this.clock.now()))
+      .catch(rethrowPathTaken);
   }
 
   /** The parent's visibility and the widest visibilities below (subgroups, projects), which bound a change. */
   private async surroundings(groupId: number, parentId: number | null): Promise<Surroundings> {
-    const [parent] = parentId === null ? [] : await this.db.query(`select visibility from namespaces where id = $1`, [parentId]);
-    const rows: { visibility: Visibility }[] = await this.db.query(`select visibility from namespaces where parent_id = $1`, [groupId]);
-    const widestSubgroupVisibility = rows.reduce<Visibility | undefined>((w, r) => (!w || moreOpenThan(r.visibility, w) ? r.visibility : w), undefined);
+    const [parent] =
+      parentId === null ? [] : await this.db.query(`select visibility from namespaces where id = $1`, [parentId]);
+    const rows: { visibility: Visibility }[] = await this.db.query(
+      `select visibility from namespaces where parent_id = $1`,
+      [groupId],
+    );
+    const widestSubgroupVisibility = rows.reduce<Visibility | undefined>(
+      (w, r) => (!w || moreOpenThan(r.visibility, w) ? r.visibility : w),
+      undefined,
+    );
     const widestProjectVisibility = await this.contents()?.widestProjectVisibility(groupId);
-    return { parentVisibility: parent?.visibility as Visibility | undefined, widestSubgroupVisibility, widestProjectVisibility };
+    return {
+      parentVisibility: parent?.visibility as Visibility | undefined,
+      widestSubgroupVisibility,
+      widestProjectVisibility,
+    };
   }
 }
 
 export class DeleteGroup extends Command<void> {
-  constructor(readonly groupId: number, readonly actor: Actor) {
+  constructor(
+    readonly groupId: number,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
@@ -94,11 +128,14 @@ export class DeleteGroup extends Command<void> {
 /** Owners and administrators; the subgroups and projects inside go with it. */
 @CommandHandler(DeleteGroup)
 export class DeleteGroupHandler implements ICommandHandler<DeleteGroup> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly access: NamespaceAccess) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly access: NamespaceAccess,
+  ) {}
 
   async execute({ groupId, actor }: DeleteGroup): Promise<void> {
     const group = await this.access.requireGroup(groupId, actor, ACCESS.owner);
     await this.store.decide(`group-${group.id}`, groupDecider, (s) => remove(s, this.clock.now()));
   }
 }
-

@@ -17,18 +17,34 @@ export interface GroupSettings {
 }
 
 export type GroupEvent =
-  | { type: 'GroupCreated'; data: GroupSettings & { groupId: number; parentId: number | null; creatorId: number; at: string } }
+  | {
+      type: 'GroupCreated';
+      data: GroupSettings & { groupId: number; parentId: number | null; creatorId: number; at: string };
+    }
   | { type: 'GroupUpdated'; data: { groupId: number; changes: Partial<GroupSettings>; at: string } }
   | { type: 'GroupDeleted'; data: { groupId: number; at: string } }
-  | { type: 'GroupMemberAdded'; data: { groupId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string } }
-  | { type: 'GroupMemberUpdated'; data: { groupId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string } }
+  | {
+      type: 'GroupMemberAdded';
+      data: { groupId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string };
+    }
+  | {
+      type: 'GroupMemberUpdated';
+      data: { groupId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string };
+    }
   | { type: 'GroupMemberRemoved'; data: { groupId: number; userId: number; at: string } }
   | { type: 'GroupCustomAttributeSet'; data: { groupId: number; key: string; value: string; at: string } }
   | { type: 'GroupCustomAttributeRemoved'; data: { groupId: number; key: string; at: string } };
 
 export type Group =
   | { exists: false }
-  | { exists: true; groupId: number; parentId: number | null; settings: GroupSettings; members: Record<number, number>; customAttributes: Record<string, string> };
+  | {
+      exists: true;
+      groupId: number;
+      parentId: number | null;
+      settings: GroupSettings;
+      members: Record<number, number>;
+      customAttributes: Record<string, string>;
+    };
 
 export const initial = (): Group => ({ exists: false });
 
@@ -36,7 +52,12 @@ export function evolve(s: Group, e: GroupEvent): Group {
   if (e.type === 'GroupCreated') {
     const d = e.data;
     const settings: GroupSettings = {
-      name: d.name, path: d.path, description: d.description, visibility: d.visibility, lfsEnabled: d.lfsEnabled, requestAccessEnabled: d.requestAccessEnabled,
+      name: d.name,
+      path: d.path,
+      description: d.description,
+      visibility: d.visibility,
+      lfsEnabled: d.lfsEnabled,
+      requestAccessEnabled: d.requestAccessEnabled,
     };
     return { exists: true, groupId: d.groupId, parentId: d.parentId, settings, members: {}, customAttributes: {} };
   }
@@ -85,23 +106,40 @@ export interface Surroundings {
   widestProjectVisibility?: Visibility;
 }
 
-export function validateSettings(p: Partial<GroupSettings>, topLevel: boolean, around: Surroundings, errors = new FieldErrors()): FieldErrors {
+export function validateSettings(
+  p: Partial<GroupSettings>,
+  topLevel: boolean,
+  around: Surroundings,
+  errors = new FieldErrors(),
+): FieldErrors {
   if (p.name !== undefined) {
     if (!p.name.trim()) errors.add('name', "can't be blank");
     else if (p.name.length > 255) errors.add('name', tooLong);
     else if (!NAME.test(p.name))
-      errors.add('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
+      errors.add(
+        'name',
+        "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.",
+      );
   }
   if (p.path !== undefined) for (const m of namespacePathErrors(p.path, topLevel)) errors.add('path', m);
   if (p.description !== undefined && p.description.length > 255) errors.add('description', tooLong);
   if (p.visibility !== undefined) {
     if (around.parentVisibility && moreOpenThan(p.visibility, around.parentVisibility))
-      errors.add('visibility_level', `${p.visibility} is not allowed since the parent group has a ${around.parentVisibility} visibility.`);
+      errors.add(
+        'visibility_level',
+        `${p.visibility} is not allowed since the parent group has a ${around.parentVisibility} visibility.`,
+      );
     // GitLab's wording, one message per reason (Group#visibility_level_allowed_by_projects / _by_sub_groups).
     if (around.widestProjectVisibility && moreOpenThan(around.widestProjectVisibility, p.visibility))
-      errors.add('visibility_level', `${p.visibility} is not allowed since this group contains projects with higher visibility.`);
+      errors.add(
+        'visibility_level',
+        `${p.visibility} is not allowed since this group contains projects with higher visibility.`,
+      );
     if (around.widestSubgroupVisibility && moreOpenThan(around.widestSubgroupVisibility, p.visibility))
-      errors.add('visibility_level', `${p.visibility} is not allowed since there are sub-groups with higher visibility.`);
+      errors.add(
+        'visibility_level',
+        `${p.visibility} is not allowed since there are sub-groups with higher visibility.`,
+      );
   }
   return errors;
 }
@@ -117,8 +155,14 @@ export function create(
   validateSettings(input.settings, input.parentId === null, around).throwIfAny();
   const at = now.toISOString();
   return [
-    { type: 'GroupCreated', data: { groupId: input.groupId, parentId: input.parentId, ...input.settings, creatorId: input.creatorId, at } },
-    { type: 'GroupMemberAdded', data: { groupId: input.groupId, userId: input.creatorId, accessLevel: 50, expiresAt: null, at } },
+    {
+      type: 'GroupCreated',
+      data: { groupId: input.groupId, parentId: input.parentId, ...input.settings, creatorId: input.creatorId, at },
+    },
+    {
+      type: 'GroupMemberAdded',
+      data: { groupId: input.groupId, userId: input.creatorId, accessLevel: 50, expiresAt: null, at },
+    },
   ];
 }
 
@@ -129,7 +173,9 @@ export function update(s: Group, changes: Partial<GroupSettings>, around: Surrou
   for (const [k, v] of Object.entries(changes) as [keyof GroupSettings, unknown][]) {
     if (v !== undefined && g.settings[k] !== v) (real as Record<string, unknown>)[k] = v;
   }
-  return Object.keys(real).length ? [{ type: 'GroupUpdated', data: { groupId: g.groupId, changes: real, at: now.toISOString() } }] : [];
+  return Object.keys(real).length
+    ? [{ type: 'GroupUpdated', data: { groupId: g.groupId, changes: real, at: now.toISOString() } }]
+    : [];
 }
 
 export function remove(s: Group, now: Date): GroupEvent[] {
@@ -139,19 +185,36 @@ export function remove(s: Group, now: Date): GroupEvent[] {
 
 const owners = (g: Existing) => Object.values(g.members).filter((l) => l === 50).length;
 
-export function addMember(s: Group, userId: number, accessLevel: number, expiresAt: string | null, now: Date): GroupEvent[] {
+export function addMember(
+  s: Group,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null,
+  now: Date,
+): GroupEvent[] {
   const g = existing(s);
   if (userId in g.members) throw new Conflict('Member already exists');
-  return [{ type: 'GroupMemberAdded', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
+  return [
+    { type: 'GroupMemberAdded', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } },
+  ];
 }
 
 /** A group must keep an owner: the last one can be neither demoted nor removed (not even by an administrator). */
-export function updateMember(s: Group, userId: number, accessLevel: number, expiresAt: string | null, now: Date): GroupEvent[] {
+export function updateMember(
+  s: Group,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null,
+  now: Date,
+): GroupEvent[] {
   const g = existing(s);
   // GitLab's `members.find_by!`: ActiveRecord's bare "404 Not found".
   if (!(userId in g.members)) throw new NotFound();
-  if (g.members[userId] === 50 && accessLevel !== 50 && owners(g) === 1) throw new Forbidden('The last owner cannot be demoted');
-  return [{ type: 'GroupMemberUpdated', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
+  if (g.members[userId] === 50 && accessLevel !== 50 && owners(g) === 1)
+    throw new Forbidden('The last owner cannot be demoted');
+  return [
+    { type: 'GroupMemberUpdated', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } },
+  ];
 }
 
 /**
@@ -162,7 +225,8 @@ export function removeMember(s: Group, userId: number, now: Date, mayRemove = tr
   const g = existing(s);
   if (!(userId in g.members)) throw new NotFound();
   if (!mayRemove) throw new Forbidden();
-  if (!userDeleted && g.members[userId] === 50 && owners(g) === 1) throw new Forbidden('The last owner cannot be removed');
+  if (!userDeleted && g.members[userId] === 50 && owners(g) === 1)
+    throw new Forbidden('The last owner cannot be removed');
   return [{ type: 'GroupMemberRemoved', data: { groupId: g.groupId, userId, at: now.toISOString() } }];
 }
 

@@ -12,7 +12,11 @@ import { CustomAttributeValueDto } from './groups.dto';
  */
 @Controller('groups/:id/custom_attributes')
 export class GroupCustomAttributesController {
-  constructor(private readonly commands: CommandBus, private readonly access: NamespaceAccess, private readonly groups: GroupQueries) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly access: NamespaceAccess,
+    private readonly groups: GroupQueries,
+  ) {}
 
   @Get()
   async list(@Param('id') id: string, @CurrentActor() actor?: Actor) {
@@ -28,7 +32,12 @@ export class GroupCustomAttributesController {
 
   @Put(':key')
   @AdminOnly()
-  async set(@Param('id') id: string, @Param('key') key: string, @GitlabParams() p: CustomAttributeValueDto, @CurrentActor() actor: Actor) {
+  async set(
+    @Param('id') id: string,
+    @Param('key') key: string,
+    @GitlabParams() p: CustomAttributeValueDto,
+    @CurrentActor() actor: Actor,
+  ) {
     const group = await this.access.visibleGroup(id, actor);
     await this.commands.execute(new ChangeGroupCustomAttribute(group.id, key, p.value));
     return this.groups.customAttribute(group.id, key);

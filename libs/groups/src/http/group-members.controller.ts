@@ -1,4 +1,14 @@
-import { Authenticated, BadParameter, CurrentActor, GitlabParams, LodeConfig, Page, pageParams, RouteIntPipe, type Actor } from '@app/platform';
+import {
+  Authenticated,
+  BadParameter,
+  CurrentActor,
+  GitlabParams,
+  LodeConfig,
+  Page,
+  pageParams,
+  RouteIntPipe,
+  type Actor,
+} from '@app/platform';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ChangeGroupMember } from '../commands/group-member.commands';
@@ -39,7 +49,11 @@ export class GroupMembersController {
     const group = await this.access.visibleGroup(id, actor);
     const page = pageParams(q);
     const { rows, total } = await this.groups.members('namespace', group.id, q.query, page);
-    return new Page(rows.map((m) => serializeMember(m, this.urls)), total, page);
+    return new Page(
+      rows.map((m) => serializeMember(m, this.urls)),
+      total,
+      page,
+    );
   }
 
   @Get(':user_id')
@@ -52,23 +66,40 @@ export class GroupMembersController {
   async add(@Param('id') id: string, @GitlabParams() p: AddMemberDto, @CurrentActor() actor: Actor) {
     const group = await this.access.visibleGroup(id, actor);
     await this.commands.execute(
-      new ChangeGroupMember(group.id, { kind: 'add', userId: p.user_id, accessLevel: p.access_level, expiresAt: expiresAt(p.expires_at) }, actor),
+      new ChangeGroupMember(
+        group.id,
+        { kind: 'add', userId: p.user_id, accessLevel: p.access_level, expiresAt: expiresAt(p.expires_at) },
+        actor,
+      ),
     );
     return serializeMember(await this.groups.member('namespace', group.id, p.user_id), this.urls);
   }
 
   @Put(':user_id')
-  async update(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @GitlabParams() p: UpdateMemberDto, @CurrentActor() actor: Actor) {
+  async update(
+    @Param('id') id: string,
+    @Param('user_id', RouteIntPipe) userId: number,
+    @GitlabParams() p: UpdateMemberDto,
+    @CurrentActor() actor: Actor,
+  ) {
     const group = await this.access.visibleGroup(id, actor);
     await this.commands.execute(
-      new ChangeGroupMember(group.id, { kind: 'update', userId, accessLevel: p.access_level, expiresAt: expiresAt(p.expires_at) }, actor),
+      new ChangeGroupMember(
+        group.id,
+        { kind: 'update', userId, accessLevel: p.access_level, expiresAt: expiresAt(p.expires_at) },
+        actor,
+      ),
     );
     return serializeMember(await this.groups.member('namespace', group.id, userId), this.urls);
   }
 
   @Delete(':user_id')
   @HttpCode(204)
-  async remove(@Param('id') id: string, @Param('user_id', RouteIntPipe) userId: number, @CurrentActor() actor: Actor): Promise<void> {
+  async remove(
+    @Param('id') id: string,
+    @Param('user_id', RouteIntPipe) userId: number,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     const group = await this.access.visibleGroup(id, actor);
     await this.commands.execute(new ChangeGroupMember(group.id, { kind: 'remove', userId }, actor));
   }

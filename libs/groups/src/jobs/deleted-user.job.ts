@@ -1,4 +1,11 @@
-import { Clock, EventStore, logConnectionErrors, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
+import {
+  Clock,
+  EventStore,
+  logConnectionErrors,
+  type DomainEvent,
+  type OutboxRoute,
+  type Recorded,
+} from '@app/platform';
 import type { UserEvent } from '@app/users';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
@@ -16,7 +23,9 @@ export const deletedUserRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
   const e = event as Recorded<UserEvent>;
   if (e.type !== 'UserDeleted') return undefined;
   return {
-    queue: GROUPS_QUEUE, name: 'deleted-user', jobId: `deleted-user-${e.data.userId}`,
+    queue: GROUPS_QUEUE,
+    name: 'deleted-user',
+    jobId: `deleted-user-${e.data.userId}`,
     data: { kind: 'deleted-user', userId: e.data.userId, hardDelete: e.data.hardDelete } satisfies DeletedUserJob,
     options: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
   };
@@ -28,14 +37,21 @@ export const deletedUserRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
  * Safe to run twice: a group the user already left, or that is gone, is skipped.
  */
 export class ForgetDeletedUser extends Command<void> {
-  constructor(readonly userId: number, readonly hardDelete: boolean) {
+  constructor(
+    readonly userId: number,
+    readonly hardDelete: boolean,
+  ) {
     super();
   }
 }
 
 @CommandHandler(ForgetDeletedUser)
 export class ForgetDeletedUserHandler implements ICommandHandler<ForgetDeletedUser> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly db: DataSource) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly db: DataSource,
+  ) {}
 
   async execute({ userId, hardDelete }: ForgetDeletedUser): Promise<void> {
     // The event log says which groups ever had this member (the read model forgot when the user went).
@@ -44,16 +60,24 @@ export class ForgetDeletedUserHandler implements ICommandHandler<ForgetDeletedUs
       [userId],
     );
     for (const { stream_id } of streams) {
-      await this.store.decide(stream_id, groupDecider, async (s): Promise<GroupEvent[]> => {
-        if (!s.exists || !Object.hasOwn(s.members, userId)) return [];
-        const at = this.clock.now().toISOString();
-        const otherOwners = Object.entries(s.members).filter(([id, level]) => level === 50 && Number(id) !== userId).map(([id]) => Number(id));
-        const [{ live }] = otherOwners.length
-          ? await this.db.query(`select count(*)::int as live from users where id = any($1::int[])`, [otherOwners])
-          : [{ live: 0 }];
-        if (hardDelete && s.members[userId] === 50 && live === 0) return [{ type: 'GroupDeleted', data: { groupId: s.groupId, at } }];
-        return [{ type: 'GroupMemberRemoved', data: { groupId: s.groupId, userId, at } }];
-      }, { origin: 'worker' });
+      await this.store.decide(
+        stream_id,
+        groupDecider,
+        async (s): Promise<GroupEvent[]> => {
+          if (!s.exists || !Object.hasOwn(s.members, userId)) return [];
+          const at = this.clock.now().toISOString();
+          const otherOwners = Object.entries(s.members)
+            .filter(([id, level]) => level === 50 && Number(id) !== userId)
+            .map(([id]) => Number(id));
+          const [{ live }] = otherOwners.length
+            ? await this.db.query(`select count(*)::int as live from users where id = any($1::int[])`, [otherOwners])
+            : [{ live: 0 }];
+          if (hardDelete && s.members[userId] === 50 && live === 0)
+            return [{ type: 'GroupDeleted', data: { groupId: s.groupId, at } }];
+          return [{ type: 'GroupMemberRemoved', data: { groupId: s.groupId, userId, at } }];
+        },
+        { origin: 'worker' },
+      );
     }
   }
 }
@@ -63,7 +87,10 @@ export class GroupsJobsProcessor extends WorkerHost {
   private readonly logger = new Logger('GroupsJobs');
   private lastError = '';
 
-  constructor(private readonly commands: CommandBus, @InjectQueue(GROUPS_QUEUE) queue: Queue) {
+  constructor(
+    private readonly commands: CommandBus,
+    @InjectQueue(GROUPS_QUEUE) queue: Queue,
+  ) {
     super();
     logConnectionErrors(queue, this.logger, `queue ${GROUPS_QUEUE}`);
   }

@@ -61,6 +61,7 @@ export class Groups1763780000300 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['group_custom_attributes', 'members', 'namespace_closure', 'namespaces']) await q.query(`drop table ${t}`);
+    for (const t of ['group_custom_attributes', 'members', 'namespace_closure', 'namespaces'])
+      await q.query(`drop table ${t}`);
   }
 }

@@ -6,7 +6,15 @@ import type { EntityManager } from 'typeorm';
  */
 export async function upsertMember(
   db: EntityManager,
-  m: { sourceType: 'namespace' | 'project'; sourceId: number; userId: number; accessLevel: number; expiresAt: string | null; createdBy: number | null; at: string },
+  m: {
+    sourceType: 'namespace' | 'project';
+    sourceId: number;
+    userId: number;
+    accessLevel: number;
+    expiresAt: string | null;
+    createdBy: number | null;
+    at: string;
+  },
 ): Promise<void> {
   await db.query(
     `insert into members (source_type, source_id, user_id, access_level, expires_at, created_by, created_at, updated_at)

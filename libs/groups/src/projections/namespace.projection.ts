@@ -17,8 +17,17 @@ export class NamespaceProjection implements Projector {
   readonly name = 'namespaces';
   readonly tables = GROUP_TABLES;
   readonly eventTypes = [
-    'UserCreated', 'UserUpdated', 'UserDeleted', 'GroupCreated', 'GroupUpdated', 'GroupDeleted', 'GroupMemberAdded',
-    'GroupMemberUpdated', 'GroupMemberRemoved', 'GroupCustomAttributeSet', 'GroupCustomAttributeRemoved',
+    'UserCreated',
+    'UserUpdated',
+    'UserDeleted',
+    'GroupCreated',
+    'GroupUpdated',
+    'GroupDeleted',
+    'GroupMemberAdded',
+    'GroupMemberUpdated',
+    'GroupMemberRemoved',
+    'GroupCustomAttributeSet',
+    'GroupCustomAttributeRemoved',
   ];
 
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
@@ -33,17 +42,23 @@ export class NamespaceProjection implements Projector {
            values ($1, 'user', $2, $2, null, $2, $3, $4, 'public', $5, $5)`,
           [d.namespaceId, d.username, d.name, d.userId, d.at],
         );
-        await db.query(`insert into namespace_closure (ancestor_id, descendant_id, depth) values ($1, $1, 0)`, [d.namespaceId]);
+        await db.query(`insert into namespace_closure (ancestor_id, descendant_id, depth) values ($1, $1, 0)`, [
+          d.namespaceId,
+        ]);
         return;
       }
       case 'UserUpdated': {
         const { username, name } = e.data.changes;
         if (username !== undefined)
-          await db.query(`update namespaces set name = $2, path = $2, full_path = $2, updated_at = $3 where owner_id = $1 and kind = 'user'`, [
-            e.data.userId, username, e.data.at,
-          ]);
+          await db.query(
+            `update namespaces set name = $2, path = $2, full_path = $2, updated_at = $3 where owner_id = $1 and kind = 'user'`,
+            [e.data.userId, username, e.data.at],
+          );
         if (name !== undefined)
-          await db.query(`update namespaces set full_name = $2 where owner_id = $1 and kind = 'user'`, [e.data.userId, name]);
+          await db.query(`update namespaces set full_name = $2 where owner_id = $1 and kind = 'user'`, [
+            e.data.userId,
+            name,
+          ]);
         return;
       }
       case 'UserDeleted':
@@ -51,13 +66,27 @@ export class NamespaceProjection implements Projector {
         return;
       case 'GroupCreated': {
         const d = e.data;
-        const [parent] = d.parentId === null ? [undefined] : await db.query(`select full_path, full_name from namespaces where id = $1`, [d.parentId]);
+        const [parent] =
+          d.parentId === null
+            ? [undefined]
+            : await db.query(`select full_path, full_name from namespaces where id = $1`, [d.parentId]);
         await db.query(
           `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, description, visibility, lfs_enabled,
              request_access_enabled, created_at, updated_at)
            values ($1, 'group', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-          [d.groupId, d.name, d.path, d.parentId, parent ? `${parent.full_path}/${d.path}` : d.path, parent ? `${parent.full_name} / ${d.name}` : d.name,
-            d.description, d.visibility, d.lfsEnabled, d.requestAccessEnabled, d.at],
+          [
+            d.groupId,
+            d.name,
+            d.path,
+            d.parentId,
+            parent ? `${parent.full_path}/${d.path}` : d.path,
+            parent ? `${parent.full_name} / ${d.name}` : d.name,
+            d.description,
+            d.visibility,
+            d.lfsEnabled,
+            d.requestAccessEnabled,
+            d.at,
+          ],
         );
         await db.query(
           `insert into namespace_closure (ancestor_id, descendant_id, depth)
@@ -100,13 +129,21 @@ export class NamespaceProjection implements Projector {
       case 'GroupMemberUpdated': {
         const d = e.data;
         await upsertMember(db, {
-          sourceType: 'namespace', sourceId: d.groupId, userId: d.userId, accessLevel: d.accessLevel, expiresAt: d.expiresAt,
-          createdBy: e.metadata.actorId ?? null, at: d.at,
+          sourceType: 'namespace',
+          sourceId: d.groupId,
+          userId: d.userId,
+          accessLevel: d.accessLevel,
+          expiresAt: d.expiresAt,
+          createdBy: e.metadata.actorId ?? null,
+          at: d.at,
         });
         return;
       }
       case 'GroupMemberRemoved':
-        await db.query(`delete from members where source_type = 'namespace' and source_id = $1 and user_id = $2`, [e.data.groupId, e.data.userId]);
+        await db.query(`delete from members where source_type = 'namespace' and source_id = $1 and user_id = $2`, [
+          e.data.groupId,
+          e.data.userId,
+        ]);
         return;
       case 'GroupCustomAttributeSet':
         await GROUP_CUSTOM_ATTRIBUTES.set(db, e.data.groupId, e.data.key, e.data.value);

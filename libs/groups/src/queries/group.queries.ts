@@ -36,7 +36,11 @@ export class GroupQueries {
    * others the groups they belong to (with their ancestors and descendants), plus every public and
    * internal group when `all_available` is set. `owned` keeps the groups the caller owns directly.
    */
-  async list(actor: Actor | undefined, f: GroupListFilters, page: PageParams): Promise<{ rows: NamespaceRecord[]; total: number }> {
+  async list(
+    actor: Actor | undefined,
+    f: GroupListFilters,
+    page: PageParams,
+  ): Promise<{ rows: NamespaceRecord[]; total: number }> {
     const params: unknown[] = [actor?.id ?? null];
     const p = (v: unknown) => `$${params.push(v)}`;
     const where = [`n.kind = 'group'`];
@@ -52,10 +56,15 @@ export class GroupQueries {
     if (f.skipGroups?.length) where.push(`n.id <> all(${p(f.skipGroups)}::int[])`);
     if (f.search) where.push(`(n.name ilike ${p(likeEscape(f.search))} or n.path ilike $${params.length})`);
     for (const [key, value] of Object.entries(f.customAttributes ?? {}))
-      where.push(`exists (select 1 from group_custom_attributes a where a.group_id = n.id and a.key = ${p(key)} and a.value = ${p(value)})`);
+      where.push(
+        `exists (select 1 from group_custom_attributes a where a.group_id = n.id and a.key = ${p(key)} and a.value = ${p(value)})`,
+      );
     const sql = where.join(' and ');
     // `$1` (the caller) is named even where no rule needs it (administrators), so PostgreSQL can type it.
-    const [{ total }] = await this.dataSource.query(`select count(*)::int as total, $1::int as caller from namespaces n where ${sql}`, params);
+    const [{ total }] = await this.dataSource.query(
+      `select count(*)::int as total, $1::int as caller from namespaces n where ${sql}`,
+      params,
+    );
     const order = `lower(n.${f.orderBy}) ${f.sort}, n.id ${f.sort}`;
     const rows = await this.dataSource.query(
       `select n.*, $1::int as caller from namespaces n where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,

@@ -37,7 +37,10 @@ export class NamespaceAccess {
   constructor(private readonly dataSource: DataSource) {}
 
   /** The group, if the caller may see it; 404 otherwise (never 403 for what one may not see). */
-  async visibleGroup(idOrPath: string | number, actor: Actor | undefined): Promise<NamespaceRecord & { accessLevel: number }> {
+  async visibleGroup(
+    idOrPath: string | number,
+    actor: Actor | undefined,
+  ): Promise<NamespaceRecord & { accessLevel: number }> {
     const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
     const rows = await this.dataSource.query(
       `select n.*, ${groupAccessSql('n', '$2')} as access_level from namespaces n
@@ -67,7 +70,9 @@ export class NamespaceAccess {
   }
 
   async personalNamespace(userId: number): Promise<NamespaceRecord> {
-    const [row] = await this.dataSource.query(`select * from namespaces where owner_id = $1 and kind = 'user'`, [userId]);
+    const [row] = await this.dataSource.query(`select * from namespaces where owner_id = $1 and kind = 'user'`, [
+      userId,
+    ]);
     if (!row) throw new NotFound('Namespace');
     return toNamespace(row);
   }
@@ -75,9 +80,20 @@ export class NamespaceAccess {
 
 export function toNamespace(r: Record<string, unknown>): NamespaceRecord {
   return Object.assign(new NamespaceRecord(), {
-    id: r.id, kind: r.kind, name: r.name, path: r.path, parentId: r.parent_id, fullPath: r.full_path, fullName: r.full_name,
-    ownerId: r.owner_id, description: r.description, visibility: r.visibility, lfsEnabled: r.lfs_enabled,
-    requestAccessEnabled: r.request_access_enabled, createdAt: r.created_at, updatedAt: r.updated_at,
+    id: r.id,
+    kind: r.kind,
+    name: r.name,
+    path: r.path,
+    parentId: r.parent_id,
+    fullPath: r.full_path,
+    fullName: r.full_name,
+    ownerId: r.owner_id,
+    description: r.description,
+    visibility: r.visibility,
+    lfsEnabled: r.lfs_enabled,
+    requestAccessEnabled: r.request_access_enabled,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   });
 }
 

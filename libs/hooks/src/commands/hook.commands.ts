@@ -3,7 +3,15 @@ import { Clock, EventStore, LodeConfig, Unprocessable, type Actor } from '@app/p
 import { ProjectQueries } from '@app/projects';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { checkHookUrl } from '../delivery/url-guard';
-import { addHook, projectHookDecider, recordDelivery, removeHook, updateHook, type HookDelivery, type HookSettings } from '../domain/project-hook';
+import {
+  addHook,
+  projectHookDecider,
+  recordDelivery,
+  removeHook,
+  updateHook,
+  type HookDelivery,
+  type HookSettings,
+} from '../domain/project-hook';
 
 export type HookChange =
   | { kind: 'add'; settings: HookSettings }
@@ -12,14 +20,23 @@ export type HookChange =
 
 /** Adds, replaces or removes a project hook: maintainers and owners (and administrators) only. Answers the hook id. */
 export class ChangeProjectHook extends Command<{ projectId: number; hookId: number }> {
-  constructor(readonly project: string | number, readonly change: HookChange, readonly actor: Actor) {
+  constructor(
+    readonly project: string | number,
+    readonly change: HookChange,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
 
 @CommandHandler(ChangeProjectHook)
 export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHook> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly projects: ProjectQueries, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly projects: ProjectQueries,
+    private readonly config: LodeConfig,
+  ) {}
 
   async execute({ project, change, actor }: ChangeProjectHook) {
     const p = await this.projects.require(project, actor, ACCESS.maintainer);
@@ -42,16 +59,27 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
 
 /** The webhook worker reports each attempt, so the delivery log is events like everything else. */
 export class RecordHookDelivery extends Command<void> {
-  constructor(readonly hookId: number, readonly delivery: HookDelivery) {
+  constructor(
+    readonly hookId: number,
+    readonly delivery: HookDelivery,
+  ) {
     super();
   }
 }
 
 @CommandHandler(RecordHookDelivery)
 export class RecordHookDeliveryHandler implements ICommandHandler<RecordHookDelivery> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ hookId, delivery }: RecordHookDelivery): Promise<void> {
-    await this.store.decide(`hook-${hookId}`, projectHookDecider, (s) => recordDelivery(s, delivery, this.clock.now()), { origin: 'worker' });
+    await this.store.decide(
+      `hook-${hookId}`,
+      projectHookDecider,
+      (s) => recordDelivery(s, delivery, this.clock.now()),
+      { origin: 'worker' },
+    );
   }
 }

@@ -1,7 +1,14 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import type { LookupAddress } from 'node:dns';
-import { checkHookUrl, isForbiddenAddress, parseHookUrl, pinnedLookup, type GuardResult, type ResolvedAddress } from './url-guard';
+import {
+  checkHookUrl,
+  isForbiddenAddress,
+  parseHookUrl,
+  pinnedLookup,
+  type GuardResult,
+  type ResolvedAddress,
+} from './url-guard';
 
 /** A fake resolver that records what it was asked and answers from a table. */
 function fakeLookup(table: Record<string, ResolvedAddress[]>) {
@@ -247,11 +254,15 @@ describe('checkHookUrl', () => {
 
     it('explains what it refused', async () => {
       const { lookup } = fakeLookup({});
-      expect(refused(await checkHookUrl('http://0x7f.1/', { allowLocal: false, lookup }))).toBe('127.0.0.1 is not allowed: loopback address');
+      expect(refused(await checkHookUrl('http://0x7f.1/', { allowLocal: false, lookup }))).toBe(
+        '127.0.0.1 is not allowed: loopback address',
+      );
       expect(refused(await checkHookUrl('http://[::ffff:7f00:1]/', { allowLocal: false, lookup }))).toBe(
         '::ffff:7f00:1 is not allowed: IPv4-mapped loopback address (127.0.0.1)',
       );
-      expect(refused(await checkHookUrl('http://localhost./', { allowLocal: false, lookup }))).toBe('localhost is not allowed: localhost');
+      expect(refused(await checkHookUrl('http://localhost./', { allowLocal: false, lookup }))).toBe(
+        'localhost is not allowed: localhost',
+      );
       expect(refused(await checkHookUrl('http://metadata.google.internal/', { allowLocal: false, lookup }))).toBe(
         'metadata.google.internal is not allowed: cloud metadata host',
       );
@@ -276,15 +287,29 @@ describe('checkHookUrl', () => {
 
     it('returns what the name resolved to, asking with the name as written', async () => {
       const { lookup, asked } = fakeLookup(LOCAL_NAMES);
-      expect(accepted(await checkHookUrl('http://LOCALHOST:3000/x', { allowLocal: true, lookup }))).toEqual([v4('127.0.0.1'), v6('::1')]);
-      expect(accepted(await checkHookUrl('http://localhost./', { allowLocal: true, lookup }))).toEqual([v4('127.0.0.1')]);
+      expect(accepted(await checkHookUrl('http://LOCALHOST:3000/x', { allowLocal: true, lookup }))).toEqual([
+        v4('127.0.0.1'),
+        v6('::1'),
+      ]);
+      expect(accepted(await checkHookUrl('http://localhost./', { allowLocal: true, lookup }))).toEqual([
+        v4('127.0.0.1'),
+      ]);
       expect(asked).toEqual(['localhost', 'localhost.']);
     });
 
     it('still refuses bad schemes and malformed URLs', async () => {
       const { lookup } = fakeLookup(LOCAL_NAMES);
-      for (const raw of ['ftp://127.0.0.1/', 'file:///etc/passwd', 'gopher://localhost:6379/', 'http://127.0.0.1\t/', 'http://[::1', 'localhost']) {
-        expect(refused(await checkHookUrl(raw, { allowLocal: true, lookup }))).toBe('malformed URL or scheme other than http/https');
+      for (const raw of [
+        'ftp://127.0.0.1/',
+        'file:///etc/passwd',
+        'gopher://localhost:6379/',
+        'http://127.0.0.1\t/',
+        'http://[::1',
+        'localhost',
+      ]) {
+        expect(refused(await checkHookUrl(raw, { allowLocal: true, lookup }))).toBe(
+          'malformed URL or scheme other than http/https',
+        );
       }
     });
 
@@ -317,7 +342,9 @@ describe('checkHookUrl', () => {
 
     it('passes public literals without resolving them', async () => {
       const { lookup, asked } = fakeLookup({});
-      expect(accepted(await checkHookUrl('http://93.184.216.34/', { allowLocal: false, lookup }))).toEqual([v4('93.184.216.34')]);
+      expect(accepted(await checkHookUrl('http://93.184.216.34/', { allowLocal: false, lookup }))).toEqual([
+        v4('93.184.216.34'),
+      ]);
       expect(accepted(await checkHookUrl('http://[2606:2800:220:1::1]:8443/', { allowLocal: false, lookup }))).toEqual([
         v6('2606:2800:220:1::1'),
       ]);
@@ -333,8 +360,12 @@ describe('checkHookUrl', () => {
 
     it('refuses a name when any one of its addresses is forbidden', async () => {
       const { lookup } = fakeLookup(table);
-      expect(refused(await checkHookUrl('http://mixed.example.com/', { allowLocal: false, lookup }))).toMatch(/10\.0\.0\.5.*private/);
-      expect(refused(await checkHookUrl('http://mixed6.example.com/', { allowLocal: false, lookup }))).toMatch(/IPv4-mapped private/);
+      expect(refused(await checkHookUrl('http://mixed.example.com/', { allowLocal: false, lookup }))).toMatch(
+        /10\.0\.0\.5.*private/,
+      );
+      expect(refused(await checkHookUrl('http://mixed6.example.com/', { allowLocal: false, lookup }))).toMatch(
+        /IPv4-mapped private/,
+      );
     });
 
     it('refuses on resolution failure, no answer, or a junk answer', async () => {
@@ -342,9 +373,15 @@ describe('checkHookUrl', () => {
       expect(refused(await checkHookUrl('http://unknown.example.com/', { allowLocal: false, lookup }))).toBe(
         'could not resolve unknown.example.com: ENOTFOUND',
       );
-      expect(refused(await checkHookUrl('http://empty.example.com/', { allowLocal: false, lookup }))).toBe('empty.example.com has no addresses');
-      expect(refused(await checkHookUrl('http://junk.example.com/', { allowLocal: true, lookup }))).toMatch(/invalid address/);
-      expect(refused(await checkHookUrl('http://lying.example.com/', { allowLocal: true, lookup }))).toMatch(/invalid address/);
+      expect(refused(await checkHookUrl('http://empty.example.com/', { allowLocal: false, lookup }))).toBe(
+        'empty.example.com has no addresses',
+      );
+      expect(refused(await checkHookUrl('http://junk.example.com/', { allowLocal: true, lookup }))).toMatch(
+        /invalid address/,
+      );
+      expect(refused(await checkHookUrl('http://lying.example.com/', { allowLocal: true, lookup }))).toMatch(
+        /invalid address/,
+      );
       const failing = async (): Promise<ResolvedAddress[]> => {
         throw new Error('boom');
       };
@@ -364,15 +401,25 @@ describe('checkHookUrl', () => {
 
 describe('pinnedLookup', () => {
   const call = (lookup: LookupFunction, options: Parameters<LookupFunction>[1]) =>
-    new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>((resolve) => {
-      lookup('anything.example.test', options, (error, address, family) => resolve({ error, address, family }));
-    });
+    new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number }>(
+      (resolve) => {
+        lookup('anything.example.test', options, (error, address, family) => resolve({ error, address, family }));
+      },
+    );
 
   const lookup = pinnedLookup([v4('93.184.216.34'), v6('2606:2800:220:1::1')]);
 
   it('answers every pinned address when asked for all', async () => {
-    expect(await call(lookup, { all: true })).toEqual({ error: null, address: [v4('93.184.216.34'), v6('2606:2800:220:1::1')], family: undefined });
-    expect(await call(lookup, { all: true, family: 6 })).toEqual({ error: null, address: [v6('2606:2800:220:1::1')], family: undefined });
+    expect(await call(lookup, { all: true })).toEqual({
+      error: null,
+      address: [v4('93.184.216.34'), v6('2606:2800:220:1::1')],
+      family: undefined,
+    });
+    expect(await call(lookup, { all: true, family: 6 })).toEqual({
+      error: null,
+      address: [v6('2606:2800:220:1::1')],
+      family: undefined,
+    });
   });
 
   it('answers the first pinned address of the wanted family otherwise', async () => {
@@ -414,18 +461,20 @@ describe('pinnedLookup', () => {
     });
 
     function get(url: URL, lookup: LookupFunction) {
-      return new Promise<{ status: number; body: { host: string; path: string; remote: string } }>((resolve, reject) => {
-        // agent: false, so no keep-alive socket outlives the test.
-        const req = request(url, { lookup, agent: false }, (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-          res.on('error', reject);
-        });
-        req.on('error', reject);
-        req.end();
-      });
+      return new Promise<{ status: number; body: { host: string; path: string; remote: string } }>(
+        (resolve, reject) => {
+          // agent: false, so no keep-alive socket outlives the test.
+          const req = request(url, { lookup, agent: false }, (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+            res.on('error', reject);
+          });
+          req.on('error', reject);
+          req.end();
+        },
+      );
     }
 
     it('connects to the checked address while keeping the hook host name, without DNS', async () => {
@@ -452,7 +501,9 @@ describe('pinnedLookup', () => {
 
     it('cannot be steered elsewhere: an address not pinned is never used', async () => {
       // With nothing pinned the request fails rather than falling back to DNS, even for localhost.
-      await expect(get(new URL(`http://localhost:${port}/`), pinnedLookup([]))).rejects.toMatchObject({ code: 'ENOTFOUND' });
+      await expect(get(new URL(`http://localhost:${port}/`), pinnedLookup([]))).rejects.toMatchObject({
+        code: 'ENOTFOUND',
+      });
     });
   });
 });

@@ -20,7 +20,8 @@ export interface GuardOptions {
 }
 
 /** `unresolved`: the name could not be resolved now, which says nothing about where it will point later. */
-export type GuardResult = { ok: true; url: URL; addresses: ResolvedAddress[] } | { ok: false; reason: string; unresolved?: true };
+export type GuardResult =
+  { ok: true; url: URL; addresses: ResolvedAddress[] } | { ok: false; reason: string; unresolved?: true };
 
 const MAX_URL_LENGTH = 2048;
 
@@ -123,7 +124,8 @@ function ipv6Bytes(ip: string): number[] {
   const parse = (part: string | undefined) => (part ? part.split(':').map((h) => parseInt(h, 16)) : []);
   const left = parse(head);
   const right = parse(tail);
-  const hextets = tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+  const hextets =
+    tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
   return hextets.flatMap((h) => [h >> 8, h & 0xff]);
 }
 
@@ -163,12 +165,16 @@ export function isForbiddenAddress(ip: string): string | undefined {
 /** Names refused without asking DNS: they are local by definition, whatever a resolver says. */
 function forbiddenName(name: string): string | undefined {
   if (name === 'localhost' || name.endsWith('.localhost')) return 'localhost';
-  if (name === 'metadata.google.internal' || name === 'metadata.goog' || name === 'metadata') return 'cloud metadata host';
+  if (name === 'metadata.google.internal' || name === 'metadata.goog' || name === 'metadata')
+    return 'cloud metadata host';
   return undefined;
 }
 
 const defaultLookup = async (host: string): Promise<ResolvedAddress[]> =>
-  (await dns.lookup(host, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family as 4 | 6 }));
+  (await dns.lookup(host, { all: true, verbatim: true })).map(({ address, family }) => ({
+    address,
+    family: family as 4 | 6,
+  }));
 
 /**
  * Validates a hook URL and resolves its host. On success `addresses` are exactly what the
@@ -207,7 +213,8 @@ export async function checkHookUrl(raw: string, options: GuardOptions): Promise<
 
   for (const { address, family } of addresses) {
     // A resolver answering junk must not slip an unchecked value into the pinned lookup.
-    if (isIP(address.replace(/%.*$/s, '')) !== family) return { ok: false, reason: `${name} resolved to an invalid address` };
+    if (isIP(address.replace(/%.*$/s, '')) !== family)
+      return { ok: false, reason: `${name} resolved to an invalid address` };
     // Any forbidden answer refuses the whole name: the client could pick any of them.
     const reason = options.allowLocal ? undefined : isForbiddenAddress(address);
     if (reason) return { ok: false, reason: `${name} resolves to ${address}, which is not allowed: ${reason}` };
@@ -232,7 +239,10 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunct
         error.code = 'ENOTFOUND';
         callback(error, options.all ? [] : '', undefined);
       } else if (options.all) {
-        callback(null, matching.map((a) => ({ ...a })));
+        callback(
+          null,
+          matching.map((a) => ({ ...a })),
+        );
       } else {
         callback(null, matching[0].address, matching[0].family);
       }

@@ -6,7 +6,14 @@ import { NotFound } from '@app/platform';
  */
 
 export const HOOK_EVENTS = [
-  'pushEvents', 'tagPushEvents', 'issuesEvents', 'mergeRequestsEvents', 'noteEvents', 'jobEvents', 'pipelineEvents', 'wikiPageEvents',
+  'pushEvents',
+  'tagPushEvents',
+  'issuesEvents',
+  'mergeRequestsEvents',
+  'noteEvents',
+  'jobEvents',
+  'pipelineEvents',
+  'wikiPageEvents',
 ] as const;
 export type HookEventSwitch = (typeof HOOK_EVENTS)[number];
 
@@ -22,8 +29,14 @@ export const HOOK_DEFAULTS: Omit<HookSettings, 'url'> = {
   token: null,
   enableSslVerification: true,
   events: {
-    pushEvents: true, tagPushEvents: false, issuesEvents: false, mergeRequestsEvents: false, noteEvents: false, jobEvents: false,
-    pipelineEvents: false, wikiPageEvents: false,
+    pushEvents: true,
+    tagPushEvents: false,
+    issuesEvents: false,
+    mergeRequestsEvents: false,
+    noteEvents: false,
+    jobEvents: false,
+    pipelineEvents: false,
+    wikiPageEvents: false,
   },
 };
 
@@ -68,7 +81,13 @@ const existing = (s: ProjectHook, projectId: number) => {
   return s;
 };
 
-export function addHook(s: ProjectHook, hookId: number, projectId: number, settings: HookSettings, now: Date): ProjectHookEvent[] {
+export function addHook(
+  s: ProjectHook,
+  hookId: number,
+  projectId: number,
+  settings: HookSettings,
+  now: Date,
+): ProjectHookEvent[] {
   if (s.exists) throw new Error(`hook ${hookId} exists already`);
   return [{ type: 'ProjectHookAdded', data: { hookId, projectId, ...settings, at: now.toISOString() } }];
 }
@@ -87,5 +106,10 @@ export function removeHook(s: ProjectHook, projectId: number, now: Date): Projec
 /** A delivery attempt to a hook removed meanwhile is not recorded: there is no log left to show it. */
 export function recordDelivery(s: ProjectHook, delivery: HookDelivery, now: Date): ProjectHookEvent[] {
   if (!s.exists) return [];
-  return [{ type: 'ProjectHookDelivered', data: { ...delivery, hookId: s.hookId, projectId: s.projectId, at: now.toISOString() } }];
+  return [
+    {
+      type: 'ProjectHookDelivered',
+      data: { ...delivery, hookId: s.hookId, projectId: s.projectId, at: now.toISOString() },
+    },
+  ];
 }

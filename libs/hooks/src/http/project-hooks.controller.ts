@@ -1,5 +1,16 @@
 import { ACCESS } from '@app/groups';
-import { Authenticated, CurrentActor, GitlabParams, intParam, NotFound, Page, pageParams, PaginationDto, ToBool, type Actor } from '@app/platform';
+import {
+  Authenticated,
+  CurrentActor,
+  GitlabParams,
+  intParam,
+  NotFound,
+  Page,
+  pageParams,
+  PaginationDto,
+  ToBool,
+  type Actor,
+} from '@app/platform';
 import { ProjectQueries } from '@app/projects';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -30,9 +41,14 @@ function settings(p: HookDto): HookSettings {
     token: p.token ? p.token : null,
     enableSslVerification: p.enable_ssl_verification ?? HOOK_DEFAULTS.enableSslVerification,
     events: {
-      pushEvents: p.push_events ?? d.pushEvents, tagPushEvents: p.tag_push_events ?? d.tagPushEvents, issuesEvents: p.issues_events ?? d.issuesEvents,
-      mergeRequestsEvents: p.merge_requests_events ?? d.mergeRequestsEvents, noteEvents: p.note_events ?? d.noteEvents,
-      jobEvents: p.job_events ?? d.jobEvents, pipelineEvents: p.pipeline_events ?? d.pipelineEvents, wikiPageEvents: p.wiki_events ?? d.wikiPageEvents,
+      pushEvents: p.push_events ?? d.pushEvents,
+      tagPushEvents: p.tag_push_events ?? d.tagPushEvents,
+      issuesEvents: p.issues_events ?? d.issuesEvents,
+      mergeRequestsEvents: p.merge_requests_events ?? d.mergeRequestsEvents,
+      noteEvents: p.note_events ?? d.noteEvents,
+      jobEvents: p.job_events ?? d.jobEvents,
+      pipelineEvents: p.pipeline_events ?? d.pipelineEvents,
+      wikiPageEvents: p.wiki_events ?? d.wikiPageEvents,
     },
   };
 }
@@ -102,10 +118,17 @@ const COLUMNS = `id, url, project_id, push_events, tag_push_events, issues_event
 @Controller('projects/:id/hooks')
 @Authenticated()
 export class ProjectHooksController {
-  constructor(private readonly commands: CommandBus, private readonly projects: ProjectQueries, private readonly db: DataSource) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly projects: ProjectQueries,
+    private readonly db: DataSource,
+  ) {}
 
   private async hook(projectId: number, hookId: number): Promise<HookRow> {
-    const [row] = await this.db.query(`select ${COLUMNS} from project_hooks where id = $1 and project_id = $2`, [hookId, projectId]);
+    const [row] = await this.db.query(`select ${COLUMNS} from project_hooks where id = $1 and project_id = $2`, [
+      hookId,
+      projectId,
+    ]);
     if (!row) throw new NotFound();
     return row;
   }
@@ -114,30 +137,46 @@ export class ProjectHooksController {
   async list(@Param('id') id: string, @GitlabParams() q: PaginationDto, @CurrentActor() actor: Actor) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     const page = pageParams(q);
-    const [{ total }] = await this.db.query(`select count(*)::int as total from project_hooks where project_id = $1`, [project.id]);
-    const rows = await this.db.query(`select ${COLUMNS} from project_hooks where project_id = $1 order by id offset $2 limit $3`, [
-      project.id, page.offset, page.perPage,
+    const [{ total }] = await this.db.query(`select count(*)::int as total from project_hooks where project_id = $1`, [
+      project.id,
     ]);
+    const rows = await this.db.query(
+      `select ${COLUMNS} from project_hooks where project_id = $1 order by id offset $2 limit $3`,
+      [project.id, page.offset, page.perPage],
+    );
     return new Page(rows.map(serializeHook), total, page);
   }
 
   @Get(':hook_id')
-  async get(@Param('id') id: string, @Param('hook_id', intParam('hook_id')) hookId: number, @CurrentActor() actor: Actor) {
+  async get(
+    @Param('id') id: string,
+    @Param('hook_id', intParam('hook_id')) hookId: number,
+    @CurrentActor() actor: Actor,
+  ) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     return serializeHook(await this.hook(project.id, hookId));
   }
 
   @Post()
   async add(@Param('id') id: string, @GitlabParams() p: HookDto, @CurrentActor() actor: Actor) {
-    const { projectId, hookId } = await this.commands.execute(new ChangeProjectHook(id, { kind: 'add', settings: settings(p) }, actor));
+    const { projectId, hookId } = await this.commands.execute(
+      new ChangeProjectHook(id, { kind: 'add', settings: settings(p) }, actor),
+    );
     return serializeHook(await this.hook(projectId, hookId));
   }
 
   @Put(':hook_id')
-  async update(@Param('id') id: string, @Param('hook_id', intParam('hook_id')) hookId: number, @GitlabParams() p: HookDto, @CurrentActor() actor: Actor) {
+  async update(
+    @Param('id') id: string,
+    @Param('hook_id', intParam('hook_id')) hookId: number,
+    @GitlabParams() p: HookDto,
+    @CurrentActor() actor: Actor,
+  ) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     await this.hook(project.id, hookId);
-    await this.commands.execute(new ChangeProjectHook(project.id, { kind: 'update', hookId, settings: settings(p) }, actor));
+    await this.commands.execute(
+      new ChangeProjectHook(project.id, { kind: 'update', hookId, settings: settings(p) }, actor),
+    );
     return serializeHook(await this.hook(project.id, hookId));
   }
 
@@ -146,11 +185,19 @@ export class ProjectHooksController {
    * Maintainers only, like the hooks themselves.
    */
   @Get(':hook_id/events')
-  async events(@Param('id') id: string, @Param('hook_id', intParam('hook_id')) hookId: number, @GitlabParams() q: PaginationDto, @CurrentActor() actor: Actor) {
+  async events(
+    @Param('id') id: string,
+    @Param('hook_id', intParam('hook_id')) hookId: number,
+    @GitlabParams() q: PaginationDto,
+    @CurrentActor() actor: Actor,
+  ) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     await this.hook(project.id, hookId);
     const page = pageParams(q);
-    const [{ total }] = await this.db.query(`select count(*)::int as total from project_hook_deliveries where hook_id = $1`, [hookId]);
+    const [{ total }] = await this.db.query(
+      `select count(*)::int as total from project_hook_deliveries where hook_id = $1`,
+      [hookId],
+    );
     const rows: DeliveryRow[] = await this.db.query(
       `select position, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at from project_hook_deliveries
         where hook_id = $1 order by position desc offset $2 limit $3`,
@@ -162,7 +209,11 @@ export class ProjectHooksController {
   /** GitLab 10.x: 204, and 404 for an unknown hook (its docs call this idempotent; its code does not). */
   @Delete(':hook_id')
   @HttpCode(204)
-  async remove(@Param('id') id: string, @Param('hook_id', intParam('hook_id')) hookId: number, @CurrentActor() actor: Actor): Promise<void> {
+  async remove(
+    @Param('id') id: string,
+    @Param('hook_id', intParam('hook_id')) hookId: number,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     await this.hook(project.id, hookId);
     await this.commands.execute(new ChangeProjectHook(project.id, { kind: 'remove', hookId }, actor));

@@ -4,8 +4,17 @@ import type { EntityManager } from 'typeorm';
 import type { HookSettings, ProjectHookEvent } from '../domain/project-hook';
 
 const columns = (s: HookSettings) => [
-  s.url, s.token, s.events.pushEvents, s.events.tagPushEvents, s.events.issuesEvents, s.events.mergeRequestsEvents, s.events.noteEvents,
-  s.events.jobEvents, s.events.pipelineEvents, s.events.wikiPageEvents, s.enableSslVerification,
+  s.url,
+  s.token,
+  s.events.pushEvents,
+  s.events.tagPushEvents,
+  s.events.issuesEvents,
+  s.events.mergeRequestsEvents,
+  s.events.noteEvents,
+  s.events.jobEvents,
+  s.events.pipelineEvents,
+  s.events.wikiPageEvents,
+  s.enableSslVerification,
 ];
 
 /** `project_hooks` and their delivery log; a deleted project's hooks go with it (on delete cascade), a hook's log with the hook. */
@@ -43,7 +52,18 @@ export class ProjectHookProjection implements Projector {
         await db.query(
           `insert into project_hook_deliveries (position, hook_id, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at)
            select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 where exists (select 1 from project_hooks where id = $2)`,
-          [e.globalPosition, d.hookId, d.eventUuid, d.event, d.url, d.attempt, d.responseStatus, d.error, d.durationMs, d.at],
+          [
+            e.globalPosition,
+            d.hookId,
+            d.eventUuid,
+            d.event,
+            d.url,
+            d.attempt,
+            d.responseStatus,
+            d.error,
+            d.durationMs,
+            d.at,
+          ],
         );
         return;
       }

@@ -1,4 +1,11 @@
-import { GITLAB_API_VERSION, LodeConfig, logConnectionErrors, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
+import {
+  GITLAB_API_VERSION,
+  LodeConfig,
+  logConnectionErrors,
+  type DomainEvent,
+  type OutboxRoute,
+  type Recorded,
+} from '@app/platform';
 import { ProjectQueries, isTagRef, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
@@ -15,9 +22,19 @@ export const WEBHOOKS_QUEUE = 'webhooks';
 /** Attempts per delivery, with exponential backoff (by default 10, 20 and 40 s between them). */
 export const DELIVERY_ATTEMPTS = 4;
 
-export type PushFanOutJob = { kind: 'push-fanout'; projectId: number; streamVersion: number; push: RepositoryPushedData };
+export type PushFanOutJob = {
+  kind: 'push-fanout';
+  projectId: number;
+  streamVersion: number;
+  push: RepositoryPushedData;
+};
 export type DeliverJob = {
-  kind: 'deliver'; hookId: number; projectId: number; event: string; eventUuid: string; payload: unknown;
+  kind: 'deliver';
+  hookId: number;
+  projectId: number;
+  event: string;
+  eventUuid: string;
+  payload: unknown;
 };
 export type WebhookJob = PushFanOutJob | DeliverJob;
 
@@ -29,9 +46,16 @@ export const webhookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
   const e = event as Recorded<ProjectEvent>;
   if (e.type !== 'RepositoryPushed') return undefined;
   return {
-    queue: WEBHOOKS_QUEUE, name: 'push-fanout', jobId: `push-${e.data.projectId}-${e.streamVersion}`,
+    queue: WEBHOOKS_QUEUE,
+    name: 'push-fanout',
+    jobId: `push-${e.data.projectId}-${e.streamVersion}`,
     options: { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
-    data: { kind: 'push-fanout', projectId: e.data.projectId, streamVersion: e.streamVersion, push: e.data } satisfies WebhookJob,
+    data: {
+      kind: 'push-fanout',
+      projectId: e.data.projectId,
+      streamVersion: e.streamVersion,
+      push: e.data,
+    } satisfies WebhookJob,
   };
 };
 
@@ -80,7 +104,9 @@ export class WebhookJobsProcessor extends WorkerHost {
     if (!hooks.length) return;
     const project = await this.projects.findForSystem(projectId);
     if (!project) return; // deleted meanwhile
-    const [user]: Pusher[] = await this.db.query(`select id, name, username, email from users where id = $1`, [push.userId]);
+    const [user]: Pusher[] = await this.db.query(`select id, name, username, email from users where id = $1`, [
+      push.userId,
+    ]);
     const pusher = user ?? { id: push.userId, name: 'Ghost User', username: 'ghost', email: '' };
     const jobs = push.updates.flatMap((update, i) => {
       const tag = isTagRef(update.ref);
@@ -90,8 +116,21 @@ export class WebhookJobsProcessor extends WorkerHost {
       const event = hookEventName(update.ref);
       return subscribed.map((h) => ({
         name: 'deliver',
-        data: { kind: 'deliver', hookId: h.id, projectId, event, eventUuid: randomUUID(), payload } satisfies WebhookJob,
-        opts: { jobId: `deliver-${h.id}-${projectId}-${streamVersion}-${i}`, attempts: DELIVERY_ATTEMPTS, backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs }, removeOnComplete: 1000, removeOnFail: 5000 },
+        data: {
+          kind: 'deliver',
+          hookId: h.id,
+          projectId,
+          event,
+          eventUuid: randomUUID(),
+          payload,
+        } satisfies WebhookJob,
+        opts: {
+          jobId: `deliver-${h.id}-${projectId}-${streamVersion}-${i}`,
+          attempts: DELIVERY_ATTEMPTS,
+          backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs },
+          removeOnComplete: 1000,
+          removeOnFail: 5000,
+        },
       }));
     });
     if (jobs.length) await this.queue.addBulk(jobs);
@@ -104,17 +143,30 @@ export class WebhookJobsProcessor extends WorkerHost {
     );
     if (!hook) return; // removed since the push: nothing to send, no log to write
     const outcome = await sendWebhook({
-      url: hook.url, token: hook.token, enableSslVerification: hook.enable_ssl_verification, timeoutMs: this.config.webhookTimeoutMs,
-      allowLocal: this.config.allowLocalWebhooks, body: JSON.stringify(job.payload),
+      url: hook.url,
+      token: hook.token,
+      enableSslVerification: hook.enable_ssl_verification,
+      timeoutMs: this.config.webhookTimeoutMs,
+      allowLocal: this.config.allowLocalWebhooks,
+      body: JSON.stringify(job.payload),
       headers: {
-        'Content-Type': 'application/json', 'User-Agent': `GitLab/${GITLAB_API_VERSION}`, 'X-Gitlab-Event': job.event,
+        'Content-Type': 'application/json',
+        'User-Agent': `GitLab/${GITLAB_API_VERSION}`,
+        'X-Gitlab-Event': job.event,
         'X-Gitlab-Event-UUID': job.eventUuid,
       },
     });
-    await this.commands.execute(new RecordHookDelivery(hook.id, {
-      eventUuid: job.eventUuid, event: job.event, url: withoutUserInfo(hook.url), attempt, responseStatus: outcome.status, error: outcome.error,
-      durationMs: outcome.durationMs,
-    }));
+    await this.commands.execute(
+      new RecordHookDelivery(hook.id, {
+        eventUuid: job.eventUuid,
+        event: job.event,
+        url: withoutUserInfo(hook.url),
+        attempt,
+        responseStatus: outcome.status,
+        error: outcome.error,
+        durationMs: outcome.durationMs,
+      }),
+    );
     if (!delivered(outcome)) throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
   }
 

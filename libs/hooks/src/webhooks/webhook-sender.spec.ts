@@ -27,8 +27,14 @@ describe('sendWebhook', () => {
   afterAll(() => new Promise((r) => server.close(r)));
 
   const request = (over: Partial<WebhookRequest>): WebhookRequest => ({
-    url: `${base}/hook`, token: null, enableSslVerification: true, headers: { 'Content-Type': 'application/json' }, body: '{"a":1}',
-    timeoutMs: 2000, allowLocal: true, ...over,
+    url: `${base}/hook`,
+    token: null,
+    enableSslVerification: true,
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"a":1}',
+    timeoutMs: 2000,
+    allowLocal: true,
+    ...over,
   });
 
   it('refuses a loopback receiver when local webhooks are not allowed, without connecting', async () => {
@@ -41,7 +47,9 @@ describe('sendWebhook', () => {
   });
 
   it('posts the body with the token header only when set, user info as basic auth, and reads a large answer', async () => {
-    const outcome = await sendWebhook(request({ token: 'tok', url: `${base.replace('://', '://al%40ice:p%3Ass@')}/hook?x=1` }));
+    const outcome = await sendWebhook(
+      request({ token: 'tok', url: `${base.replace('://', '://al%40ice:p%3Ass@')}/hook?x=1` }),
+    );
     expect(outcome).toMatchObject({ status: 200, error: null });
     expect(delivered(outcome)).toBe(true);
     const last = seen[seen.length - 1];
@@ -68,15 +76,36 @@ describe('sendWebhook', () => {
     expect(outcome.error).toMatch(/ECONNREFUSED/);
   });
 
-  it('verifies the receiver\'s certificate unless the hook turns enable_ssl_verification off', async () => {
+  it("verifies the receiver's certificate unless the hook turns enable_ssl_verification off", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lode-tls-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-days', '1', '-subj', '/CN=127.0.0.1'], {
-      stdio: 'ignore',
-    });
-    const tls = createTlsServer({ key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }, (req, res) => {
-      req.resume();
-      req.on('end', () => res.writeHead(200).end('ok'));
-    });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'k.pem'),
+        '-out',
+        join(dir, 'c.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+      ],
+      {
+        stdio: 'ignore',
+      },
+    );
+    const tls = createTlsServer(
+      { key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) },
+      (req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(200).end('ok'));
+      },
+    );
     await new Promise<void>((r) => tls.listen(0, '127.0.0.1', () => r()));
     try {
       const url = `https://127.0.0.1:${(tls.address() as AddressInfo).port}/hook`;

@@ -31,7 +31,9 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 export async function sendWebhook(req: WebhookRequest): Promise<WebhookOutcome> {
   const started = performance.now();
   const done = (status: number | null, error: string | null): WebhookOutcome => ({
-    status, error, durationMs: Math.round(performance.now() - started),
+    status,
+    error,
+    durationMs: Math.round(performance.now() - started),
   });
   const verdict = await checkHookUrl(req.url, { allowLocal: req.allowLocal });
   if (!verdict.ok) return done(null, `refused: ${verdict.reason}`);
@@ -53,8 +55,14 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookOutcome> 
     };
     const request = (https ? httpsRequest : httpRequest)(
       {
-        protocol: url.protocol, hostname: host, port: url.port || (https ? 443 : 80), path: `${url.pathname}${url.search}`, method: 'POST',
-        headers, lookup: pinnedLookup(addresses), agent: false,
+        protocol: url.protocol,
+        hostname: host,
+        port: url.port || (https ? 443 : 80),
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers,
+        lookup: pinnedLookup(addresses),
+        agent: false,
         ...(https ? { servername: host, rejectUnauthorized: req.enableSslVerification } : {}),
       },
       (res: IncomingMessage) => {

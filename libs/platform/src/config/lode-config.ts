@@ -47,7 +47,8 @@ export class LodeConfig {
     c.allowLocalWebhooks = bool(env.LODE_ALLOW_LOCAL_WEBHOOKS);
     c.webhookTimeoutMs = int(env.LODE_WEBHOOK_TIMEOUT, c.webhookTimeoutMs / 1000, 'LODE_WEBHOOK_TIMEOUT') * 1000;
     const role = env.LODE_ROLE || 'all';
-    if (role !== 'all' && role !== 'api' && role !== 'worker') throw new Error(`LODE_ROLE must be all, api or worker, not ${role}`);
+    if (role !== 'all' && role !== 'api' && role !== 'worker')
+      throw new Error(`LODE_ROLE must be all, api or worker, not ${role}`);
     c.role = role;
     c.maxUploadBytes = int(env.LODE_MAX_UPLOAD_BYTES, c.maxUploadBytes, 'LODE_MAX_UPLOAD_BYTES');
     c.tokenCacheMs = int(env.LODE_TOKEN_CACHE_MS, c.tokenCacheMs, 'LODE_TOKEN_CACHE_MS');

@@ -37,7 +37,10 @@ export abstract class EventStore {
 
 /** A unique index of a read model refused the change; handlers translate it into GitLab's answer. */
 export class UniqueViolation extends Error {
-  constructor(readonly constraint: string, readonly detail?: string) {
+  constructor(
+    readonly constraint: string,
+    readonly detail?: string,
+  ) {
     super(`unique violation on ${constraint}`);
   }
 }

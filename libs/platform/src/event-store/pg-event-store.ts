@@ -79,7 +79,14 @@ class PgUnitOfWork implements UnitOfWork {
         await this.db.query(
           `insert into outbox (global_position, queue, name, job_id, data, options) values ($1, $2, $3, $4, $5, $6)
            on conflict (job_id) do nothing`,
-          [r.globalPosition, job.queue, job.name, job.jobId, JSON.stringify(job.data), JSON.stringify(job.options ?? {})],
+          [
+            r.globalPosition,
+            job.queue,
+            job.name,
+            job.jobId,
+            JSON.stringify(job.data),
+            JSON.stringify(job.options ?? {}),
+          ],
         );
         this.outboxWritten = true;
       }
@@ -156,7 +163,8 @@ export class PgEventStore extends EventStore {
 
 /** Deadlocks (two commands locking streams in opposite orders) and serialisation failures are safe to re-run. */
 function isTransient(err: unknown): boolean {
-  const code = err instanceof QueryFailedError ? (err.driverError as { code?: string })?.code : (err as { code?: string })?.code;
+  const code =
+    err instanceof QueryFailedError ? (err.driverError as { code?: string })?.code : (err as { code?: string })?.code;
   return code === '40P01' || code === '40001';
 }
 

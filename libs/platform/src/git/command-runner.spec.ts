@@ -15,7 +15,9 @@ describe('runCommand (short commands from a small helper process)', () => {
   afterAll(() => stopCommandRunner());
 
   it('answers the output of many concurrent commands, each its own, as bytes', async () => {
-    const results = await Promise.all(Array.from({ length: 25 }, (_, i) => runCommand('sh', ['-c', `printf 'run %s %s\\000' ${i} $PPID`])));
+    const results = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => runCommand('sh', ['-c', `printf 'run %s %s\\000' ${i} $PPID`])),
+    );
     const helper = await helperPid();
     expect(helper).not.toBe(process.pid);
     results.forEach((r, i) => {

@@ -30,7 +30,12 @@ export interface CommandResult {
 }
 
 export class CommandFailed extends Error {
-  constructor(readonly file: string, readonly args: string[], readonly result: CommandResult, detail?: string) {
+  constructor(
+    readonly file: string,
+    readonly args: string[],
+    readonly result: CommandResult,
+    detail?: string,
+  ) {
     super(`${file} ${args.join(' ')} failed (${result.code}): ${detail ?? result.stderr.toString().trim()}`);
   }
 }
@@ -48,7 +53,8 @@ let nextId = 1;
 
 function start(): ChildProcess {
   const child = spawn(process.execPath, ['-e', HELPER_SOURCE], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'], serialization: 'advanced',
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    serialization: 'advanced',
     env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
   });
   child.on('message', (m: { id: number; code: number; failure?: string; stdout: Uint8Array; stderr: Uint8Array }) => {
@@ -89,7 +95,12 @@ function idle(): void {
  * CommandFailed when it exits with another status than 0 (or when the helper dies meanwhile: the
  * next call starts a new one).
  */
-export function runCommand(file: string, args: string[], cwd?: string, maxBuffer = 64 * 1024 * 1024): Promise<CommandResult> {
+export function runCommand(
+  file: string,
+  args: string[],
+  cwd?: string,
+  maxBuffer = 64 * 1024 * 1024,
+): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     helper ??= start();
     const id = nextId++;

@@ -27,7 +27,10 @@ async function git(args: string[], cwd?: string): Promise<string> {
 }
 
 export async function exists(path: string): Promise<boolean> {
-  return stat(join(path, 'HEAD')).then(() => true, () => false);
+  return stat(join(path, 'HEAD')).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** An empty bare repository whose HEAD names the project's default branch; a no-op when it exists. */
@@ -79,7 +82,11 @@ async function diskUsage(dir: string): Promise<number> {
   for (const e of entries) {
     const p = join(dir, e.name);
     if (e.isDirectory()) total += await diskUsage(p);
-    else if (e.isFile()) total += await stat(p).then((s) => s.size, () => 0);
+    else if (e.isFile())
+      total += await stat(p).then(
+        (s) => s.size,
+        () => 0,
+      );
   }
   return total;
 }
@@ -88,7 +95,10 @@ async function diskUsage(dir: string): Promise<number> {
  * GitLab's repository statistics: commits reachable from `branch` (0 when it does not exist yet) and
  * the repository's size on disk in bytes.
  */
-export async function statistics(path: string, branch: string | null): Promise<{ commitCount: number; repositorySize: number }> {
+export async function statistics(
+  path: string,
+  branch: string | null,
+): Promise<{ commitCount: number; repositorySize: number }> {
   let commitCount = 0;
   if (branch && BRANCH.test(branch)) {
     const out = await git(['rev-list', '--count', `refs/heads/${branch}`, '--'], path).catch(() => '0');

@@ -14,10 +14,16 @@ export function AtLeastOneOf(names: string[]) {
       target: target.constructor,
       propertyName,
       constraints: names,
-      options: { message: `${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} missing, at least one parameter must be provided` },
+      options: {
+        message: `${names.join(', ')} ${names.length > 1 ? 'are' : 'is'} missing, at least one parameter must be provided`,
+      },
       validator: {
         validate: (_: unknown, args: ValidationArguments) =>
-          names.some((n) => (args.object as Record<string, unknown>)[n] !== undefined && (args.object as Record<string, unknown>)[n] !== null),
+          names.some(
+            (n) =>
+              (args.object as Record<string, unknown>)[n] !== undefined &&
+              (args.object as Record<string, unknown>)[n] !== null,
+          ),
       },
     });
 }

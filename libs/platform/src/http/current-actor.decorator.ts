@@ -4,7 +4,8 @@ import type { Actor } from '../context';
 
 /** The authenticated caller (after sudo), or undefined for an anonymous request. */
 export const CurrentActor = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext): Actor | undefined => (ctx.switchToHttp().getRequest<Request>() as Request & { actor?: Actor }).actor,
+  (_: unknown, ctx: ExecutionContext): Actor | undefined =>
+    (ctx.switchToHttp().getRequest<Request>() as Request & { actor?: Actor }).actor,
 );
 
 export const ACCESS_KEY = 'lode:access';

@@ -1,8 +1,19 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
-  BadParameter, BadRequestMessage, Conflict, DomainError, Forbidden, InsufficientScope, Invalid, NotFound, NotModified,
-  PayloadTooLarge, Unauthorized, Unavailable, Unprocessable,
+  BadParameter,
+  BadRequestMessage,
+  Conflict,
+  DomainError,
+  Forbidden,
+  InsufficientScope,
+  Invalid,
+  NotFound,
+  NotModified,
+  PayloadTooLarge,
+  Unauthorized,
+  Unavailable,
+  Unprocessable,
 } from '../errors';
 import { sendJson } from './json-response';
 
@@ -32,11 +43,14 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof NotFound) return [404, { message: err.message }];
       if (err instanceof Unauthorized) return [401, { message: err.message }];
       if (err instanceof InsufficientScope)
-        return [403, {
-          error: 'insufficient_scope',
-          error_description: 'The request requires higher privileges than provided by the access token.',
-          scope: err.scopes.join(' '),
-        }];
+        return [
+          403,
+          {
+            error: 'insufficient_scope',
+            error_description: 'The request requires higher privileges than provided by the access token.',
+            scope: err.scopes.join(' '),
+          },
+        ];
       if (err instanceof Forbidden) return [403, { message: err.message }];
       if (err instanceof Conflict) return [409, { message: err.body }];
       if (err instanceof Invalid) return [400, { message: err.fields }];
@@ -55,12 +69,22 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (status === 413) return [413, { message: '413 Request Entity Too Large' }];
       if (status < 500) return [status, { error: err.message }];
     }
-    const e = err as { type?: string; status?: number; statusCode?: number; code?: string; message?: string; field?: string };
+    const e = err as {
+      type?: string;
+      status?: number;
+      statusCode?: number;
+      code?: string;
+      message?: string;
+      field?: string;
+    };
     // Body parsers and multer: a malformed body is the client's fault, never a 500.
     if (e?.type === 'entity.parse.failed') return [400, { error: 'The request body could not be parsed' }];
-    if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE') return [413, { message: '413 Request Entity Too Large' }];
-    if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_')) return [400, { error: e.message ?? 'invalid multipart body' }];
-    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return [e.status, { error: e.message ?? 'Bad Request' }];
+    if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE')
+      return [413, { message: '413 Request Entity Too Large' }];
+    if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_'))
+      return [400, { error: e.message ?? 'invalid multipart body' }];
+    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500)
+      return [e.status, { error: e.message ?? 'Bad Request' }];
     this.logger.error(
       `${req.method} ${req.originalUrl} failed (request ${String(req.headers['x-request-id'] ?? '-')}): ${(err as Error)?.stack ?? String(err)}`,
     );

@@ -13,7 +13,10 @@ const PROBE_TIMEOUT_MS = 1500;
 export class DependencyProbe implements OnApplicationShutdown {
   private redis?: Redis;
 
-  constructor(private readonly dataSource: DataSource, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: LodeConfig,
+  ) {}
 
   async database(): Promise<string | undefined> {
     return failure(timeout(this.dataSource.query('select 1'), PROBE_TIMEOUT_MS));
@@ -22,7 +25,11 @@ export class DependencyProbe implements OnApplicationShutdown {
   async queue(): Promise<string | undefined> {
     if (!this.redis) {
       // Queues the PING while (re)connecting; the timeout below bounds the wait.
-      this.redis = new Redis({ ...redisOptions(this.config, 'producer'), enableOfflineQueue: true, maxRetriesPerRequest: 1 });
+      this.redis = new Redis({
+        ...redisOptions(this.config, 'producer'),
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: 1,
+      });
       this.redis.on('error', () => undefined);
     }
     return failure(timeout(this.redis.ping(), PROBE_TIMEOUT_MS));
@@ -49,7 +56,10 @@ export class HealthController {
     const [db, redis] = await Promise.all([this.probe.database(), this.probe.queue()]);
     const check = (error?: string) => (error ? { status: 'failed', message: error } : { status: 'ok' });
     const ok = !db && !redis;
-    sendJson(res, ok ? 200 : 503, { status: ok ? 'ok' : 'failed', checks: { database: check(db), redis: check(redis) } });
+    sendJson(res, ok ? 200 : 503, {
+      status: ok ? 'ok' : 'failed',
+      checks: { database: check(db), redis: check(redis) },
+    });
   }
 }
 
@@ -64,7 +74,8 @@ async function failure(p: Promise<unknown>): Promise<string | undefined> {
 
 function timeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout;
-  return Promise.race([p, new Promise<never>((_, r) => (t = setTimeout(() => r(new Error(`no answer within ${ms} ms`)), ms)))]).finally(
-    () => clearTimeout(t),
-  );
+  return Promise.race([
+    p,
+    new Promise<never>((_, r) => (t = setTimeout(() => r(new Error(`no answer within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(t));
 }

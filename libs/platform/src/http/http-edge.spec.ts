@@ -53,13 +53,23 @@ describe('validateParams: failures worded as Grape words them', () => {
   });
   it('names an invalid value and a value outside a set', async () => {
     expect(await fails({ name: 'a', password: 'x', per_page: 'abc' })).toBe('per_page is invalid');
-    expect(await fails({ name: 'a', password: 'x', visibility: 'secret' })).toBe('visibility does not have a valid value');
+    expect(await fails({ name: 'a', password: 'x', visibility: 'secret' })).toBe(
+      'visibility does not have a valid value',
+    );
   });
   it('words at_least_one_of and joins several failures', async () => {
-    expect(await fails({})).toBe('name is missing, password, reset_password are missing, at least one parameter must be provided');
+    expect(await fails({})).toBe(
+      'name is missing, password, reset_password are missing, at least one parameter must be provided',
+    );
   });
   it('coerces and drops unknown parameters', async () => {
-    const ok = await validateParams(Sample, { name: 'a', reset_password: 'True', per_page: '5', flag: 'false', other: 'x' });
+    const ok = await validateParams(Sample, {
+      name: 'a',
+      reset_password: 'True',
+      per_page: '5',
+      flag: 'false',
+      other: 'x',
+    });
     expect(ok).toMatchObject({ name: 'a', reset_password: true, per_page: 5, flag: false });
     expect((ok as unknown as Record<string, unknown>).other).toBeUndefined();
   });
@@ -82,7 +92,14 @@ describe('pagination', () => {
 
   it('sets GitLab headers with absolute links that keep the query', () => {
     const h = headers(2, 2, 5);
-    expect(h).toMatchObject({ 'X-Total': '5', 'X-Total-Pages': '3', 'X-Per-Page': '2', 'X-Page': '2', 'X-Next-Page': '3', 'X-Prev-Page': '1' });
+    expect(h).toMatchObject({
+      'X-Total': '5',
+      'X-Total-Pages': '3',
+      'X-Per-Page': '2',
+      'X-Page': '2',
+      'X-Next-Page': '3',
+      'X-Prev-Page': '1',
+    });
     expect(h.Link).toBe(
       [
         '<http://lode.test:8080/api/v4/users?search=a&per_page=2&page=1>; rel="prev"',

@@ -28,7 +28,11 @@ export function pageParams(p: { page?: number; per_page?: number }): PageParams 
 
 /** What a list endpoint returns: one page of items and the total the headers announce. */
 export class Page<T> {
-  constructor(readonly items: T[], readonly total: number, readonly params: PageParams) {}
+  constructor(
+    readonly items: T[],
+    readonly total: number,
+    readonly params: PageParams,
+  ) {}
 }
 
 /** Sets GitLab's pagination headers for a `Page` result and answers with its items. */

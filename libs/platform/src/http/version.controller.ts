@@ -9,7 +9,11 @@ let revision: string | undefined;
 function currentRevision(): string {
   if (revision === undefined) {
     try {
-      revision = process.env.LODE_REVISION || execFileSync('git', ['rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+      revision =
+        process.env.LODE_REVISION ||
+        execFileSync('git', ['rev-parse', '--short', 'HEAD'], { stdio: ['ignore', 'pipe', 'ignore'] })
+          .toString()
+          .trim();
     } catch {
       revision = 'unknown';
     }

@@ -34,7 +34,10 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private stopped = false;
   private lastFailure = '';
 
-  constructor(private readonly dataSource: DataSource, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: LodeConfig,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     await this.listen();
@@ -100,13 +103,19 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
           );
           done.push(row.id);
         } catch (err) {
-          await db.query(`update outbox set attempts = attempts + 1, last_error = $2 where id = $1`, [row.id, String(err)]);
+          await db.query(`update outbox set attempts = attempts + 1, last_error = $2 where id = $1`, [
+            row.id,
+            String(err),
+          ]);
           this.logFailure(`job ${row.job_id} waits: ${String(err)}`);
           break;
         }
       }
       if (done.length) {
-        await db.query(`update outbox set dispatched_at = clock_timestamp(), last_error = null where id = any($1::bigint[])`, [done]);
+        await db.query(
+          `update outbox set dispatched_at = clock_timestamp(), last_error = null where id = any($1::bigint[])`,
+          [done],
+        );
         if (this.lastFailure) this.logger.log(`relaying again after: ${this.lastFailure}`);
         this.lastFailure = '';
       }

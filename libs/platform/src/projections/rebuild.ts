@@ -17,7 +17,10 @@ const BATCH = 2000;
  */
 @Injectable()
 export class ProjectionRebuilder {
-  constructor(private readonly dataSource: DataSource, private readonly projections: ProjectionRegistry) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly projections: ProjectionRegistry,
+  ) {}
 
   async rebuild(onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> {
     return this.dataSource.transaction(async (db) => {

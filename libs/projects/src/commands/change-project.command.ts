@@ -3,8 +3,23 @@ import { Clock, EventStore, Forbidden, NotFound, type Actor } from '@app/platfor
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import {
-  addMember, archive, projectDecider, remove, removeCustomAttribute, removeMember, setCustomAttribute, share, transfer, unarchive, unshare,
-  update, updateMember, validateSettings, type ProjectEvent, type ProjectSettings, type Project,
+  addMember,
+  archive,
+  projectDecider,
+  remove,
+  removeCustomAttribute,
+  removeMember,
+  setCustomAttribute,
+  share,
+  transfer,
+  unarchive,
+  unshare,
+  update,
+  updateMember,
+  validateSettings,
+  type ProjectEvent,
+  type ProjectSettings,
+  type Project,
 } from '../domain/project';
 import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
 import { addTakenNameOrPath, rethrowTakenNameOrPath } from './create-project.command';
@@ -47,7 +62,11 @@ function requiredLevel(change: ProjectChange): number {
 }
 
 export class ChangeProject extends Command<ProjectRow> {
-  constructor(readonly project: string | number, readonly change: ProjectChange, readonly actor: Actor) {
+  constructor(
+    readonly project: string | number,
+    readonly change: ProjectChange,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
@@ -69,14 +88,21 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
       // GitLab looks the membership up (404) before asking whether the caller may remove it; any
       // member may leave a project on their own.
       row = await this.projects.getVisible(project, actor);
-      const [member] = await this.db.query(`select 1 from members where source_type = 'project' and source_id = $1 and user_id = $2`, [row.id, change.userId]);
+      const [member] = await this.db.query(
+        `select 1 from members where source_type = 'project' and source_id = $1 and user_id = $2`,
+        [row.id, change.userId],
+      );
       if (!member) throw new NotFound();
       if (change.userId !== actor.id && !actor.isAdmin && row.access < ACCESS.maintainer) throw new Forbidden();
     } else {
       row = await this.projects.require(project, actor, requiredLevel(change));
     }
     // GitLab's ProjectMemberPolicy: the owner of a personal project keeps their membership, whoever asks.
-    if ((change.kind === 'update-member' || change.kind === 'remove-member') && row.ns_kind === 'user' && row.owner_id === change.userId)
+    if (
+      (change.kind === 'update-member' || change.kind === 'remove-member') &&
+      row.ns_kind === 'user' &&
+      row.owner_id === change.userId
+    )
       throw new Forbidden();
     const now = this.clock.now();
     const decide = await this.decision(row, change, now, actor);
@@ -84,7 +110,12 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
     return row;
   }
 
-  private async decision(row: ProjectRow, c: ProjectChange, now: Date, actor: Actor): Promise<(s: Project) => ProjectEvent[]> {
+  private async decision(
+    row: ProjectRow,
+    c: ProjectChange,
+    now: Date,
+    actor: Actor,
+  ): Promise<(s: Project) => ProjectEvent[]> {
     const groupVisibility = row.ns_kind === 'group' ? row.ns_visibility : undefined;
     switch (c.kind) {
       case 'update': {
@@ -117,15 +148,23 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
         // The group must exist and be visible to the caller (404 otherwise).
         await this.namespaces.visibleGroup(c.groupId, actor);
         const ancestry: { ancestor_id: number }[] = await this.db.query(
-          `select ancestor_id from namespace_closure where descendant_id = $1`, [row.namespace_id],
+          `select ancestor_id from namespace_closure where descendant_id = $1`,
+          [row.namespace_id],
         );
         const linkId = await this.store.nextId('project_group_link_id_seq');
-        return (s) => share(s, { linkId, groupId: c.groupId, groupAccess: c.groupAccess, expiresAt: c.expiresAt }, ancestry.map((a) => a.ancestor_id), now);
+        return (s) =>
+          share(
+            s,
+            { linkId, groupId: c.groupId, groupAccess: c.groupAccess, expiresAt: c.expiresAt },
+            ancestry.map((a) => a.ancestor_id),
+            now,
+          );
       }
       case 'unshare':
         return (s) => unshare(s, c.groupId, now);
       case 'custom-attribute':
-        return (s) => (c.value === undefined ? removeCustomAttribute(s, c.key, now) : setCustomAttribute(s, c.key, c.value, now));
+        return (s) =>
+          c.value === undefined ? removeCustomAttribute(s, c.key, now) : setCustomAttribute(s, c.key, c.value, now);
     }
   }
 }

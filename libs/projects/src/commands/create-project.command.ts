@@ -1,5 +1,16 @@
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
-import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor, GitCli, LodeConfig, repositoryPath } from '@app/platform';
+import {
+  Clock,
+  EventStore,
+  FieldErrors,
+  Forbidden,
+  Invalid,
+  UniqueViolation,
+  type Actor,
+  GitCli,
+  LodeConfig,
+  repositoryPath,
+} from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -12,7 +23,11 @@ import { ProjectQueries } from '../queries/project.queries';
  * given field another project of the namespace already uses (case-insensitively, as the indexes).
  */
 export async function addTakenNameOrPath(
-  db: DataSource, errors: FieldErrors, namespaceId: number, fields: { name?: string; path?: string }, exceptProjectId?: number,
+  db: DataSource,
+  errors: FieldErrors,
+  namespaceId: number,
+  fields: { name?: string; path?: string },
+  exceptProjectId?: number,
 ): Promise<FieldErrors> {
   if (fields.name === undefined && fields.path === undefined) return errors;
   const [taken] = await db.query(
@@ -27,14 +42,21 @@ export async function addTakenNameOrPath(
 
 /** GitLab: a taken name or path in the namespace is a 400 on the field(s) concerned (the indexes catch races). */
 export function rethrowTakenNameOrPath(err: unknown): never {
-  if (err instanceof UniqueViolation && err.constraint === 'projects_path_key') throw new Invalid({ path: ['has already been taken'] });
-  if (err instanceof UniqueViolation && err.constraint === 'projects_name_key') throw new Invalid({ name: ['has already been taken'] });
+  if (err instanceof UniqueViolation && err.constraint === 'projects_path_key')
+    throw new Invalid({ path: ['has already been taken'] });
+  if (err instanceof UniqueViolation && err.constraint === 'projects_name_key')
+    throw new Invalid({ name: ['has already been taken'] });
   throw err;
 }
 
 export class CreateProject extends Command<number> {
   /** `namespaceId` undefined: the owner's personal namespace. `ownerId` is who the project is for (POST /projects/user/:id). */
-  constructor(readonly settings: ProjectSettings, readonly namespaceId: number | undefined, readonly actor: Actor, readonly ownerId = actor.id) {
+  constructor(
+    readonly settings: ProjectSettings,
+    readonly namespaceId: number | undefined,
+    readonly actor: Actor,
+    readonly ownerId = actor.id,
+  ) {
     super();
   }
 }
@@ -90,10 +112,19 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     await this.store
       .transact(async (uow) => {
         await uow.decide(`project-${projectId}`, projectDecider, (s) =>
-          create(s, {
-            projectId, namespaceId: target.id, settings, creatorId: ownerId, runnersToken, namespaceVisibility,
-            personalOwnerId: target.kind === 'user' ? target.ownerId ?? undefined : undefined,
-          }, this.clock.now()),
+          create(
+            s,
+            {
+              projectId,
+              namespaceId: target.id,
+              settings,
+              creatorId: ownerId,
+              runnersToken,
+              namespaceVisibility,
+              personalOwnerId: target.kind === 'user' ? (target.ownerId ?? undefined) : undefined,
+            },
+            this.clock.now(),
+          ),
         );
         // The bare repository comes with the project, made before the commit: if the commit fails, an
         // unused empty repository under a never-reused id is all that is left.

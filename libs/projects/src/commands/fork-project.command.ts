@@ -6,21 +6,39 @@ import { fork, projectDecider, type Feature, type ProjectSettings } from '../dom
 import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
 
 const FEATURE_COLUMNS: Record<Feature, keyof ProjectRow> = {
-  issuesEnabled: 'issues_enabled', mergeRequestsEnabled: 'merge_requests_enabled', wikiEnabled: 'wiki_enabled', jobsEnabled: 'jobs_enabled',
-  snippetsEnabled: 'snippets_enabled', containerRegistryEnabled: 'container_registry_enabled', sharedRunnersEnabled: 'shared_runners_enabled',
-  publicJobs: 'public_jobs', lfsEnabled: 'lfs_enabled', requestAccessEnabled: 'request_access_enabled',
+  issuesEnabled: 'issues_enabled',
+  mergeRequestsEnabled: 'merge_requests_enabled',
+  wikiEnabled: 'wiki_enabled',
+  jobsEnabled: 'jobs_enabled',
+  snippetsEnabled: 'snippets_enabled',
+  containerRegistryEnabled: 'container_registry_enabled',
+  sharedRunnersEnabled: 'shared_runners_enabled',
+  publicJobs: 'public_jobs',
+  lfsEnabled: 'lfs_enabled',
+  requestAccessEnabled: 'request_access_enabled',
   onlyAllowMergeIfPipelineSucceeds: 'only_allow_merge_if_pipeline_succeeds',
   onlyAllowMergeIfAllDiscussionsAreResolved: 'only_allow_merge_if_all_discussions_are_resolved',
-  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions', printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
+  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions',
+  printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
 };
 
 /** The fork takes the source's settings; its visibility is no more open than the target group allows. */
 function forkSettings(source: ProjectRow, groupVisibility: Visibility | undefined): ProjectSettings {
-  const features = Object.fromEntries(Object.entries(FEATURE_COLUMNS).map(([f, c]) => [f, Boolean(source[c])])) as Record<Feature, boolean>;
-  const visibility = groupVisibility && moreOpenThan(source.visibility, groupVisibility) ? groupVisibility : source.visibility;
+  const features = Object.fromEntries(
+    Object.entries(FEATURE_COLUMNS).map(([f, c]) => [f, Boolean(source[c])]),
+  ) as Record<Feature, boolean>;
+  const visibility =
+    groupVisibility && moreOpenThan(source.visibility, groupVisibility) ? groupVisibility : source.visibility;
   return {
-    name: source.name, path: source.path, description: source.description, visibility, defaultBranch: source.default_branch,
-    tagList: source.tag_list, ciConfigPath: source.ci_config_path, importUrl: null, features,
+    name: source.name,
+    path: source.path,
+    description: source.description,
+    visibility,
+    defaultBranch: source.default_branch,
+    tagList: source.tag_list,
+    ciConfigPath: source.ci_config_path,
+    importUrl: null,
+    features,
   };
 }
 
@@ -29,14 +47,23 @@ function forkSettings(source: ProjectRow, groupVisibility: Visibility | undefine
  * `fork-repository` job (outbox) copies the repository and reports started, then finished or failed.
  */
 export class ForkProject extends Command<number> {
-  constructor(readonly source: string | number, readonly namespace: string | number | undefined, readonly actor: Actor) {
+  constructor(
+    readonly source: string | number,
+    readonly namespace: string | number | undefined,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
 
 @CommandHandler(ForkProject)
 export class ForkProjectHandler implements ICommandHandler<ForkProject> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly projects: ProjectQueries, private readonly namespaces: NamespaceAccess) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly projects: ProjectQueries,
+    private readonly namespaces: NamespaceAccess,
+  ) {}
 
   async execute({ source, namespace, actor }: ForkProject): Promise<number> {
     const from = await this.projects.getVisible(source, actor);
@@ -45,7 +72,10 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
     // error the API answers as a 409 conflict with `forked_from_project_id: is forbidden`.
     if (from.visibility === 'private' && !actor.isAdmin && from.access < ACCESS.reporter)
       throw new Conflict({ forked_from_project_id: ['is forbidden'] });
-    const target = namespace === undefined || namespace === '' ? await this.namespaces.personalNamespace(actor.id) : await this.namespaces.findNamespace(namespace);
+    const target =
+      namespace === undefined || namespace === ''
+        ? await this.namespaces.personalNamespace(actor.id)
+        : await this.namespaces.findNamespace(namespace);
     if (!target) throw new NotFound('Target Namespace');
     let groupVisibility: Visibility | undefined;
     if (target.kind === 'user') {
@@ -58,15 +88,26 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
     const projectId = await this.store.nextId('project_id_seq');
     await this.store
       .decide(`project-${projectId}`, projectDecider, (s) =>
-        fork(s, {
-          projectId, namespaceId: target.id, settings: forkSettings(from, groupVisibility), creatorId: actor.id,
-          runnersToken: randomBytes(15).toString('base64url'), forkedFromId: from.id,
-          personalOwnerId: target.kind === 'user' ? target.ownerId ?? undefined : undefined,
-        }, this.clock.now()),
+        fork(
+          s,
+          {
+            projectId,
+            namespaceId: target.id,
+            settings: forkSettings(from, groupVisibility),
+            creatorId: actor.id,
+            runnersToken: randomBytes(15).toString('base64url'),
+            forkedFromId: from.id,
+            personalOwnerId: target.kind === 'user' ? (target.ownerId ?? undefined) : undefined,
+          },
+          this.clock.now(),
+        ),
       )
       .catch((err) => {
         // GitLab: the name or path is taken in the target namespace → 409 with both fields.
-        if (err instanceof UniqueViolation && (err.constraint === 'projects_path_key' || err.constraint === 'projects_name_key'))
+        if (
+          err instanceof UniqueViolation &&
+          (err.constraint === 'projects_path_key' || err.constraint === 'projects_name_key')
+        )
           throw new Conflict({ name: ['has already been taken'], path: ['has already been taken'] });
         throw err;
       });

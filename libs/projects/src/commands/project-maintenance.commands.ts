@@ -2,24 +2,43 @@ import { ACCESS } from '@app/groups';
 import { Clock, EventStore, NotFound, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import {
-  createForkRelation, finishHousekeeping, projectDecider, recordImportStatus, recordPush, removeForkRelation, requestHousekeeping, type ImportStatus,
+  createForkRelation,
+  finishHousekeeping,
+  projectDecider,
+  recordImportStatus,
+  recordPush,
+  removeForkRelation,
+  requestHousekeeping,
+  type ImportStatus,
 } from '../domain/project';
 import type { RepositoryPushedData, RepositoryStatistics } from '../domain/repository-push';
 import { ProjectQueries } from '../queries/project.queries';
 
 /** Administrators relate an existing project to its source (`forkedFromId`), or undo the relation (undefined; owners too). */
 export class ChangeForkRelation extends Command<number> {
-  constructor(readonly project: string | number, readonly forkedFromId: number | undefined, readonly actor: Actor) {
+  constructor(
+    readonly project: string | number,
+    readonly forkedFromId: number | undefined,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
 
 @CommandHandler(ChangeForkRelation)
 export class ChangeForkRelationHandler implements ICommandHandler<ChangeForkRelation> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly projects: ProjectQueries) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly projects: ProjectQueries,
+  ) {}
 
   async execute({ project, forkedFromId, actor }: ChangeForkRelation): Promise<number> {
-    const row = await this.projects.require(project, actor, forkedFromId === undefined ? ACCESS.owner : Number.POSITIVE_INFINITY);
+    const row = await this.projects.require(
+      project,
+      actor,
+      forkedFromId === undefined ? ACCESS.owner : Number.POSITIVE_INFINITY,
+    );
     if (forkedFromId !== undefined) {
       const [source] = await this.projects.existing([forkedFromId]);
       if (!source) throw new NotFound('Source Project');
@@ -34,14 +53,21 @@ export class ChangeForkRelationHandler implements ICommandHandler<ChangeForkRela
 
 /** `POST /projects/:id/housekeeping`: owners and administrators; 409 while one is pending. */
 export class RequestHousekeeping extends Command<number> {
-  constructor(readonly project: string | number, readonly actor: Actor) {
+  constructor(
+    readonly project: string | number,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
 
 @CommandHandler(RequestHousekeeping)
 export class RequestHousekeepingHandler implements ICommandHandler<RequestHousekeeping> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly projects: ProjectQueries) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly projects: ProjectQueries,
+  ) {}
 
   async execute({ project, actor }: RequestHousekeeping): Promise<number> {
     const row = await this.projects.require(project, actor, ACCESS.owner);
@@ -64,7 +90,10 @@ export class RecordGitJobOutcome extends Command<void> {
 
 @CommandHandler(RecordGitJobOutcome)
 export class RecordGitJobOutcomeHandler implements ICommandHandler<RecordGitJobOutcome> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ projectId, outcome }: RecordGitJobOutcome): Promise<void> {
     const now = this.clock.now();
@@ -86,19 +115,34 @@ export class RecordGitJobOutcomeHandler implements ICommandHandler<RecordGitJobO
  * statistics follow from it). Answers false when nothing was recorded (no ref moved).
  */
 export class RecordRepositoryPush extends Command<boolean> {
-  constructor(readonly projectId: number, readonly push: Omit<RepositoryPushedData, 'projectId' | 'at'>, readonly actor: Actor) {
+  constructor(
+    readonly projectId: number,
+    readonly push: Omit<RepositoryPushedData, 'projectId' | 'at'>,
+    readonly actor: Actor,
+  ) {
     super();
   }
 }
 
 @CommandHandler(RecordRepositoryPush)
 export class RecordRepositoryPushHandler implements ICommandHandler<RecordRepositoryPush> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ projectId, push, actor }: RecordRepositoryPush): Promise<boolean> {
-    const events = await this.store.decide(`project-${projectId}`, projectDecider, (s) => recordPush(s, push, this.clock.now()), {
-      actorId: actor.id, tokenId: actor.tokenId, impersonatedBy: actor.impersonatedBy, origin: 'git',
-    });
+    const events = await this.store.decide(
+      `project-${projectId}`,
+      projectDecider,
+      (s) => recordPush(s, push, this.clock.now()),
+      {
+        actorId: actor.id,
+        tokenId: actor.tokenId,
+        impersonatedBy: actor.impersonatedBy,
+        origin: 'git',
+      },
+    );
     return events.length > 0;
   }
 }

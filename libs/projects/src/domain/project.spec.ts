@@ -57,16 +57,28 @@ const archived = (): ProjectEvent => ({ type: 'ProjectArchived', data: { project
 const unarchived = (): ProjectEvent => ({ type: 'ProjectUnarchived', data: { projectId: ID, at: EARLIER } });
 const deleted = (): ProjectEvent => ({ type: 'ProjectDeleted', data: { projectId: ID, namespaceId: NS, at: EARLIER } });
 const memberAdded = (userId: number, accessLevel: number): ProjectEvent => ({
-  type: 'ProjectMemberAdded', data: { projectId: ID, userId, accessLevel, expiresAt: null, at: EARLIER },
+  type: 'ProjectMemberAdded',
+  data: { projectId: ID, userId, accessLevel, expiresAt: null, at: EARLIER },
 });
-const memberRemoved = (userId: number): ProjectEvent => ({ type: 'ProjectMemberRemoved', data: { projectId: ID, userId, at: EARLIER } });
+const memberRemoved = (userId: number): ProjectEvent => ({
+  type: 'ProjectMemberRemoved',
+  data: { projectId: ID, userId, at: EARLIER },
+});
 const shared = (groupId: number, groupAccess = 30): ProjectEvent => ({
-  type: 'ProjectSharedWithGroup', data: { projectId: ID, linkId: 1, groupId, groupAccess, expiresAt: null, at: EARLIER },
+  type: 'ProjectSharedWithGroup',
+  data: { projectId: ID, linkId: 1, groupId, groupAccess, expiresAt: null, at: EARLIER },
 });
-const unshared = (groupId: number): ProjectEvent => ({ type: 'ProjectUnsharedWithGroup', data: { projectId: ID, groupId, at: EARLIER } });
-const attributeSet = (key: string, value: string): ProjectEvent => ({ type: 'ProjectCustomAttributeSet', data: { projectId: ID, key, value, at: EARLIER } });
+const unshared = (groupId: number): ProjectEvent => ({
+  type: 'ProjectUnsharedWithGroup',
+  data: { projectId: ID, groupId, at: EARLIER },
+});
+const attributeSet = (key: string, value: string): ProjectEvent => ({
+  type: 'ProjectCustomAttributeSet',
+  data: { projectId: ID, key, value, at: EARLIER },
+});
 const transferred = (namespaceId: number): ProjectEvent => ({
-  type: 'ProjectTransferred', data: { projectId: ID, fromNamespaceId: NS, namespaceId, at: EARLIER },
+  type: 'ProjectTransferred',
+  data: { projectId: ID, fromNamespaceId: NS, namespaceId, at: EARLIER },
 });
 
 /** Runs a decision and returns what it threw. */
@@ -90,7 +102,14 @@ describe('project decider', () => {
       expect(initial()).toEqual({ exists: false });
       // toMatchObject: the fork and housekeeping state beside these belongs to those decisions’ tests.
       expect(given(created())).toMatchObject({
-        exists: true, projectId: ID, namespaceId: NS, archived: false, settings: settings(), members: {}, sharedWith: {}, customAttributes: {},
+        exists: true,
+        projectId: ID,
+        namespaceId: NS,
+        archived: false,
+        settings: settings(),
+        members: {},
+        sharedWith: {},
+        customAttributes: {},
       });
     });
 
@@ -99,18 +118,38 @@ describe('project decider', () => {
     });
 
     it('folds archive, members, shares, attributes, transfer and deletion', () => {
-      const s = given(created(), archived(), memberAdded(5, 30), memberAdded(6, 20), memberRemoved(6), shared(9, 20), shared(10), unshared(10),
-        attributeSet('k', 'v'), transferred(8));
-      expect(s).toMatchObject({ exists: true, archived: true, namespaceId: 8, members: { 5: 30 }, sharedWith: { 9: 20 }, customAttributes: { k: 'v' } });
+      const s = given(
+        created(),
+        archived(),
+        memberAdded(5, 30),
+        memberAdded(6, 20),
+        memberRemoved(6),
+        shared(9, 20),
+        shared(10),
+        unshared(10),
+        attributeSet('k', 'v'),
+        transferred(8),
+      );
+      expect(s).toMatchObject({
+        exists: true,
+        archived: true,
+        namespaceId: 8,
+        members: { 5: 30 },
+        sharedWith: { 9: 20 },
+        customAttributes: { k: 'v' },
+      });
       expect(given(created(), archived(), unarchived())).toMatchObject({ archived: false });
       expect(given(created(), deleted())).toEqual({ exists: false });
     });
 
     it('merges updated settings and feature switches', () => {
       const s = given(created(), {
-        type: 'ProjectUpdated', data: { projectId: ID, changes: { name: 'Bar', features: { wikiEnabled: false } }, at: EARLIER },
+        type: 'ProjectUpdated',
+        data: { projectId: ID, changes: { name: 'Bar', features: { wikiEnabled: false } }, at: EARLIER },
       });
-      expect(s).toMatchObject({ settings: { name: 'Bar', path: 'foo-project', features: { ...FEATURE_DEFAULTS, wikiEnabled: false } } });
+      expect(s).toMatchObject({
+        settings: { name: 'Bar', path: 'foo-project', features: { ...FEATURE_DEFAULTS, wikiEnabled: false } },
+      });
     });
   });
 
@@ -137,21 +176,32 @@ describe('project decider', () => {
 
     it('reports each broken field with GitLab words', () => {
       expect(fieldsOf(() => validateSettings({ name: '', path: '' }, undefined).throwIfAny())).toEqual({
-        name: ["can't be blank"], path: ["can't be blank"],
+        name: ["can't be blank"],
+        path: ["can't be blank"],
       });
       expect(fieldsOf(() => validateSettings({ name: '-bad', path: '-bad' }, undefined).throwIfAny())).toEqual({
-        name: ["can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'."],
-        path: ["can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'"],
+        name: [
+          "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.",
+        ],
+        path: [
+          "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'",
+        ],
       });
       for (const path of ['repo.git', 'feed.atom', 'sp ace', 'sl/ash', 'ünï']) {
         expect(fieldsOf(() => validateSettings({ path }, undefined).throwIfAny())).toHaveProperty('path');
       }
-      expect(fieldsOf(() => validateSettings({ name: 'x'.repeat(256) }, undefined).throwIfAny())).toEqual({ name: ['is too long (maximum is 255 characters)'] });
+      expect(fieldsOf(() => validateSettings({ name: 'x'.repeat(256) }, undefined).throwIfAny())).toEqual({
+        name: ['is too long (maximum is 255 characters)'],
+      });
       expect(fieldsOf(() => validateSettings({ description: 'd'.repeat(2001) }, undefined).throwIfAny())).toEqual({
         description: ['is too long (maximum is 2000 characters)'],
       });
-      expect(fieldsOf(() => validateSettings({ importUrl: 'ftp://example.com/x.git' }, undefined).throwIfAny())).toHaveProperty('import_url');
-      expect(fieldsOf(() => validateSettings({ defaultBranch: 'bad branch' }, undefined).throwIfAny())).toEqual({ default_branch: ['is invalid'] });
+      expect(
+        fieldsOf(() => validateSettings({ importUrl: 'ftp://example.com/x.git' }, undefined).throwIfAny()),
+      ).toHaveProperty('import_url');
+      expect(fieldsOf(() => validateSettings({ defaultBranch: 'bad branch' }, undefined).throwIfAny())).toEqual({
+        default_branch: ['is invalid'],
+      });
     });
 
     it('bounds the visibility by the group, and not in a personal namespace', () => {
@@ -169,25 +219,57 @@ describe('project decider', () => {
 
   describe('create', () => {
     const input = (over: Partial<Parameters<typeof create>[1]> = {}) => ({
-      projectId: ID, namespaceId: NS, settings: settings(), creatorId: OWNER, runnersToken: 'secret', ...over,
+      projectId: ID,
+      namespaceId: NS,
+      settings: settings(),
+      creatorId: OWNER,
+      runnersToken: 'secret',
+      ...over,
     });
 
     it('creates a group project with sorted, unique, trimmed tags and no member', () => {
-      const events = create(initial(), input({ settings: settings({ tagList: ['b', ' a ', 'b', ''] }), namespaceVisibility: 'private' }), NOW);
+      const events = create(
+        initial(),
+        input({ settings: settings({ tagList: ['b', ' a ', 'b', ''] }), namespaceVisibility: 'private' }),
+        NOW,
+      );
       expect(events).toEqual([
-        { type: 'ProjectCreated', data: { projectId: ID, namespaceId: NS, ...settings({ tagList: ['a', 'b'] }), creatorId: OWNER, runnersToken: 'secret', at: AT } },
+        {
+          type: 'ProjectCreated',
+          data: {
+            projectId: ID,
+            namespaceId: NS,
+            ...settings({ tagList: ['a', 'b'] }),
+            creatorId: OWNER,
+            runnersToken: 'secret',
+            at: AT,
+          },
+        },
       ]);
     });
 
     it('adds the owner of a personal namespace as a maintainer (GitLab add_master)', () => {
       const events = create(initial(), input({ personalOwnerId: OWNER }), NOW);
       expect(events.map((e) => e.type)).toEqual(['ProjectCreated', 'ProjectMemberAdded']);
-      expect(events[1]).toEqual({ type: 'ProjectMemberAdded', data: { projectId: ID, userId: OWNER, accessLevel: 40, expiresAt: null, at: AT } });
+      expect(events[1]).toEqual({
+        type: 'ProjectMemberAdded',
+        data: { projectId: ID, userId: OWNER, accessLevel: 40, expiresAt: null, at: AT },
+      });
     });
 
     it('refuses invalid settings and visibility wider than the group', () => {
-      expect(fieldsOf(() => create(initial(), input({ settings: settings({ path: 'x.git' }) }), NOW))).toHaveProperty('path');
-      expect(fieldsOf(() => create(initial(), input({ settings: settings({ visibility: 'public' }), namespaceVisibility: 'internal' }), NOW))).toEqual({
+      expect(fieldsOf(() => create(initial(), input({ settings: settings({ path: 'x.git' }) }), NOW))).toHaveProperty(
+        'path',
+      );
+      expect(
+        fieldsOf(() =>
+          create(
+            initial(),
+            input({ settings: settings({ visibility: 'public' }), namespaceVisibility: 'internal' }),
+            NOW,
+          ),
+        ),
+      ).toEqual({
         visibility_level: ['public is not allowed in a internal group.'],
       });
     });
@@ -201,19 +283,39 @@ describe('project decider', () => {
     it('records only what changes, tags sorted', () => {
       const s = given(created({ description: 'same' }));
       expect(update(s, { name: 'Foo Project', description: 'same' }, undefined, NOW)).toEqual([]);
-      expect(update(s, { name: 'Renamed', tagList: ['z', 'a'], features: { ...FEATURE_DEFAULTS, issuesEnabled: false } }, undefined, NOW)).toEqual([
-        { type: 'ProjectUpdated', data: { projectId: ID, changes: { name: 'Renamed', tagList: ['a', 'z'], features: { issuesEnabled: false } }, at: AT } },
+      expect(
+        update(
+          s,
+          { name: 'Renamed', tagList: ['z', 'a'], features: { ...FEATURE_DEFAULTS, issuesEnabled: false } },
+          undefined,
+          NOW,
+        ),
+      ).toEqual([
+        {
+          type: 'ProjectUpdated',
+          data: {
+            projectId: ID,
+            changes: { name: 'Renamed', tagList: ['a', 'z'], features: { issuesEnabled: false } },
+            at: AT,
+          },
+        },
       ]);
     });
 
     it('validates the changes and the group bound', () => {
-      expect(fieldsOf(() => update(given(created()), { name: '' }, undefined, NOW))).toEqual({ name: ["can't be blank"] });
-      expect(fieldsOf(() => update(given(created()), { visibility: 'public' }, 'internal', NOW))).toHaveProperty('visibility_level');
+      expect(fieldsOf(() => update(given(created()), { name: '' }, undefined, NOW))).toEqual({
+        name: ["can't be blank"],
+      });
+      expect(fieldsOf(() => update(given(created()), { visibility: 'public' }, 'internal', NOW))).toHaveProperty(
+        'visibility_level',
+      );
     });
 
     it('404 for a project that does not exist (or no longer does)', () => {
       expect(thrown(() => update(initial(), { name: 'x' }, undefined, NOW))).toEqual(new NotFound('Project'));
-      expect(thrown(() => update(given(created(), deleted()), { name: 'x' }, undefined, NOW))).toEqual(new NotFound('Project'));
+      expect(thrown(() => update(given(created(), deleted()), { name: 'x' }, undefined, NOW))).toEqual(
+        new NotFound('Project'),
+      );
     });
   });
 
@@ -224,7 +326,9 @@ describe('project decider', () => {
     });
 
     it('unarchives an archived project; unarchiving an active one records nothing', () => {
-      expect(unarchive(given(created(), archived()), NOW)).toEqual([{ type: 'ProjectUnarchived', data: { projectId: ID, at: AT } }]);
+      expect(unarchive(given(created(), archived()), NOW)).toEqual([
+        { type: 'ProjectUnarchived', data: { projectId: ID, at: AT } },
+      ]);
       expect(unarchive(given(created()), NOW)).toEqual([]);
       expect(unarchive(given(created(), archived(), unarchived()), NOW)).toEqual([]);
     });
@@ -250,7 +354,9 @@ describe('project decider', () => {
     });
 
     it('removes an existing project once', () => {
-      expect(remove(given(created()), NOW)).toEqual([{ type: 'ProjectDeleted', data: { projectId: ID, namespaceId: NS, at: AT } }]);
+      expect(remove(given(created()), NOW)).toEqual([
+        { type: 'ProjectDeleted', data: { projectId: ID, namespaceId: NS, at: AT } },
+      ]);
       expect(() => remove(given(created(), deleted()), NOW)).toThrow(NotFound);
     });
   });
@@ -259,14 +365,19 @@ describe('project decider', () => {
     it('adds guests to maintainers', () => {
       for (const level of [10, 20, 30, 40]) {
         expect(addMember(given(created()), 5, level, '2030-01-01', NOW)).toEqual([
-          { type: 'ProjectMemberAdded', data: { projectId: ID, userId: 5, accessLevel: level, expiresAt: '2030-01-01', at: AT } },
+          {
+            type: 'ProjectMemberAdded',
+            data: { projectId: ID, userId: 5, accessLevel: level, expiresAt: '2030-01-01', at: AT },
+          },
         ]);
       }
     });
 
     it('refuses owner and unknown levels on the access_level field', () => {
       for (const level of [0, 5, 50, 60]) {
-        expect(fieldsOf(() => addMember(given(created()), 5, level, null, NOW))).toEqual({ access_level: ['is not included in the list'] });
+        expect(fieldsOf(() => addMember(given(created()), 5, level, null, NOW))).toEqual({
+          access_level: ['is not included in the list'],
+        });
         expect(fieldsOf(() => updateMember(given(created(), memberAdded(5, 30)), 5, level, null, NOW))).toEqual({
           access_level: ['is not included in the list'],
         });
@@ -283,9 +394,13 @@ describe('project decider', () => {
       expect(updateMember(s, 5, 40, null, NOW)).toEqual([
         { type: 'ProjectMemberUpdated', data: { projectId: ID, userId: 5, accessLevel: 40, expiresAt: null, at: AT } },
       ]);
-      expect(removeMember(s, 5, NOW)).toEqual([{ type: 'ProjectMemberRemoved', data: { projectId: ID, userId: 5, at: AT } }]);
+      expect(removeMember(s, 5, NOW)).toEqual([
+        { type: 'ProjectMemberRemoved', data: { projectId: ID, userId: 5, at: AT } },
+      ]);
       expect(thrown(() => updateMember(s, 6, 30, null, NOW))).toEqual(new NotFound());
-      expect(thrown(() => removeMember(given(created(), memberAdded(5, 30), memberRemoved(5)), 5, NOW))).toEqual(new NotFound());
+      expect(thrown(() => removeMember(given(created(), memberAdded(5, 30), memberRemoved(5)), 5, NOW))).toEqual(
+        new NotFound(),
+      );
     });
   });
 
@@ -294,12 +409,17 @@ describe('project decider', () => {
 
     it('shares with another group', () => {
       expect(share(given(created()), link, [NS], NOW)).toEqual([
-        { type: 'ProjectSharedWithGroup', data: { projectId: ID, linkId: 11, groupId: 9, groupAccess: 20, expiresAt: '2031-02-03', at: AT } },
+        {
+          type: 'ProjectSharedWithGroup',
+          data: { projectId: ID, linkId: 11, groupId: 9, groupAccess: 20, expiresAt: '2031-02-03', at: AT },
+        },
       ]);
     });
 
     it('409 when shared with that group already', () => {
-      expect(thrown(() => share(given(created(), shared(9)), link, [NS], NOW))).toEqual(new Conflict('Group already shared with this group'));
+      expect(thrown(() => share(given(created(), shared(9)), link, [NS], NOW))).toEqual(
+        new Conflict('Group already shared with this group'),
+      );
     });
 
     it('409 for its own group or one of its ancestors', () => {
@@ -309,8 +429,12 @@ describe('project decider', () => {
     });
 
     it('unshares a shared group; 404 Group Link Not Found otherwise', () => {
-      expect(unshare(given(created(), shared(9)), 9, NOW)).toEqual([{ type: 'ProjectUnsharedWithGroup', data: { projectId: ID, groupId: 9, at: AT } }]);
-      expect(thrown(() => unshare(given(created(), shared(9), unshared(9)), 9, NOW))).toEqual(new NotFound('Group Link'));
+      expect(unshare(given(created(), shared(9)), 9, NOW)).toEqual([
+        { type: 'ProjectUnsharedWithGroup', data: { projectId: ID, groupId: 9, at: AT } },
+      ]);
+      expect(thrown(() => unshare(given(created(), shared(9), unshared(9)), 9, NOW))).toEqual(
+        new NotFound('Group Link'),
+      );
     });
 
     it('may share again after unsharing', () => {
@@ -328,7 +452,10 @@ describe('project decider', () => {
     });
 
     it('validates key and value', () => {
-      expect(fieldsOf(() => setCustomAttribute(given(created()), '', '', NOW))).toEqual({ key: ["can't be blank"], value: ["can't be blank"] });
+      expect(fieldsOf(() => setCustomAttribute(given(created()), '', '', NOW))).toEqual({
+        key: ["can't be blank"],
+        value: ["can't be blank"],
+      });
       expect(fieldsOf(() => setCustomAttribute(given(created()), 'k', 'v'.repeat(256), NOW))).toEqual({
         value: ['is too long (maximum is 255 characters)'],
       });
@@ -348,8 +475,12 @@ describe('project decider', () => {
     const unstarred: StarEvent = { type: 'ProjectUnstarred', data: { projectId: ID, userId: 5, at: EARLIER } };
 
     it('stars and unstars', () => {
-      expect(star(starState(), ID, 5, true, NOW)).toEqual([{ type: 'ProjectStarred', data: { projectId: ID, userId: 5, at: AT } }]);
-      expect(star(starState(starred), ID, 5, false, NOW)).toEqual([{ type: 'ProjectUnstarred', data: { projectId: ID, userId: 5, at: AT } }]);
+      expect(star(starState(), ID, 5, true, NOW)).toEqual([
+        { type: 'ProjectStarred', data: { projectId: ID, userId: 5, at: AT } },
+      ]);
+      expect(star(starState(starred), ID, 5, false, NOW)).toEqual([
+        { type: 'ProjectUnstarred', data: { projectId: ID, userId: 5, at: AT } },
+      ]);
       expect(star(starState(starred, unstarred), ID, 5, true, NOW)).toHaveLength(1);
     });
 
@@ -361,8 +492,21 @@ describe('project decider', () => {
   });
 
   describe('pushes', () => {
-    const update = { ref: 'refs/heads/main', before: '0'.repeat(40), after: 'a'.repeat(40), checkoutSha: 'a'.repeat(40), commits: [], totalCommitsCount: 3, message: null };
-    const push = { userId: 5, updates: [update], defaultBranch: 'main', statistics: { commitCount: 3, repositorySize: 1000 } };
+    const update = {
+      ref: 'refs/heads/main',
+      before: '0'.repeat(40),
+      after: 'a'.repeat(40),
+      checkoutSha: 'a'.repeat(40),
+      commits: [],
+      totalCommitsCount: 3,
+      message: null,
+    };
+    const push = {
+      userId: 5,
+      updates: [update],
+      defaultBranch: 'main',
+      statistics: { commitCount: 3, repositorySize: 1000 },
+    };
 
     it('records the push; the first one names the default branch, which later events keep', () => {
       const [e] = recordPush(given(created({ defaultBranch: null })), push, NOW);
@@ -373,7 +517,9 @@ describe('project decider', () => {
     });
 
     it('does not replace a default branch the project has, records nothing for no ref update, and 404s a deleted project', () => {
-      expect(recordPush(given(created({ defaultBranch: 'master' })), push, NOW)[0].data).toMatchObject({ defaultBranch: null });
+      expect(recordPush(given(created({ defaultBranch: 'master' })), push, NOW)[0].data).toMatchObject({
+        defaultBranch: null,
+      });
       expect(recordPush(given(created()), { ...push, updates: [] }, NOW)).toEqual([]);
       expect(() => recordPush(given(created(), deleted()), push, NOW)).toThrow(NotFound);
     });

@@ -1,4 +1,12 @@
-import { Conflict, FieldErrors, Invalid, NotFound, NotModified, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
+import {
+  Conflict,
+  FieldErrors,
+  Invalid,
+  NotFound,
+  NotModified,
+  checkCustomAttribute,
+  holdsCustomAttribute,
+} from '@app/platform';
 import { moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
 import type { RepositoryPushedData, RepositoryStatistics } from './repository-push';
 
@@ -8,17 +16,38 @@ import type { RepositoryPushedData, RepositoryStatistics } from './repository-pu
  */
 
 export const FEATURES = [
-  'issuesEnabled', 'mergeRequestsEnabled', 'wikiEnabled', 'jobsEnabled', 'snippetsEnabled', 'containerRegistryEnabled',
-  'sharedRunnersEnabled', 'publicJobs', 'lfsEnabled', 'requestAccessEnabled', 'onlyAllowMergeIfPipelineSucceeds',
-  'onlyAllowMergeIfAllDiscussionsAreResolved', 'resolveOutdatedDiscussions', 'printingMergeRequestLinkEnabled',
+  'issuesEnabled',
+  'mergeRequestsEnabled',
+  'wikiEnabled',
+  'jobsEnabled',
+  'snippetsEnabled',
+  'containerRegistryEnabled',
+  'sharedRunnersEnabled',
+  'publicJobs',
+  'lfsEnabled',
+  'requestAccessEnabled',
+  'onlyAllowMergeIfPipelineSucceeds',
+  'onlyAllowMergeIfAllDiscussionsAreResolved',
+  'resolveOutdatedDiscussions',
+  'printingMergeRequestLinkEnabled',
 ] as const;
 export type Feature = (typeof FEATURES)[number];
 
 /** GitLab 10.x's defaults for a new project's switches. */
 export const FEATURE_DEFAULTS: Record<Feature, boolean> = {
-  issuesEnabled: true, mergeRequestsEnabled: true, wikiEnabled: true, jobsEnabled: true, snippetsEnabled: true,
-  containerRegistryEnabled: true, sharedRunnersEnabled: true, publicJobs: true, lfsEnabled: true, requestAccessEnabled: false,
-  onlyAllowMergeIfPipelineSucceeds: false, onlyAllowMergeIfAllDiscussionsAreResolved: false, resolveOutdatedDiscussions: false,
+  issuesEnabled: true,
+  mergeRequestsEnabled: true,
+  wikiEnabled: true,
+  jobsEnabled: true,
+  snippetsEnabled: true,
+  containerRegistryEnabled: true,
+  sharedRunnersEnabled: true,
+  publicJobs: true,
+  lfsEnabled: true,
+  requestAccessEnabled: false,
+  onlyAllowMergeIfPipelineSucceeds: false,
+  onlyAllowMergeIfAllDiscussionsAreResolved: false,
+  resolveOutdatedDiscussions: false,
   printingMergeRequestLinkEnabled: true,
 };
 
@@ -35,22 +64,76 @@ export interface ProjectSettings {
 }
 
 export type ProjectEvent =
-  | { type: 'ProjectCreated'; data: ProjectSettings & { projectId: number; namespaceId: number; creatorId: number; runnersToken: string; at: string } }
-  | { type: 'ProjectUpdated'; data: { projectId: number; changes: Partial<Omit<ProjectSettings, 'features'>> & { features?: Partial<Record<Feature, boolean>> }; at: string } }
+  | {
+      type: 'ProjectCreated';
+      data: ProjectSettings & {
+        projectId: number;
+        namespaceId: number;
+        creatorId: number;
+        runnersToken: string;
+        at: string;
+      };
+    }
+  | {
+      type: 'ProjectUpdated';
+      data: {
+        projectId: number;
+        changes: Partial<Omit<ProjectSettings, 'features'>> & { features?: Partial<Record<Feature, boolean>> };
+        at: string;
+      };
+    }
   | { type: 'ProjectArchived'; data: { projectId: number; at: string } }
   | { type: 'ProjectUnarchived'; data: { projectId: number; at: string } }
-  | { type: 'ProjectTransferred'; data: { projectId: number; fromNamespaceId: number; namespaceId: number; at: string } }
+  | {
+      type: 'ProjectTransferred';
+      data: { projectId: number; fromNamespaceId: number; namespaceId: number; at: string };
+    }
   | { type: 'ProjectDeleted'; data: { projectId: number; namespaceId: number; at: string } }
-  | { type: 'ProjectMemberAdded'; data: { projectId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string } }
-  | { type: 'ProjectMemberUpdated'; data: { projectId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string } }
+  | {
+      type: 'ProjectMemberAdded';
+      data: { projectId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string };
+    }
+  | {
+      type: 'ProjectMemberUpdated';
+      data: { projectId: number; userId: number; accessLevel: number; expiresAt: string | null; at: string };
+    }
   | { type: 'ProjectMemberRemoved'; data: { projectId: number; userId: number; at: string } }
-  | { type: 'ProjectSharedWithGroup'; data: { projectId: number; linkId: number; groupId: number; groupAccess: number; expiresAt: string | null; at: string } }
+  | {
+      type: 'ProjectSharedWithGroup';
+      data: {
+        projectId: number;
+        linkId: number;
+        groupId: number;
+        groupAccess: number;
+        expiresAt: string | null;
+        at: string;
+      };
+    }
   | { type: 'ProjectUnsharedWithGroup'; data: { projectId: number; groupId: number; at: string } }
   | { type: 'ProjectCustomAttributeSet'; data: { projectId: number; key: string; value: string; at: string } }
   | { type: 'ProjectCustomAttributeRemoved'; data: { projectId: number; key: string; at: string } }
   // A new project made as a fork: created at once, its repository copied by the `fork-repository` job.
-  | { type: 'ProjectForked'; data: ProjectSettings & { projectId: number; namespaceId: number; creatorId: number; runnersToken: string; forkedFromId: number; at: string } }
-  | { type: 'ProjectImportStatusChanged'; data: { projectId: number; status: ImportStatus; error: string | null; at: string; statistics?: RepositoryStatistics } }
+  | {
+      type: 'ProjectForked';
+      data: ProjectSettings & {
+        projectId: number;
+        namespaceId: number;
+        creatorId: number;
+        runnersToken: string;
+        forkedFromId: number;
+        at: string;
+      };
+    }
+  | {
+      type: 'ProjectImportStatusChanged';
+      data: {
+        projectId: number;
+        status: ImportStatus;
+        error: string | null;
+        at: string;
+        statistics?: RepositoryStatistics;
+      };
+    }
   // Administrators relate two existing projects (`POST /projects/:id/fork/:forked_from_id`) or undo it.
   | { type: 'ProjectForkRelationCreated'; data: { projectId: number; forkedFromId: number; at: string } }
   | { type: 'ProjectForkRelationRemoved'; data: { projectId: number; forkedFromId: number; at: string } }
@@ -64,9 +147,17 @@ export type ImportStatus = 'none' | 'scheduled' | 'started' | 'finished' | 'fail
 export type Project =
   | { exists: false }
   | {
-      exists: true; projectId: number; namespaceId: number; archived: boolean; settings: ProjectSettings;
-      members: Record<number, number>; sharedWith: Record<number, number>; customAttributes: Record<string, string>;
-      forkedFromId: number | null; importStatus: ImportStatus; housekeepingPending: boolean;
+      exists: true;
+      projectId: number;
+      namespaceId: number;
+      archived: boolean;
+      settings: ProjectSettings;
+      members: Record<number, number>;
+      sharedWith: Record<number, number>;
+      customAttributes: Record<string, string>;
+      forkedFromId: number | null;
+      importStatus: ImportStatus;
+      housekeepingPending: boolean;
     };
 
 export const initial = (): Project => ({ exists: false });
@@ -76,12 +167,28 @@ export function evolve(s: Project, e: ProjectEvent): Project {
     const d = e.data;
     const forkedFromId = e.type === 'ProjectForked' ? e.data.forkedFromId : null;
     const settings: ProjectSettings = {
-      name: d.name, path: d.path, description: d.description, visibility: d.visibility, defaultBranch: d.defaultBranch,
-      tagList: d.tagList, ciConfigPath: d.ciConfigPath, importUrl: d.importUrl, features: d.features,
+      name: d.name,
+      path: d.path,
+      description: d.description,
+      visibility: d.visibility,
+      defaultBranch: d.defaultBranch,
+      tagList: d.tagList,
+      ciConfigPath: d.ciConfigPath,
+      importUrl: d.importUrl,
+      features: d.features,
     };
     return {
-      exists: true, projectId: d.projectId, namespaceId: d.namespaceId, archived: false, settings, members: {}, sharedWith: {}, customAttributes: {},
-      forkedFromId, importStatus: forkedFromId === null ? 'none' : 'scheduled', housekeepingPending: false,
+      exists: true,
+      projectId: d.projectId,
+      namespaceId: d.namespaceId,
+      archived: false,
+      settings,
+      members: {},
+      sharedWith: {},
+      customAttributes: {},
+      forkedFromId,
+      importStatus: forkedFromId === null ? 'none' : 'scheduled',
+      housekeepingPending: false,
     };
   }
   if (!s.exists) return s;
@@ -155,30 +262,56 @@ const tooLong = 'is too long (maximum is 255 characters)';
  * the path validation then reports.
  */
 export function pathFromName(name: string): string {
-  return name.normalize('NFKD').replace(/\p{M}/gu, '').replace(/[^a-zA-Z0-9\-_]+/g, '-').replace(/-{2,}/g, '-').replace(/^-|-$/g, '').toLowerCase();
+  return name
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[^a-zA-Z0-9\-_]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase();
 }
 
 /** GitLab's Project validations, for the fields given. `namespaceVisibility` bounds a group project's visibility. */
-export function validateSettings(p: Partial<ProjectSettings>, namespaceVisibility: Visibility | undefined, errors = new FieldErrors()): FieldErrors {
+export function validateSettings(
+  p: Partial<ProjectSettings>,
+  namespaceVisibility: Visibility | undefined,
+  errors = new FieldErrors(),
+): FieldErrors {
   if (p.name !== undefined) {
     if (!p.name.trim()) errors.add('name', "can't be blank");
     else if (p.name.length > 255) errors.add('name', tooLong);
     else if (!NAME.test(p.name))
-      errors.add('name', "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.");
+      errors.add(
+        'name',
+        "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.",
+      );
   }
   if (p.path !== undefined) {
     if (!p.path) errors.add('path', "can't be blank");
     else if (p.path.length > 255) errors.add('path', tooLong);
     // Unlike a namespace path, a project path may end in a dot (GitLab's PROJECT_PATH_FORMAT_REGEX).
     else if (!PATH.test(p.path) || /(\.git|\.atom)$/i.test(p.path))
-      errors.add('path', "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'");
+      errors.add(
+        'path',
+        "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'",
+      );
   }
-  if (p.description !== undefined && p.description !== null && p.description.length > 2000) errors.add('description', 'is too long (maximum is 2000 characters)');
-  if (p.defaultBranch !== undefined && p.defaultBranch !== null && (p.defaultBranch.length > 255 || !/^[^\s~^:?*[\\]+$/.test(p.defaultBranch)))
+  if (p.description !== undefined && p.description !== null && p.description.length > 2000)
+    errors.add('description', 'is too long (maximum is 2000 characters)');
+  if (
+    p.defaultBranch !== undefined &&
+    p.defaultBranch !== null &&
+    (p.defaultBranch.length > 255 || !/^[^\s~^:?*[\\]+$/.test(p.defaultBranch))
+  )
     errors.add('default_branch', 'is invalid');
-  if (p.ciConfigPath !== undefined && p.ciConfigPath !== null && (p.ciConfigPath.length > 255 || p.ciConfigPath.includes('..')))
+  if (
+    p.ciConfigPath !== undefined &&
+    p.ciConfigPath !== null &&
+    (p.ciConfigPath.length > 255 || p.ciConfigPath.includes('..'))
+  )
     errors.add('ci_config_path', 'is invalid');
-  if (p.importUrl !== undefined && p.importUrl !== null && !/^(https?|git):\/\/\S+$/.test(p.importUrl)) errors.add('import_url', 'is blocked: Only allowed protocols are http, https and git');
+  if (p.importUrl !== undefined && p.importUrl !== null && !/^(https?|git):\/\/\S+$/.test(p.importUrl))
+    errors.add('import_url', 'is blocked: Only allowed protocols are http, https and git');
   if (p.tagList !== undefined && p.tagList.some((t) => t.length > 255)) errors.add('tag_list', 'is invalid');
   if (p.visibility !== undefined && namespaceVisibility && moreOpenThan(p.visibility, namespaceVisibility))
     errors.add('visibility_level', `${p.visibility} is not allowed in a ${namespaceVisibility} group.`);
@@ -187,25 +320,52 @@ export function validateSettings(p: Partial<ProjectSettings>, namespaceVisibilit
 
 export function create(
   s: Project,
-  input: { projectId: number; namespaceId: number; settings: ProjectSettings; creatorId: number; runnersToken: string; namespaceVisibility?: Visibility; personalOwnerId?: number },
+  input: {
+    projectId: number;
+    namespaceId: number;
+    settings: ProjectSettings;
+    creatorId: number;
+    runnersToken: string;
+    namespaceVisibility?: Visibility;
+    personalOwnerId?: number;
+  },
   now: Date,
 ): ProjectEvent[] {
   if (s.exists) throw new Error(`project ${input.projectId} exists already`);
   validateSettings(input.settings, input.namespaceVisibility).throwIfAny();
   const at = now.toISOString();
-  const events: ProjectEvent[] = [{
-    type: 'ProjectCreated',
-    data: { projectId: input.projectId, namespaceId: input.namespaceId, ...input.settings, tagList: sortedTags(input.settings.tagList), creatorId: input.creatorId, runnersToken: input.runnersToken, at },
-  }];
+  const events: ProjectEvent[] = [
+    {
+      type: 'ProjectCreated',
+      data: {
+        projectId: input.projectId,
+        namespaceId: input.namespaceId,
+        ...input.settings,
+        tagList: sortedTags(input.settings.tagList),
+        creatorId: input.creatorId,
+        runnersToken: input.runnersToken,
+        at,
+      },
+    },
+  ];
   // GitLab 10.x adds the owner of a personal namespace as a master (40) of the project.
   if (input.personalOwnerId !== undefined)
-    events.push({ type: 'ProjectMemberAdded', data: { projectId: input.projectId, userId: input.personalOwnerId, accessLevel: 40, expiresAt: null, at } });
+    events.push({
+      type: 'ProjectMemberAdded',
+      data: { projectId: input.projectId, userId: input.personalOwnerId, accessLevel: 40, expiresAt: null, at },
+    });
   return events;
 }
 
-const sortedTags = (tags: string[]) => [...new Set(tags.map((t) => t.trim()).filter(Boolean))].sort((a, b) => a.localeCompare(b));
+const sortedTags = (tags: string[]) =>
+  [...new Set(tags.map((t) => t.trim()).filter(Boolean))].sort((a, b) => a.localeCompare(b));
 
-export function update(s: Project, changes: Partial<ProjectSettings>, namespaceVisibility: Visibility | undefined, now: Date): ProjectEvent[] {
+export function update(
+  s: Project,
+  changes: Partial<ProjectSettings>,
+  namespaceVisibility: Visibility | undefined,
+  now: Date,
+): ProjectEvent[] {
   const p = existing(s);
   validateSettings(changes, namespaceVisibility).throwIfAny();
   const real: Extract<ProjectEvent, { type: 'ProjectUpdated' }>['data']['changes'] = {};
@@ -219,7 +379,9 @@ export function update(s: Project, changes: Partial<ProjectSettings>, namespaceV
     if (v !== undefined && p.settings.features[k] !== v) features[k] = v;
   }
   if (Object.keys(features).length) real.features = features;
-  return Object.keys(real).length ? [{ type: 'ProjectUpdated', data: { projectId: p.projectId, changes: real, at: now.toISOString() } }] : [];
+  return Object.keys(real).length
+    ? [{ type: 'ProjectUpdated', data: { projectId: p.projectId, changes: real, at: now.toISOString() } }]
+    : [];
 }
 
 /** Archiving twice is no error: GitLab answers with the unchanged project. */
@@ -233,38 +395,73 @@ export function unarchive(s: Project, now: Date): ProjectEvent[] {
   return p.archived ? [{ type: 'ProjectUnarchived', data: { projectId: p.projectId, at: now.toISOString() } }] : [];
 }
 
-export function transfer(s: Project, namespaceId: number, namespaceVisibility: Visibility | undefined, now: Date): ProjectEvent[] {
+export function transfer(
+  s: Project,
+  namespaceId: number,
+  namespaceVisibility: Visibility | undefined,
+  now: Date,
+): ProjectEvent[] {
   const p = existing(s);
   if (p.namespaceId === namespaceId) return [];
   const errors = new FieldErrors();
   if (namespaceVisibility && moreOpenThan(p.settings.visibility, namespaceVisibility))
     errors.add('visibility_level', `${p.settings.visibility} is not allowed in a ${namespaceVisibility} group.`);
   errors.throwIfAny();
-  return [{ type: 'ProjectTransferred', data: { projectId: p.projectId, fromNamespaceId: p.namespaceId, namespaceId, at: now.toISOString() } }];
+  return [
+    {
+      type: 'ProjectTransferred',
+      data: { projectId: p.projectId, fromNamespaceId: p.namespaceId, namespaceId, at: now.toISOString() },
+    },
+  ];
 }
 
 export function remove(s: Project, now: Date): ProjectEvent[] {
   const p = existing(s);
-  return [{ type: 'ProjectDeleted', data: { projectId: p.projectId, namespaceId: p.namespaceId, at: now.toISOString() } }];
+  return [
+    { type: 'ProjectDeleted', data: { projectId: p.projectId, namespaceId: p.namespaceId, at: now.toISOString() } },
+  ];
 }
 
 /** GitLab's ProjectMember validation: guest to maintainer; owner (50) is a group level only. */
 const checkMemberLevel = (accessLevel: number) => {
-  if (!PROJECT_ACCESS_LEVELS.includes(accessLevel)) throw new Invalid({ access_level: ['is not included in the list'] });
+  if (!PROJECT_ACCESS_LEVELS.includes(accessLevel))
+    throw new Invalid({ access_level: ['is not included in the list'] });
 };
 
-export function addMember(s: Project, userId: number, accessLevel: number, expiresAt: string | null, now: Date): ProjectEvent[] {
+export function addMember(
+  s: Project,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null,
+  now: Date,
+): ProjectEvent[] {
   const p = existing(s);
   if (Object.hasOwn(p.members, userId)) throw new Conflict('Member already exists');
   checkMemberLevel(accessLevel);
-  return [{ type: 'ProjectMemberAdded', data: { projectId: p.projectId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
+  return [
+    {
+      type: 'ProjectMemberAdded',
+      data: { projectId: p.projectId, userId, accessLevel, expiresAt, at: now.toISOString() },
+    },
+  ];
 }
 
-export function updateMember(s: Project, userId: number, accessLevel: number, expiresAt: string | null, now: Date): ProjectEvent[] {
+export function updateMember(
+  s: Project,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null,
+  now: Date,
+): ProjectEvent[] {
   const p = existing(s);
   if (!Object.hasOwn(p.members, userId)) throw new NotFound();
   checkMemberLevel(accessLevel);
-  return [{ type: 'ProjectMemberUpdated', data: { projectId: p.projectId, userId, accessLevel, expiresAt, at: now.toISOString() } }];
+  return [
+    {
+      type: 'ProjectMemberUpdated',
+      data: { projectId: p.projectId, userId, accessLevel, expiresAt, at: now.toISOString() },
+    },
+  ];
 }
 
 export function removeMember(s: Project, userId: number, now: Date): ProjectEvent[] {
@@ -285,7 +482,8 @@ export function share(
 ): ProjectEvent[] {
   const p = existing(s);
   if (Object.hasOwn(p.sharedWith, link.groupId)) throw new Conflict('Group already shared with this group');
-  if (namespaceAncestry.includes(link.groupId)) throw new Conflict('Project cannot be shared with the group it is in or one of its ancestors.');
+  if (namespaceAncestry.includes(link.groupId))
+    throw new Conflict('Project cannot be shared with the group it is in or one of its ancestors.');
   return [{ type: 'ProjectSharedWithGroup', data: { projectId: p.projectId, ...link, at: now.toISOString() } }];
 }
 
@@ -330,33 +528,64 @@ export function star(s: { starred: boolean }, projectId: number, userId: number,
 /** The new project of `POST /projects/:id/fork`: it exists at once, with its repository still to copy. */
 export function fork(
   s: Project,
-  input: { projectId: number; namespaceId: number; settings: ProjectSettings; creatorId: number; runnersToken: string; forkedFromId: number; personalOwnerId?: number },
+  input: {
+    projectId: number;
+    namespaceId: number;
+    settings: ProjectSettings;
+    creatorId: number;
+    runnersToken: string;
+    forkedFromId: number;
+    personalOwnerId?: number;
+  },
   now: Date,
 ): ProjectEvent[] {
   if (s.exists) throw new Error(`project ${input.projectId} exists already`);
   const at = now.toISOString();
   const { personalOwnerId, settings, ...ids } = input;
-  const events: ProjectEvent[] = [{ type: 'ProjectForked', data: { ...ids, ...settings, tagList: [...settings.tagList], at } }];
+  const events: ProjectEvent[] = [
+    { type: 'ProjectForked', data: { ...ids, ...settings, tagList: [...settings.tagList], at } },
+  ];
   if (personalOwnerId !== undefined)
-    events.push({ type: 'ProjectMemberAdded', data: { projectId: input.projectId, userId: personalOwnerId, accessLevel: 40, expiresAt: null, at } });
+    events.push({
+      type: 'ProjectMemberAdded',
+      data: { projectId: input.projectId, userId: personalOwnerId, accessLevel: 40, expiresAt: null, at },
+    });
   return events;
 }
 
 const IMPORT_MOVES: Record<ImportStatus, ImportStatus[]> = {
-  none: [], scheduled: ['started', 'failed'], started: ['finished', 'failed', 'started'], finished: [], failed: ['started'],
+  none: [],
+  scheduled: ['started', 'failed'],
+  started: ['finished', 'failed', 'started'],
+  finished: [],
+  failed: ['started'],
 };
 
 /**
  * The fork job reports its progress. A repeated report (a job run twice) changes nothing; a move the
  * state machine does not allow is ignored too, so a late report never reopens a finished import.
  */
-export function recordImportStatus(s: Project, status: ImportStatus, error: string | null, now: Date, statistics?: RepositoryStatistics): ProjectEvent[] {
+export function recordImportStatus(
+  s: Project,
+  status: ImportStatus,
+  error: string | null,
+  now: Date,
+  statistics?: RepositoryStatistics,
+): ProjectEvent[] {
   if (!s.exists) return []; // deleted while its job ran
   if (s.importStatus === status || !IMPORT_MOVES[s.importStatus].includes(status)) return [];
-  return [{
-    type: 'ProjectImportStatusChanged',
-    data: { projectId: s.projectId, status, error: status === 'failed' ? error : null, at: now.toISOString(), ...(statistics ? { statistics } : {}) },
-  }];
+  return [
+    {
+      type: 'ProjectImportStatusChanged',
+      data: {
+        projectId: s.projectId,
+        status,
+        error: status === 'failed' ? error : null,
+        at: now.toISOString(),
+        ...(statistics ? { statistics } : {}),
+      },
+    },
+  ];
 }
 
 /** GitLab: relating an already forked project is 409 `Project already forked`. */
@@ -364,14 +593,21 @@ export function createForkRelation(s: Project, forkedFromId: number, now: Date):
   const p = existing(s);
   if (p.forkedFromId !== null) throw new Conflict('Project already forked');
   if (forkedFromId === p.projectId) throw new Conflict('Project cannot be forked from itself');
-  return [{ type: 'ProjectForkRelationCreated', data: { projectId: p.projectId, forkedFromId, at: now.toISOString() } }];
+  return [
+    { type: 'ProjectForkRelationCreated', data: { projectId: p.projectId, forkedFromId, at: now.toISOString() } },
+  ];
 }
 
 /** GitLab answers 304 when the project is not a fork. */
 export function removeForkRelation(s: Project, now: Date): ProjectEvent[] {
   const p = existing(s);
   if (p.forkedFromId === null) throw new NotModified();
-  return [{ type: 'ProjectForkRelationRemoved', data: { projectId: p.projectId, forkedFromId: p.forkedFromId, at: now.toISOString() } }];
+  return [
+    {
+      type: 'ProjectForkRelationRemoved',
+      data: { projectId: p.projectId, forkedFromId: p.forkedFromId, at: now.toISOString() },
+    },
+  ];
 }
 
 /** One housekeeping at a time per project: a second request while one is pending is 409. */
@@ -383,7 +619,12 @@ export function requestHousekeeping(s: Project, now: Date): ProjectEvent[] {
 
 export function finishHousekeeping(s: Project, now: Date, statistics?: RepositoryStatistics): ProjectEvent[] {
   if (!s.exists || !s.housekeepingPending) return [];
-  return [{ type: 'ProjectHousekeepingFinished', data: { projectId: s.projectId, at: now.toISOString(), ...(statistics ? { statistics } : {}) } }];
+  return [
+    {
+      type: 'ProjectHousekeepingFinished',
+      data: { projectId: s.projectId, at: now.toISOString(), ...(statistics ? { statistics } : {}) },
+    },
+  ];
 }
 
 /* Pushes. */
@@ -393,9 +634,15 @@ export function finishHousekeeping(s: Project, now: Date, statistics?: Repositor
  * refuses an existing project; it only decides whether the push names the default branch: when
  * the project still has none.
  */
-export function recordPush(s: Project, push: Omit<RepositoryPushedData, 'projectId' | 'at'>, now: Date): ProjectEvent[] {
+export function recordPush(
+  s: Project,
+  push: Omit<RepositoryPushedData, 'projectId' | 'at'>,
+  now: Date,
+): ProjectEvent[] {
   const p = existing(s);
   if (!push.updates.length) return [];
   const defaultBranch = p.settings.defaultBranch === null ? push.defaultBranch : null;
-  return [{ type: 'RepositoryPushed', data: { ...push, defaultBranch, projectId: p.projectId, at: now.toISOString() } }];
+  return [
+    { type: 'RepositoryPushed', data: { ...push, defaultBranch, projectId: p.projectId, at: now.toISOString() } },
+  ];
 }

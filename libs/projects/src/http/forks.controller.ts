@@ -1,4 +1,12 @@
-import { AdminOnly, Authenticated, CurrentActor, GitlabParams, LodeConfig, RouteIntPipe, type Actor } from '@app/platform';
+import {
+  AdminOnly,
+  Authenticated,
+  CurrentActor,
+  GitlabParams,
+  LodeConfig,
+  RouteIntPipe,
+  type Actor,
+} from '@app/platform';
 import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { IsOptional, IsString } from 'class-validator';
@@ -10,19 +18,28 @@ import { serializeProject } from './project.serializer';
 
 class ForkDto {
   /** A namespace id or full path; numbers in JSON are read as ids. */
-  @IsOptional() @Transform(({ value }) => (typeof value === 'number' ? String(value) : value)) @IsString() namespace?: string;
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'number' ? String(value) : value))
+  @IsString()
+  namespace?: string;
 }
 
 @Controller('projects/:id')
 export class ForksController {
-  constructor(private readonly commands: CommandBus, private readonly projects: ProjectQueries, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly projects: ProjectQueries,
+    private readonly config: LodeConfig,
+  ) {}
 
   private async present(id: number, actor: Actor) {
     const row = await this.projects.getVisible(id, actor);
     const sources = await this.projects.forkSources([row], actor);
     // GitLab answers these writes with the plain Project entity, without `permissions`.
     return serializeProject(row, {
-      externalUrl: this.config.externalUrl, actor, withoutPermissions: true,
+      externalUrl: this.config.externalUrl,
+      actor,
+      withoutPermissions: true,
       forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
     });
   }
@@ -36,7 +53,11 @@ export class ForksController {
 
   @Post('fork/:forked_from_id')
   @AdminOnly()
-  async relate(@Param('id') id: string, @Param('forked_from_id', RouteIntPipe) from: number, @CurrentActor() actor: Actor) {
+  async relate(
+    @Param('id') id: string,
+    @Param('forked_from_id', RouteIntPipe) from: number,
+    @CurrentActor() actor: Actor,
+  ) {
     return this.present(await this.commands.execute(new ChangeForkRelation(id, from, actor)), actor);
   }
 

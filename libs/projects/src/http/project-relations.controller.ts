@@ -1,5 +1,16 @@
 import { expiresAtParam, GroupQueries, ListMembersDto, serializeMember } from '@app/groups';
-import { AdminOnly, Authenticated, CurrentActor, GitlabParams, intParam, LodeConfig, NotFound, Page, pageParams, type Actor } from '@app/platform';
+import {
+  AdminOnly,
+  Authenticated,
+  CurrentActor,
+  GitlabParams,
+  intParam,
+  LodeConfig,
+  NotFound,
+  Page,
+  pageParams,
+  type Actor,
+} from '@app/platform';
 import { UserQueries } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -7,12 +18,22 @@ import { DataSource } from 'typeorm';
 import { ChangeProject } from '../commands/change-project.command';
 import { ProjectQueries } from '../queries/project.queries';
 import { listFilters, presentProjects } from './projects.controller';
-import { AddProjectMemberDto, CustomAttributeDto, ListProjectsDto, ShareProjectDto, UpdateProjectMemberDto } from './projects.dto';
+import {
+  AddProjectMemberDto,
+  CustomAttributeDto,
+  ListProjectsDto,
+  ShareProjectDto,
+  UpdateProjectMemberDto,
+} from './projects.dto';
 
 /** Projects by owner and by fork parent. */
 @Controller()
 export class ProjectListsController {
-  constructor(private readonly projects: ProjectQueries, private readonly users: UserQueries, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly projects: ProjectQueries,
+    private readonly users: UserQueries,
+    private readonly config: LodeConfig,
+  ) {}
 
   /** A user's personal projects (`:user_id` is an id or a username). */
   @Get('users/:user_id/projects')
@@ -21,15 +42,37 @@ export class ProjectListsController {
     if (!user) throw new NotFound('User');
     const page = pageParams(q);
     const { rows, total } = await this.projects.list(actor, { ...listFilters(q, actor), ownerId: user.id }, page);
-    return new Page(await presentProjects(this.projects, rows, { externalUrl: this.config.externalUrl, actor, simple: q.simple, statistics: q.statistics }), total, page);
+    return new Page(
+      await presentProjects(this.projects, rows, {
+        externalUrl: this.config.externalUrl,
+        actor,
+        simple: q.simple,
+        statistics: q.statistics,
+      }),
+      total,
+      page,
+    );
   }
 
   @Get('projects/:id/forks')
   async forks(@Param('id') id: string, @GitlabParams() q: ListProjectsDto, @CurrentActor() actor?: Actor) {
     const project = await this.projects.getVisible(id, actor);
     const page = pageParams(q);
-    const { rows, total } = await this.projects.list(actor, { ...listFilters(q, actor), forkedFromId: project.id }, page);
-    return new Page(await presentProjects(this.projects, rows, { externalUrl: this.config.externalUrl, actor, simple: q.simple, statistics: q.statistics }), total, page);
+    const { rows, total } = await this.projects.list(
+      actor,
+      { ...listFilters(q, actor), forkedFromId: project.id },
+      page,
+    );
+    return new Page(
+      await presentProjects(this.projects, rows, {
+        externalUrl: this.config.externalUrl,
+        actor,
+        simple: q.simple,
+        statistics: q.statistics,
+      }),
+      total,
+      page,
+    );
   }
 }
 
@@ -39,7 +82,12 @@ export class ProjectListsController {
  */
 @Controller('projects/:id/members')
 export class ProjectMembersController {
-  constructor(private readonly commands: CommandBus, private readonly projects: ProjectQueries, private readonly groups: GroupQueries, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly projects: ProjectQueries,
+    private readonly groups: GroupQueries,
+    private readonly config: LodeConfig,
+  ) {}
 
   private get urls() {
     return { externalUrl: this.config.externalUrl };
@@ -50,11 +98,19 @@ export class ProjectMembersController {
     const project = await this.projects.getVisible(id, actor);
     const page = pageParams(q);
     const { rows, total } = await this.groups.members('project', project.id, q.query, page);
-    return new Page(rows.map((m) => serializeMember(m, this.urls)), total, page);
+    return new Page(
+      rows.map((m) => serializeMember(m, this.urls)),
+      total,
+      page,
+    );
   }
 
   @Get(':user_id')
-  async get(@Param('id') id: string, @Param('user_id', intParam('user_id')) userId: number, @CurrentActor() actor?: Actor) {
+  async get(
+    @Param('id') id: string,
+    @Param('user_id', intParam('user_id')) userId: number,
+    @CurrentActor() actor?: Actor,
+  ) {
     const project = await this.projects.getVisible(id, actor);
     return serializeMember(await this.groups.member('project', project.id, userId), this.urls);
   }
@@ -63,16 +119,29 @@ export class ProjectMembersController {
   @Authenticated()
   async add(@Param('id') id: string, @GitlabParams() p: AddProjectMemberDto, @CurrentActor() actor: Actor) {
     const project = await this.commands.execute(
-      new ChangeProject(id, { kind: 'add-member', userId: p.user_id, accessLevel: p.access_level, expiresAt: expiresAtParam(p.expires_at) }, actor),
+      new ChangeProject(
+        id,
+        { kind: 'add-member', userId: p.user_id, accessLevel: p.access_level, expiresAt: expiresAtParam(p.expires_at) },
+        actor,
+      ),
     );
     return serializeMember(await this.groups.member('project', project.id, p.user_id), this.urls);
   }
 
   @Put(':user_id')
   @Authenticated()
-  async update(@Param('id') id: string, @Param('user_id', intParam('user_id')) userId: number, @GitlabParams() p: UpdateProjectMemberDto, @CurrentActor() actor: Actor) {
+  async update(
+    @Param('id') id: string,
+    @Param('user_id', intParam('user_id')) userId: number,
+    @GitlabParams() p: UpdateProjectMemberDto,
+    @CurrentActor() actor: Actor,
+  ) {
     const project = await this.commands.execute(
-      new ChangeProject(id, { kind: 'update-member', userId, accessLevel: p.access_level, expiresAt: expiresAtParam(p.expires_at) }, actor),
+      new ChangeProject(
+        id,
+        { kind: 'update-member', userId, accessLevel: p.access_level, expiresAt: expiresAtParam(p.expires_at) },
+        actor,
+      ),
     );
     return serializeMember(await this.groups.member('project', project.id, userId), this.urls);
   }
@@ -80,7 +149,11 @@ export class ProjectMembersController {
   @Delete(':user_id')
   @Authenticated()
   @HttpCode(204)
-  async remove(@Param('id') id: string, @Param('user_id', intParam('user_id')) userId: number, @CurrentActor() actor: Actor): Promise<void> {
+  async remove(
+    @Param('id') id: string,
+    @Param('user_id', intParam('user_id')) userId: number,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     await this.commands.execute(new ChangeProject(id, { kind: 'remove-member', userId }, actor));
   }
 }
@@ -88,13 +161,20 @@ export class ProjectMembersController {
 /** Sharing a project with a group (`POST /projects/:id/share`, `DELETE /projects/:id/share/:group_id`). */
 @Controller('projects/:id/share')
 export class ProjectSharingController {
-  constructor(private readonly commands: CommandBus, private readonly db: DataSource) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly db: DataSource,
+  ) {}
 
   @Post()
   @Authenticated()
   async share(@Param('id') id: string, @GitlabParams() p: ShareProjectDto, @CurrentActor() actor: Actor) {
     const project = await this.commands.execute(
-      new ChangeProject(id, { kind: 'share', groupId: p.group_id, groupAccess: p.group_access, expiresAt: expiresAtParam(p.expires_at) }, actor),
+      new ChangeProject(
+        id,
+        { kind: 'share', groupId: p.group_id, groupAccess: p.group_access, expiresAt: expiresAtParam(p.expires_at) },
+        actor,
+      ),
     );
     const [link] = await this.db.query(
       `select id, project_id, group_id, group_access, to_char(expires_at, 'YYYY-MM-DD') as expires_at from project_group_links
@@ -107,7 +187,11 @@ export class ProjectSharingController {
   @Delete(':group_id')
   @Authenticated()
   @HttpCode(204)
-  async unshare(@Param('id') id: string, @Param('group_id', intParam('group_id')) groupId: number, @CurrentActor() actor: Actor): Promise<void> {
+  async unshare(
+    @Param('id') id: string,
+    @Param('group_id', intParam('group_id')) groupId: number,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
     await this.commands.execute(new ChangeProject(id, { kind: 'unshare', groupId }, actor));
   }
 }
@@ -116,7 +200,10 @@ export class ProjectSharingController {
 @Controller('projects/:id/custom_attributes')
 @AdminOnly()
 export class ProjectCustomAttributesController {
-  constructor(private readonly commands: CommandBus, private readonly projects: ProjectQueries) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly projects: ProjectQueries,
+  ) {}
 
   @Get()
   async list(@Param('id') id: string, @CurrentActor() actor: Actor) {
@@ -129,8 +216,15 @@ export class ProjectCustomAttributesController {
   }
 
   @Put(':key')
-  async set(@Param('id') id: string, @Param('key') key: string, @GitlabParams() p: CustomAttributeDto, @CurrentActor() actor: Actor) {
-    const project = await this.commands.execute(new ChangeProject(id, { kind: 'custom-attribute', key, value: p.value }, actor));
+  async set(
+    @Param('id') id: string,
+    @Param('key') key: string,
+    @GitlabParams() p: CustomAttributeDto,
+    @CurrentActor() actor: Actor,
+  ) {
+    const project = await this.commands.execute(
+      new ChangeProject(id, { kind: 'custom-attribute', key, value: p.value }, actor),
+    );
     return this.projects.customAttribute(project.id, key);
   }
 

@@ -3,39 +3,79 @@ import { FEATURE_DEFAULTS, pathFromName, type Feature, type ProjectSettings } fr
 import type { ProjectWriteDto } from './projects.dto';
 
 const FEATURE_PARAMS: Record<Feature, keyof ProjectWriteDto> = {
-  issuesEnabled: 'issues_enabled', mergeRequestsEnabled: 'merge_requests_enabled', wikiEnabled: 'wiki_enabled', jobsEnabled: 'jobs_enabled',
-  snippetsEnabled: 'snippets_enabled', containerRegistryEnabled: 'container_registry_enabled', sharedRunnersEnabled: 'shared_runners_enabled',
-  publicJobs: 'public_jobs', lfsEnabled: 'lfs_enabled', requestAccessEnabled: 'request_access_enabled',
+  issuesEnabled: 'issues_enabled',
+  mergeRequestsEnabled: 'merge_requests_enabled',
+  wikiEnabled: 'wiki_enabled',
+  jobsEnabled: 'jobs_enabled',
+  snippetsEnabled: 'snippets_enabled',
+  containerRegistryEnabled: 'container_registry_enabled',
+  sharedRunnersEnabled: 'shared_runners_enabled',
+  publicJobs: 'public_jobs',
+  lfsEnabled: 'lfs_enabled',
+  requestAccessEnabled: 'request_access_enabled',
   onlyAllowMergeIfPipelineSucceeds: 'only_allow_merge_if_pipeline_succeeds',
   onlyAllowMergeIfAllDiscussionsAreResolved: 'only_allow_merge_if_all_discussions_are_resolved',
-  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions', printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
+  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions',
+  printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
 };
 
 const WRITE_PARAMS = [
-  'name', 'path', 'default_branch', 'description', 'visibility', 'import_url', 'tag_list', 'ci_config_path', ...Object.values(FEATURE_PARAMS),
+  'name',
+  'path',
+  'default_branch',
+  'description',
+  'visibility',
+  'import_url',
+  'tag_list',
+  'ci_config_path',
+  ...Object.values(FEATURE_PARAMS),
 ];
 
 /** POST: `name` or `path` is required; each defaults from the other (GitLab: `Foo Project` → `foo-project`). */
 export function newProjectSettings(p: ProjectWriteDto): ProjectSettings {
-  if (p.name === undefined && p.path === undefined) throw new BadParameter('name, path are missing, at least one parameter must be provided');
+  if (p.name === undefined && p.path === undefined)
+    throw new BadParameter('name, path are missing, at least one parameter must be provided');
   const name = p.name ?? p.path!;
   const features = { ...FEATURE_DEFAULTS };
   for (const [f, param] of Object.entries(FEATURE_PARAMS) as [Feature, keyof ProjectWriteDto][]) {
     if (p[param] !== undefined) features[f] = p[param] as boolean;
   }
   return {
-    name, path: p.path ?? pathFromName(name), description: p.description ?? null, visibility: p.visibility ?? 'private',
-    defaultBranch: p.default_branch ?? null, tagList: p.tag_list ?? [], ciConfigPath: p.ci_config_path ?? null, importUrl: p.import_url ?? null,
+    name,
+    path: p.path ?? pathFromName(name),
+    description: p.description ?? null,
+    visibility: p.visibility ?? 'private',
+    defaultBranch: p.default_branch ?? null,
+    tagList: p.tag_list ?? [],
+    ciConfigPath: p.ci_config_path ?? null,
+    importUrl: p.import_url ?? null,
     features,
   };
 }
 
 /** GitLab 10.x's `at_least_one_of` list for PUT /projects/:id, in its order (`public_builds` is Lode's `public_jobs`). */
 const UPDATE_AT_LEAST_ONE_OF = [
-  'jobs_enabled', 'resolve_outdated_diff_discussions', 'ci_config_path', 'container_registry_enabled', 'default_branch', 'description',
-  'issues_enabled', 'lfs_enabled', 'merge_requests_enabled', 'name', 'only_allow_merge_if_all_discussions_are_resolved',
-  'only_allow_merge_if_pipeline_succeeds', 'path', 'printing_merge_request_link_enabled', 'public_jobs', 'request_access_enabled',
-  'shared_runners_enabled', 'snippets_enabled', 'tag_list', 'visibility', 'wiki_enabled',
+  'jobs_enabled',
+  'resolve_outdated_diff_discussions',
+  'ci_config_path',
+  'container_registry_enabled',
+  'default_branch',
+  'description',
+  'issues_enabled',
+  'lfs_enabled',
+  'merge_requests_enabled',
+  'name',
+  'only_allow_merge_if_all_discussions_are_resolved',
+  'only_allow_merge_if_pipeline_succeeds',
+  'path',
+  'printing_merge_request_link_enabled',
+  'public_jobs',
+  'request_access_enabled',
+  'shared_runners_enabled',
+  'snippets_enabled',
+  'tag_list',
+  'visibility',
+  'wiki_enabled',
 ];
 
 /** PUT: only what was sent; at least one parameter (GitLab's `at_least_one_of`). */
@@ -48,8 +88,14 @@ export function projectChanges(p: ProjectWriteDto): Partial<ProjectSettings> {
     if (p[param] !== undefined) features[f] = p[param] as boolean;
   }
   const changes: Partial<ProjectSettings> = {
-    name: p.name, path: p.path, description: p.description, visibility: p.visibility, defaultBranch: p.default_branch, tagList: p.tag_list,
-    ciConfigPath: p.ci_config_path, importUrl: p.import_url,
+    name: p.name,
+    path: p.path,
+    description: p.description,
+    visibility: p.visibility,
+    defaultBranch: p.default_branch,
+    tagList: p.tag_list,
+    ciConfigPath: p.ci_config_path,
+    importUrl: p.import_url,
   };
   for (const k of Object.keys(changes) as (keyof ProjectSettings)[]) if (changes[k] === undefined) delete changes[k];
   if (Object.keys(features).length) changes.features = features as Record<Feature, boolean>;

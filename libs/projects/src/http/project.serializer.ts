@@ -31,7 +31,7 @@ export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
     id: p.id,
     description: p.description,
     name: p.name,
-    name_with_namespace: `${p.ns_kind === 'user' ? p.owner_name ?? p.ns_name : p.ns_full_name} / ${p.name}`,
+    name_with_namespace: `${p.ns_kind === 'user' ? (p.owner_name ?? p.ns_name) : p.ns_full_name} / ${p.name}`,
     path: p.path,
     path_with_namespace: fullPath(p),
     created_at: iso(p.created_at),
@@ -48,7 +48,8 @@ export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
 }
 
 /** Whether the caller administers the project: GitLab shows `runners_token` and `import_error` only to them. */
-const administers = (p: ProjectRow, ctx: SerializeCtx) => ctx.adminFields !== false && (ctx.actor?.isAdmin === true || p.access >= 40);
+const administers = (p: ProjectRow, ctx: SerializeCtx) =>
+  ctx.adminFields !== false && (ctx.actor?.isAdmin === true || p.access >= 40);
 
 /** GitLab's Project entity with `permissions` (ProjectWithAccess). */
 export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
@@ -57,7 +58,12 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
   const links: Record<string, string> = { self: api };
   if (p.issues_enabled) links.issues = `${api}/issues`;
   if (p.merge_requests_enabled) links.merge_requests = `${api}/merge_requests`;
-  Object.assign(links, { repo_branches: `${api}/repository/branches`, labels: `${api}/labels`, events: `${api}/events`, members: `${api}/members` });
+  Object.assign(links, {
+    repo_branches: `${api}/repository/branches`,
+    labels: `${api}/labels`,
+    events: `${api}/events`,
+    members: `${api}/members`,
+  });
   // Object.assign, not `{ ...simple, more }`: see serializeUser (V8's slow path for a spread
   // followed by many properties cost 30 µs a project, 3 ms a 100-project page).
   const out: Record<string, unknown> = Object.assign(simple, {
@@ -74,7 +80,14 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
     shared_runners_enabled: p.shared_runners_enabled,
     lfs_enabled: p.lfs_enabled,
     creator_id: p.creator_id,
-    namespace: { id: p.namespace_id, name: p.ns_name, path: p.ns_path, kind: p.ns_kind, full_path: p.ns_full_path, parent_id: p.ns_parent_id },
+    namespace: {
+      id: p.namespace_id,
+      name: p.ns_name,
+      path: p.ns_path,
+      kind: p.ns_kind,
+      full_path: p.ns_full_path,
+      parent_id: p.ns_parent_id,
+    },
     import_status: p.import_status,
   });
   // GitLab 10.x showed the source to anyone who saw the fork; Lode only when the caller may see the source too.
@@ -84,7 +97,11 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
   Object.assign(out, {
     public_jobs: p.public_jobs,
     ci_config_path: p.ci_config_path,
-    shared_with_groups: (ctx.sharedWith ?? p.shared_with ?? []).map((g) => ({ group_id: g.group_id, group_name: g.group_name, group_access_level: g.group_access_level })),
+    shared_with_groups: (ctx.sharedWith ?? p.shared_with ?? []).map((g) => ({
+      group_id: g.group_id,
+      group_name: g.group_name,
+      group_access_level: g.group_access_level,
+    })),
     only_allow_merge_if_pipeline_succeeds: p.only_allow_merge_if_pipeline_succeeds,
     request_access_enabled: p.request_access_enabled,
     only_allow_merge_if_all_discussions_are_resolved: p.only_allow_merge_if_all_discussions_are_resolved,
@@ -96,10 +113,14 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
   if (administers(p, ctx)) out.runners_token = p.runners_token;
   if (ctx.statistics)
     out.statistics = {
-      commit_count: p.commit_count, storage_size: Number(p.repository_size), repository_size: Number(p.repository_size),
-      lfs_objects_size: 0, job_artifacts_size: 0,
+      commit_count: p.commit_count,
+      storage_size: Number(p.repository_size),
+      repository_size: Number(p.repository_size),
+      lfs_objects_size: 0,
+      job_artifacts_size: 0,
     };
-  if (!ctx.withoutPermissions) out.permissions = { project_access: access(p.project_access), group_access: access(p.group_access) };
+  if (!ctx.withoutPermissions)
+    out.permissions = { project_access: access(p.project_access), group_access: access(p.group_access) };
   return out;
 }
 

@@ -1,5 +1,16 @@
 import { ACCESS } from '@app/groups';
-import { Authenticated, AdminOnly, BadParameter, CurrentActor, GitlabParams, intParam, LodeConfig, Page, pageParams, type Actor } from '@app/platform';
+import {
+  Authenticated,
+  AdminOnly,
+  BadParameter,
+  CurrentActor,
+  GitlabParams,
+  intParam,
+  LodeConfig,
+  Page,
+  pageParams,
+  type Actor,
+} from '@app/platform';
 import { serializeUserBasic, UserQueries, UserRecord } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -12,7 +23,10 @@ import { serializeProject, serializeProjectSimple } from './project.serializer';
 import { CreateProjectDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
 
 /** `custom_attributes[key]=value`: string pairs only, honoured for administrators. */
-export function customAttributeFilter(value: Record<string, unknown> | undefined, actor?: Actor): Record<string, string> | undefined {
+export function customAttributeFilter(
+  value: Record<string, unknown> | undefined,
+  actor?: Actor,
+): Record<string, string> | undefined {
   if (!value || !actor?.isAdmin) return undefined;
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(value)) {
@@ -27,12 +41,17 @@ export function listFilters(q: ListProjectsDto, actor: Actor | undefined): Proje
     // GitLab 10.x: `archived` defaults to false, which hides archived projects, and `archived=true`
     // lists them along with the others (ProjectsFinder#by_archived); only 11.x made it "archived only".
     archived: q.archived === true ? undefined : false,
-    visibility: q.visibility, search: q.search,
+    visibility: q.visibility,
+    search: q.search,
     // These need a caller; GitLab ignores them for anonymous requests.
-    owned: actor ? q.owned : undefined, membership: actor ? q.membership : undefined, starred: actor ? q.starred : undefined,
-    withIssuesEnabled: q.with_issues_enabled, withMergeRequestsEnabled: q.with_merge_requests_enabled,
+    owned: actor ? q.owned : undefined,
+    membership: actor ? q.membership : undefined,
+    starred: actor ? q.starred : undefined,
+    withIssuesEnabled: q.with_issues_enabled,
+    withMergeRequestsEnabled: q.with_merge_requests_enabled,
     customAttributes: customAttributeFilter(q.custom_attributes, actor),
-    orderBy: q.order_by ?? 'created_at', sort: q.sort ?? 'desc',
+    orderBy: q.order_by ?? 'created_at',
+    sort: q.sort ?? 'desc',
   };
 }
 
@@ -40,20 +59,26 @@ export function listFilters(q: ListProjectsDto, actor: Actor | undefined): Proje
  * Statistics for those who may read them: reporters and above, and administrators. (GitLab 10.x
  * showed them to anyone who asked; later versions require `read_statistics`, which Lode follows.)
  */
-const readsStatistics = (p: ProjectRow, actor: Actor | undefined) => actor !== undefined && (actor.isAdmin || p.access >= ACCESS.reporter);
+const readsStatistics = (p: ProjectRow, actor: Actor | undefined) =>
+  actor !== undefined && (actor.isAdmin || p.access >= ACCESS.reporter);
 
 /**
  * Serializes a page of projects the way GitLab's lists do: simple for `simple=true` and for anonymous
  * callers, otherwise with `permissions` and without the administrators' fields.
  */
 export async function presentProjects(
-  projects: ProjectQueries, rows: ProjectRow[], ctx: { externalUrl: string; actor?: Actor; simple?: boolean; statistics?: boolean },
+  projects: ProjectQueries,
+  rows: ProjectRow[],
+  ctx: { externalUrl: string; actor?: Actor; simple?: boolean; statistics?: boolean },
 ) {
   if (ctx.simple || !ctx.actor) return rows.map((p) => serializeProjectSimple(p, ctx));
   const sources = await projects.forkSources(rows, ctx.actor);
   return rows.map((p) =>
     serializeProject(p, {
-      externalUrl: ctx.externalUrl, actor: ctx.actor, statistics: ctx.statistics && readsStatistics(p, ctx.actor), adminFields: false,
+      externalUrl: ctx.externalUrl,
+      actor: ctx.actor,
+      statistics: ctx.statistics && readsStatistics(p, ctx.actor),
+      adminFields: false,
       forkedFrom: p.forked_from_id === null ? undefined : sources.get(p.forked_from_id),
     }),
   );
@@ -81,9 +106,12 @@ export class ProjectsController {
     const row = typeof idOrRow === 'number' ? await this.projects.getVisible(idOrRow, actor) : idOrRow;
     const sources = await this.projects.forkSources([row], actor);
     return serializeProject(row, {
-      externalUrl: this.config.externalUrl, actor, statistics: how.statistics,
+      externalUrl: this.config.externalUrl,
+      actor,
+      statistics: how.statistics,
       forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
-      withoutPermissions: !how.permissions, adminFields: how.adminFields === true,
+      withoutPermissions: !how.permissions,
+      adminFields: how.adminFields === true,
     });
   }
 
@@ -91,7 +119,12 @@ export class ProjectsController {
   async list(@GitlabParams() q: ListProjectsDto, @CurrentActor() actor?: Actor) {
     const page = pageParams(q);
     const { rows, total } = await this.projects.list(actor, listFilters(q, actor), page);
-    const items = await presentProjects(this.projects, rows, { externalUrl: this.config.externalUrl, actor, simple: q.simple, statistics: q.statistics });
+    const items = await presentProjects(this.projects, rows, {
+      externalUrl: this.config.externalUrl,
+      actor,
+      simple: q.simple,
+      statistics: q.statistics,
+    });
     return new Page(items, total, page);
   }
 
@@ -100,7 +133,11 @@ export class ProjectsController {
   async get(@Param('id') id: string, @GitlabParams() q: StatisticsDto, @CurrentActor() actor?: Actor) {
     const row = await this.projects.getVisible(id, actor);
     if (!actor) return serializeProjectSimple(row, { externalUrl: this.config.externalUrl });
-    return this.present(row, actor, { permissions: true, statistics: q.statistics === true && readsStatistics(row, actor), adminFields: true });
+    return this.present(row, actor, {
+      permissions: true,
+      statistics: q.statistics === true && readsStatistics(row, actor),
+      adminFields: true,
+    });
   }
 
   @Post()
@@ -113,7 +150,11 @@ export class ProjectsController {
   /** The project is created as if by that user (GitLab runs its CreateService as them): they are its creator. */
   @Post('user/:user_id')
   @AdminOnly()
-  async createForUser(@Param('user_id', intParam('user_id')) userId: number, @GitlabParams() p: ProjectWriteDto, @CurrentActor() actor: Actor) {
+  async createForUser(
+    @Param('user_id', intParam('user_id')) userId: number,
+    @GitlabParams() p: ProjectWriteDto,
+    @CurrentActor() actor: Actor,
+  ) {
     // Grape's `requires :name` (the inherited optional `name` would make a DTO's @IsDefined moot).
     if (p.name === undefined) throw new BadParameter('name is missing');
     await this.users.get(userId);
@@ -124,7 +165,9 @@ export class ProjectsController {
   @Put(':id')
   @Authenticated()
   async update(@Param('id') id: string, @GitlabParams() p: ProjectWriteDto, @CurrentActor() actor: Actor) {
-    const row = await this.commands.execute(new ChangeProject(id, { kind: 'update', changes: projectChanges(p) }, actor));
+    const row = await this.commands.execute(
+      new ChangeProject(id, { kind: 'update', changes: projectChanges(p) }, actor),
+    );
     return this.present(row.id, actor, { adminFields: true });
   }
 
@@ -170,10 +213,21 @@ export class ProjectsController {
     const page = pageParams(q);
     const { rows, total } = await this.projects.users(row.id, q.search, page);
     const urls = { externalUrl: this.config.externalUrl };
-    return new Page(rows.map((u: Record<string, unknown>) => serializeUserBasic(toUserRecord(u), urls)), total, page);
+    return new Page(
+      rows.map((u: Record<string, unknown>) => serializeUserBasic(toUserRecord(u), urls)),
+      total,
+      page,
+    );
   }
 }
 
 function toUserRecord(u: Record<string, unknown>): UserRecord {
-  return Object.assign(new UserRecord(), { id: u.id, name: u.name, username: u.username, state: u.state, avatar: u.avatar, email: u.email });
+  return Object.assign(new UserRecord(), {
+    id: u.id,
+    name: u.name,
+    username: u.username,
+    state: u.state,
+    avatar: u.avatar,
+    email: u.email,
+  });
 }

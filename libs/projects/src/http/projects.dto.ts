@@ -51,7 +51,6 @@ export class CreateProjectDto extends ProjectWriteDto {
   @IsOptional() @ToInt() @IsInt() namespace_id?: number;
 }
 
-
 export class StatisticsDto {
   @IsOptional() @ToBool() @IsBoolean() statistics?: boolean;
 }

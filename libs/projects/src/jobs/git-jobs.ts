@@ -1,4 +1,13 @@
-import { archiveCachePath, GitCli, LodeConfig, logConnectionErrors, repositoryPath, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
+import {
+  archiveCachePath,
+  GitCli,
+  LodeConfig,
+  logConnectionErrors,
+  repositoryPath,
+  type DomainEvent,
+  type OutboxRoute,
+  type Recorded,
+} from '@app/platform';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -24,25 +33,41 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
   const e = event as Recorded<ProjectEvent>;
   if (e.type === 'ProjectForked')
     return {
-      queue: GIT_QUEUE, name: 'fork-repository', jobId: `fork-repository-${e.data.projectId}`, options: RETRIES,
-      data: { kind: 'fork-repository', projectId: e.data.projectId, sourceProjectId: e.data.forkedFromId } satisfies GitJob,
+      queue: GIT_QUEUE,
+      name: 'fork-repository',
+      jobId: `fork-repository-${e.data.projectId}`,
+      options: RETRIES,
+      data: {
+        kind: 'fork-repository',
+        projectId: e.data.projectId,
+        sourceProjectId: e.data.forkedFromId,
+      } satisfies GitJob,
     };
   if (e.type === 'ProjectHousekeepingRequested')
     return {
       // One job per request: the stream position makes the id unique, and stable across relays.
-      queue: GIT_QUEUE, name: 'housekeeping', jobId: `housekeeping-${e.data.projectId}-${e.streamVersion}`, options: RETRIES,
+      queue: GIT_QUEUE,
+      name: 'housekeeping',
+      jobId: `housekeeping-${e.data.projectId}-${e.streamVersion}`,
+      options: RETRIES,
       data: { kind: 'housekeeping', projectId: e.data.projectId } satisfies GitJob,
     };
   if ((e as Recorded<DomainEvent>).type === 'GroupDeleted') {
     const groupId = (e.data as unknown as { groupId: number }).groupId;
     return {
-      queue: GIT_QUEUE, name: 'remove-gone-repositories', jobId: `remove-gone-repositories-${groupId}`, options: RETRIES,
+      queue: GIT_QUEUE,
+      name: 'remove-gone-repositories',
+      jobId: `remove-gone-repositories-${groupId}`,
+      options: RETRIES,
       data: { kind: 'remove-gone-repositories', groupId } satisfies GitJob,
     };
   }
   if (e.type === 'ProjectDeleted')
     return {
-      queue: GIT_QUEUE, name: 'remove-repository', jobId: `remove-repository-${e.data.projectId}`, options: RETRIES,
+      queue: GIT_QUEUE,
+      name: 'remove-repository',
+      jobId: `remove-repository-${e.data.projectId}`,
+      options: RETRIES,
       data: { kind: 'remove-repository', projectId: e.data.projectId } satisfies GitJob,
     };
   return undefined;
@@ -103,19 +128,35 @@ export class GitJobsProcessor extends WorkerHost {
           await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished' }));
         throw err;
       }
-      await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished', statistics: await this.statistics(data.projectId) }));
+      await this.commands.execute(
+        new RecordGitJobOutcome(data.projectId, {
+          kind: 'housekeeping-finished',
+          statistics: await this.statistics(data.projectId),
+        }),
+      );
       return;
     }
     await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'started' }));
     try {
       const source = this.repo(data.sourceProjectId);
-      if (!(await GitCli.exists(source))) throw new Error(`the source repository of project ${data.sourceProjectId} is missing`);
+      if (!(await GitCli.exists(source)))
+        throw new Error(`the source repository of project ${data.sourceProjectId} is missing`);
       await GitCli.cloneBare(source, this.repo(data.projectId));
-      await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'finished', statistics: await this.statistics(data.projectId) }));
+      await this.commands.execute(
+        new RecordGitJobOutcome(data.projectId, {
+          kind: 'import',
+          status: 'finished',
+          statistics: await this.statistics(data.projectId),
+        }),
+      );
     } catch (err) {
-      this.logger.warn(`fork of project ${data.sourceProjectId} into ${data.projectId} failed (attempt ${job.attemptsMade + 1}): ${String(err)}`);
+      this.logger.warn(
+        `fork of project ${data.sourceProjectId} into ${data.projectId} failed (attempt ${job.attemptsMade + 1}): ${String(err)}`,
+      );
       if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
-        await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'failed', error: String(err) }));
+        await this.commands.execute(
+          new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'failed', error: String(err) }),
+        );
       throw err;
     }
   }
@@ -132,7 +173,9 @@ export class GitJobsProcessor extends WorkerHost {
     if (!final) return;
     try {
       if (job.data.kind === 'fork-repository')
-        await this.commands.execute(new RecordGitJobOutcome(job.data.projectId, { kind: 'import', status: 'failed', error: err.message }));
+        await this.commands.execute(
+          new RecordGitJobOutcome(job.data.projectId, { kind: 'import', status: 'failed', error: err.message }),
+        );
       else if (job.data.kind === 'housekeeping')
         await this.commands.execute(new RecordGitJobOutcome(job.data.projectId, { kind: 'housekeeping-finished' }));
     } catch (e) {

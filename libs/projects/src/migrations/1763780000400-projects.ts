@@ -52,7 +52,9 @@ export class Projects1763780000400 implements MigrationInterface {
     await q.query(`create index projects_visibility_idx on projects (visibility, id)`);
     await q.query(`create index projects_created_at_idx on projects (created_at, id)`);
     await q.query(`create index projects_last_activity_idx on projects (last_activity_at, id)`);
-    await q.query(`create index projects_forked_from_idx on projects (forked_from_id) where forked_from_id is not null`);
+    await q.query(
+      `create index projects_forked_from_idx on projects (forked_from_id) where forked_from_id is not null`,
+    );
     await q.query(`create index projects_creator_idx on projects (creator_id)`);
     await q.query(`
       create table project_stars (
@@ -84,7 +86,8 @@ export class Projects1763780000400 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['project_custom_attributes', 'project_group_links', 'project_stars', 'projects']) await q.query(`drop table ${t}`);
+    for (const t of ['project_custom_attributes', 'project_group_links', 'project_stars', 'projects'])
+      await q.query(`drop table ${t}`);
     await q.query(`drop sequence project_group_link_id_seq`);
     await q.query(`drop sequence project_id_seq`);
   }

@@ -9,23 +9,42 @@ import type { RepositoryStatistics } from '../domain/repository-push';
 type Event = Recorded<ProjectEvent | StarEvent | GroupEvent | UserEvent>;
 
 const FEATURE_COLUMNS: Record<Feature, string> = {
-  issuesEnabled: 'issues_enabled', mergeRequestsEnabled: 'merge_requests_enabled', wikiEnabled: 'wiki_enabled', jobsEnabled: 'jobs_enabled',
-  snippetsEnabled: 'snippets_enabled', containerRegistryEnabled: 'container_registry_enabled', sharedRunnersEnabled: 'shared_runners_enabled',
-  publicJobs: 'public_jobs', lfsEnabled: 'lfs_enabled', requestAccessEnabled: 'request_access_enabled',
+  issuesEnabled: 'issues_enabled',
+  mergeRequestsEnabled: 'merge_requests_enabled',
+  wikiEnabled: 'wiki_enabled',
+  jobsEnabled: 'jobs_enabled',
+  snippetsEnabled: 'snippets_enabled',
+  containerRegistryEnabled: 'container_registry_enabled',
+  sharedRunnersEnabled: 'shared_runners_enabled',
+  publicJobs: 'public_jobs',
+  lfsEnabled: 'lfs_enabled',
+  requestAccessEnabled: 'request_access_enabled',
   onlyAllowMergeIfPipelineSucceeds: 'only_allow_merge_if_pipeline_succeeds',
   onlyAllowMergeIfAllDiscussionsAreResolved: 'only_allow_merge_if_all_discussions_are_resolved',
-  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions', printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
+  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions',
+  printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
 };
 
 const SETTING_COLUMNS: Record<string, string> = {
-  name: 'name', path: 'path', description: 'description', visibility: 'visibility', defaultBranch: 'default_branch', tagList: 'tag_list',
-  ciConfigPath: 'ci_config_path', importUrl: 'import_url',
+  name: 'name',
+  path: 'path',
+  description: 'description',
+  visibility: 'visibility',
+  defaultBranch: 'default_branch',
+  tagList: 'tag_list',
+  ciConfigPath: 'ci_config_path',
+  importUrl: 'import_url',
 };
 
 /** `project_custom_attributes`, written here and read by ProjectQueries. */
 export const PROJECT_CUSTOM_ATTRIBUTES = new CustomAttributeTable('project_custom_attributes', 'project_id');
 
-export const PROJECT_TABLES = ['projects', 'project_stars', 'project_group_links', 'project_custom_attributes'] as const;
+export const PROJECT_TABLES = [
+  'projects',
+  'project_stars',
+  'project_group_links',
+  'project_custom_attributes',
+] as const;
 
 /** Projects and their stars, shares, members and custom attributes. */
 @Injectable()
@@ -33,11 +52,29 @@ export class ProjectProjection implements Projector {
   readonly name = 'projects';
   readonly tables = PROJECT_TABLES;
   readonly eventTypes = [
-    'ProjectCreated', 'ProjectUpdated', 'ProjectArchived', 'ProjectUnarchived', 'ProjectTransferred', 'ProjectDeleted', 'ProjectMemberAdded',
-    'ProjectMemberUpdated', 'ProjectMemberRemoved', 'ProjectSharedWithGroup', 'ProjectUnsharedWithGroup', 'ProjectCustomAttributeSet',
-    'ProjectCustomAttributeRemoved', 'ProjectStarred', 'ProjectUnstarred', 'GroupDeleted', 'UserDeleted',
-    'ProjectForked', 'ProjectImportStatusChanged', 'ProjectForkRelationCreated', 'ProjectForkRelationRemoved',
-    'ProjectHousekeepingFinished', 'RepositoryPushed',
+    'ProjectCreated',
+    'ProjectUpdated',
+    'ProjectArchived',
+    'ProjectUnarchived',
+    'ProjectTransferred',
+    'ProjectDeleted',
+    'ProjectMemberAdded',
+    'ProjectMemberUpdated',
+    'ProjectMemberRemoved',
+    'ProjectSharedWithGroup',
+    'ProjectUnsharedWithGroup',
+    'ProjectCustomAttributeSet',
+    'ProjectCustomAttributeRemoved',
+    'ProjectStarred',
+    'ProjectUnstarred',
+    'GroupDeleted',
+    'UserDeleted',
+    'ProjectForked',
+    'ProjectImportStatusChanged',
+    'ProjectForkRelationCreated',
+    'ProjectForkRelationRemoved',
+    'ProjectHousekeepingFinished',
+    'RepositoryPushed',
   ];
 
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
@@ -48,18 +85,59 @@ export class ProjectProjection implements Projector {
         const d = e.data;
         const f = Object.keys(FEATURE_COLUMNS) as Feature[];
         const forkedFromId = e.type === 'ProjectForked' ? e.data.forkedFromId : null;
-        const columns = ['id', 'namespace_id', 'name', 'path', 'description', 'default_branch', 'visibility', 'creator_id', 'ci_config_path',
-          'import_url', 'tag_list', 'runners_token', 'created_at', 'updated_at', 'last_activity_at', 'forked_from_id', 'import_status',
-          ...f.map((k) => FEATURE_COLUMNS[k])];
-        const values = [d.projectId, d.namespaceId, d.name, d.path, d.description, d.defaultBranch, d.visibility, d.creatorId, d.ciConfigPath,
-          d.importUrl, d.tagList, d.runnersToken, d.at, d.at, d.at, forkedFromId, forkedFromId === null ? 'none' : 'scheduled',
-          ...f.map((k) => d.features[k])];
-        await db.query(`insert into projects (${columns.join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')})`, values);
+        const columns = [
+          'id',
+          'namespace_id',
+          'name',
+          'path',
+          'description',
+          'default_branch',
+          'visibility',
+          'creator_id',
+          'ci_config_path',
+          'import_url',
+          'tag_list',
+          'runners_token',
+          'created_at',
+          'updated_at',
+          'last_activity_at',
+          'forked_from_id',
+          'import_status',
+          ...f.map((k) => FEATURE_COLUMNS[k]),
+        ];
+        const values = [
+          d.projectId,
+          d.namespaceId,
+          d.name,
+          d.path,
+          d.description,
+          d.defaultBranch,
+          d.visibility,
+          d.creatorId,
+          d.ciConfigPath,
+          d.importUrl,
+          d.tagList,
+          d.runnersToken,
+          d.at,
+          d.at,
+          d.at,
+          forkedFromId,
+          forkedFromId === null ? 'none' : 'scheduled',
+          ...f.map((k) => d.features[k]),
+        ];
+        await db.query(
+          `insert into projects (${columns.join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')})`,
+          values,
+        );
         if (forkedFromId !== null) await this.recountForks(db, forkedFromId);
         return;
       }
       case 'ProjectImportStatusChanged':
-        await db.query(`update projects set import_status = $2, import_error = $3 where id = $1`, [e.data.projectId, e.data.status, e.data.error]);
+        await db.query(`update projects set import_status = $2, import_error = $3 where id = $1`, [
+          e.data.projectId,
+          e.data.status,
+          e.data.error,
+        ]);
         if (e.data.statistics) await this.setStatistics(db, e.data.projectId, e.data.statistics);
         return;
       case 'ProjectHousekeepingFinished':
@@ -78,7 +156,10 @@ export class ProjectProjection implements Projector {
       case 'ProjectForkRelationCreated':
       case 'ProjectForkRelationRemoved': {
         const created = e.type === 'ProjectForkRelationCreated';
-        await db.query(`update projects set forked_from_id = $2 where id = $1`, [e.data.projectId, created ? e.data.forkedFromId : null]);
+        await db.query(`update projects set forked_from_id = $2 where id = $1`, [
+          e.data.projectId,
+          created ? e.data.forkedFromId : null,
+        ]);
         await this.recountForks(db, e.data.forkedFromId);
         return;
       }
@@ -89,17 +170,26 @@ export class ProjectProjection implements Projector {
         const set = (column: string, v: unknown) => sets.push(`${column} = $${values.push(v)}`);
         for (const [k, v] of Object.entries(d.changes)) if (k !== 'features') set(SETTING_COLUMNS[k], v);
         for (const [k, v] of Object.entries(d.changes.features ?? {})) set(FEATURE_COLUMNS[k as Feature], v);
-        await db.query(`update projects set ${[...sets, 'updated_at = $2', 'last_activity_at = $2'].join(', ')} where id = $1`, values);
+        await db.query(
+          `update projects set ${[...sets, 'updated_at = $2', 'last_activity_at = $2'].join(', ')} where id = $1`,
+          values,
+        );
         return;
       }
       case 'ProjectArchived':
       case 'ProjectUnarchived':
         await db.query(`update projects set archived = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
-          e.data.projectId, e.type === 'ProjectArchived', e.data.at,
+          e.data.projectId,
+          e.type === 'ProjectArchived',
+          e.data.at,
         ]);
         return;
       case 'ProjectTransferred':
-        await db.query(`update projects set namespace_id = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [e.data.projectId, e.data.namespaceId, e.data.at]);
+        await db.query(`update projects set namespace_id = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
+          e.data.projectId,
+          e.data.namespaceId,
+          e.data.at,
+        ]);
         return;
       case 'ProjectDeleted': {
         await db.query(`delete from members where source_type = 'project' and source_id = $1`, [e.data.projectId]);
@@ -112,13 +202,21 @@ export class ProjectProjection implements Projector {
       case 'ProjectMemberUpdated': {
         const d = e.data;
         await upsertMember(db, {
-          sourceType: 'project', sourceId: d.projectId, userId: d.userId, accessLevel: d.accessLevel, expiresAt: d.expiresAt,
-          createdBy: e.metadata.actorId ?? null, at: d.at,
+          sourceType: 'project',
+          sourceId: d.projectId,
+          userId: d.userId,
+          accessLevel: d.accessLevel,
+          expiresAt: d.expiresAt,
+          createdBy: e.metadata.actorId ?? null,
+          at: d.at,
         });
         return;
       }
       case 'ProjectMemberRemoved':
-        await db.query(`delete from members where source_type = 'project' and source_id = $1 and user_id = $2`, [e.data.projectId, e.data.userId]);
+        await db.query(`delete from members where source_type = 'project' and source_id = $1 and user_id = $2`, [
+          e.data.projectId,
+          e.data.userId,
+        ]);
         return;
       case 'ProjectSharedWithGroup': {
         const d = e.data;
@@ -129,7 +227,10 @@ export class ProjectProjection implements Projector {
         return;
       }
       case 'ProjectUnsharedWithGroup':
-        await db.query(`delete from project_group_links where project_id = $1 and group_id = $2`, [e.data.projectId, e.data.groupId]);
+        await db.query(`delete from project_group_links where project_id = $1 and group_id = $2`, [
+          e.data.projectId,
+          e.data.groupId,
+        ]);
         return;
       case 'ProjectCustomAttributeSet':
         await PROJECT_CUSTOM_ATTRIBUTES.set(db, e.data.projectId, e.data.key, e.data.value);
@@ -138,13 +239,17 @@ export class ProjectProjection implements Projector {
         await PROJECT_CUSTOM_ATTRIBUTES.remove(db, e.data.projectId, e.data.key);
         return;
       case 'ProjectStarred':
-        await db.query(`insert into project_stars (project_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing`, [
-          e.data.projectId, e.data.userId, e.data.at,
-        ]);
+        await db.query(
+          `insert into project_stars (project_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing`,
+          [e.data.projectId, e.data.userId, e.data.at],
+        );
         await this.recountStars(db, e.data.projectId);
         return;
       case 'ProjectUnstarred':
-        await db.query(`delete from project_stars where project_id = $1 and user_id = $2`, [e.data.projectId, e.data.userId]);
+        await db.query(`delete from project_stars where project_id = $1 and user_id = $2`, [
+          e.data.projectId,
+          e.data.userId,
+        ]);
         await this.recountStars(db, e.data.projectId);
         return;
       case 'UserDeleted':
@@ -154,24 +259,39 @@ export class ProjectProjection implements Projector {
             where p.star_count <> (select count(*) from project_stars s where s.project_id = p.id)`,
         );
         // A soft delete hands the user's contributions to the ghost user; a hard delete leaves no author.
-        await db.query(`update projects set creator_id = $2 where creator_id = $1`, [e.data.userId, e.data.ghostUserId ?? null]);
+        await db.query(`update projects set creator_id = $2 where creator_id = $1`, [
+          e.data.userId,
+          e.data.ghostUserId ?? null,
+        ]);
         return;
       case 'GroupDeleted':
         // The namespaces' cascade removes the projects; their memberships have no foreign key.
-        await db.query(`delete from members m where m.source_type = 'project' and not exists (select 1 from projects p where p.id = m.source_id)`);
+        await db.query(
+          `delete from members m where m.source_type = 'project' and not exists (select 1 from projects p where p.id = m.source_id)`,
+        );
         return;
     }
   }
 
   private async setStatistics(db: EntityManager, projectId: number, s: RepositoryStatistics): Promise<void> {
-    await db.query(`update projects set commit_count = $2, repository_size = $3 where id = $1`, [projectId, s.commitCount, s.repositorySize]);
+    await db.query(`update projects set commit_count = $2, repository_size = $3 where id = $1`, [
+      projectId,
+      s.commitCount,
+      s.repositorySize,
+    ]);
   }
 
   private async recountForks(db: EntityManager, projectId: number): Promise<void> {
-    await db.query(`update projects set forks_count = (select count(*) from projects f where f.forked_from_id = $1) where id = $1`, [projectId]);
+    await db.query(
+      `update projects set forks_count = (select count(*) from projects f where f.forked_from_id = $1) where id = $1`,
+      [projectId],
+    );
   }
 
   private async recountStars(db: EntityManager, projectId: number): Promise<void> {
-    await db.query(`update projects set star_count = (select count(*) from project_stars where project_id = $1) where id = $1`, [projectId]);
+    await db.query(
+      `update projects set star_count = (select count(*) from project_stars where project_id = $1) where id = $1`,
+      [projectId],
+    );
   }
 }

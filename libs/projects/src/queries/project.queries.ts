@@ -4,7 +4,12 @@ import { DataSource } from 'typeorm';
 import { ACTIVE_MEMBER } from '@app/groups';
 import { PROJECT_CUSTOM_ATTRIBUTES } from '../projections/project.projection';
 import {
-  authorizedProjectIdsSql, directGroupMemberLevelSql, projectAccessSql, projectMemberLevelSql, projectsVisibleSql, projectVisibleSql,
+  authorizedProjectIdsSql,
+  directGroupMemberLevelSql,
+  projectAccessSql,
+  projectMemberLevelSql,
+  projectsVisibleSql,
+  projectVisibleSql,
 } from './project-access';
 
 /** A project as the serializers need it: the row, its namespace, its personal owner and the caller's levels. */
@@ -155,7 +160,10 @@ export class ProjectQueries {
    * leaves out the caller's levels (answers without `permissions` or admin-only fields).
    */
   async list(
-    actor: Actor | undefined, f: ProjectListFilters, page: PageParams, opts: { count?: boolean; lean?: boolean } = {},
+    actor: Actor | undefined,
+    f: ProjectListFilters,
+    page: PageParams,
+    opts: { count?: boolean; lean?: boolean } = {},
   ): Promise<{ rows: ProjectRow[]; total: number }> {
     const params: unknown[] = [actor?.id ?? null];
     const p = (v: unknown) => `$${params.push(v)}`;
@@ -180,18 +188,29 @@ export class ProjectQueries {
     if (f.withIssuesEnabled) where.push(`p.issues_enabled`);
     if (f.withMergeRequestsEnabled) where.push(`p.merge_requests_enabled`);
     for (const [key, value] of Object.entries(f.customAttributes ?? {}))
-      where.push(`exists (select 1 from project_custom_attributes a where a.project_id = p.id and a.key = ${p(key)} and a.value = ${p(value)})`);
+      where.push(
+        `exists (select 1 from project_custom_attributes a where a.project_id = p.id and a.key = ${p(key)} and a.value = ${p(value)})`,
+      );
     const sql = where.join(' and ');
     // The filters above that read `n.` (the namespace): a new one must be named here too, or the count fails.
     const namespaceFilter = f.ownerId !== undefined || Boolean(f.search) || Boolean(f.owned);
     // `$1` (the caller) is named even where no rule needs it (administrators), so PostgreSQL can type it.
     // The count joins namespaces only when a filter reads them: the join cost the 10,000-project
     // count half its time. (The owner join is never needed to count.)
-    const countFrom = namespaceFilter ? `from projects p join namespaces n on n.id = p.namespace_id` : `from projects p`;
-    const [{ total }] = opts.count === false
-      ? [{ total: -1 }]
-      : await this.dataSource.query(`select count(*)::int as total, $1::int as caller ${countFrom} where ${sql}`, params);
-    const order = f.orderBy === 'name' || f.orderBy === 'path' ? `lower(p.${f.orderBy}) ${f.sort}, p.id ${f.sort}` : `p.${f.orderBy} ${f.sort}, p.id ${f.sort}`;
+    const countFrom = namespaceFilter
+      ? `from projects p join namespaces n on n.id = p.namespace_id`
+      : `from projects p`;
+    const [{ total }] =
+      opts.count === false
+        ? [{ total: -1 }]
+        : await this.dataSource.query(
+            `select count(*)::int as total, $1::int as caller ${countFrom} where ${sql}`,
+            params,
+          );
+    const order =
+      f.orderBy === 'name' || f.orderBy === 'path'
+        ? `lower(p.${f.orderBy}) ${f.sort}, p.id ${f.sort}`
+        : `p.${f.orderBy} ${f.sort}, p.id ${f.sort}`;
     const rows: ProjectRow[] = await this.dataSource.query(
       `select ${opts.lean ? SELECT_LEAN : SELECT} ${FROM} where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
       params,
@@ -225,7 +244,9 @@ export class ProjectQueries {
   /** Every user with access to the project (members, group members, shares), GitLab's `/projects/:id/users`. */
   async users(projectId: number, search: string | undefined, page: PageParams) {
     const params: unknown[] = [projectId];
-    const filter = search ? `and (u.name ilike $${params.push(likeEscape(search))} or u.username ilike $${params.length})` : '';
+    const filter = search
+      ? `and (u.name ilike $${params.push(likeEscape(search))} or u.username ilike $${params.length})`
+      : '';
     // Expired memberships and shares grant nothing, so they do not make a user part of the team.
     const base = `from users u where u.id in (
         select m.user_id from members m where m.source_type = 'project' and m.source_id = $1 and ${ACTIVE_MEMBER}
@@ -237,9 +258,10 @@ export class ProjectQueries {
          where l.project_id = $1 and (l.expires_at is null or l.expires_at > current_date) and ${ACTIVE_MEMBER}
       ) ${filter}`;
     const [{ total }] = await this.dataSource.query(`select count(*)::int as total ${base}`, params);
-    const rows = await this.dataSource.query(`select u.* ${base} order by u.id offset $${params.length + 1} limit $${params.length + 2}`, [
-      ...params, page.offset, page.perPage,
-    ]);
+    const rows = await this.dataSource.query(
+      `select u.* ${base} order by u.id offset $${params.length + 1} limit $${params.length + 2}`,
+      [...params, page.offset, page.perPage],
+    );
     return { rows, total };
   }
 

@@ -5,7 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  cleanFileName, receiveUpload, servingHeaders, type StoredUpload, UploadMalformed, UploadMissing, UploadTooLarge, uploadMarkdown,
+  cleanFileName,
+  receiveUpload,
+  servingHeaders,
+  type StoredUpload,
+  UploadMalformed,
+  UploadMissing,
+  UploadTooLarge,
+  uploadMarkdown,
 } from './upload-store';
 
 describe('cleanFileName', () => {
@@ -47,10 +54,13 @@ describe('cleanFileName', () => {
 describe('uploadMarkdown', () => {
   it('embeds images, with the name less its extension as alt text', () => {
     expect(uploadMarkdown('screen shot.png', '/uploads/abc/screen%20shot.png')).toEqual({
-      alt: 'screen shot', url: '/uploads/abc/screen%20shot.png', markdown: '![screen shot](/uploads/abc/screen%20shot.png)',
+      alt: 'screen shot',
+      url: '/uploads/abc/screen%20shot.png',
+      markdown: '![screen shot](/uploads/abc/screen%20shot.png)',
     });
     expect(uploadMarkdown('photo.JPEG', '/u').markdown).toBe('![photo](/u)');
-    for (const ext of ['jpg', 'gif', 'bmp', 'tiff', 'ico']) expect(uploadMarkdown(`x.${ext}`, '/u').markdown).toBe('![x](/u)');
+    for (const ext of ['jpg', 'gif', 'bmp', 'tiff', 'ico'])
+      expect(uploadMarkdown(`x.${ext}`, '/u').markdown).toBe('![x](/u)');
   });
 
   it('links everything else by its full name', () => {
@@ -70,7 +80,9 @@ describe('servingHeaders', () => {
 
   it('shows raster images inline', () => {
     expect(servingHeaders('a.png')).toEqual({
-      ...always, 'Content-Type': 'image/png', 'Content-Disposition': `inline; filename="a.png"; filename*=UTF-8''a.png`,
+      ...always,
+      'Content-Type': 'image/png',
+      'Content-Disposition': `inline; filename="a.png"; filename*=UTF-8''a.png`,
     });
     expect(servingHeaders('b.JPG')['Content-Type']).toBe('image/jpeg');
     for (const name of ['c.gif', 'd.bmp', 'e.tiff', 'f.ico', 'g.webp', 'h.jpeg']) {
@@ -104,7 +116,8 @@ describe('servingHeaders', () => {
 
   it('produces values Node accepts as headers whatever the name', () => {
     const headers = servingHeaders('a\r\nSet-Cookie: x=1\0\\.png');
-    for (const [name, value] of Object.entries(headers)) expect(() => http.validateHeaderValue(name, value)).not.toThrow();
+    for (const [name, value] of Object.entries(headers))
+      expect(() => http.validateHeaderValue(name, value)).not.toThrow();
   });
 });
 
@@ -131,7 +144,10 @@ describe('receiveUpload', () => {
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       receiveUpload(req, { dir, maxBytes })
-        .then((upload): Outcome => ({ upload, complete: req.complete }), (error: Outcome['error']): Outcome => ({ error, complete: req.complete }))
+        .then(
+          (upload): Outcome => ({ upload, complete: req.complete }),
+          (error: Outcome['error']): Outcome => ({ error, complete: req.complete }),
+        )
         .then((outcome) => {
           waiting.shift()?.(outcome);
           res.writeHead(outcome.upload ? 201 : (outcome.error?.status ?? 500), { Connection: 'close' }).end();
@@ -159,12 +175,19 @@ describe('receiveUpload', () => {
 
   async function postForm(form: FormData): Promise<Outcome> {
     const outcome = nextOutcome();
-    await fetch(url, { method: 'POST', body: form }).then((res) => res.arrayBuffer(), () => undefined);
+    await fetch(url, { method: 'POST', body: form }).then(
+      (res) => res.arrayBuffer(),
+      () => undefined,
+    );
     return outcome;
   }
 
   /** Sends a body as is, with Content-Length, or chunked when `chunked` is set; network errors are the server's choice to hang up. */
-  function sendRaw(body: Buffer | Buffer[], headers: Record<string, string | number> = {}, chunked = false): http.ClientRequest {
+  function sendRaw(
+    body: Buffer | Buffer[],
+    headers: Record<string, string | number> = {},
+    chunked = false,
+  ): http.ClientRequest {
     const chunks = Array.isArray(body) ? body : [body];
     const req = http.request(url, {
       method: 'POST',
@@ -181,7 +204,11 @@ describe('receiveUpload', () => {
     return req;
   }
 
-  async function postRaw(body: Buffer | Buffer[], headers: Record<string, string | number> = {}, chunked = false): Promise<Outcome> {
+  async function postRaw(
+    body: Buffer | Buffer[],
+    headers: Record<string, string | number> = {},
+    chunked = false,
+  ): Promise<Outcome> {
     const outcome = nextOutcome();
     sendRaw(body, headers, chunked);
     return outcome;
@@ -212,7 +239,12 @@ describe('receiveUpload', () => {
       const { upload, error } = await postForm(form);
 
       expect(error).toBeUndefined();
-      expect(upload).toEqual({ secret: expect.stringMatching(/^[0-9a-f]{32}$/), filename: 'data.bin', size: content.length, path: expect.any(String) });
+      expect(upload).toEqual({
+        secret: expect.stringMatching(/^[0-9a-f]{32}$/),
+        filename: 'data.bin',
+        size: content.length,
+        path: expect.any(String),
+      });
       expect(upload!.path).toBe(join(dir, upload!.secret, 'data.bin'));
       expect((await readFile(upload!.path)).equals(content)).toBe(true);
       expect(await entries()).toEqual([upload!.secret, join(upload!.secret, 'data.bin')].sort());
@@ -235,7 +267,9 @@ describe('receiveUpload', () => {
       ['.htaccess', 'htaccess'],
       ['café 日本.txt', 'café 日本.txt'],
     ])('stores a part named %j as %j', async (sent, stored) => {
-      const { upload } = await postRaw(Buffer.concat([part(`name="file"; filename="${sent}"`, 'hello', 'text/plain'), END]));
+      const { upload } = await postRaw(
+        Buffer.concat([part(`name="file"; filename="${sent}"`, 'hello', 'text/plain'), END]),
+      );
       expect(upload?.filename).toBe(stored);
       expect(await readFile(join(dir, upload!.secret, stored), 'utf8')).toBe('hello');
     });
@@ -266,7 +300,9 @@ describe('receiveUpload', () => {
     });
 
     it('accepts a file part without a content type', async () => {
-      const { upload, error } = await postRaw(Buffer.concat([part('name="file"; filename="plain.txt"', 'no type here'), END]));
+      const { upload, error } = await postRaw(
+        Buffer.concat([part('name="file"; filename="plain.txt"', 'no type here'), END]),
+      );
       expect(error).toBeUndefined();
       expect(await readFile(upload!.path, 'utf8')).toBe('no type here');
     });
@@ -312,7 +348,11 @@ describe('receiveUpload', () => {
     });
 
     it.each([
-      ['a body cut off inside the file', Buffer.concat([partHead('name="file"; filename="a.txt"'), Buffer.from('partial')]), {}],
+      [
+        'a body cut off inside the file',
+        Buffer.concat([partHead('name="file"; filename="a.txt"'), Buffer.from('partial')]),
+        {},
+      ],
       ['a broken part header', Buffer.from(`--${BOUNDARY}\r\nContent-Disposition form-data\r\n`), {}],
       ['no closing boundary', part('name="file"; filename="a.txt"', 'abc'), {}],
       ['a raw NUL in the file name', Buffer.concat([part('name="file"; filename="a\0b.txt"', 'abc'), END]), {}],
@@ -327,7 +367,10 @@ describe('receiveUpload', () => {
 
     it('cleans up when the client goes away mid-file', async () => {
       const outcome = nextOutcome();
-      const req = http.request(url, { method: 'POST', headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` } });
+      const req = http.request(url, {
+        method: 'POST',
+        headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+      });
       req.on('error', () => undefined);
       req.write(partHead('name="file"; filename="a.bin"'));
       req.write(randomBytes(64 * 1024));
@@ -370,7 +413,10 @@ describe('receiveUpload', () => {
 
     it('rejects a far larger file while it streams, without reading it all', async () => {
       const outcome = nextOutcome();
-      const req = http.request(url, { method: 'POST', headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` } });
+      const req = http.request(url, {
+        method: 'POST',
+        headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+      });
       req.on('error', () => undefined);
       req.write(partHead('name="file"; filename="big.bin"'));
       req.write(randomBytes(maxBytes * 2)); // and never end: only an early rejection settles this
@@ -414,7 +460,10 @@ describe('receiveUpload', () => {
       const chunk = randomBytes(1024 * 1024);
       const hash = createHash('sha256');
       const outcome = nextOutcome();
-      const req = http.request(url, { method: 'POST', headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` } });
+      const req = http.request(url, {
+        method: 'POST',
+        headers: { 'Content-Type': `multipart/form-data; boundary=${BOUNDARY}` },
+      });
       req.on('error', () => undefined);
       const send = async (data: Buffer): Promise<void> => {
         if (!req.write(data)) await new Promise((resolve) => req.once('drain', resolve));
@@ -437,7 +486,9 @@ describe('receiveUpload', () => {
       const { upload, error } = await outcome;
       expect(error).toBeUndefined();
       expect(upload?.size).toBe(20 * 1024 * 1024);
-      const written = createHash('sha256').update(await readFile(upload!.path)).digest('hex');
+      const written = createHash('sha256')
+        .update(await readFile(upload!.path))
+        .digest('hex');
       expect(written).toBe(hash.digest('hex'));
     });
 

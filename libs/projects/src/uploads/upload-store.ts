@@ -48,17 +48,32 @@ const MAX_NAME_BYTES = 255;
 const MARKDOWN_IMAGES = new Set(['png', 'jpg', 'jpeg', 'gif', 'bmp', 'tiff', 'ico']);
 /** Raster images are the only uploads a browser may render in place: they cannot run script. */
 const INLINE_TYPES: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif',
-  bmp: 'image/bmp', tiff: 'image/tiff', ico: 'image/x-icon', webp: 'image/webp',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  bmp: 'image/bmp',
+  tiff: 'image/tiff',
+  ico: 'image/x-icon',
+  webp: 'image/webp',
 };
 /**
  * Passive formats keep their type but are still downloaded. Active ones (svg, html, xml, js, ...) are left out on
  * purpose so they are served as application/octet-stream, which no browser renders.
  */
 const ATTACHMENT_TYPES: Record<string, string> = {
-  txt: 'text/plain; charset=utf-8', log: 'text/plain; charset=utf-8', csv: 'text/csv; charset=utf-8',
-  json: 'application/json', pdf: 'application/pdf', zip: 'application/zip', gz: 'application/gzip',
-  tar: 'application/x-tar', mp3: 'audio/mpeg', mp4: 'video/mp4', mov: 'video/quicktime', webm: 'video/webm',
+  txt: 'text/plain; charset=utf-8',
+  log: 'text/plain; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  json: 'application/json',
+  pdf: 'application/pdf',
+  zip: 'application/zip',
+  gz: 'application/gzip',
+  tar: 'application/x-tar',
+  mp3: 'audio/mpeg',
+  mp4: 'video/mp4',
+  mov: 'video/quicktime',
+  webm: 'video/webm',
 };
 
 /**
@@ -182,10 +197,14 @@ export async function receiveUpload(
       // Only once the write stream has closed can the partial file not reappear after we remove it. It is
       // destroyed here rather than left to the pipeline, which does not always hear of the part's end.
       out?.destroy();
-      const written = out && !out.closed ? new Promise<void>((done) => out!.once('close', () => done())) : Promise.resolve();
+      const written =
+        out && !out.closed ? new Promise<void>((done) => out!.once('close', () => done())) : Promise.resolve();
       void written
         .then(() => rm(secretDir, { recursive: true, force: true }))
-        .then(() => reject(err), () => reject(err));
+        .then(
+          () => reject(err),
+          () => reject(err),
+        );
     };
 
     parser.on('file', (name, stream, info) => {

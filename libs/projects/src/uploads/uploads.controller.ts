@@ -1,15 +1,32 @@
 import { ACCESS } from '@app/groups';
-import { Authenticated, BadParameter, CurrentActor, LodeConfig, NotFound, PayloadTooLarge, type Actor } from '@app/platform';
+import {
+  Authenticated,
+  BadParameter,
+  CurrentActor,
+  LodeConfig,
+  NotFound,
+  PayloadTooLarge,
+  type Actor,
+} from '@app/platform';
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ProjectQueries } from '../queries/project.queries';
-import { cleanFileName, receiveUpload, servingHeaders, UploadMalformed, UploadMissing, UploadTooLarge, uploadMarkdown } from './upload-store';
+import {
+  cleanFileName,
+  receiveUpload,
+  servingHeaders,
+  UploadMalformed,
+  UploadMissing,
+  UploadTooLarge,
+  uploadMarkdown,
+} from './upload-store';
 
 /** Where a project's uploads live: by project id, so renames and transfers never move them. */
-export const uploadsDir = (config: LodeConfig, projectId: number) => join(config.dataDir, 'uploads', '@projects', String(projectId));
+export const uploadsDir = (config: LodeConfig, projectId: number) =>
+  join(config.dataDir, 'uploads', '@projects', String(projectId));
 
 /**
  * `POST /projects/:id/uploads`: the multipart `file` streams to disk under a 32-hex secret, with
@@ -17,7 +34,10 @@ export const uploadsDir = (config: LodeConfig, projectId: number) => join(config
  */
 @Controller('projects/:id/uploads')
 export class ProjectUploadsController {
-  constructor(private readonly projects: ProjectQueries, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly projects: ProjectQueries,
+    private readonly config: LodeConfig,
+  ) {}
 
   @Post()
   @Authenticated()
@@ -25,7 +45,10 @@ export class ProjectUploadsController {
     const project = await this.projects.require(id, actor(req), ACCESS.guest);
     if (!req.is('multipart/form-data')) throw new BadParameter('file is missing');
     try {
-      const stored = await receiveUpload(req, { dir: uploadsDir(this.config, project.id), maxBytes: this.config.maxUploadBytes });
+      const stored = await receiveUpload(req, {
+        dir: uploadsDir(this.config, project.id),
+        maxBytes: this.config.maxUploadBytes,
+      });
       res.status(201);
       return uploadMarkdown(stored.filename, `/uploads/${stored.secret}/${encodeURIComponent(stored.filename)}`);
     } catch (err) {
@@ -49,7 +72,10 @@ function actor(req: Request): Actor | undefined {
  */
 @Controller()
 export class UploadsController {
-  constructor(private readonly projects: ProjectQueries, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly projects: ProjectQueries,
+    private readonly config: LodeConfig,
+  ) {}
 
   @Get('*path/uploads/:secret/:filename')
   async serve(

@@ -21,7 +21,11 @@ const DEVELOPER = 30;
 
 /** Why a git request is refused; answered as plain text, which git shows to its user. */
 class Refusal {
-  constructor(readonly status: 401 | 403 | 404, readonly message: string, readonly challenge = false) {}
+  constructor(
+    readonly status: 401 | 403 | 404,
+    readonly message: string,
+    readonly challenge = false,
+  ) {}
 }
 const challenge = () => new Refusal(401, 'HTTP Basic: Access denied', true);
 
@@ -77,7 +81,8 @@ export class GitHttpMiddleware {
     if (push && !actor) throw challenge();
     const project = await this.projects.getVisible(fullPath, actor).catch((err: unknown) => {
       // Anonymous callers get the challenge, not a 404, so git asks for credentials (as GitLab).
-      if (err instanceof NotFound) throw actor ? new Refusal(404, 'The project you were looking for could not be found.') : challenge();
+      if (err instanceof NotFound)
+        throw actor ? new Refusal(404, 'The project you were looking for could not be found.') : challenge();
       throw err;
     });
     this.authorize(project, actor, push);
@@ -107,7 +112,9 @@ export class GitHttpMiddleware {
         return;
       } catch (err) {
         if (attempt >= RECORD_ATTEMPTS) {
-          this.logger.error(`push to project ${project.id} by ${actor.username} was accepted but could not be recorded: ${String(err)}`);
+          this.logger.error(
+            `push to project ${project.id} by ${actor.username} was accepted but could not be recorded: ${String(err)}`,
+          );
           return;
         }
         await sleep(250 * 2 ** attempt);
@@ -137,8 +144,13 @@ export class GitHttpMiddleware {
     if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw challenge();
     if (token.user.state !== 'active') throw new Refusal(403, 'Your account has been blocked.');
     const actor: Actor = {
-      id: token.user.id, username: token.user.username, isAdmin: token.user.isAdmin, tokenId: token.tokenId, scopes: token.scopes,
-      impersonation: token.impersonation, impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
+      id: token.user.id,
+      username: token.user.username,
+      isAdmin: token.user.isAdmin,
+      tokenId: token.tokenId,
+      scopes: token.scopes,
+      impersonation: token.impersonation,
+      impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
     };
     return { actor, lastActivityOn: token.user.lastActivityOn };
   }
@@ -158,7 +170,8 @@ export class GitHttpMiddleware {
         throw new Refusal(403, 'You are not allowed to download code from this project.');
       return;
     }
-    if (!admin && project.access < DEVELOPER) throw new Refusal(403, 'You are not allowed to push code to this project.');
+    if (!admin && project.access < DEVELOPER)
+      throw new Refusal(403, 'You are not allowed to push code to this project.');
     if (project.archived) throw new Refusal(403, 'You are not allowed to push code to an archived project.');
   }
 }

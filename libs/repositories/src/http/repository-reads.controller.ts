@@ -1,6 +1,16 @@
 import { ACCESS } from '@app/groups';
 import {
-  CurrentActor, Forbidden, GitlabParams, LodeConfig, NotFound, Page, pageParams, PaginationDto, repositoryPath, ToBool, type Actor,
+  CurrentActor,
+  Forbidden,
+  GitlabParams,
+  LodeConfig,
+  NotFound,
+  Page,
+  pageParams,
+  PaginationDto,
+  repositoryPath,
+  ToBool,
+  type Actor,
 } from '@app/platform';
 import { ProjectQueries, type ProjectRow } from '@app/projects';
 import { Controller, Get, Param, Res } from '@nestjs/common';
@@ -121,7 +131,13 @@ export class RepositoryReadsController {
 
   /** `archive.zip`, `archive.tar.bz2`, ...: GitLab's format names; any other is 404. */
   @Get('archive.:format')
-  archiveAs(@Param('id') id: string, @Param('format') format: string, @GitlabParams() q: ArchiveDto, @Res() res: Response, @CurrentActor() actor?: Actor) {
+  archiveAs(
+    @Param('id') id: string,
+    @Param('format') format: string,
+    @GitlabParams() q: ArchiveDto,
+    @Res() res: Response,
+    @CurrentActor() actor?: Actor,
+  ) {
     return this.sendArchive(id, format, q, res, actor);
   }
 
@@ -129,7 +145,13 @@ export class RepositoryReadsController {
    * The tree of a commit as one archive with a single top directory `<project path>-<ref>-<sha>`
    * (GitLab's `archive_prefix`), streamed from `git archive` and cached per commit and format.
    */
-  private async sendArchive(id: string, format: string, q: ArchiveDto, res: Response, actor: Actor | undefined): Promise<void> {
+  private async sendArchive(
+    id: string,
+    format: string,
+    q: ArchiveDto,
+    res: Response,
+    actor: Actor | undefined,
+  ): Promise<void> {
     const { project, repo } = await this.readable(id, actor);
     const ext = archiveExtension(format);
     if (!ext) throw new NotFound();
@@ -158,15 +180,23 @@ export class RepositoryReadsController {
   async compare(@Param('id') id: string, @GitlabParams() q: CompareDto, @CurrentActor() actor?: Actor) {
     const { repo } = await this.readable(id, actor);
     const c = await this.git.compare(repo, q.from, q.to, {
-      maxFiles: this.config.compareMaxFiles, maxLines: this.config.compareMaxLines, maxBytes: this.config.compareMaxBytes,
+      maxFiles: this.config.compareMaxFiles,
+      maxLines: this.config.compareMaxLines,
+      maxBytes: this.config.compareMaxBytes,
     });
     const commits = c.commits.map(serializeCommit);
     return {
       commit: commits.length ? commits[commits.length - 1] : null,
       commits,
       diffs: c.diffs.map((d) => ({
-        old_path: d.oldPath, new_path: d.newPath, a_mode: d.aMode, b_mode: d.bMode, new_file: d.newFile, renamed_file: d.renamedFile,
-        deleted_file: d.deletedFile, diff: d.diff,
+        old_path: d.oldPath,
+        new_path: d.newPath,
+        a_mode: d.aMode,
+        b_mode: d.bMode,
+        new_file: d.newFile,
+        renamed_file: d.renamedFile,
+        deleted_file: d.deletedFile,
+        diff: d.diff,
       })),
       compare_timeout: c.overflow,
       compare_same_ref: c.same,
@@ -186,9 +216,15 @@ export class RepositoryReadsController {
   async branches(@Param('id') id: string, @GitlabParams() q: BranchesDto, @CurrentActor() actor?: Actor) {
     const { project, repo } = await this.readable(id, actor);
     const search = q.search?.toLowerCase();
-    const all = (await this.git.branches(repo, await this.defaultRef(project, repo))).filter((b) => !search || b.name.toLowerCase().includes(search));
+    const all = (await this.git.branches(repo, await this.defaultRef(project, repo))).filter(
+      (b) => !search || b.name.toLowerCase().includes(search),
+    );
     const page = pageParams(q);
-    return new Page(all.slice(page.offset, page.offset + page.perPage).map((b) => serializeBranch(b)), all.length, page);
+    return new Page(
+      all.slice(page.offset, page.offset + page.perPage).map((b) => serializeBranch(b)),
+      all.length,
+      page,
+    );
   }
 
   /** `:branch` may hold slashes when encoded (`feature%2Fx`); Express decodes the parameter. */
@@ -203,5 +239,12 @@ export class RepositoryReadsController {
 
 /** GitLab 10.x's Branch entity: no protected branches in Lode, so never protected. */
 function serializeBranch(b: { name: string; commit: CommitInfo; merged: boolean }) {
-  return { name: b.name, commit: serializeCommit(b.commit), merged: b.merged, protected: false, developers_can_push: false, developers_can_merge: false };
+  return {
+    name: b.name,
+    commit: serializeCommit(b.commit),
+    merged: b.merged,
+    protected: false,
+    developers_can_push: false,
+    developers_can_merge: false,
+  };
 }

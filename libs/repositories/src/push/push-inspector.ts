@@ -50,9 +50,15 @@ export class PushInspector {
    * The first push into an empty project names its default branch: the branch HEAD already names
    * when it was pushed, otherwise the first branch created. HEAD is moved there so clones check it out.
    */
-  private async chooseDefaultBranch(accepted: PushCommand[], current: string | null, refs: Map<string, string>): Promise<string | null> {
+  private async chooseDefaultBranch(
+    accepted: PushCommand[],
+    current: string | null,
+    refs: Map<string, string>,
+  ): Promise<string | null> {
     if (current !== null) return null;
-    const created = accepted.filter((c) => isBranchRef(c.ref) && isZero(c.before) && !isZero(c.after)).map((c) => c.ref.slice('refs/heads/'.length));
+    const created = accepted
+      .filter((c) => isBranchRef(c.ref) && isZero(c.before) && !isZero(c.after))
+      .map((c) => c.ref.slice('refs/heads/'.length));
     if (!created.length) return null;
     const head = await GitCli.headBranch(this.repo);
     if (head && refs.has(`refs/heads/${head}`)) return head;
@@ -62,18 +68,33 @@ export class PushInspector {
   }
 
   private async update(c: PushCommand, base: string | null, refs: Map<string, string>): Promise<RefUpdate> {
-    const update: RefUpdate = { ref: c.ref, before: c.before, after: c.after, checkoutSha: null, commits: [], totalCommitsCount: 0, message: null };
+    const update: RefUpdate = {
+      ref: c.ref,
+      before: c.before,
+      after: c.after,
+      checkoutSha: null,
+      commits: [],
+      totalCommitsCount: 0,
+      message: null,
+    };
     if (isZero(c.after)) return update;
     if (isTagRef(c.ref)) {
       // GitLab's tag push: the tagged commit is the one commit shown, the tag's message is `message`.
-      const target = (await GitCli.read(this.repo, ['rev-parse', '--verify', '-q', `${c.after}^{commit}`]).catch(() => '')).trim();
+      const target = (
+        await GitCli.read(this.repo, ['rev-parse', '--verify', '-q', `${c.after}^{commit}`]).catch(() => '')
+      ).trim();
       update.checkoutSha = target || null;
       if (target) {
         update.commits = await this.commits([target, '--no-walk']);
         update.totalCommitsCount = update.commits.length;
       }
       const type = (await GitCli.read(this.repo, ['cat-file', '-t', c.after]).catch(() => '')).trim();
-      if (type === 'tag') update.message = (await GitCli.read(this.repo, ['for-each-ref', '--format=%(contents)', c.ref]).catch(() => '')).replace(/\n+$/, '') || null;
+      if (type === 'tag')
+        update.message =
+          (await GitCli.read(this.repo, ['for-each-ref', '--format=%(contents)', c.ref]).catch(() => '')).replace(
+            /\n+$/,
+            '',
+          ) || null;
       return update;
     }
     update.checkoutSha = c.after;
@@ -81,18 +102,26 @@ export class PushInspector {
     // (all of them for the first branch).
     const range = [c.after];
     if (!isZero(c.before)) range.push(`^${c.before}`);
-    else if (base && `refs/heads/${base}` !== c.ref && refs.has(`refs/heads/${base}`)) range.push(`^refs/heads/${base}`);
+    else if (base && `refs/heads/${base}` !== c.ref && refs.has(`refs/heads/${base}`))
+      range.push(`^refs/heads/${base}`);
     const count = await GitCli.read(this.repo, ['rev-list', '--count', ...range, '--']);
     update.totalCommitsCount = parseInt(count.trim(), 10) || 0;
-    if (update.totalCommitsCount > 0) update.commits = (await this.commits([`--max-count=${PAYLOAD_COMMITS}`, ...range])).reverse();
+    if (update.totalCommitsCount > 0)
+      update.commits = (await this.commits([`--max-count=${PAYLOAD_COMMITS}`, ...range])).reverse();
     return update;
   }
 
   /** Commits newest first with the files each added, modified and removed against its first parent. */
   private async commits(args: string[]): Promise<PushedCommit[]> {
     const out = await GitCli.read(this.repo, [
-      'log', '-z', `--format=${RECORD}%H${FIELD}%an${FIELD}%ae${FIELD}%cI${FIELD}%B${FIELD}`, '--name-status', '--no-renames',
-      '--diff-merges=first-parent', ...args, '--',
+      'log',
+      '-z',
+      `--format=${RECORD}%H${FIELD}%an${FIELD}%ae${FIELD}%cI${FIELD}%B${FIELD}`,
+      '--name-status',
+      '--no-renames',
+      '--diff-merges=first-parent',
+      ...args,
+      '--',
     ]);
     return out.split(RECORD).filter(Boolean).map(parseCommit);
   }
@@ -100,8 +129,19 @@ export class PushInspector {
 
 function parseCommit(record: string): PushedCommit {
   const [id, name, email, timestamp, message, rest = ''] = record.split(FIELD);
-  const commit: PushedCommit = { id, message, timestamp, author: { name, email }, added: [], modified: [], removed: [] };
-  const tokens = rest.split('\0').map((t) => t.replace(/^\n/, '')).filter((t) => t !== '');
+  const commit: PushedCommit = {
+    id,
+    message,
+    timestamp,
+    author: { name, email },
+    added: [],
+    modified: [],
+    removed: [],
+  };
+  const tokens = rest
+    .split('\0')
+    .map((t) => t.replace(/^\n/, ''))
+    .filter((t) => t !== '');
   for (let i = 0; i + 1 < tokens.length; i += 2) {
     const [status, path] = [tokens[i], tokens[i + 1]];
     if (status === 'A') commit.added.push(path);

@@ -10,8 +10,16 @@ import { pipeline } from 'node:stream/promises';
 
 /** GitLab's archive formats (`Gitlab::PathRegex.archive_formats_regex`) and the file each makes. */
 const FORMATS: Record<string, 'tar.gz' | 'tar.bz2' | 'tar' | 'zip'> = {
-  'tar.gz': 'tar.gz', tgz: 'tar.gz', gz: 'tar.gz', 'tar.bz2': 'tar.bz2', tbz: 'tar.bz2', tbz2: 'tar.bz2', tb2: 'tar.bz2', bz2: 'tar.bz2',
-  tar: 'tar', zip: 'zip',
+  'tar.gz': 'tar.gz',
+  tgz: 'tar.gz',
+  gz: 'tar.gz',
+  'tar.bz2': 'tar.bz2',
+  tbz: 'tar.bz2',
+  tbz2: 'tar.bz2',
+  tb2: 'tar.bz2',
+  bz2: 'tar.bz2',
+  tar: 'tar',
+  zip: 'zip',
 };
 const ARCHIVE_CHUNK = 1024 * 1024;
 export type ArchiveExtension = (typeof FORMATS)[string];
@@ -75,7 +83,8 @@ export class ArchiveStore {
     // git compresses tar.gz itself (in process since git 2.38): piping a tar through Node's zlib
     // cost a cold archive 1.8 x `git archive --format=tar.gz` (bench PERF-10). bzip2 stays a pipe.
     const git = spawn('git', ['archive', `--format=${ext === 'tar.bz2' ? 'tar' : ext}`, `--prefix=${prefix}/`, sha], {
-      cwd: repo, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: repo,
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stderr = '';
     git.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -5,13 +5,18 @@ import { join } from 'node:path';
 import { CatFilePool } from './cat-file';
 
 const git = (repo: string, args: string[], input?: Buffer | string) =>
-  execFileSync('git', args, { cwd: repo, input, maxBuffer: 1 << 26 }).toString().trim();
+  execFileSync('git', args, { cwd: repo, input, maxBuffer: 1 << 26 })
+    .toString()
+    .trim();
 const writeBlob = (repo: string, content: Buffer | string) => git(repo, ['hash-object', '-w', '--stdin'], content);
 
 /** The git cat-file processes this test process has started. */
 const catFileChildren = () => {
   try {
-    return execFileSync('pgrep', ['-P', String(process.pid), '-f', 'cat-file'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('pgrep', ['-P', String(process.pid), '-f', 'cat-file'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
   } catch {
     return [];
   }
@@ -49,7 +54,10 @@ describe('CatFilePool (long-lived git cat-file --batch-command)', () => {
     const asked = Array.from({ length: 30 }, (_, i) => ['small', 'empty', 'binary', 'large'][i % 4]);
     const answers = await Promise.all(asked.map((name) => pool.contents(repo, blobs[name])));
     const expected: Record<string, Buffer> = {
-      small: Buffer.from('hello\n'), empty: Buffer.alloc(0), binary: Buffer.from([0, 1, 2, 10, 10, 0]), large,
+      small: Buffer.from('hello\n'),
+      empty: Buffer.alloc(0),
+      binary: Buffer.from([0, 1, 2, 10, 10, 0]),
+      large,
     };
     answers.forEach((a, i) => {
       expect(a?.header.sha).toBe(blobs[asked[i]]);
@@ -70,7 +78,10 @@ describe('CatFilePool (long-lived git cat-file --batch-command)', () => {
     const pending = pool.contents(repo, blobs.large);
     process.kill(Number(pid), 'SIGKILL');
     // Either the answer was complete before the kill, or the caller hears the failure: never a hang.
-    await pending.then((a) => expect(a?.content.length).toBe(large.length), (err: Error) => expect(err.message).toMatch(/cat-file/));
+    await pending.then(
+      (a) => expect(a?.content.length).toBe(large.length),
+      (err: Error) => expect(err.message).toMatch(/cat-file/),
+    );
     await new Promise((r) => setTimeout(r, 50));
     expect(await pool.info(repo, blobs.small)).toEqual({ sha: blobs.small, type: 'blob', size: 6 });
   });

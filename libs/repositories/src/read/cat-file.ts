@@ -36,10 +36,16 @@ class CatFileProcess {
   private closed = false;
   private idle: NodeJS.Timeout | undefined;
 
-  constructor(repo: string, private readonly onClose: () => void, private readonly idleMs: number) {
+  constructor(
+    repo: string,
+    private readonly onClose: () => void,
+    private readonly idleMs: number,
+  ) {
     // Without `--buffer`, git flushes each answer as soon as it is written.
     this.child = spawn('git', ['cat-file', '--batch-command'], {
-      cwd: repo, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      cwd: repo,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
     });
     this.child.stdout.on('data', (chunk: Buffer) => this.read(chunk));
     this.child.stderr.resume();
@@ -133,7 +139,10 @@ class CatFileProcess {
 export class CatFilePool {
   private readonly processes = new Map<string, CatFileProcess>();
 
-  constructor(private readonly max = 32, private readonly idleMs = 60_000) {}
+  constructor(
+    private readonly max = 32,
+    private readonly idleMs = 60_000,
+  ) {}
 
   private process(repo: string): CatFileProcess {
     let p = this.processes.get(repo);
@@ -142,9 +151,13 @@ export class CatFilePool {
       this.processes.set(repo, p);
       return p;
     }
-    const created: CatFileProcess = new CatFileProcess(repo, () => {
-      if (this.processes.get(repo) === created) this.processes.delete(repo);
-    }, this.idleMs);
+    const created: CatFileProcess = new CatFileProcess(
+      repo,
+      () => {
+        if (this.processes.get(repo) === created) this.processes.delete(repo);
+      },
+      this.idleMs,
+    );
     p = created;
     this.processes.set(repo, p);
     for (const [oldest, proc] of this.processes) {

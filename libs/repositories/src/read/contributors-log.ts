@@ -15,10 +15,23 @@ export async function contributorsFromLog(repo: string, sha: string, limit: numb
   const { stdout } = await runCommand(
     'git',
     [
-      '-c', 'diff.renames=true', '-c', 'log.showRoot=true', 'log', '--no-merges', '--date-order', `--max-count=${limit}`, '--numstat',
-      '--no-ext-diff', '--no-show-signature', '--format=%x00%an%x00%ae', sha, '--',
+      '-c',
+      'diff.renames=true',
+      '-c',
+      'log.showRoot=true',
+      'log',
+      '--no-merges',
+      '--date-order',
+      `--max-count=${limit}`,
+      '--numstat',
+      '--no-ext-diff',
+      '--no-show-signature',
+      '--format=%x00%an%x00%ae',
+      sha,
+      '--',
     ],
-    repo, 512 * 1024 * 1024,
+    repo,
+    512 * 1024 * 1024,
   );
   const byEmail = new Map<string, Contributor>();
   let current: Contributor | undefined;

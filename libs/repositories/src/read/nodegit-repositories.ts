@@ -3,7 +3,15 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { contributorsFromLog } from './contributors-log';
 import {
-  GitRepositories, type BlobInfo, type Branch, type CommitInfo, type CompareLimits, type Comparison, type Contributor, type FileDiff, type TreeEntry,
+  GitRepositories,
+  type BlobInfo,
+  type Branch,
+  type CommitInfo,
+  type CompareLimits,
+  type Comparison,
+  type Contributor,
+  type FileDiff,
+  type TreeEntry,
 } from './git-repositories';
 
 /* nodegit ships no types; these are the few shapes this adapter relies on. */
@@ -23,7 +31,8 @@ function loadNodegit(): any {
   const load = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'));
   const native = load('nodegit/build/Release/nodegit.node');
   const holder = native.Repository.prototype as { __lodeNodegit?: unknown };
-  if (!holder.__lodeNodegit) Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit'), enumerable: false });
+  if (!holder.__lodeNodegit)
+    Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit'), enumerable: false });
   return holder.__lodeNodegit;
 }
 const NodeGit = loadNodegit();
@@ -58,9 +67,17 @@ function commitInfo(c: Commit): CommitInfo {
   const committer = c.committer();
   const id: string = c.sha();
   return {
-    id, shortId: id.slice(0, 8), title: message.split('\n', 1)[0], message, parentIds: c.parents().map((p: any) => p.tostrS()),
-    authorName: author.name(), authorEmail: author.email(), authoredDate: iso(author),
-    committerName: committer.name(), committerEmail: committer.email(), committedDate: iso(committer),
+    id,
+    shortId: id.slice(0, 8),
+    title: message.split('\n', 1)[0],
+    message,
+    parentIds: c.parents().map((p: any) => p.tostrS()),
+    authorName: author.name(),
+    authorEmail: author.email(),
+    authoredDate: iso(author),
+    committerName: committer.name(),
+    committerEmail: committer.email(),
+    committedDate: iso(committer),
   };
 }
 
@@ -158,7 +175,10 @@ export class NodegitRepositories extends GitRepositories {
     await walk(tree, prefix);
     // GitLab's `sorted_entries`: trees, then blobs, then submodules, each in git's order.
     const rank = { tree: 0, blob: 1, commit: 2 } as const;
-    const sorted = entries.map((e, i) => ({ e, i })).sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i).map(({ e }) => e);
+    const sorted = entries
+      .map((e, i) => ({ e, i }))
+      .sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i)
+      .map(({ e }) => e);
     this.remember(key, sorted);
     return sorted;
   }
@@ -181,9 +201,19 @@ export class NodegitRepositories extends GitRepositories {
     if (!SHA.test(sha)) return undefined;
     const repo = await this.repository(path);
     try {
-      const obj = await NodeGit.Object.lookupPrefix(repo, NodeGit.Oid.fromString(sha.padEnd(40, '0')), sha.length, NodeGit.Object.TYPE.BLOB);
+      const obj = await NodeGit.Object.lookupPrefix(
+        repo,
+        NodeGit.Oid.fromString(sha.padEnd(40, '0')),
+        sha.length,
+        NodeGit.Object.TYPE.BLOB,
+      );
       const blob = await repo.getBlob(obj.id());
-      return { sha: blob.id().tostrS(), size: Number(blob.rawsize()), content: blob.content(), binary: Boolean(blob.isBinary()) };
+      return {
+        sha: blob.id().tostrS(),
+        size: Number(blob.rawsize()),
+        content: blob.content(),
+        binary: Boolean(blob.isBinary()),
+      };
     } catch {
       return undefined;
     }
@@ -199,8 +229,10 @@ export class NodegitRepositories extends GitRepositories {
       if (!commit) continue;
       const short = name.slice('refs/heads/'.length);
       // GitLab's `merged`: the default branch contains the branch's tip (never true for the default branch itself).
-      const merged = main !== undefined && short !== defaultBranch
-        && (commit.sha() === main.sha() || Boolean(await NodeGit.Graph.descendantOf(repo, main.id(), commit.id())));
+      const merged =
+        main !== undefined &&
+        short !== defaultBranch &&
+        (commit.sha() === main.sha() || Boolean(await NodeGit.Graph.descendantOf(repo, main.id(), commit.id())));
       branches.push({ name: short, commit: commitInfo(commit), merged });
     }
     return branches;
@@ -229,7 +261,12 @@ export class NodegitRepositories extends GitRepositories {
     return { commits, diffs, overflow, same: false };
   }
 
-  private async diff(repo: Repo, from: Commit | undefined, to: Commit, limits: CompareLimits): Promise<{ diffs: FileDiff[]; overflow: boolean }> {
+  private async diff(
+    repo: Repo,
+    from: Commit | undefined,
+    to: Commit,
+    limits: CompareLimits,
+  ): Promise<{ diffs: FileDiff[]; overflow: boolean }> {
     const diff = await NodeGit.Diff.treeToTree(repo, from ? await from.getTree() : null, await to.getTree(), null);
     await diff.findSimilar({ flags: NodeGit.Diff.FIND.RENAMES });
     const patches: any[] = await diff.patches();
@@ -253,9 +290,14 @@ export class NodegitRepositories extends GitRepositories {
       const added = patch.isAdded();
       const deleted = patch.isDeleted();
       diffs.push({
-        oldPath: patch.oldFile().path(), newPath: patch.newFile().path(),
-        aMode: added ? '0' : modeString(patch.oldFile().mode()), bMode: deleted ? '0' : modeString(patch.newFile().mode()),
-        newFile: added, renamedFile: patch.isRenamed(), deletedFile: deleted, diff: text,
+        oldPath: patch.oldFile().path(),
+        newPath: patch.newFile().path(),
+        aMode: added ? '0' : modeString(patch.oldFile().mode()),
+        bMode: deleted ? '0' : modeString(patch.newFile().mode()),
+        newFile: added,
+        renamedFile: patch.isRenamed(),
+        deletedFile: deleted,
+        diff: text,
       });
     }
     return { diffs, overflow: false };
@@ -272,7 +314,8 @@ export class NodegitRepositories extends GitRepositories {
       list = contributorsFromLog(path, head.sha(), CONTRIBUTOR_COMMITS);
       list.catch(() => this.contributorCache.delete(key));
       this.contributorCache.set(key, list);
-      while (this.contributorCache.size > CONTRIBUTOR_CACHE) this.contributorCache.delete(this.contributorCache.keys().next().value as string);
+      while (this.contributorCache.size > CONTRIBUTOR_CACHE)
+        this.contributorCache.delete(this.contributorCache.keys().next().value as string);
     }
     return list;
   }

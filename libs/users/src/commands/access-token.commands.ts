@@ -15,14 +15,20 @@ export interface NewAccessToken {
 
 /** Creates a personal or impersonation token; answers its id and the secret, shown this once. */
 export class CreateAccessToken extends Command<{ tokenId: number; secret: string }> {
-  constructor(readonly token: NewAccessToken, readonly metadata?: EventMetadata) {
+  constructor(
+    readonly token: NewAccessToken,
+    readonly metadata?: EventMetadata,
+  ) {
     super();
   }
 }
 
 @CommandHandler(CreateAccessToken)
 export class CreateAccessTokenHandler implements ICommandHandler<CreateAccessToken> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ token, metadata }: CreateAccessToken): Promise<{ tokenId: number; secret: string }> {
     const tokenId = await this.store.nextId('access_token_id_seq');
@@ -42,16 +48,24 @@ export async function appendAccessToken(uow: UnitOfWork, tokenId: number, token:
 }
 
 export class RevokeImpersonationToken extends Command<void> {
-  constructor(readonly userId: number, readonly tokenId: number) {
+  constructor(
+    readonly userId: number,
+    readonly tokenId: number,
+  ) {
     super();
   }
 }
 
 @CommandHandler(RevokeImpersonationToken)
 export class RevokeImpersonationTokenHandler implements ICommandHandler<RevokeImpersonationToken> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ userId, tokenId }: RevokeImpersonationToken): Promise<void> {
-    await this.store.decide(`token-${tokenId}`, accessTokenDecider, (s) => revokeImpersonationToken(s, userId, this.clock.now()));
+    await this.store.decide(`token-${tokenId}`, accessTokenDecider, (s) =>
+      revokeImpersonationToken(s, userId, this.clock.now()),
+    );
   }
 }

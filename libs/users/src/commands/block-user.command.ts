@@ -20,11 +20,19 @@ export class ChangeUserBlock extends Command<boolean> {
 
 @CommandHandler(ChangeUserBlock)
 export class ChangeUserBlockHandler implements ICommandHandler<ChangeUserBlock> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ userId, action, byDirectory, metadata }: ChangeUserBlock): Promise<boolean> {
     const decide = action === 'block' ? block : unblock;
-    const events = await this.store.decide(`user-${userId}`, userDecider, (s) => decide(s, this.clock.now(), byDirectory), metadata);
+    const events = await this.store.decide(
+      `user-${userId}`,
+      userDecider,
+      (s) => decide(s, this.clock.now(), byDirectory),
+      metadata,
+    );
     return events.length > 0;
   }
 }

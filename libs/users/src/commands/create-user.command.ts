@@ -39,10 +39,19 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
     const passwordDigest = options.password ? await hashPassword(options.password) : null;
     await this.store.transact(async (uow) => {
       await uow.decide(`user-${userId}`, userDecider, (s) =>
-        create(s, {
-          userId, namespaceId, profile: { ...profile, avatar: avatarName ?? null }, password: options.password, passwordDigest,
-          identity: options.identity, confirmed: options.skipConfirmation,
-        }, this.clock.now()),
+        create(
+          s,
+          {
+            userId,
+            namespaceId,
+            profile: { ...profile, avatar: avatarName ?? null },
+            password: options.password,
+            passwordDigest,
+            identity: options.identity,
+            confirmed: options.skipConfirmation,
+          },
+          this.clock.now(),
+        ),
       );
       // Placed before commit: if the commit fails, an orphaned file is all that is left.
       if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);

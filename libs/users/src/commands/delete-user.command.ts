@@ -10,14 +10,20 @@ const GHOST_LOCK = 7_402_115;
  * and group memberships go in background jobs.
  */
 export class DeleteUser extends Command<void> {
-  constructor(readonly userId: number, readonly hardDelete: boolean) {
+  constructor(
+    readonly userId: number,
+    readonly hardDelete: boolean,
+  ) {
     super();
   }
 }
 
 @CommandHandler(DeleteUser)
 export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ userId, hardDelete }: DeleteUser): Promise<void> {
     await this.store.transact(async (uow) => {
@@ -39,14 +45,36 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
     const username = taken ? `ghost${taken}` : 'ghost';
     const now = this.clock.now();
     await uow.decide(`user-${userId}`, userDecider, (s) => {
-      const created = create(s, {
-        userId, namespaceId, passwordDigest: null, confirmed: true,
-        profile: {
-          name: 'Ghost User', username, email: `${username}@lode.invalid`, bio: 'This is a "Ghost User", created to hold all issues authored by users that have since been deleted. This user cannot be removed.'.slice(0, 255),
-          location: null, messenger: '', careerProfile: '', socialAccount: '', websiteUrl: '', organization: null, projectsLimit: 0,
-          canCreateGroup: false, isAdmin: false, external: false, avatar: null,
+      const created = create(
+        s,
+        {
+          userId,
+          namespaceId,
+          passwordDigest: null,
+          confirmed: true,
+          profile: {
+            name: 'Ghost User',
+            username,
+            email: `${username}@lode.invalid`,
+            bio: 'This is a "Ghost User", created to hold all issues authored by users that have since been deleted. This user cannot be removed.'.slice(
+              0,
+              255,
+            ),
+            location: null,
+            messenger: '',
+            careerProfile: '',
+            socialAccount: '',
+            websiteUrl: '',
+            organization: null,
+            projectsLimit: 0,
+            canCreateGroup: false,
+            isAdmin: false,
+            external: false,
+            avatar: null,
+          },
         },
-      }, now);
+        now,
+      );
       (created[0].data as { ghost?: boolean }).ghost = true;
       const state = created.reduce(userDecider.evolve, s);
       return [...created, ...block(state, now)];

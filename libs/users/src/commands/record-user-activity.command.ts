@@ -11,7 +11,10 @@ export class RecordUserActivity extends Command<string> {
 
 @CommandHandler(RecordUserActivity)
 export class RecordUserActivityHandler implements ICommandHandler<RecordUserActivity> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ userId }: RecordUserActivity): Promise<string> {
     const now = this.clock.now();

@@ -21,48 +21,95 @@ export class SeedRoot extends Command<void> {}
 export class SeedRootHandler implements ICommandHandler<SeedRoot> {
   private readonly logger = new Logger('SeedRoot');
 
-  constructor(private readonly store: EventStore, private readonly clock: Clock, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly config: LodeConfig,
+  ) {}
 
   async execute(): Promise<void> {
     const { rootToken } = this.config;
-    if (rootToken !== undefined && rootToken.length < 16) throw new Error('LODE_ROOT_TOKEN must be at least 16 characters long');
+    if (rootToken !== undefined && rootToken.length < 16)
+      throw new Error('LODE_ROOT_TOKEN must be at least 16 characters long');
     const passwordDigest = this.config.rootPassword ? await hashPassword(this.config.rootPassword) : null;
-    const generated = await this.store.transact(async (uow) => {
-      // Serialises an API and a worker starting at the same moment.
-      await uow.db.query(`select pg_advisory_xact_lock($1)`, [SEED_LOCK]);
-      const [{ users }] = await uow.db.query(`select count(*)::int as users from users`);
-      const now = this.clock.now();
-      if (users > 0) {
-        if (rootToken === undefined) return undefined;
-        const [known] = await uow.db.query(`select 1 from access_tokens where digest = $1`, [tokenDigest(rootToken)]);
-        const [root] = await uow.db.query(`select id from users where username = 'root' and is_admin`);
-        if (known || !root) return undefined;
+    const generated = await this.store.transact(
+      async (uow) => {
+        // Serialises an API and a worker starting at the same moment.
+        await uow.db.query(`select pg_advisory_xact_lock($1)`, [SEED_LOCK]);
+        const [{ users }] = await uow.db.query(`select count(*)::int as users from users`);
+        const now = this.clock.now();
+        if (users > 0) {
+          if (rootToken === undefined) return undefined;
+          const [known] = await uow.db.query(`select 1 from access_tokens where digest = $1`, [tokenDigest(rootToken)]);
+          const [root] = await uow.db.query(`select id from users where username = 'root' and is_admin`);
+          if (known || !root) return undefined;
+          const tokenId = Number((await uow.db.query(`select nextval('access_token_id_seq') as id`))[0].id);
+          await appendAccessToken(
+            uow,
+            tokenId,
+            {
+              userId: root.id,
+              name: 'LODE_ROOT_TOKEN',
+              scopes: ROOT_TOKEN_SCOPES,
+              impersonation: false,
+              expiresAt: null,
+              secret: rootToken,
+            },
+            now,
+          );
+          this.logger.log('registered LODE_ROOT_TOKEN for root');
+          return undefined;
+        }
+        const userId = Number((await uow.db.query(`select nextval('user_id_seq') as id`))[0].id);
+        const namespaceId = Number((await uow.db.query(`select nextval('namespace_id_seq') as id`))[0].id);
+        await uow.decide(`user-${userId}`, userDecider, (s) =>
+          create(
+            s,
+            {
+              userId,
+              namespaceId,
+              profile: {
+                name: 'Administrator',
+                username: 'root',
+                email: this.config.rootEmail,
+                bio: null,
+                location: null,
+                messenger: '',
+                careerProfile: '',
+                socialAccount: '',
+                websiteUrl: '',
+                organization: null,
+                projectsLimit: 100000,
+                canCreateGroup: true,
+                isAdmin: true,
+                external: false,
+                avatar: null,
+              },
+              passwordDigest,
+              confirmed: true,
+            },
+            now,
+          ),
+        );
         const tokenId = Number((await uow.db.query(`select nextval('access_token_id_seq') as id`))[0].id);
-        await appendAccessToken(uow, tokenId, { userId: root.id, name: 'LODE_ROOT_TOKEN', scopes: ROOT_TOKEN_SCOPES, impersonation: false, expiresAt: null, secret: rootToken }, now);
-        this.logger.log('registered LODE_ROOT_TOKEN for root');
-        return undefined;
-      }
-      const userId = Number((await uow.db.query(`select nextval('user_id_seq') as id`))[0].id);
-      const namespaceId = Number((await uow.db.query(`select nextval('namespace_id_seq') as id`))[0].id);
-      await uow.decide(`user-${userId}`, userDecider, (s) =>
-        create(s, {
-          userId,
-          namespaceId,
-          profile: {
-            name: 'Administrator', username: 'root', email: this.config.rootEmail, bio: null, location: null, messenger: '',
-            careerProfile: '', socialAccount: '', websiteUrl: '', organization: null, projectsLimit: 100000,
-            canCreateGroup: true, isAdmin: true, external: false, avatar: null,
+        const { secret } = await appendAccessToken(
+          uow,
+          tokenId,
+          {
+            userId,
+            name: rootToken ? 'LODE_ROOT_TOKEN' : 'initial root token',
+            scopes: ROOT_TOKEN_SCOPES,
+            impersonation: false,
+            expiresAt: null,
+            secret: rootToken,
           },
-          passwordDigest, confirmed: true,
-        }, now),
-      );
-      const tokenId = Number((await uow.db.query(`select nextval('access_token_id_seq') as id`))[0].id);
-      const { secret } = await appendAccessToken(uow, tokenId, {
-        userId, name: rootToken ? 'LODE_ROOT_TOKEN' : 'initial root token', scopes: ROOT_TOKEN_SCOPES, impersonation: false, expiresAt: null, secret: rootToken,
-      }, now);
-      this.logger.log(`created the administrator root (user ${userId})`);
-      return rootToken ? undefined : secret;
-    }, { origin: 'startup' });
+          now,
+        );
+        this.logger.log(`created the administrator root (user ${userId})`);
+        return rootToken ? undefined : secret;
+      },
+      { origin: 'startup' },
+    );
     if (generated) {
       await mkdir(this.config.dataDir, { recursive: true });
       const file = join(this.config.dataDir, 'initial_root_token');

@@ -4,14 +4,21 @@ import { parseSshPublicKey, SshKeyError } from '../domain/ssh-public-key';
 import { addSshKey, removeSshKey, userDecider } from '../domain/user';
 
 export class AddSshKey extends Command<number> {
-  constructor(readonly userId: number, readonly title: string, readonly key: string) {
+  constructor(
+    readonly userId: number,
+    readonly title: string,
+    readonly key: string,
+  ) {
     super();
   }
 }
 
 @CommandHandler(AddSshKey)
 export class AddSshKeyHandler implements ICommandHandler<AddSshKey> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ userId, title, key }: AddSshKey): Promise<number> {
     let parsed;
@@ -25,9 +32,18 @@ export class AddSshKeyHandler implements ICommandHandler<AddSshKey> {
     const keyId = await this.store.nextId('ssh_key_id_seq');
     await this.store
       .decide(`user-${userId}`, userDecider, (s) =>
-        addSshKey(s, {
-          keyId, title, key: parsed.key, fingerprint: parsed.fingerprintMd5, fingerprintSha256: parsed.fingerprintSha256, keyType: parsed.type,
-        }, this.clock.now()),
+        addSshKey(
+          s,
+          {
+            keyId,
+            title,
+            key: parsed.key,
+            fingerprint: parsed.fingerprintMd5,
+            fingerprintSha256: parsed.fingerprintSha256,
+            keyType: parsed.type,
+          },
+          this.clock.now(),
+        ),
       )
       .catch((err) => {
         // Fingerprints are unique across all users (the key would let two accounts push as each other).
@@ -40,14 +56,20 @@ export class AddSshKeyHandler implements ICommandHandler<AddSshKey> {
 }
 
 export class RemoveSshKey extends Command<void> {
-  constructor(readonly userId: number, readonly keyId: number) {
+  constructor(
+    readonly userId: number,
+    readonly keyId: number,
+  ) {
     super();
   }
 }
 
 @CommandHandler(RemoveSshKey)
 export class RemoveSshKeyHandler implements ICommandHandler<RemoveSshKey> {
-  constructor(private readonly store: EventStore, private readonly clock: Clock) {}
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+  ) {}
 
   async execute({ userId, keyId }: RemoveSshKey): Promise<void> {
     await this.store.decide(`user-${userId}`, userDecider, (s) => removeSshKey(s, keyId, this.clock.now()));

@@ -3,7 +3,14 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { AvatarStore, UploadedFileRef } from '../avatars';
 import { hashPassword } from '../domain/secrets';
-import { update, userDecider, validateIdentity, validateProfile, type Identity, type UserProfile } from '../domain/user';
+import {
+  update,
+  userDecider,
+  validateIdentity,
+  validateProfile,
+  type Identity,
+  type UserProfile,
+} from '../domain/user';
 import { UserRecord } from '../projections/user.record';
 import { rethrowUserConflict } from './user-conflicts';
 
@@ -46,7 +53,18 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
       const current = (await uow.db.getRepository(UserRecord).findOneBy({ id: userId })) ?? {};
       const all = avatarName ? { ...changes, avatar: avatarName } : changes;
       await uow.decide(`user-${userId}`, userDecider, (s) =>
-        update(s, { changes: all, current, password: options.password, passwordDigest, identity: options.identity, swapEmailId }, this.clock.now()),
+        update(
+          s,
+          {
+            changes: all,
+            current,
+            password: options.password,
+            passwordDigest,
+            identity: options.identity,
+            swapEmailId,
+          },
+          this.clock.now(),
+        ),
       );
       if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);
     });

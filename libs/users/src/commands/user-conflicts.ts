@@ -24,7 +24,8 @@ export async function rethrowUserConflict(
   if (err instanceof UniqueViolation) {
     if (err.constraint === 'user_email_claims_pkey') throw new Conflict('Email has already been taken');
     if (err.constraint === 'users_username_key') throw new Conflict('Username has already been taken');
-    if (err.constraint === 'user_identities_extern_uid_key') throw new Invalid({ extern_uid: ['has already been taken'] });
+    if (err.constraint === 'user_identities_extern_uid_key')
+      throw new Invalid({ extern_uid: ['has already been taken'] });
     // A top-level group holds the path (the groups context's index; GitLab's User#namespace_uniq).
     if (err.constraint === 'namespaces_path_key' || err.constraint === 'namespaces_full_path_key')
       throw new Invalid({ username: ['has already been taken'] });

@@ -33,9 +33,21 @@ const input = (over: Partial<CreateInput> = {}): CreateInput => ({
 
 const created = (impersonation: boolean, userId = USER): AccessTokenEvent => ({
   type: 'AccessTokenCreated',
-  data: { tokenId: TOKEN, userId, name: 'ci', scopes: ['api'], impersonation, expiresAt: null, digest: 'd', at: EARLIER },
+  data: {
+    tokenId: TOKEN,
+    userId,
+    name: 'ci',
+    scopes: ['api'],
+    impersonation,
+    expiresAt: null,
+    digest: 'd',
+    at: EARLIER,
+  },
 });
-const revoked = (): AccessTokenEvent => ({ type: 'AccessTokenRevoked', data: { tokenId: TOKEN, userId: USER, at: EARLIER } });
+const revoked = (): AccessTokenEvent => ({
+  type: 'AccessTokenRevoked',
+  data: { tokenId: TOKEN, userId: USER, at: EARLIER },
+});
 
 function invalid(fn: () => unknown): Record<string, string[]> {
   let thrown: unknown;
@@ -67,8 +79,14 @@ describe('createToken', () => {
       {
         type: 'AccessTokenCreated',
         data: {
-          tokenId: TOKEN, userId: USER, name: 'ci', scopes: ['api', 'read_user'], impersonation: false,
-          expiresAt: '2030-12-31', digest: 'sha256-digest', at: AT,
+          tokenId: TOKEN,
+          userId: USER,
+          name: 'ci',
+          scopes: ['api', 'read_user'],
+          impersonation: false,
+          expiresAt: '2030-12-31',
+          digest: 'sha256-digest',
+          at: AT,
         },
       },
     ]);
@@ -85,7 +103,9 @@ describe('createToken', () => {
 
   it('refuses empty scopes', () => {
     expect(invalid(() => createToken(initial(), input({ scopes: [] }), NOW))).toEqual({ scopes: ["can't be blank"] });
-    expect(invalid(() => createToken(initial(), input({ scopes: [], impersonation: true }), NOW))).toEqual({ scopes: ["can't be blank"] });
+    expect(invalid(() => createToken(initial(), input({ scopes: [], impersonation: true }), NOW))).toEqual({
+      scopes: ["can't be blank"],
+    });
   });
 
   it.each([['write_repository'], ['API'], [''], ['api', 'admin']])('refuses the unknown scope in %j', (...scopes) => {
@@ -110,13 +130,22 @@ describe('createToken', () => {
   });
 
   it('refuses sudo on an impersonation token, even for an administrator', () => {
-    expect(invalid(() => createToken(initial(), input({ impersonation: true, scopes: ['api', 'sudo'], ownerIsAdmin: true }), NOW))).toEqual(SCOPES_INVALID);
-    expect(invalid(() => createToken(initial(), input({ impersonation: true, scopes: ['sudo'] }), NOW))).toEqual(SCOPES_INVALID);
+    expect(
+      invalid(() =>
+        createToken(initial(), input({ impersonation: true, scopes: ['api', 'sudo'], ownerIsAdmin: true }), NOW),
+      ),
+    ).toEqual(SCOPES_INVALID);
+    expect(invalid(() => createToken(initial(), input({ impersonation: true, scopes: ['sudo'] }), NOW))).toEqual(
+      SCOPES_INVALID,
+    );
   });
 
-  it.each(['tomorrow', '2024-02-30', '2024-13-01', '2024-5-6', '2024-05-06T00:00:00Z', ''])('refuses expires_at %j', (expiresAt) => {
-    expect(invalid(() => createToken(initial(), input({ expiresAt }), NOW))).toEqual({ expires_at: ['is invalid'] });
-  });
+  it.each(['tomorrow', '2024-02-30', '2024-13-01', '2024-5-6', '2024-05-06T00:00:00Z', ''])(
+    'refuses expires_at %j',
+    (expiresAt) => {
+      expect(invalid(() => createToken(initial(), input({ expiresAt }), NOW))).toEqual({ expires_at: ['is invalid'] });
+    },
+  );
 
   // GitLab creates a token with a past expiry; it is simply inactive from the start.
   it('accepts an expiry date in the past', () => {
@@ -125,7 +154,9 @@ describe('createToken', () => {
 
   it('refuses a blank or overlong name', () => {
     expect(invalid(() => createToken(initial(), input({ name: '  ' }), NOW))).toEqual({ name: ["can't be blank"] });
-    expect(invalid(() => createToken(initial(), input({ name: 'n'.repeat(256) }), NOW))).toEqual({ name: ['is too long (maximum is 255 characters)'] });
+    expect(invalid(() => createToken(initial(), input({ name: 'n'.repeat(256) }), NOW))).toEqual({
+      name: ['is too long (maximum is 255 characters)'],
+    });
   });
 
   it('reports every failing field at once', () => {
@@ -150,11 +181,17 @@ describe('revokeImpersonationToken', () => {
   });
 
   it("is NotFound for another user's token", () => {
-    expectNotFound(() => revokeImpersonationToken(given(created(true, 99)), USER, NOW), '404 Impersonation Token Not Found');
+    expectNotFound(
+      () => revokeImpersonationToken(given(created(true, 99)), USER, NOW),
+      '404 Impersonation Token Not Found',
+    );
   });
 
   it('is NotFound for a personal token', () => {
-    expectNotFound(() => revokeImpersonationToken(given(created(false)), USER, NOW), '404 Impersonation Token Not Found');
+    expectNotFound(
+      () => revokeImpersonationToken(given(created(false)), USER, NOW),
+      '404 Impersonation Token Not Found',
+    );
   });
 
   it('is NotFound for an unknown token', () => {
@@ -164,7 +201,9 @@ describe('revokeImpersonationToken', () => {
 
 describe('revokeToken', () => {
   it('revokes a personal or impersonation token once', () => {
-    expect(revokeToken(given(created(false)), NOW)).toEqual([{ type: 'AccessTokenRevoked', data: { tokenId: TOKEN, userId: USER, at: AT } }]);
+    expect(revokeToken(given(created(false)), NOW)).toEqual([
+      { type: 'AccessTokenRevoked', data: { tokenId: TOKEN, userId: USER, at: AT } },
+    ]);
     expect(revokeToken(given(created(true), revoked()), NOW)).toEqual([]);
   });
 
@@ -185,8 +224,22 @@ describe('isDate', () => {
   });
 
   it.each([
-    '2023-02-29', '1900-02-29', '2024-02-30', '2024-04-31', '2024-00-10', '2024-13-01', '2024-01-00', '2024-01-32',
-    '2024-5-06', '24-05-06', '2024/05/06', '2024-05-06T00:00:00Z', ' 2024-05-06', '2024-05-06\n', '', 'abcd-ef-gh',
+    '2023-02-29',
+    '1900-02-29',
+    '2024-02-30',
+    '2024-04-31',
+    '2024-00-10',
+    '2024-13-01',
+    '2024-01-00',
+    '2024-01-32',
+    '2024-5-06',
+    '24-05-06',
+    '2024/05/06',
+    '2024-05-06T00:00:00Z',
+    ' 2024-05-06',
+    '2024-05-06\n',
+    '',
+    'abcd-ef-gh',
   ])('refuses %j', (value) => {
     expect(isDate(value)).toBe(false);
   });

@@ -12,22 +12,33 @@ export type AccessTokenEvent =
   | {
       type: 'AccessTokenCreated';
       data: {
-        tokenId: number; userId: number; name: string; scopes: string[]; impersonation: boolean;
-        expiresAt: string | null; digest: string; at: string;
+        tokenId: number;
+        userId: number;
+        name: string;
+        scopes: string[];
+        impersonation: boolean;
+        expiresAt: string | null;
+        digest: string;
+        at: string;
       };
     }
   | { type: 'AccessTokenRevoked'; data: { tokenId: number; userId: number; at: string } };
 
 export type AccessToken =
-  | { exists: false }
-  | { exists: true; tokenId: number; userId: number; impersonation: boolean; revoked: boolean };
+  { exists: false } | { exists: true; tokenId: number; userId: number; impersonation: boolean; revoked: boolean };
 
 export const initial = (): AccessToken => ({ exists: false });
 
 export function evolve(s: AccessToken, e: AccessTokenEvent): AccessToken {
   switch (e.type) {
     case 'AccessTokenCreated':
-      return { exists: true, tokenId: e.data.tokenId, userId: e.data.userId, impersonation: e.data.impersonation, revoked: false };
+      return {
+        exists: true,
+        tokenId: e.data.tokenId,
+        userId: e.data.userId,
+        impersonation: e.data.impersonation,
+        revoked: false,
+      };
     case 'AccessTokenRevoked':
       return s.exists ? { ...s, revoked: true } : s;
   }
@@ -37,7 +48,16 @@ export const accessTokenDecider = { initial, evolve };
 
 export function createToken(
   s: AccessToken,
-  input: { tokenId: number; userId: number; name: string; scopes: string[]; impersonation: boolean; expiresAt: string | null; digest: string; ownerIsAdmin: boolean },
+  input: {
+    tokenId: number;
+    userId: number;
+    name: string;
+    scopes: string[];
+    impersonation: boolean;
+    expiresAt: string | null;
+    digest: string;
+    ownerIsAdmin: boolean;
+  },
   now: Date,
 ): AccessTokenEvent[] {
   if (s.exists) throw new Error(`token ${input.tokenId} exists already`);
@@ -46,18 +66,27 @@ export function createToken(
   else if (input.name.length > 255) errors.add('name', 'is too long (maximum is 255 characters)');
   const allowed: readonly string[] = input.impersonation ? IMPERSONATION_SCOPES : PERSONAL_SCOPES;
   if (!input.scopes.length) errors.add('scopes', "can't be blank");
-  else if (input.scopes.some((x) => !allowed.includes(x))) errors.add('scopes', "can only contain available scopes");
+  else if (input.scopes.some((x) => !allowed.includes(x))) errors.add('scopes', 'can only contain available scopes');
   // Only an administrator's token may carry sudo: the scope means nothing for anyone else.
-  else if (input.scopes.includes('sudo') && !input.ownerIsAdmin) errors.add('scopes', "can only contain available scopes");
+  else if (input.scopes.includes('sudo') && !input.ownerIsAdmin)
+    errors.add('scopes', 'can only contain available scopes');
   if (input.expiresAt !== null && !isDate(input.expiresAt)) errors.add('expires_at', 'is invalid');
   errors.throwIfAny();
-  return [{
-    type: 'AccessTokenCreated',
-    data: {
-      tokenId: input.tokenId, userId: input.userId, name: input.name, scopes: [...new Set(input.scopes)],
-      impersonation: input.impersonation, expiresAt: input.expiresAt, digest: input.digest, at: now.toISOString(),
+  return [
+    {
+      type: 'AccessTokenCreated',
+      data: {
+        tokenId: input.tokenId,
+        userId: input.userId,
+        name: input.name,
+        scopes: [...new Set(input.scopes)],
+        impersonation: input.impersonation,
+        expiresAt: input.expiresAt,
+        digest: input.digest,
+        at: now.toISOString(),
+      },
     },
-  }];
+  ];
 }
 
 /** Revoking twice changes nothing; a token of another user, or a personal one, is "not found". */
@@ -68,7 +97,9 @@ export function revokeImpersonationToken(s: AccessToken, userId: number, now: Da
 
 export function revokeToken(s: AccessToken, now: Date): AccessTokenEvent[] {
   if (!s.exists) throw new NotFound('Token');
-  return s.revoked ? [] : [{ type: 'AccessTokenRevoked', data: { tokenId: s.tokenId, userId: s.userId, at: now.toISOString() } }];
+  return s.revoked
+    ? []
+    : [{ type: 'AccessTokenRevoked', data: { tokenId: s.tokenId, userId: s.userId, at: now.toISOString() } }];
 }
 
 /** `YYYY-MM-DD` naming a real calendar day. */

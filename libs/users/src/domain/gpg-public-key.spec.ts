@@ -117,7 +117,10 @@ describe('parseGpgPublicKey', () => {
         '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nbm90IGEga2V5IGF0IGFsbA==\n-----END PGP PUBLIC KEY BLOCK-----',
         /not a valid PGP public key/,
       );
-      await expectRejected('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!!\n-----END PGP PUBLIC KEY BLOCK-----', /not a valid/);
+      await expectRejected(
+        '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!!\n-----END PGP PUBLIC KEY BLOCK-----',
+        /not a valid/,
+      );
     });
 
     it('another kind of armor block', async () => {
@@ -199,15 +202,31 @@ const gpg = (() => {
 
   it('agrees with gpg on a key openpgp made', async () => {
     const colons = run(['--with-colons', '--import-options', 'show-only', '--import'], keyPair.publicKey);
-    const fpr = colons.split('\n').find((l) => l.startsWith('fpr:'))!.split(':')[9];
-    const keyId = colons.split('\n').find((l) => l.startsWith('pub:'))!.split(':')[4];
+    const fpr = colons
+      .split('\n')
+      .find((l) => l.startsWith('fpr:'))!
+      .split(':')[9];
+    const keyId = colons
+      .split('\n')
+      .find((l) => l.startsWith('pub:'))!
+      .split(':')[4];
     const parsed = await parseGpgPublicKey(keyPair.publicKey);
     expect(parsed.fingerprint).toBe(fpr);
     expect(parsed.primaryKeyId).toBe(keyId);
   });
 
   it('reads a key gpg made, with a bare e-mail user ID', async () => {
-    run(['--passphrase', '', '--pinentry-mode', 'loopback', '--quick-gen-key', 'Bare@Example.org', 'ed25519', 'sign', 'never']);
+    run([
+      '--passphrase',
+      '',
+      '--pinentry-mode',
+      'loopback',
+      '--quick-gen-key',
+      'Bare@Example.org',
+      'ed25519',
+      'sign',
+      'never',
+    ]);
     const armored = run(['--armor', '--export', 'Bare@Example.org']);
     const fpr = run(['--with-colons', '--list-keys', 'Bare@Example.org'])
       .split('\n')
@@ -217,6 +236,9 @@ const gpg = (() => {
     expect(parsed.fingerprint).toBe(fpr);
     expect(parsed.primaryKeyId).toBe(fpr.slice(-16));
     expect(parsed.emails).toEqual(['bare@example.org']);
-    await expectRejected(run(['--armor', '--pinentry-mode', 'loopback', '--passphrase', '', '--export-secret-keys']), /private key/);
+    await expectRejected(
+      run(['--armor', '--pinentry-mode', 'loopback', '--passphrase', '', '--export-secret-keys']),
+      /private key/,
+    );
   });
 });

@@ -1,24 +1,50 @@
 import { namespacePathErrors, PATH_FORMAT_MESSAGE, RESERVED_TOP_LEVEL } from './namespace-path';
 
 describe('namespacePathErrors', () => {
-  it.each(['a', 'A', '0', '_', 'jane', 'Jane_Doe', 'jane-doe', 'jane.doe', 'j.a.n.e', '_jane', '1337', 'jane-', 'jane_', 'jane.gitx', 'gitlab.git1', 'atom'])(
-    'accepts %j',
-    (path) => {
-      expect(namespacePathErrors(path, true)).toEqual([]);
-    },
-  );
+  it.each([
+    'a',
+    'A',
+    '0',
+    '_',
+    'jane',
+    'Jane_Doe',
+    'jane-doe',
+    'jane.doe',
+    'j.a.n.e',
+    '_jane',
+    '1337',
+    'jane-',
+    'jane_',
+    'jane.gitx',
+    'gitlab.git1',
+    'atom',
+  ])('accepts %j', (path) => {
+    expect(namespacePathErrors(path, true)).toEqual([]);
+  });
 
   it('says blank, and nothing else, for an empty path', () => {
     expect(namespacePathErrors('', true)).toEqual(["can't be blank"]);
     expect(namespacePathErrors('', false)).toEqual(["can't be blank"]);
   });
 
-  it.each(['-jane', '.jane', 'jane.', 'jane..', 'jane.git', 'jane.GIT', 'jane.atom', 'jane.Atom', 'ja ne', 'jane/doe', 'jane@doe', 'jané', 'jane\n', '.git'])(
-    'gives the format message for %j',
-    (path) => {
-      expect(namespacePathErrors(path, true)).toEqual([PATH_FORMAT_MESSAGE]);
-    },
-  );
+  it.each([
+    '-jane',
+    '.jane',
+    'jane.',
+    'jane..',
+    'jane.git',
+    'jane.GIT',
+    'jane.atom',
+    'jane.Atom',
+    'ja ne',
+    'jane/doe',
+    'jane@doe',
+    'jané',
+    'jane\n',
+    '.git',
+  ])('gives the format message for %j', (path) => {
+    expect(namespacePathErrors(path, true)).toEqual([PATH_FORMAT_MESSAGE]);
+  });
 
   it('allows 255 characters and refuses 256', () => {
     expect(namespacePathErrors('a'.repeat(255), true)).toEqual([]);
@@ -26,15 +52,29 @@ describe('namespacePathErrors', () => {
   });
 
   it('gives every message that applies', () => {
-    expect(namespacePathErrors(`${'a'.repeat(256)}.git`, true)).toEqual(['is too long (maximum is 255 characters)', PATH_FORMAT_MESSAGE]);
+    expect(namespacePathErrors(`${'a'.repeat(256)}.git`, true)).toEqual([
+      'is too long (maximum is 255 characters)',
+      PATH_FORMAT_MESSAGE,
+    ]);
   });
 
-  it.each(['admin', 'api', 'users', 'groups', 'projects', 'help', 'explore', 'dashboard', 'uploads', 'root-ghost', 'robots.txt', 's', 'u'])(
-    'refuses the reserved top-level name %j',
-    (path) => {
-      expect(namespacePathErrors(path, true)).toEqual([`${path} is a reserved name`]);
-    },
-  );
+  it.each([
+    'admin',
+    'api',
+    'users',
+    'groups',
+    'projects',
+    'help',
+    'explore',
+    'dashboard',
+    'uploads',
+    'root-ghost',
+    'robots.txt',
+    's',
+    'u',
+  ])('refuses the reserved top-level name %j', (path) => {
+    expect(namespacePathErrors(path, true)).toEqual([`${path} is a reserved name`]);
+  });
 
   it('matches reserved names without regard to case, quoting the path as given', () => {
     expect(namespacePathErrors('Admin', true)).toEqual(['Admin is a reserved name']);

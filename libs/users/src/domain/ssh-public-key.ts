@@ -59,14 +59,22 @@ export function parseSshPublicKey(text: string): ParsedSshKey {
 
   // GitLab deletes line breaks before parsing, so a key the browser or terminal wrapped in the
   // middle of its base64 is joined back together; other whitespace runs just separate fields.
-  const line = text.replace(/[\r\n]/g, '').replace(/\s+/g, ' ').trim();
+  const line = text
+    .replace(/[\r\n]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (line === '') throw new SshKeyError('key is empty');
 
   const [type, base64 = '', ...commentWords] = line.split(' ');
   const parseBody = Object.hasOwn(PARSERS, type) ? PARSERS[type] : undefined;
   if (!parseBody) {
     // authorized_keys allows `command="…",no-pty ssh-rsa …`; GitLab stores bare keys only.
-    if (line.split(' ').slice(1).some((word) => Object.hasOwn(PARSERS, word))) {
+    if (
+      line
+        .split(' ')
+        .slice(1)
+        .some((word) => Object.hasOwn(PARSERS, word))
+    ) {
       throw new SshKeyError('key options are not allowed');
     }
     throw new SshKeyError('unknown key type');
@@ -83,7 +91,10 @@ export function parseSshPublicKey(text: string): ParsedSshKey {
   return {
     type,
     bits,
-    fingerprintMd5: createHash('md5').update(blob).digest('hex').replace(/(..)(?!$)/g, '$1:'),
+    fingerprintMd5: createHash('md5')
+      .update(blob)
+      .digest('hex')
+      .replace(/(..)(?!$)/g, '$1:'),
     fingerprintSha256: 'SHA256:' + createHash('sha256').update(blob).digest('base64').replace(/=+$/, ''),
     key: `${type} ${blob.toString('base64')}${comment ? ` ${comment}` : ''}`,
   };
@@ -217,6 +228,7 @@ function der(tag: number, parts: Buffer[]): Buffer {
 
 /** DER INTEGER from an unsigned magnitude: a 0x00 in front keeps it positive. */
 function derInt(magnitude: Buffer): Buffer {
-  const content = magnitude.length === 0 || magnitude[0] & 0x80 ? Buffer.concat([Buffer.from([0]), magnitude]) : magnitude;
+  const content =
+    magnitude.length === 0 || magnitude[0] & 0x80 ? Buffer.concat([Buffer.from([0]), magnitude]) : magnitude;
   return der(0x02, [content]);
 }

@@ -2,7 +2,10 @@ import { evolve, initial, recordActivity, type UserActivity, type UserActivityEv
 
 const USER = 7;
 const given = (...events: UserActivityEvent[]): UserActivity => events.reduce(evolve, initial());
-const recorded = (on: string): UserActivityEvent => ({ type: 'UserActivityRecorded', data: { userId: USER, on, at: `${on}T10:00:00.000Z` } });
+const recorded = (on: string): UserActivityEvent => ({
+  type: 'UserActivityRecorded',
+  data: { userId: USER, on, at: `${on}T10:00:00.000Z` },
+});
 
 describe('recordActivity', () => {
   it('records the first activity ever, with its day in UTC', () => {

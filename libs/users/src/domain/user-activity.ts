@@ -14,5 +14,7 @@ export const userActivityDecider = { initial, evolve };
 
 export function recordActivity(s: UserActivity, userId: number, now: Date): UserActivityEvent[] {
   const on = now.toISOString().slice(0, 10);
-  return s.lastOn !== null && s.lastOn >= on ? [] : [{ type: 'UserActivityRecorded', data: { userId, on, at: now.toISOString() } }];
+  return s.lastOn !== null && s.lastOn >= on
+    ? []
+    : [{ type: 'UserActivityRecorded', data: { userId, on, at: now.toISOString() } }];
 }

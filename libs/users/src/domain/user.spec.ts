@@ -49,26 +49,77 @@ const profile = (over: Partial<UserProfile> = {}): UserProfile => ({
 
 const created = (over: Partial<UserProfile> = {}, userId = ID): UserEvent => ({
   type: 'UserCreated',
-  data: { userId, namespaceId: userId + 100, ...profile(over), passwordDigest: 'digest', identities: [], confirmedAt: EARLIER, at: EARLIER },
+  data: {
+    userId,
+    namespaceId: userId + 100,
+    ...profile(over),
+    passwordDigest: 'digest',
+    identities: [],
+    confirmedAt: EARLIER,
+    at: EARLIER,
+  },
 });
-const updated = (changes: Partial<UserProfile>): UserEvent => ({ type: 'UserUpdated', data: { userId: ID, changes, at: EARLIER } });
-const blocked = (byDirectory = false): UserEvent => ({ type: 'UserBlocked', data: { userId: ID, byDirectory, at: EARLIER } });
+const updated = (changes: Partial<UserProfile>): UserEvent => ({
+  type: 'UserUpdated',
+  data: { userId: ID, changes, at: EARLIER },
+});
+const blocked = (byDirectory = false): UserEvent => ({
+  type: 'UserBlocked',
+  data: { userId: ID, byDirectory, at: EARLIER },
+});
 const unblocked = (): UserEvent => ({ type: 'UserUnblocked', data: { userId: ID, at: EARLIER } });
-const deleted = (): UserEvent => ({ type: 'UserDeleted', data: { userId: ID, username: 'jane', hardDelete: false, at: EARLIER } });
+const deleted = (): UserEvent => ({
+  type: 'UserDeleted',
+  data: { userId: ID, username: 'jane', hardDelete: false, at: EARLIER },
+});
 const sshKeyAdded = (keyId: number): UserEvent => ({
   type: 'SshKeyAdded',
-  data: { userId: ID, keyId, title: 'laptop', key: 'ssh-ed25519 AAAA', fingerprint: 'aa:bb', fingerprintSha256: 'SHA256:x', keyType: 'ssh-ed25519', at: EARLIER },
+  data: {
+    userId: ID,
+    keyId,
+    title: 'laptop',
+    key: 'ssh-ed25519 AAAA',
+    fingerprint: 'aa:bb',
+    fingerprintSha256: 'SHA256:x',
+    keyType: 'ssh-ed25519',
+    at: EARLIER,
+  },
 });
-const sshKeyRemoved = (keyId: number): UserEvent => ({ type: 'SshKeyRemoved', data: { userId: ID, keyId, at: EARLIER } });
+const sshKeyRemoved = (keyId: number): UserEvent => ({
+  type: 'SshKeyRemoved',
+  data: { userId: ID, keyId, at: EARLIER },
+});
 const gpgKeyAdded = (keyId: number): UserEvent => ({
   type: 'GpgKeyAdded',
-  data: { userId: ID, keyId, key: '-----BEGIN PGP PUBLIC KEY BLOCK-----', fingerprint: 'ABCD', primaryKeyId: 'CD', at: EARLIER },
+  data: {
+    userId: ID,
+    keyId,
+    key: '-----BEGIN PGP PUBLIC KEY BLOCK-----',
+    fingerprint: 'ABCD',
+    primaryKeyId: 'CD',
+    at: EARLIER,
+  },
 });
-const gpgKeyRemoved = (keyId: number): UserEvent => ({ type: 'GpgKeyRemoved', data: { userId: ID, keyId, at: EARLIER } });
-const emailAdded = (emailId: number, email: string): UserEvent => ({ type: 'EmailAdded', data: { userId: ID, emailId, email, at: EARLIER } });
-const emailRemoved = (emailId: number): UserEvent => ({ type: 'EmailRemoved', data: { userId: ID, emailId, at: EARLIER } });
-const attributeSet = (key: string, value: string): UserEvent => ({ type: 'UserCustomAttributeSet', data: { userId: ID, key, value, at: EARLIER } });
-const attributeRemoved = (key: string): UserEvent => ({ type: 'UserCustomAttributeRemoved', data: { userId: ID, key, at: EARLIER } });
+const gpgKeyRemoved = (keyId: number): UserEvent => ({
+  type: 'GpgKeyRemoved',
+  data: { userId: ID, keyId, at: EARLIER },
+});
+const emailAdded = (emailId: number, email: string): UserEvent => ({
+  type: 'EmailAdded',
+  data: { userId: ID, emailId, email, at: EARLIER },
+});
+const emailRemoved = (emailId: number): UserEvent => ({
+  type: 'EmailRemoved',
+  data: { userId: ID, emailId, at: EARLIER },
+});
+const attributeSet = (key: string, value: string): UserEvent => ({
+  type: 'UserCustomAttributeSet',
+  data: { userId: ID, key, value, at: EARLIER },
+});
+const attributeRemoved = (key: string): UserEvent => ({
+  type: 'UserCustomAttributeRemoved',
+  data: { userId: ID, key, at: EARLIER },
+});
 
 /** The field messages of the `Invalid` that `fn` throws. */
 function invalid(fn: () => unknown): Record<string, string[]> {
@@ -104,25 +155,53 @@ function expectForbidden(fn: () => unknown, message: string): void {
 }
 
 const newUser = (over: Partial<UserProfile> = {}, password: string | undefined = 'secret-password') =>
-  create(initial(), { userId: ID, namespaceId: 107, profile: profile(over), password, passwordDigest: 'digest', confirmed: true }, NOW);
+  create(
+    initial(),
+    { userId: ID, namespaceId: 107, profile: profile(over), password, passwordDigest: 'digest', confirmed: true },
+    NOW,
+  );
 
 const TOO_LONG = 'is too long (maximum is 255 characters)';
 
 describe('create', () => {
   it('records the whole profile, the digest and the confirmation time', () => {
     expect(newUser()).toEqual([
-      { type: 'UserCreated', data: { userId: ID, namespaceId: 107, ...profile(), passwordDigest: 'digest', identities: [], confirmedAt: AT, at: AT } },
+      {
+        type: 'UserCreated',
+        data: {
+          userId: ID,
+          namespaceId: 107,
+          ...profile(),
+          passwordDigest: 'digest',
+          identities: [],
+          confirmedAt: AT,
+          at: AT,
+        },
+      },
     ]);
   });
 
   it('carries an identity and leaves an unconfirmed user unconfirmed', () => {
     const identity = { provider: 'ldapmain', externUid: 'uid=jane,ou=people' };
-    const [e] = create(initial(), { userId: ID, namespaceId: 107, profile: profile(), passwordDigest: null, identity, confirmed: false }, NOW);
-    expect(e).toMatchObject({ type: 'UserCreated', data: { identities: [identity], confirmedAt: null, passwordDigest: null } });
+    const [e] = create(
+      initial(),
+      { userId: ID, namespaceId: 107, profile: profile(), passwordDigest: null, identity, confirmed: false },
+      NOW,
+    );
+    expect(e).toMatchObject({
+      type: 'UserCreated',
+      data: { identities: [identity], confirmedAt: null, passwordDigest: null },
+    });
   });
 
   it('refuses a second creation of the same stream', () => {
-    expect(() => create(given(created()), { userId: ID, namespaceId: 107, profile: profile(), passwordDigest: null, confirmed: true }, NOW)).toThrow(/exists already/);
+    expect(() =>
+      create(
+        given(created()),
+        { userId: ID, namespaceId: 107, profile: profile(), passwordDigest: null, confirmed: true },
+        NOW,
+      ),
+    ).toThrow(/exists already/);
   });
 
   it.each([
@@ -142,9 +221,12 @@ describe('create', () => {
     expect(invalid(() => newUser({ username }))).toEqual({ username: messages });
   });
 
-  it.each(['j', 'jane_doe', 'jane-doe', 'jane.doe', '_jane', '42', 'jane.gitlab', 'a'.repeat(255)])('accepts the username %j', (username) => {
-    expect(newUser({ username })).toHaveLength(1);
-  });
+  it.each(['j', 'jane_doe', 'jane-doe', 'jane.doe', '_jane', '42', 'jane.gitlab', 'a'.repeat(255)])(
+    'accepts the username %j',
+    (username) => {
+      expect(newUser({ username })).toHaveLength(1);
+    },
+  );
 
   it.each([
     ['', "can't be blank"],
@@ -172,7 +254,9 @@ describe('create', () => {
   });
 
   it('refuses a password over 128 characters', () => {
-    expect(invalid(() => newUser({}, 'p'.repeat(129)))).toEqual({ password: ['is too long (maximum is 128 characters)'] });
+    expect(invalid(() => newUser({}, 'p'.repeat(129)))).toEqual({
+      password: ['is too long (maximum is 128 characters)'],
+    });
   });
 
   it('needs no password (reset_password, or a directory identity)', () => {
@@ -180,12 +264,16 @@ describe('create', () => {
   });
 
   it('refuses a negative projects_limit and accepts 0', () => {
-    expect(invalid(() => newUser({ projectsLimit: -1 }))).toEqual({ projects_limit: ['must be greater than or equal to 0'] });
+    expect(invalid(() => newUser({ projectsLimit: -1 }))).toEqual({
+      projects_limit: ['must be greater than or equal to 0'],
+    });
     expect(newUser({ projectsLimit: 0 })).toHaveLength(1);
   });
 
   it('refuses a projects_limit beyond a 32-bit integer', () => {
-    expect(invalid(() => newUser({ projectsLimit: 2147483648 }))).toEqual({ projects_limit: ['must be less than or equal to 2147483647'] });
+    expect(invalid(() => newUser({ projectsLimit: 2147483648 }))).toEqual({
+      projects_limit: ['must be less than or equal to 2147483647'],
+    });
   });
 
   it.each([
@@ -200,18 +288,31 @@ describe('create', () => {
   });
 
   it('reports every failing field at once', () => {
-    expect(invalid(() => newUser({ username: 'api', email: 'nope', name: '', bio: 'b'.repeat(256) }, 'short'))).toEqual({
-      username: ['api is a reserved name'],
-      email: ['is invalid'],
-      name: ["can't be blank"],
-      password: ['is too short (minimum is 8 characters)'],
-      bio: [TOO_LONG],
-    });
+    expect(invalid(() => newUser({ username: 'api', email: 'nope', name: '', bio: 'b'.repeat(256) }, 'short'))).toEqual(
+      {
+        username: ['api is a reserved name'],
+        email: ['is invalid'],
+        name: ["can't be blank"],
+        password: ['is too short (minimum is 8 characters)'],
+        bio: [TOO_LONG],
+      },
+    );
   });
 
   it('refuses an identity without provider or extern_uid', () => {
     const fields = invalid(() =>
-      create(initial(), { userId: ID, namespaceId: 107, profile: profile(), passwordDigest: null, identity: { provider: '', externUid: '' }, confirmed: true }, NOW),
+      create(
+        initial(),
+        {
+          userId: ID,
+          namespaceId: 107,
+          profile: profile(),
+          passwordDigest: null,
+          identity: { provider: '', externUid: '' },
+          confirmed: true,
+        },
+        NOW,
+      ),
     );
     expect(fields).toEqual({ provider: ["can't be blank"], extern_uid: ["can't be blank"] });
   });
@@ -241,7 +342,9 @@ describe('update', () => {
   });
 
   it('appends nothing when nothing changes', () => {
-    expect(update(given(created()), { changes: { name: 'Jane Doe', bio: null, isAdmin: false }, current }, NOW)).toEqual([]);
+    expect(
+      update(given(created()), { changes: { name: 'Jane Doe', bio: null, isAdmin: false }, current }, NOW),
+    ).toEqual([]);
     expect(update(given(created()), { changes: {}, current }, NOW)).toEqual([]);
   });
 
@@ -250,9 +353,9 @@ describe('update', () => {
   });
 
   it('records a new password even when no profile field changes', () => {
-    expect(update(given(created()), { changes: {}, current, password: 'new-password', passwordDigest: 'new' }, NOW)).toEqual([
-      { type: 'UserUpdated', data: { userId: ID, changes: {}, passwordDigest: 'new', at: AT } },
-    ]);
+    expect(
+      update(given(created()), { changes: {}, current, password: 'new-password', passwordDigest: 'new' }, NOW),
+    ).toEqual([{ type: 'UserUpdated', data: { userId: ID, changes: {}, passwordDigest: 'new', at: AT } }]);
   });
 
   it('records an identity', () => {
@@ -263,11 +366,15 @@ describe('update', () => {
   });
 
   it('validates what it is given', () => {
-    expect(invalid(() => update(given(created()), { changes: { username: 'jane.git', projectsLimit: -5 }, current }, NOW))).toEqual({
+    expect(
+      invalid(() => update(given(created()), { changes: { username: 'jane.git', projectsLimit: -5 }, current }, NOW)),
+    ).toEqual({
       username: [PATH_FORMAT_MESSAGE],
       projects_limit: ['must be greater than or equal to 0'],
     });
-    expect(invalid(() => update(given(created()), { changes: {}, current, password: 'short', passwordDigest: 'x' }, NOW))).toEqual({
+    expect(
+      invalid(() => update(given(created()), { changes: {}, current, password: 'short', passwordDigest: 'x' }, NOW)),
+    ).toEqual({
       password: ['is too short (minimum is 8 characters)'],
     });
   });
@@ -279,12 +386,17 @@ describe('update', () => {
   it('keeps the new username and e-mail in the state', () => {
     const s = given(created(), updated({ username: 'jroe', email: 'jroe@example.com' }));
     expect(s).toMatchObject({ exists: true, username: 'jroe', email: 'jroe@example.com' });
-    expect(remove(s, false, NOW)).toEqual([{ type: 'UserDeleted', data: { userId: ID, username: 'jroe', hardDelete: false, at: AT } }]);
+    expect(remove(s, false, NOW)).toEqual([
+      { type: 'UserDeleted', data: { userId: ID, username: 'jroe', hardDelete: false, at: AT } },
+    ]);
   });
 });
 
 describe('block and unblock', () => {
-  const blockEvent = (byDirectory: boolean): UserEvent => ({ type: 'UserBlocked', data: { userId: ID, byDirectory, at: AT } });
+  const blockEvent = (byDirectory: boolean): UserEvent => ({
+    type: 'UserBlocked',
+    data: { userId: ID, byDirectory, at: AT },
+  });
   const unblockEvent: UserEvent = { type: 'UserUnblocked', data: { userId: ID, at: AT } };
 
   it('blocks an active user', () => {
@@ -310,7 +422,10 @@ describe('block and unblock', () => {
     const ldapBlocked = given(created(), blocked(true));
     expect(ldapBlocked).toMatchObject({ state: 'ldap_blocked' });
     expectForbidden(() => block(ldapBlocked, NOW), '403 Forbidden - LDAP blocked users cannot be modified by the API');
-    expectForbidden(() => unblock(ldapBlocked, NOW), '403 Forbidden - LDAP blocked users cannot be unblocked by the API');
+    expectForbidden(
+      () => unblock(ldapBlocked, NOW),
+      '403 Forbidden - LDAP blocked users cannot be unblocked by the API',
+    );
   });
 
   it('lets the directory block active and blocked users, once', () => {
@@ -333,7 +448,9 @@ describe('block and unblock', () => {
 
 describe('remove', () => {
   it.each([true, false])('carries hardDelete=%s and the username', (hardDelete) => {
-    expect(remove(given(created()), hardDelete, NOW)).toEqual([{ type: 'UserDeleted', data: { userId: ID, username: 'jane', hardDelete, at: AT } }]);
+    expect(remove(given(created()), hardDelete, NOW)).toEqual([
+      { type: 'UserDeleted', data: { userId: ID, username: 'jane', hardDelete, at: AT } },
+    ]);
   });
 
   it('is NotFound for an unknown user', () => {
@@ -342,7 +459,8 @@ describe('remove', () => {
 });
 
 describe('a deleted user', () => {
-  const gone = () => given(created(), sshKeyAdded(1), emailAdded(2, 'other@example.com'), attributeSet('k', 'v'), deleted());
+  const gone = () =>
+    given(created(), sshKeyAdded(1), emailAdded(2, 'other@example.com'), attributeSet('k', 'v'), deleted());
 
   it('folds to a user that does not exist', () => {
     expect(gone()).toEqual({ exists: false });
@@ -359,7 +477,12 @@ describe('a deleted user', () => {
       () => block(s, NOW),
       () => unblock(s, NOW),
       () => remove(s, true, NOW),
-      () => addSshKey(s, { keyId: 9, title: 't', key: 'k', fingerprint: 'f', fingerprintSha256: 'f', keyType: 'ssh-rsa' }, NOW),
+      () =>
+        addSshKey(
+          s,
+          { keyId: 9, title: 't', key: 'k', fingerprint: 'f', fingerprintSha256: 'f', keyType: 'ssh-rsa' },
+          NOW,
+        ),
       () => removeSshKey(s, 1, NOW),
       () => addGpgKey(s, { keyId: 9, key: 'k', fingerprint: 'f', primaryKeyId: 'p' }, NOW),
       () => addEmail(s, 9, 'new@example.com', NOW),
@@ -372,15 +495,28 @@ describe('a deleted user', () => {
 });
 
 describe('SSH keys', () => {
-  const key = { keyId: 11, title: 'laptop', key: 'ssh-ed25519 AAAA', fingerprint: 'aa:bb', fingerprintSha256: 'SHA256:x', keyType: 'ssh-ed25519' };
+  const key = {
+    keyId: 11,
+    title: 'laptop',
+    key: 'ssh-ed25519 AAAA',
+    fingerprint: 'aa:bb',
+    fingerprintSha256: 'SHA256:x',
+    keyType: 'ssh-ed25519',
+  };
 
   it('adds a key', () => {
-    expect(addSshKey(given(created()), key, NOW)).toEqual([{ type: 'SshKeyAdded', data: { userId: ID, ...key, at: AT } }]);
+    expect(addSshKey(given(created()), key, NOW)).toEqual([
+      { type: 'SshKeyAdded', data: { userId: ID, ...key, at: AT } },
+    ]);
   });
 
   it('refuses a blank or overlong title', () => {
-    expect(invalid(() => addSshKey(given(created()), { ...key, title: ' ' }, NOW))).toEqual({ title: ["can't be blank"] });
-    expect(invalid(() => addSshKey(given(created()), { ...key, title: 't'.repeat(256) }, NOW))).toEqual({ title: [TOO_LONG] });
+    expect(invalid(() => addSshKey(given(created()), { ...key, title: ' ' }, NOW))).toEqual({
+      title: ["can't be blank"],
+    });
+    expect(invalid(() => addSshKey(given(created()), { ...key, title: 't'.repeat(256) }, NOW))).toEqual({
+      title: [TOO_LONG],
+    });
   });
 
   it('removes a key the user has', () => {
@@ -391,7 +527,10 @@ describe('SSH keys', () => {
 
   it('is NotFound(Key) for an unknown or already removed key', () => {
     expectNotFound(() => removeSshKey(given(created()), 11, NOW), '404 Key Not Found');
-    expectNotFound(() => removeSshKey(given(created(), sshKeyAdded(11), sshKeyRemoved(11)), 11, NOW), '404 Key Not Found');
+    expectNotFound(
+      () => removeSshKey(given(created(), sshKeyAdded(11), sshKeyRemoved(11)), 11, NOW),
+      '404 Key Not Found',
+    );
   });
 
   it('does not let a GPG key id stand for an SSH key', () => {
@@ -403,16 +542,23 @@ describe('GPG keys', () => {
   const key = { keyId: 21, key: '-----BEGIN PGP PUBLIC KEY BLOCK-----', fingerprint: 'ABCD', primaryKeyId: 'CD' };
 
   it('adds a key', () => {
-    expect(addGpgKey(given(created()), key, NOW)).toEqual([{ type: 'GpgKeyAdded', data: { userId: ID, ...key, at: AT } }]);
+    expect(addGpgKey(given(created()), key, NOW)).toEqual([
+      { type: 'GpgKeyAdded', data: { userId: ID, ...key, at: AT } },
+    ]);
   });
 
   it('removes a key the user has', () => {
-    expect(removeGpgKey(given(created(), gpgKeyAdded(21)), 21, NOW)).toEqual([{ type: 'GpgKeyRemoved', data: { userId: ID, keyId: 21, at: AT } }]);
+    expect(removeGpgKey(given(created(), gpgKeyAdded(21)), 21, NOW)).toEqual([
+      { type: 'GpgKeyRemoved', data: { userId: ID, keyId: 21, at: AT } },
+    ]);
   });
 
   it('is NotFound(GPG Key) for an unknown or already removed key', () => {
     expectNotFound(() => removeGpgKey(given(created(), sshKeyAdded(21)), 21, NOW), '404 GPG Key Not Found');
-    expectNotFound(() => removeGpgKey(given(created(), gpgKeyAdded(21), gpgKeyRemoved(21)), 21, NOW), '404 GPG Key Not Found');
+    expectNotFound(
+      () => removeGpgKey(given(created(), gpgKeyAdded(21), gpgKeyRemoved(21)), 21, NOW),
+      '404 GPG Key Not Found',
+    );
   });
 });
 
@@ -445,7 +591,9 @@ describe('e-mails', () => {
   });
 
   it('accepts a secondary address again once it was removed', () => {
-    expect(addEmail(given(created(), emailAdded(31, 'work@example.com'), emailRemoved(31)), 32, 'work@example.com', NOW)).toHaveLength(1);
+    expect(
+      addEmail(given(created(), emailAdded(31, 'work@example.com'), emailRemoved(31)), 32, 'work@example.com', NOW),
+    ).toHaveLength(1);
   });
 
   it.each([
@@ -464,7 +612,10 @@ describe('e-mails', () => {
 
   it('is NotFound(Email) for an unknown or already removed address', () => {
     expectNotFound(() => removeEmail(given(created()), 31, NOW), '404 Email Not Found');
-    expectNotFound(() => removeEmail(given(created(), emailAdded(31, 'work@example.com'), emailRemoved(31)), 31, NOW), '404 Email Not Found');
+    expectNotFound(
+      () => removeEmail(given(created(), emailAdded(31, 'work@example.com'), emailRemoved(31)), 31, NOW),
+      '404 Email Not Found',
+    );
   });
 });
 
@@ -483,8 +634,14 @@ describe('custom attributes', () => {
   });
 
   it('refuses a blank or overlong key or value', () => {
-    expect(invalid(() => setCustomAttribute(given(created()), '', '', NOW))).toEqual({ key: ["can't be blank"], value: ["can't be blank"] });
-    expect(invalid(() => setCustomAttribute(given(created()), 'k'.repeat(256), 'v'.repeat(256), NOW))).toEqual({ key: [TOO_LONG], value: [TOO_LONG] });
+    expect(invalid(() => setCustomAttribute(given(created()), '', '', NOW))).toEqual({
+      key: ["can't be blank"],
+      value: ["can't be blank"],
+    });
+    expect(invalid(() => setCustomAttribute(given(created()), 'k'.repeat(256), 'v'.repeat(256), NOW))).toEqual({
+      key: [TOO_LONG],
+      value: [TOO_LONG],
+    });
   });
 
   it('removes an attribute the user has', () => {
@@ -495,18 +652,33 @@ describe('custom attributes', () => {
 
   it('is NotFound for an unknown or already removed attribute', () => {
     expectNotFound(() => removeCustomAttribute(given(created()), 'team', NOW), '404 Custom Attribute Not Found');
-    expectNotFound(() => removeCustomAttribute(given(created(), attributeSet('team', 'blue'), attributeRemoved('team')), 'team', NOW), '404 Custom Attribute Not Found');
+    expectNotFound(
+      () =>
+        removeCustomAttribute(given(created(), attributeSet('team', 'blue'), attributeRemoved('team')), 'team', NOW),
+      '404 Custom Attribute Not Found',
+    );
   });
 
-  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])('does not take the inherited %j for an attribute', (key) => {
-    expectNotFound(() => removeCustomAttribute(given(created()), key, NOW), '404 Custom Attribute Not Found');
-    expect(setCustomAttribute(given(created()), key, 'v', NOW)).toHaveLength(1);
-  });
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])(
+    'does not take the inherited %j for an attribute',
+    (key) => {
+      expectNotFound(() => removeCustomAttribute(given(created()), key, NOW), '404 Custom Attribute Not Found');
+      expect(setCustomAttribute(given(created()), key, 'v', NOW)).toHaveLength(1);
+    },
+  );
 
   it('keeps an attribute called __proto__ as data', () => {
     const s = given(created(), attributeSet('__proto__', 'v'));
     expect(setCustomAttribute(s, '__proto__', 'v', NOW)).toEqual([]);
     expect(removeCustomAttribute(s, '__proto__', NOW)).toHaveLength(1);
-    expectNotFound(() => removeCustomAttribute(given(created(), attributeSet('__proto__', 'v'), attributeRemoved('__proto__')), '__proto__', NOW), '404 Custom Attribute Not Found');
+    expectNotFound(
+      () =>
+        removeCustomAttribute(
+          given(created(), attributeSet('__proto__', 'v'), attributeRemoved('__proto__')),
+          '__proto__',
+          NOW,
+        ),
+      '404 Custom Attribute Not Found',
+    );
   });
 });

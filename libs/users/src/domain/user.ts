@@ -37,15 +37,47 @@ export interface UserProfile {
 export type UserEvent =
   // `namespaceId`: the id of the user's personal namespace, which the groups context projects.
   // `ghost`: GitLab's ghost user, who inherits what deleted users leave behind.
-  | { type: 'UserCreated'; data: UserProfile & { userId: number; namespaceId: number; passwordDigest: string | null; identities: Identity[]; confirmedAt: string | null; at: string; ghost?: boolean } }
-  | { type: 'UserUpdated'; data: { userId: number; changes: Partial<UserProfile>; passwordDigest?: string; identity?: Identity; at: string } }
+  | {
+      type: 'UserCreated';
+      data: UserProfile & {
+        userId: number;
+        namespaceId: number;
+        passwordDigest: string | null;
+        identities: Identity[];
+        confirmedAt: string | null;
+        at: string;
+        ghost?: boolean;
+      };
+    }
+  | {
+      type: 'UserUpdated';
+      data: { userId: number; changes: Partial<UserProfile>; passwordDigest?: string; identity?: Identity; at: string };
+    }
   | { type: 'UserBlocked'; data: { userId: number; byDirectory: boolean; at: string } }
   | { type: 'UserUnblocked'; data: { userId: number; at: string } }
   // `ghostUserId`: on a soft delete, who takes over the user's contributions.
-  | { type: 'UserDeleted'; data: { userId: number; username: string; hardDelete: boolean; at: string; ghostUserId?: number } }
-  | { type: 'SshKeyAdded'; data: { userId: number; keyId: number; title: string; key: string; fingerprint: string; fingerprintSha256: string; keyType: string; at: string } }
+  | {
+      type: 'UserDeleted';
+      data: { userId: number; username: string; hardDelete: boolean; at: string; ghostUserId?: number };
+    }
+  | {
+      type: 'SshKeyAdded';
+      data: {
+        userId: number;
+        keyId: number;
+        title: string;
+        key: string;
+        fingerprint: string;
+        fingerprintSha256: string;
+        keyType: string;
+        at: string;
+      };
+    }
   | { type: 'SshKeyRemoved'; data: { userId: number; keyId: number; at: string } }
-  | { type: 'GpgKeyAdded'; data: { userId: number; keyId: number; key: string; fingerprint: string; primaryKeyId: string; at: string } }
+  | {
+      type: 'GpgKeyAdded';
+      data: { userId: number; keyId: number; key: string; fingerprint: string; primaryKeyId: string; at: string };
+    }
   | { type: 'GpgKeyRemoved'; data: { userId: number; keyId: number; at: string } }
   | { type: 'EmailAdded'; data: { userId: number; emailId: number; email: string; at: string } }
   | { type: 'EmailRemoved'; data: { userId: number; emailId: number; at: string } }
@@ -71,7 +103,17 @@ export const initial = (): User => ({ exists: false });
 export function evolve(s: User, e: UserEvent): User {
   if (e.type === 'UserCreated') {
     const d = e.data;
-    return { exists: true, userId: d.userId, username: d.username, email: d.email, state: 'active', sshKeys: [], gpgKeys: [], emails: {}, customAttributes: {} };
+    return {
+      exists: true,
+      userId: d.userId,
+      username: d.username,
+      email: d.email,
+      state: 'active',
+      sshKeys: [],
+      gpgKeys: [],
+      emails: {},
+      customAttributes: {},
+    };
   }
   if (!s.exists) return s;
   switch (e.type) {
@@ -123,7 +165,11 @@ const MAX = 255;
 const tooLong = (max: number) => `is too long (maximum is ${max} characters)`;
 
 /** GitLab's model validations for a user's fields; only the fields present are checked. */
-export function validateProfile(p: Partial<UserProfile>, password: string | undefined, errors = new FieldErrors()): FieldErrors {
+export function validateProfile(
+  p: Partial<UserProfile>,
+  password: string | undefined,
+  errors = new FieldErrors(),
+): FieldErrors {
   if (p.username !== undefined) for (const m of namespacePathErrors(p.username, true)) errors.add('username', m);
   if (p.email !== undefined) {
     if (!p.email) errors.add('email', "can't be blank");
@@ -143,8 +189,13 @@ export function validateProfile(p: Partial<UserProfile>, password: string | unde
     else if (p.projectsLimit > 2147483647) errors.add('projects_limit', 'must be less than or equal to 2147483647');
   }
   const texts: [keyof UserProfile, string][] = [
-    ['bio', 'bio'], ['location', 'location'], ['messenger', 'messenger'], ['careerProfile', 'career_profile'],
-    ['socialAccount', 'social_account'], ['websiteUrl', 'website_url'], ['organization', 'organization'],
+    ['bio', 'bio'],
+    ['location', 'location'],
+    ['messenger', 'messenger'],
+    ['careerProfile', 'career_profile'],
+    ['socialAccount', 'social_account'],
+    ['websiteUrl', 'website_url'],
+    ['organization', 'organization'],
   ];
   for (const [field, wire] of texts) {
     const v = p[field];
@@ -155,13 +206,23 @@ export function validateProfile(p: Partial<UserProfile>, password: string | unde
 
 export function validateIdentity(identity: Identity | undefined, errors: FieldErrors): void {
   if (!identity) return;
-  if (!identity.provider || identity.provider.length > MAX) errors.add('provider', identity.provider ? tooLong(MAX) : "can't be blank");
-  if (!identity.externUid || identity.externUid.length > MAX) errors.add('extern_uid', identity.externUid ? tooLong(MAX) : "can't be blank");
+  if (!identity.provider || identity.provider.length > MAX)
+    errors.add('provider', identity.provider ? tooLong(MAX) : "can't be blank");
+  if (!identity.externUid || identity.externUid.length > MAX)
+    errors.add('extern_uid', identity.externUid ? tooLong(MAX) : "can't be blank");
 }
 
 export function create(
   s: User,
-  input: { userId: number; namespaceId: number; profile: UserProfile; password?: string; passwordDigest: string | null; identity?: Identity; confirmed: boolean },
+  input: {
+    userId: number;
+    namespaceId: number;
+    profile: UserProfile;
+    password?: string;
+    passwordDigest: string | null;
+    identity?: Identity;
+    confirmed: boolean;
+  },
   now: Date,
 ): UserEvent[] {
   if (s.exists) throw new Error(`user ${input.userId} exists already`);
@@ -169,13 +230,20 @@ export function create(
   validateIdentity(input.identity, errors);
   errors.throwIfAny();
   const at = now.toISOString();
-  return [{
-    type: 'UserCreated',
-    data: {
-      userId: input.userId, namespaceId: input.namespaceId, ...input.profile, passwordDigest: input.passwordDigest,
-      identities: input.identity ? [input.identity] : [], confirmedAt: input.confirmed ? at : null, at,
+  return [
+    {
+      type: 'UserCreated',
+      data: {
+        userId: input.userId,
+        namespaceId: input.namespaceId,
+        ...input.profile,
+        passwordDigest: input.passwordDigest,
+        identities: input.identity ? [input.identity] : [],
+        confirmedAt: input.confirmed ? at : null,
+        at,
+      },
     },
-  }];
+  ];
 }
 
 /**
@@ -186,7 +254,11 @@ export function create(
 export function update(
   s: User,
   input: {
-    changes: Partial<UserProfile>; current: Partial<UserProfile>; password?: string; passwordDigest?: string; identity?: Identity;
+    changes: Partial<UserProfile>;
+    current: Partial<UserProfile>;
+    password?: string;
+    passwordDigest?: string;
+    identity?: Identity;
     swapEmailId?: number;
   },
   now: Date,
@@ -200,13 +272,18 @@ export function update(
     if (v !== undefined && input.current[k] !== v) (changes as Record<string, unknown>)[k] = v;
   }
   if (!Object.keys(changes).length && !input.passwordDigest && !input.identity) return [];
-  const data: Extract<UserEvent, { type: 'UserUpdated' }>['data'] = { userId: u.userId, changes, at: now.toISOString() };
+  const data: Extract<UserEvent, { type: 'UserUpdated' }>['data'] = {
+    userId: u.userId,
+    changes,
+    at: now.toISOString(),
+  };
   if (input.passwordDigest) data.passwordDigest = input.passwordDigest;
   if (input.identity) data.identity = input.identity;
   const updated: UserEvent = { type: 'UserUpdated', data };
-  const secondary = changes.email === undefined
-    ? undefined
-    : Object.entries(u.emails).find(([, e]) => e.toLowerCase() === changes.email!.toLowerCase());
+  const secondary =
+    changes.email === undefined
+      ? undefined
+      : Object.entries(u.emails).find(([, e]) => e.toLowerCase() === changes.email!.toLowerCase());
   if (!secondary || input.swapEmailId === undefined) return [updated];
   const at = now.toISOString();
   return [
@@ -223,7 +300,10 @@ export function update(
  */
 export function block(s: User, now: Date, byDirectory = false): UserEvent[] {
   const u = existing(s);
-  if (byDirectory) return u.state === 'ldap_blocked' ? [] : [{ type: 'UserBlocked', data: { userId: u.userId, byDirectory: true, at: now.toISOString() } }];
+  if (byDirectory)
+    return u.state === 'ldap_blocked'
+      ? []
+      : [{ type: 'UserBlocked', data: { userId: u.userId, byDirectory: true, at: now.toISOString() } }];
   if (u.state === 'ldap_blocked') throw new Forbidden('LDAP blocked users cannot be modified by the API');
   if (u.state === 'blocked') return [];
   return [{ type: 'UserBlocked', data: { userId: u.userId, byDirectory: false, at: now.toISOString() } }];
@@ -231,7 +311,8 @@ export function block(s: User, now: Date, byDirectory = false): UserEvent[] {
 
 export function unblock(s: User, now: Date, byDirectory = false): UserEvent[] {
   const u = existing(s);
-  if (u.state === 'ldap_blocked' && !byDirectory) throw new Forbidden('LDAP blocked users cannot be unblocked by the API');
+  if (u.state === 'ldap_blocked' && !byDirectory)
+    throw new Forbidden('LDAP blocked users cannot be unblocked by the API');
   if (u.state === 'active') return [];
   return [{ type: 'UserUnblocked', data: { userId: u.userId, at: now.toISOString() } }];
 }
@@ -239,7 +320,12 @@ export function unblock(s: User, now: Date, byDirectory = false): UserEvent[] {
 export function remove(s: User, hardDelete: boolean, now: Date, ghostUserId?: number): UserEvent[] {
   const u = existing(s);
   if (ghostUserId === u.userId) throw new Forbidden('The ghost user cannot be deleted');
-  const data: Extract<UserEvent, { type: 'UserDeleted' }>['data'] = { userId: u.userId, username: u.username, hardDelete, at: now.toISOString() };
+  const data: Extract<UserEvent, { type: 'UserDeleted' }>['data'] = {
+    userId: u.userId,
+    username: u.username,
+    hardDelete,
+    at: now.toISOString(),
+  };
   if (!hardDelete && ghostUserId !== undefined) data.ghostUserId = ghostUserId;
   return [{ type: 'UserDeleted', data }];
 }
@@ -263,7 +349,11 @@ export function removeSshKey(s: User, keyId: number, now: Date): UserEvent[] {
   return [{ type: 'SshKeyRemoved', data: { userId: u.userId, keyId, at: now.toISOString() } }];
 }
 
-export function addGpgKey(s: User, key: { keyId: number; key: string; fingerprint: string; primaryKeyId: string }, now: Date): UserEvent[] {
+export function addGpgKey(
+  s: User,
+  key: { keyId: number; key: string; fingerprint: string; primaryKeyId: string },
+  now: Date,
+): UserEvent[] {
   const u = existing(s);
   return [{ type: 'GpgKeyAdded', data: { userId: u.userId, ...key, at: now.toISOString() } }];
 }

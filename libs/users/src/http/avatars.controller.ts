@@ -7,8 +7,13 @@ import { extname, join } from 'node:path';
 import { AvatarStore, safeFileName } from '../avatars';
 
 const TYPES: Record<string, string> = {
-  '.png': 'image/png', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.bmp': 'image/bmp',
-  '.tiff': 'image/tiff', '.ico': 'image/vnd.microsoft.icon',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.bmp': 'image/bmp',
+  '.tiff': 'image/tiff',
+  '.ico': 'image/vnd.microsoft.icon',
 };
 
 /** Serves uploaded avatars where `avatar_url` points, as GitLab does; raster images only, never sniffed. */
@@ -17,7 +22,11 @@ export class AvatarsController {
   constructor(private readonly avatars: AvatarStore) {}
 
   @Get(':id/:filename')
-  async serve(@Param('id', RouteIntPipe) id: number, @Param('filename') filename: string, @Res() res: Response): Promise<void> {
+  async serve(
+    @Param('id', RouteIntPipe) id: number,
+    @Param('filename') filename: string,
+    @Res() res: Response,
+  ): Promise<void> {
     const name = safeFileName(filename);
     const type = TYPES[extname(name).toLowerCase()];
     const path = join(this.avatars.dir(id), name);

@@ -1,6 +1,11 @@
 import type { AccessTokenRecord, EmailRecord, GpgKeyRecord, SshKeyRecord } from '../projections/credential.record';
 
-export const serializeSshKey = (k: SshKeyRecord) => ({ id: k.id, title: k.title, key: k.key, created_at: k.createdAt.toISOString() });
+export const serializeSshKey = (k: SshKeyRecord) => ({
+  id: k.id,
+  title: k.title,
+  key: k.key,
+  created_at: k.createdAt.toISOString(),
+});
 
 export const serializeGpgKey = (k: GpgKeyRecord) => ({ id: k.id, key: k.key, created_at: k.createdAt.toISOString() });
 

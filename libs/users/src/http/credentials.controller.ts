@@ -1,5 +1,14 @@
 import {
-  AdminOnly, Authenticated, CurrentActor, GitlabParams, intParam, Page, PaginationDto, pageParams, RouteIntPipe, type Actor,
+  AdminOnly,
+  Authenticated,
+  CurrentActor,
+  GitlabParams,
+  intParam,
+  Page,
+  PaginationDto,
+  pageParams,
+  RouteIntPipe,
+  type Actor,
 } from '@app/platform';
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -19,7 +28,10 @@ import { AddEmailDto, AddGpgKeyDto, AddSshKeyDto } from './users.dto';
 @Controller()
 @ReadUserScope()
 export class CredentialsController {
-  constructor(private readonly commands: CommandBus, private readonly users: UserQueries) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly users: UserQueries,
+  ) {}
 
   private async userId(id: number): Promise<number> {
     return (await this.users.get(id)).id; // 404 User Not Found
@@ -27,42 +39,57 @@ export class CredentialsController {
 
   // SSH keys
 
-  @Get('user/keys') @Authenticated()
+  @Get('user/keys')
+  @Authenticated()
   async ownSshKeys(@CurrentActor() actor: Actor, @GitlabParams() q: PaginationDto) {
     const page = pageParams(q);
     const { rows, total } = await this.users.sshKeys(actor.id, page);
     return new Page(rows.map(serializeSshKey), total, page);
   }
 
-  @Get('user/keys/:key_id') @Authenticated()
+  @Get('user/keys/:key_id')
+  @Authenticated()
   async ownSshKey(@CurrentActor() actor: Actor, @Param('key_id', intParam('key_id')) keyId: number) {
     return serializeSshKey(await this.users.sshKey(actor.id, keyId));
   }
 
-  @Post('user/keys') @Authenticated()
+  @Post('user/keys')
+  @Authenticated()
   async addOwnSshKey(@CurrentActor() actor: Actor, @GitlabParams() p: AddSshKeyDto) {
     return this.addSshKey(actor.id, p);
   }
 
-  @Delete('user/keys/:key_id') @Authenticated() @HttpCode(204)
-  async removeOwnSshKey(@CurrentActor() actor: Actor, @Param('key_id', intParam('key_id')) keyId: number): Promise<void> {
+  @Delete('user/keys/:key_id')
+  @Authenticated()
+  @HttpCode(204)
+  async removeOwnSshKey(
+    @CurrentActor() actor: Actor,
+    @Param('key_id', intParam('key_id')) keyId: number,
+  ): Promise<void> {
     await this.commands.execute(new RemoveSshKey(actor.id, keyId));
   }
 
-  @Get('users/:id/keys') @AdminOnly()
+  @Get('users/:id/keys')
+  @AdminOnly()
   async sshKeys(@Param('id', RouteIntPipe) id: number, @GitlabParams() q: PaginationDto) {
     const page = pageParams(q);
     const { rows, total } = await this.users.sshKeys(await this.userId(id), page);
     return new Page(rows.map(serializeSshKey), total, page);
   }
 
-  @Post('users/:id/keys') @AdminOnly()
+  @Post('users/:id/keys')
+  @AdminOnly()
   async addSshKeyFor(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: AddSshKeyDto) {
     return this.addSshKey(await this.userId(id), p);
   }
 
-  @Delete('users/:id/keys/:key_id') @AdminOnly() @HttpCode(204)
-  async removeSshKeyOf(@Param('id', RouteIntPipe) id: number, @Param('key_id', intParam('key_id')) keyId: number): Promise<void> {
+  @Delete('users/:id/keys/:key_id')
+  @AdminOnly()
+  @HttpCode(204)
+  async removeSshKeyOf(
+    @Param('id', RouteIntPipe) id: number,
+    @Param('key_id', intParam('key_id')) keyId: number,
+  ): Promise<void> {
     await this.commands.execute(new RemoveSshKey(await this.userId(id), keyId));
   }
 
@@ -73,47 +100,63 @@ export class CredentialsController {
 
   // GPG keys. SPEC.md answers a created key inside an array; GitLab 10.x's code sent the bare object.
 
-  @Get('user/gpg_keys') @Authenticated()
+  @Get('user/gpg_keys')
+  @Authenticated()
   async ownGpgKeys(@CurrentActor() actor: Actor, @GitlabParams() q: PaginationDto) {
     const page = pageParams(q);
     const { rows, total } = await this.users.gpgKeys(actor.id, page);
     return new Page(rows.map(serializeGpgKey), total, page);
   }
 
-  @Get('user/gpg_keys/:key_id') @Authenticated()
+  @Get('user/gpg_keys/:key_id')
+  @Authenticated()
   async ownGpgKey(@CurrentActor() actor: Actor, @Param('key_id', intParam('key_id')) keyId: number) {
     return serializeGpgKey(await this.users.gpgKey(actor.id, keyId));
   }
 
-  @Post('user/gpg_keys') @Authenticated()
+  @Post('user/gpg_keys')
+  @Authenticated()
   async addOwnGpgKey(@CurrentActor() actor: Actor, @GitlabParams() p: AddGpgKeyDto) {
     return this.addGpgKey(actor.id, p);
   }
 
-  @Delete('user/gpg_keys/:key_id') @Authenticated() @HttpCode(204)
-  async removeOwnGpgKey(@CurrentActor() actor: Actor, @Param('key_id', intParam('key_id')) keyId: number): Promise<void> {
+  @Delete('user/gpg_keys/:key_id')
+  @Authenticated()
+  @HttpCode(204)
+  async removeOwnGpgKey(
+    @CurrentActor() actor: Actor,
+    @Param('key_id', intParam('key_id')) keyId: number,
+  ): Promise<void> {
     await this.commands.execute(new RemoveGpgKey(actor.id, keyId));
   }
 
-  @Get('users/:id/gpg_keys') @AdminOnly()
+  @Get('users/:id/gpg_keys')
+  @AdminOnly()
   async gpgKeys(@Param('id', RouteIntPipe) id: number, @GitlabParams() q: PaginationDto) {
     const page = pageParams(q);
     const { rows, total } = await this.users.gpgKeys(await this.userId(id), page);
     return new Page(rows.map(serializeGpgKey), total, page);
   }
 
-  @Get('users/:id/gpg_keys/:key_id') @AdminOnly()
+  @Get('users/:id/gpg_keys/:key_id')
+  @AdminOnly()
   async gpgKey(@Param('id', RouteIntPipe) id: number, @Param('key_id', intParam('key_id')) keyId: number) {
     return serializeGpgKey(await this.users.gpgKey(await this.userId(id), keyId));
   }
 
-  @Post('users/:id/gpg_keys') @AdminOnly()
+  @Post('users/:id/gpg_keys')
+  @AdminOnly()
   async addGpgKeyFor(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: AddGpgKeyDto) {
     return this.addGpgKey(await this.userId(id), p);
   }
 
-  @Delete('users/:id/gpg_keys/:key_id') @AdminOnly() @HttpCode(204)
-  async removeGpgKeyOf(@Param('id', RouteIntPipe) id: number, @Param('key_id', intParam('key_id')) keyId: number): Promise<void> {
+  @Delete('users/:id/gpg_keys/:key_id')
+  @AdminOnly()
+  @HttpCode(204)
+  async removeGpgKeyOf(
+    @Param('id', RouteIntPipe) id: number,
+    @Param('key_id', intParam('key_id')) keyId: number,
+  ): Promise<void> {
     await this.commands.execute(new RemoveGpgKey(await this.userId(id), keyId));
   }
 
@@ -124,42 +167,57 @@ export class CredentialsController {
 
   // E-mails
 
-  @Get('user/emails') @Authenticated()
+  @Get('user/emails')
+  @Authenticated()
   async ownEmails(@CurrentActor() actor: Actor, @GitlabParams() q: PaginationDto) {
     const page = pageParams(q);
     const { rows, total } = await this.users.emails(actor.id, page);
     return new Page(rows.map(serializeEmail), total, page);
   }
 
-  @Get('user/emails/:email_id') @Authenticated()
+  @Get('user/emails/:email_id')
+  @Authenticated()
   async ownEmail(@CurrentActor() actor: Actor, @Param('email_id', intParam('email_id')) emailId: number) {
     return serializeEmail(await this.users.email(actor.id, emailId));
   }
 
-  @Post('user/emails') @Authenticated()
+  @Post('user/emails')
+  @Authenticated()
   async addOwnEmail(@CurrentActor() actor: Actor, @GitlabParams() p: AddEmailDto) {
     return this.addEmail(actor.id, p);
   }
 
-  @Delete('user/emails/:email_id') @Authenticated() @HttpCode(204)
-  async removeOwnEmail(@CurrentActor() actor: Actor, @Param('email_id', intParam('email_id')) emailId: number): Promise<void> {
+  @Delete('user/emails/:email_id')
+  @Authenticated()
+  @HttpCode(204)
+  async removeOwnEmail(
+    @CurrentActor() actor: Actor,
+    @Param('email_id', intParam('email_id')) emailId: number,
+  ): Promise<void> {
     await this.commands.execute(new RemoveEmail(actor.id, emailId));
   }
 
-  @Get('users/:id/emails') @AdminOnly()
+  @Get('users/:id/emails')
+  @AdminOnly()
   async emails(@Param('id', RouteIntPipe) id: number, @GitlabParams() q: PaginationDto) {
     const page = pageParams(q);
     const { rows, total } = await this.users.emails(await this.userId(id), page);
     return new Page(rows.map(serializeEmail), total, page);
   }
 
-  @Post('users/:id/emails') @AdminOnly()
+  @Post('users/:id/emails')
+  @AdminOnly()
   async addEmailFor(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: AddEmailDto) {
     return this.addEmail(await this.userId(id), p);
   }
 
-  @Delete('users/:id/emails/:email_id') @AdminOnly() @HttpCode(204)
-  async removeEmailOf(@Param('id', RouteIntPipe) id: number, @Param('email_id', intParam('email_id')) emailId: number): Promise<void> {
+  @Delete('users/:id/emails/:email_id')
+  @AdminOnly()
+  @HttpCode(204)
+  async removeEmailOf(
+    @Param('id', RouteIntPipe) id: number,
+    @Param('email_id', intParam('email_id')) emailId: number,
+  ): Promise<void> {
     await this.commands.execute(new RemoveEmail(await this.userId(id), emailId));
   }
 

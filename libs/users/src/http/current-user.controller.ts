@@ -1,4 +1,15 @@
-import { AdminOnly, Authenticated, BadParameter, Clock, CurrentActor, GitlabParams, LodeConfig, Page, pageParams, type Actor } from '@app/platform';
+import {
+  AdminOnly,
+  Authenticated,
+  BadParameter,
+  Clock,
+  CurrentActor,
+  GitlabParams,
+  LodeConfig,
+  Page,
+  pageParams,
+  type Actor,
+} from '@app/platform';
 import { Controller, Get } from '@nestjs/common';
 import { UserQueries } from '../queries/user.queries';
 import { ReadUserScope } from './private-token.guard';
@@ -9,7 +20,11 @@ import { ActivitiesDto } from './users.dto';
 @Controller('user')
 @ReadUserScope()
 export class CurrentUserController {
-  constructor(private readonly users: UserQueries, private readonly config: LodeConfig, private readonly clock: Clock) {}
+  constructor(
+    private readonly users: UserQueries,
+    private readonly config: LodeConfig,
+    private readonly clock: Clock,
+  ) {}
 
   /** The caller (after sudo): administrators also see `is_admin`. */
   @Get()
@@ -38,6 +53,14 @@ export class CurrentUserController {
     const page = pageParams(q);
     const { rows, total } = await this.users.activities(from, page);
     // `last_activity_at` is GitLab's deprecated duplicate of `last_activity_on`.
-    return new Page(rows.map((r) => ({ username: r.username, last_activity_on: r.last_activity_on, last_activity_at: r.last_activity_on })), total, page);
+    return new Page(
+      rows.map((r) => ({
+        username: r.username,
+        last_activity_on: r.last_activity_on,
+        last_activity_at: r.last_activity_on,
+      })),
+      total,
+      page,
+    );
   }
 }

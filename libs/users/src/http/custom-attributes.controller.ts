@@ -11,7 +11,10 @@ import { CustomAttributeValueDto } from './users.dto';
 @AdminOnly()
 @ReadUserScope()
 export class UserCustomAttributesController {
-  constructor(private readonly commands: CommandBus, private readonly users: UserQueries) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly users: UserQueries,
+  ) {}
 
   @Get()
   async list(@Param('id', RouteIntPipe) id: number) {
@@ -26,7 +29,11 @@ export class UserCustomAttributesController {
   }
 
   @Put(':key')
-  async set(@Param('id', RouteIntPipe) id: number, @Param('key') key: string, @GitlabParams() p: CustomAttributeValueDto) {
+  async set(
+    @Param('id', RouteIntPipe) id: number,
+    @Param('key') key: string,
+    @GitlabParams() p: CustomAttributeValueDto,
+  ) {
     await this.users.get(id);
     await this.commands.execute(new SetUserCustomAttribute(id, key, p.value));
     return this.users.customAttribute(id, key);

@@ -16,7 +16,11 @@ import { CreateImpersonationTokenDto, ListImpersonationTokensDto } from './users
 @AdminOnly()
 @ReadUserScope()
 export class ImpersonationTokensController {
-  constructor(private readonly commands: CommandBus, private readonly users: UserQueries, private readonly clock: Clock) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly users: UserQueries,
+    private readonly clock: Clock,
+  ) {}
 
   private today(): string {
     return this.clock.now().toISOString().slice(0, 10);
@@ -27,11 +31,18 @@ export class ImpersonationTokensController {
     await this.users.get(userId);
     const page = pageParams(q);
     const { rows, total } = await this.users.impersonationTokens(userId, q.state ?? 'all', page, this.today());
-    return new Page(rows.map((t) => serializeImpersonationToken(t, this.today())), total, page);
+    return new Page(
+      rows.map((t) => serializeImpersonationToken(t, this.today())),
+      total,
+      page,
+    );
   }
 
   @Get(':impersonation_token_id')
-  async get(@Param('user_id', RouteIntPipe) userId: number, @Param('impersonation_token_id', intParam('impersonation_token_id')) tokenId: number) {
+  async get(
+    @Param('user_id', RouteIntPipe) userId: number,
+    @Param('impersonation_token_id', intParam('impersonation_token_id')) tokenId: number,
+  ) {
     await this.users.get(userId);
     return serializeImpersonationToken(await this.users.impersonationToken(userId, tokenId), this.today());
   }

@@ -1,5 +1,13 @@
 import {
-  ACCESS_KEY, Actor, Clock, Forbidden, InsufficientScope, NotFound, RequestContexts, Unauthorized, type RouteAccess,
+  ACCESS_KEY,
+  Actor,
+  Clock,
+  Forbidden,
+  InsufficientScope,
+  NotFound,
+  RequestContexts,
+  Unauthorized,
+  type RouteAccess,
 } from '@app/platform';
 import { CanActivate, ExecutionContext, Injectable, Logger, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -47,8 +55,13 @@ export class PrivateTokenGuard implements CanActivate {
       if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw new Unauthorized();
       if (token.user.state !== 'active') throw new Forbidden('User is blocked');
       actor = {
-        id: token.user.id, username: token.user.username, isAdmin: token.user.isAdmin, tokenId: token.tokenId, scopes: token.scopes,
-        impersonation: token.impersonation, impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
+        id: token.user.id,
+        username: token.user.username,
+        isAdmin: token.user.isAdmin,
+        tokenId: token.tokenId,
+        scopes: token.scopes,
+        impersonation: token.impersonation,
+        impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
       };
     }
     const sudo = sudoFrom(req);
@@ -57,7 +70,11 @@ export class PrivateTokenGuard implements CanActivate {
     // scope (checked above) is what the token needs.
     if (token && actor?.id === token.user.id && !token.scopes.includes('api')) {
       const readOnly = req.method === 'GET' || req.method === 'HEAD';
-      if (!(readOnly && token.scopes.includes('read_user') && this.reflector.getAllAndOverride<boolean>(READ_USER_KEY, targets)))
+      if (!(
+        readOnly &&
+        token.scopes.includes('read_user') &&
+        this.reflector.getAllAndOverride<boolean>(READ_USER_KEY, targets)
+      ))
         throw new InsufficientScope(['api']);
     }
     if (secret !== undefined && token && (token.user.lastActivityOn === null || token.user.lastActivityOn < today))
@@ -77,8 +94,13 @@ export class PrivateTokenGuard implements CanActivate {
     const user = await this.users.findByIdOrUsername(target);
     if (!user) throw new NotFound(`User with ID or username '${target}'`);
     return {
-      id: user.id, username: user.username, isAdmin: user.isAdmin, tokenId: actor.tokenId, scopes: actor.scopes,
-      impersonation: false, sudoBy: actor.id,
+      id: user.id,
+      username: user.username,
+      isAdmin: user.isAdmin,
+      tokenId: actor.tokenId,
+      scopes: actor.scopes,
+      impersonation: false,
+      sudoBy: actor.id,
     };
   }
 

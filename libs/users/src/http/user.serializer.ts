@@ -36,34 +36,36 @@ export const serializeUserBasic = (u: UserRecord, ctx: UrlContext) => ({
  */
 
 /** User: a single user seen by a non-administrator. */
-export const serializeUser = (u: UserRecord, ctx: UrlContext) => Object.assign(serializeUserBasic(u, ctx), {
-  created_at: iso(u.createdAt),
-  bio: u.bio,
-  location: u.location,
-  messenger: u.messenger,
-  career_profile: u.careerProfile,
-  social_account: u.socialAccount,
-  website_url: u.websiteUrl,
-  organization: u.organization,
-});
+export const serializeUser = (u: UserRecord, ctx: UrlContext) =>
+  Object.assign(serializeUserBasic(u, ctx), {
+    created_at: iso(u.createdAt),
+    bio: u.bio,
+    location: u.location,
+    messenger: u.messenger,
+    career_profile: u.careerProfile,
+    social_account: u.socialAccount,
+    website_url: u.websiteUrl,
+    organization: u.organization,
+  });
 
 /** UserPublic: the current user, and the answers to POST and PUT /users. */
-export const serializeUserPublic = (u: UserRecord, identities: UserIdentityRecord[], ctx: UrlContext) => Object.assign(serializeUser(u, ctx), {
-  last_sign_in_at: null as string | null, // Lode has no web sign-in yet
-  confirmed_at: iso(u.confirmedAt),
-  last_activity_on: u.lastActivityOn,
-  email: u.email,
-  theme_id: u.themeId,
-  color_scheme_id: u.colorSchemeId,
-  projects_limit: u.projectsLimit,
-  current_sign_in_at: null as string | null,
-  identities: identities.map((i) => ({ provider: i.provider, extern_uid: i.externUid })),
-  can_create_group: u.canCreateGroup,
-  // Projects come with the projects context; until then the limit alone decides.
-  can_create_project: u.projectsLimit > 0,
-  two_factor_enabled: false,
-  external: u.external,
-});
+export const serializeUserPublic = (u: UserRecord, identities: UserIdentityRecord[], ctx: UrlContext) =>
+  Object.assign(serializeUser(u, ctx), {
+    last_sign_in_at: null as string | null, // Lode has no web sign-in yet
+    confirmed_at: iso(u.confirmedAt),
+    last_activity_on: u.lastActivityOn,
+    email: u.email,
+    theme_id: u.themeId,
+    color_scheme_id: u.colorSchemeId,
+    projects_limit: u.projectsLimit,
+    current_sign_in_at: null as string | null,
+    identities: identities.map((i) => ({ provider: i.provider, extern_uid: i.externUid })),
+    can_create_group: u.canCreateGroup,
+    // Projects come with the projects context; until then the limit alone decides.
+    can_create_project: u.projectsLimit > 0,
+    two_factor_enabled: false,
+    external: u.external,
+  });
 
 /** UserWithAdmin: administrators' view of users, and an administrator's own. */
 export const serializeUserAdmin = (u: UserRecord, identities: UserIdentityRecord[], ctx: UrlContext) =>

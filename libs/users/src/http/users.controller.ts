@@ -1,5 +1,15 @@
 import {
-  AdminOnly, BadParameter, CurrentActor, Forbidden, GitlabParams, LodeConfig, Page, pageParams, RouteIntPipe, Unauthorized, type Actor,
+  AdminOnly,
+  BadParameter,
+  CurrentActor,
+  Forbidden,
+  GitlabParams,
+  LodeConfig,
+  Page,
+  pageParams,
+  RouteIntPipe,
+  Unauthorized,
+  type Actor,
 } from '@app/platform';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -18,7 +28,11 @@ import { CreateUserDto, DeleteUserDto, ListUsersDto, UPDATABLE_USER_FIELDS, Upda
 @Controller('users')
 @ReadUserScope()
 export class UsersController {
-  constructor(private readonly commands: CommandBus, private readonly users: UserQueries, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly users: UserQueries,
+    private readonly config: LodeConfig,
+  ) {}
 
   private get urls() {
     return { externalUrl: this.config.externalUrl };
@@ -34,17 +48,32 @@ export class UsersController {
     if (!actor && !q.username) throw new Forbidden('Not authorized to access /api/v4/users');
     const page = pageParams(q);
     const filters = {
-      username: q.username, search: q.search, searchEmail: admin, active: q.active, blocked: q.blocked, external: q.external,
-      externUid: q.extern_uid, provider: q.provider,
+      username: q.username,
+      search: q.search,
+      searchEmail: admin,
+      active: q.active,
+      blocked: q.blocked,
+      external: q.external,
+      externUid: q.extern_uid,
+      provider: q.provider,
       // GitLab ignores these for everyone but administrators.
       createdBefore: admin ? dateParam(q.created_before, 'created_before') : undefined,
       createdAfter: admin ? dateParam(q.created_after, 'created_after') : undefined,
       customAttributes: admin ? customAttributes(q.custom_attributes) : undefined,
     };
     const { rows, total } = await this.users.list(filters, page);
-    if (!admin) return new Page(rows.map((u) => serializeUserBasic(u, this.urls)), total, page);
+    if (!admin)
+      return new Page(
+        rows.map((u) => serializeUserBasic(u, this.urls)),
+        total,
+        page,
+      );
     const identities = await this.users.identities(rows.map((u) => u.id));
-    return new Page(rows.map((u) => serializeUserAdmin(u, identities.get(u.id) ?? [], this.urls)), total, page);
+    return new Page(
+      rows.map((u) => serializeUserAdmin(u, identities.get(u.id) ?? [], this.urls)),
+      total,
+      page,
+    );
   }
 
   @Get(':id')
@@ -58,15 +87,31 @@ export class UsersController {
   @AdminOnly()
   async create(@GitlabParams() p: CreateUserDto, @Req() req: Request) {
     const profile: UserProfile = {
-      name: p.name, username: p.username, email: p.email, bio: p.bio ?? null, location: p.location ?? null,
-      messenger: p.messenger ?? '', careerProfile: p.career_profile ?? '', socialAccount: p.social_account ?? '',
-      websiteUrl: p.website_url ?? '', organization: p.organization ?? null, projectsLimit: p.projects_limit ?? 100000,
-      canCreateGroup: p.can_create_group ?? true, isAdmin: p.admin ?? false, external: p.external ?? false, avatar: null,
+      name: p.name,
+      username: p.username,
+      email: p.email,
+      bio: p.bio ?? null,
+      location: p.location ?? null,
+      messenger: p.messenger ?? '',
+      careerProfile: p.career_profile ?? '',
+      socialAccount: p.social_account ?? '',
+      websiteUrl: p.website_url ?? '',
+      organization: p.organization ?? null,
+      projectsLimit: p.projects_limit ?? 100000,
+      canCreateGroup: p.can_create_group ?? true,
+      isAdmin: p.admin ?? false,
+      external: p.external ?? false,
+      avatar: null,
     };
     // reset_password takes priority: GitLab would mail a reset link; Lode has no mail, so no password is set.
     const password = p.reset_password ? undefined : p.password;
     const id = await this.commands.execute(
-      new CreateUser(profile, { password, identity: identity(p), skipConfirmation: p.skip_confirmation ?? false, avatar: uploadedFile(req, 'avatar') }),
+      new CreateUser(profile, {
+        password,
+        identity: identity(p),
+        skipConfirmation: p.skip_confirmation ?? false,
+        avatar: uploadedFile(req, 'avatar'),
+      }),
     );
     return this.publicView(id);
   }
@@ -77,12 +122,25 @@ export class UsersController {
     const avatar = uploadedFile(req, 'avatar');
     const given = p as unknown as Record<string, unknown>;
     if (!avatar && !UPDATABLE_USER_FIELDS.some((f) => given[f] !== undefined))
-      throw new BadParameter(`${UPDATABLE_USER_FIELDS.join(', ')} are missing, at least one parameter must be provided`);
+      throw new BadParameter(
+        `${UPDATABLE_USER_FIELDS.join(', ')} are missing, at least one parameter must be provided`,
+      );
     await this.users.get(id);
     const changes: Partial<UserProfile> = {
-      name: p.name, username: p.username, email: p.email, bio: p.bio, location: p.location, messenger: p.messenger,
-      careerProfile: p.career_profile, socialAccount: p.social_account, websiteUrl: p.website_url, organization: p.organization,
-      projectsLimit: p.projects_limit, canCreateGroup: p.can_create_group, isAdmin: p.admin, external: p.external,
+      name: p.name,
+      username: p.username,
+      email: p.email,
+      bio: p.bio,
+      location: p.location,
+      messenger: p.messenger,
+      careerProfile: p.career_profile,
+      socialAccount: p.social_account,
+      websiteUrl: p.website_url,
+      organization: p.organization,
+      projectsLimit: p.projects_limit,
+      canCreateGroup: p.can_create_group,
+      isAdmin: p.admin,
+      external: p.external,
     };
     for (const k of Object.keys(changes) as (keyof UserProfile)[]) if (changes[k] === undefined) delete changes[k];
     await this.commands.execute(new UpdateUser(id, changes, { password: p.password, identity: identity(p), avatar }));
@@ -116,7 +174,9 @@ export class UsersController {
 }
 
 function identity(p: { extern_uid?: string; provider?: string }): Identity | undefined {
-  return p.extern_uid !== undefined && p.provider !== undefined ? { provider: p.provider, externUid: p.extern_uid } : undefined;
+  return p.extern_uid !== undefined && p.provider !== undefined
+    ? { provider: p.provider, externUid: p.extern_uid }
+    : undefined;
 }
 
 function dateParam(value: string | undefined, name: string): Date | undefined {

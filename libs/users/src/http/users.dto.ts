@@ -31,8 +31,24 @@ export class CreateUserDto extends UserAttributesDto {
 }
 
 export const UPDATABLE_USER_FIELDS = [
-  'email', 'password', 'name', 'username', 'messenger', 'career_profile', 'social_account', 'website_url', 'organization',
-  'projects_limit', 'extern_uid', 'provider', 'bio', 'location', 'admin', 'can_create_group', 'external', 'avatar',
+  'email',
+  'password',
+  'name',
+  'username',
+  'messenger',
+  'career_profile',
+  'social_account',
+  'website_url',
+  'organization',
+  'projects_limit',
+  'extern_uid',
+  'provider',
+  'bio',
+  'location',
+  'admin',
+  'can_create_group',
+  'external',
+  'avatar',
 ];
 
 export class UpdateUserDto extends UserAttributesDto {

@@ -29,7 +29,10 @@ export class MaintenanceProcessor extends WorkerHost {
 
   private lastError = '';
 
-  constructor(private readonly avatars: AvatarStore, @InjectQueue(MAINTENANCE_QUEUE) queue: Queue) {
+  constructor(
+    private readonly avatars: AvatarStore,
+    @InjectQueue(MAINTENANCE_QUEUE) queue: Queue,
+  ) {
     super();
     logConnectionErrors(queue, this.logger, `queue ${MAINTENANCE_QUEUE}`);
   }

@@ -6,7 +6,14 @@ export class Users1763780000100 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     // namespace_id_seq: personal namespaces (named in UserCreated) and groups share GitLab's namespace ids.
-    for (const seq of ['user_id_seq', 'namespace_id_seq', 'ssh_key_id_seq', 'gpg_key_id_seq', 'email_id_seq', 'access_token_id_seq']) {
+    for (const seq of [
+      'user_id_seq',
+      'namespace_id_seq',
+      'ssh_key_id_seq',
+      'gpg_key_id_seq',
+      'email_id_seq',
+      'access_token_id_seq',
+    ]) {
       await q.query(`create sequence ${seq}`);
     }
     await q.query(`
@@ -40,7 +47,9 @@ export class Users1763780000100 implements MigrationInterface {
     await q.query(`create unique index users_username_key on users (lower(username))`);
     await q.query(`create index users_state_idx on users (state)`);
     await q.query(`create index users_created_at_idx on users (created_at)`);
-    await q.query(`create index users_last_activity_on_idx on users (last_activity_on) where last_activity_on is not null`);
+    await q.query(
+      `create index users_last_activity_on_idx on users (last_activity_on) where last_activity_on is not null`,
+    );
     await q.query(`
       create table user_identities (
         user_id int not null references users (id) on delete cascade,
@@ -48,7 +57,9 @@ export class Users1763780000100 implements MigrationInterface {
         extern_uid text not null,
         primary key (user_id, provider)
       )`);
-    await q.query(`create unique index user_identities_extern_uid_key on user_identities (provider, lower(extern_uid))`);
+    await q.query(
+      `create unique index user_identities_extern_uid_key on user_identities (provider, lower(extern_uid))`,
+    );
     // Every address, primary or secondary, of every user: GitLab keeps them unique across both kinds.
     await q.query(`
       create table user_email_claims (
@@ -112,10 +123,26 @@ export class Users1763780000100 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const t of ['user_custom_attributes', 'access_tokens', 'gpg_keys', 'ssh_keys', 'emails', 'user_email_claims', 'user_identities', 'users']) {
+    for (const t of [
+      'user_custom_attributes',
+      'access_tokens',
+      'gpg_keys',
+      'ssh_keys',
+      'emails',
+      'user_email_claims',
+      'user_identities',
+      'users',
+    ]) {
       await q.query(`drop table ${t}`);
     }
-    for (const seq of ['user_id_seq', 'namespace_id_seq', 'ssh_key_id_seq', 'gpg_key_id_seq', 'email_id_seq', 'access_token_id_seq']) {
+    for (const seq of [
+      'user_id_seq',
+      'namespace_id_seq',
+      'ssh_key_id_seq',
+      'gpg_key_id_seq',
+      'email_id_seq',
+      'access_token_id_seq',
+    ]) {
       await q.query(`drop sequence ${seq}`);
     }
   }

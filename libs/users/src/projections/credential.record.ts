@@ -49,5 +49,12 @@ export class AccessTokenRecord {
 export const USER_CUSTOM_ATTRIBUTES = new CustomAttributeTable('user_custom_attributes', 'user_id');
 
 export const USER_RECORDS_TABLES = [
-  'users', 'user_identities', 'user_email_claims', 'user_custom_attributes', 'ssh_keys', 'gpg_keys', 'emails', 'access_tokens',
+  'users',
+  'user_identities',
+  'user_email_claims',
+  'user_custom_attributes',
+  'ssh_keys',
+  'gpg_keys',
+  'emails',
+  'access_tokens',
 ] as const;

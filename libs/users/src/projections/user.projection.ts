@@ -9,9 +9,21 @@ import { USER_CUSTOM_ATTRIBUTES, USER_RECORDS_TABLES } from './credential.record
 type Event = Recorded<UserEvent | AccessTokenEvent | UserActivityEvent>;
 
 const PROFILE_COLUMNS: Record<keyof UserProfile, string> = {
-  name: 'name', username: 'username', email: 'email', bio: 'bio', location: 'location', messenger: 'messenger',
-  careerProfile: 'career_profile', socialAccount: 'social_account', websiteUrl: 'website_url', organization: 'organization',
-  projectsLimit: 'projects_limit', canCreateGroup: 'can_create_group', isAdmin: 'is_admin', external: 'external', avatar: 'avatar',
+  name: 'name',
+  username: 'username',
+  email: 'email',
+  bio: 'bio',
+  location: 'location',
+  messenger: 'messenger',
+  careerProfile: 'career_profile',
+  socialAccount: 'social_account',
+  websiteUrl: 'website_url',
+  organization: 'organization',
+  projectsLimit: 'projects_limit',
+  canCreateGroup: 'can_create_group',
+  isAdmin: 'is_admin',
+  external: 'external',
+  avatar: 'avatar',
 };
 
 /** Keeps `users` and the credential tables in step with the users context's events. */
@@ -20,9 +32,22 @@ export class UserProjection implements Projector {
   readonly name = 'users';
   readonly tables = USER_RECORDS_TABLES;
   readonly eventTypes = [
-    'UserCreated', 'UserUpdated', 'UserBlocked', 'UserUnblocked', 'UserDeleted', 'SshKeyAdded', 'SshKeyRemoved',
-    'GpgKeyAdded', 'GpgKeyRemoved', 'EmailAdded', 'EmailRemoved', 'UserCustomAttributeSet', 'UserCustomAttributeRemoved',
-    'AccessTokenCreated', 'AccessTokenRevoked', 'UserActivityRecorded',
+    'UserCreated',
+    'UserUpdated',
+    'UserBlocked',
+    'UserUnblocked',
+    'UserDeleted',
+    'SshKeyAdded',
+    'SshKeyRemoved',
+    'GpgKeyAdded',
+    'GpgKeyRemoved',
+    'EmailAdded',
+    'EmailRemoved',
+    'UserCustomAttributeSet',
+    'UserCustomAttributeRemoved',
+    'AccessTokenCreated',
+    'AccessTokenRevoked',
+    'UserActivityRecorded',
   ];
 
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
@@ -34,12 +59,39 @@ export class UserProjection implements Projector {
           `insert into users (id, username, email, name, state, is_admin, bio, location, messenger, career_profile, social_account,
              website_url, organization, projects_limit, can_create_group, external, avatar, password_digest, confirmed_at, created_at, updated_at, ghost)
            values ($1,$2,$3,$4,'active',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$19,$20)`,
-          [d.userId, d.username, d.email, d.name, d.isAdmin, d.bio, d.location, d.messenger, d.careerProfile, d.socialAccount,
-            d.websiteUrl, d.organization, d.projectsLimit, d.canCreateGroup, d.external, d.avatar, d.passwordDigest, d.confirmedAt, d.at, d.ghost === true],
+          [
+            d.userId,
+            d.username,
+            d.email,
+            d.name,
+            d.isAdmin,
+            d.bio,
+            d.location,
+            d.messenger,
+            d.careerProfile,
+            d.socialAccount,
+            d.websiteUrl,
+            d.organization,
+            d.projectsLimit,
+            d.canCreateGroup,
+            d.external,
+            d.avatar,
+            d.passwordDigest,
+            d.confirmedAt,
+            d.at,
+            d.ghost === true,
+          ],
         );
-        await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [d.email.toLowerCase(), d.userId]);
+        await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [
+          d.email.toLowerCase(),
+          d.userId,
+        ]);
         for (const i of d.identities) {
-          await db.query(`insert into user_identities (user_id, provider, extern_uid) values ($1,$2,$3)`, [d.userId, i.provider, i.externUid]);
+          await db.query(`insert into user_identities (user_id, provider, extern_uid) values ($1,$2,$3)`, [
+            d.userId,
+            i.provider,
+            i.externUid,
+          ]);
         }
         return;
       }
@@ -59,7 +111,10 @@ export class UserProjection implements Projector {
         sets.push(`updated_at = $${values.length}`);
         if (d.changes.email !== undefined) {
           await db.query(`delete from user_email_claims where user_id = $1 and email_id is null`, [d.userId]);
-          await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [d.changes.email.toLowerCase(), d.userId]);
+          await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [
+            d.changes.email.toLowerCase(),
+            d.userId,
+          ]);
         }
         await db.query(`update users set ${sets.join(', ')} where id = $1`, values);
         if (d.identity) {
@@ -72,7 +127,11 @@ export class UserProjection implements Projector {
         return;
       }
       case 'UserBlocked':
-        await db.query(`update users set state = $2, updated_at = $3 where id = $1`, [e.data.userId, e.data.byDirectory ? 'ldap_blocked' : 'blocked', e.data.at]);
+        await db.query(`update users set state = $2, updated_at = $3 where id = $1`, [
+          e.data.userId,
+          e.data.byDirectory ? 'ldap_blocked' : 'blocked',
+          e.data.at,
+        ]);
         return;
       case 'UserUnblocked':
         await db.query(`update users set state = 'active', updated_at = $2 where id = $1`, [e.data.userId, e.data.at]);
@@ -105,8 +164,17 @@ export class UserProjection implements Projector {
         return;
       case 'EmailAdded': {
         const d = e.data;
-        await db.query(`insert into user_email_claims (email_lower, user_id, email_id) values ($1,$2,$3)`, [d.email.toLowerCase(), d.userId, d.emailId]);
-        await db.query(`insert into emails (id, user_id, email, created_at) values ($1,$2,$3,$4)`, [d.emailId, d.userId, d.email, d.at]);
+        await db.query(`insert into user_email_claims (email_lower, user_id, email_id) values ($1,$2,$3)`, [
+          d.email.toLowerCase(),
+          d.userId,
+          d.emailId,
+        ]);
+        await db.query(`insert into emails (id, user_id, email, created_at) values ($1,$2,$3,$4)`, [
+          d.emailId,
+          d.userId,
+          d.email,
+          d.at,
+        ]);
         return;
       }
       case 'EmailRemoved':
@@ -124,7 +192,17 @@ export class UserProjection implements Projector {
         await db.query(
           `insert into access_tokens (id, user_id, name, digest, scopes, impersonation, expires_at, created_by, created_at)
            values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
-          [d.tokenId, d.userId, d.name, d.digest, d.scopes, d.impersonation, d.expiresAt, e.metadata.actorId ?? null, d.at],
+          [
+            d.tokenId,
+            d.userId,
+            d.name,
+            d.digest,
+            d.scopes,
+            d.impersonation,
+            d.expiresAt,
+            e.metadata.actorId ?? null,
+            d.at,
+          ],
         );
         return;
       }
@@ -132,9 +210,10 @@ export class UserProjection implements Projector {
         await db.query(`update access_tokens set revoked = true where id = $1`, [e.data.tokenId]);
         return;
       case 'UserActivityRecorded':
-        await db.query(`update users set last_activity_on = $2 where id = $1 and (last_activity_on is null or last_activity_on < $2)`, [
-          e.data.userId, e.data.on,
-        ]);
+        await db.query(
+          `update users set last_activity_on = $2 where id = $1 and (last_activity_on is null or last_activity_on < $2)`,
+          [e.data.userId, e.data.on],
+        );
         return;
     }
   }

@@ -24,7 +24,10 @@ const MAX_ENTRIES = 10_000;
 export class TokenResolver {
   private readonly cache = new Map<string, { value: ResolvedToken | null; until: number }>();
 
-  constructor(private readonly dataSource: DataSource, private readonly config: LodeConfig) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: LodeConfig,
+  ) {}
 
   async resolve(secret: string): Promise<ResolvedToken | null> {
     const digest = tokenDigest(secret);
@@ -41,8 +44,19 @@ export class TokenResolver {
     const r = rows[0];
     const value: ResolvedToken | null = r
       ? {
-          tokenId: r.id, scopes: r.scopes, impersonation: r.impersonation, revoked: r.revoked, expiresAt: r.expires_at, createdBy: r.created_by,
-          user: { id: r.user_id, username: r.username, isAdmin: r.is_admin, state: r.state, lastActivityOn: r.last_activity_on },
+          tokenId: r.id,
+          scopes: r.scopes,
+          impersonation: r.impersonation,
+          revoked: r.revoked,
+          expiresAt: r.expires_at,
+          createdBy: r.created_by,
+          user: {
+            id: r.user_id,
+            username: r.username,
+            isAdmin: r.is_admin,
+            state: r.state,
+            lastActivityOn: r.last_activity_on,
+          },
         }
       : null;
     if (this.config.tokenCacheMs > 0) {

@@ -1,7 +1,13 @@
 import { NotFound, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AccessTokenRecord, USER_CUSTOM_ATTRIBUTES, EmailRecord, GpgKeyRecord, SshKeyRecord } from '../projections/credential.record';
+import {
+  AccessTokenRecord,
+  USER_CUSTOM_ATTRIBUTES,
+  EmailRecord,
+  GpgKeyRecord,
+  SshKeyRecord,
+} from '../projections/credential.record';
 import { UserIdentityRecord, UserRecord } from '../projections/user.record';
 
 export interface UserListFilters {
@@ -46,7 +52,10 @@ export class UserQueries {
   /** `:user_id` paths that take an id or a username (case-insensitive, as GitLab's `find_by_username`). */
   async findByIdOrUsername(idOrUsername: string): Promise<UserRecord | null> {
     if (/^\d{1,15}$/.test(idOrUsername)) return this.find(Number(idOrUsername));
-    return this.users.createQueryBuilder('u').where('lower(u.username) = lower(:name)', { name: idOrUsername }).getOne();
+    return this.users
+      .createQueryBuilder('u')
+      .where('lower(u.username) = lower(:name)', { name: idOrUsername })
+      .getOne();
   }
 
   async list(f: UserListFilters, page: PageParams): Promise<{ rows: UserRecord[]; total: number }> {
@@ -54,7 +63,9 @@ export class UserQueries {
     if (f.username !== undefined) qb.andWhere('lower(u.username) = lower(:username)', { username: f.username });
     if (f.search) {
       qb.andWhere(
-        f.searchEmail ? '(u.name ilike :term or u.username ilike :term or u.email ilike :term)' : '(u.name ilike :term or u.username ilike :term)',
+        f.searchEmail
+          ? '(u.name ilike :term or u.username ilike :term or u.email ilike :term)'
+          : '(u.name ilike :term or u.username ilike :term)',
         { term: likeEscape(f.search) },
       );
     }
@@ -69,9 +80,13 @@ export class UserQueries {
     if (f.createdBefore) qb.andWhere('u.created_at < :before', { before: f.createdBefore });
     if (f.createdAfter) qb.andWhere('u.created_at > :after', { after: f.createdAfter });
     Object.entries(f.customAttributes ?? {}).forEach(([key, value], i) =>
-      qb.andWhere(`exists (select 1 from user_custom_attributes c where c.user_id = u.id and c.key = :ck${i} and c.value = :cv${i})`, {
-        [`ck${i}`]: key, [`cv${i}`]: value,
-      }),
+      qb.andWhere(
+        `exists (select 1 from user_custom_attributes c where c.user_id = u.id and c.key = :ck${i} and c.value = :cv${i})`,
+        {
+          [`ck${i}`]: key,
+          [`cv${i}`]: value,
+        },
+      ),
     );
     // GitLab 10.x's UsersFinder orders newest first.
     const [rows, total] = await qb.orderBy('u.id', 'DESC').skip(page.offset).take(page.perPage).getManyAndCount();
@@ -108,7 +123,8 @@ export class UserQueries {
   }
 
   async sshKey(userId: number, keyId: number): Promise<SshKeyRecord> {
-    const key = keyId > MAX_ROW_ID ? null : await this.dataSource.getRepository(SshKeyRecord).findOneBy({ id: keyId, userId });
+    const key =
+      keyId > MAX_ROW_ID ? null : await this.dataSource.getRepository(SshKeyRecord).findOneBy({ id: keyId, userId });
     if (!key) throw new NotFound('Key');
     return key;
   }
@@ -121,7 +137,8 @@ export class UserQueries {
   }
 
   async gpgKey(userId: number, keyId: number): Promise<GpgKeyRecord> {
-    const key = keyId > MAX_ROW_ID ? null : await this.dataSource.getRepository(GpgKeyRecord).findOneBy({ id: keyId, userId });
+    const key =
+      keyId > MAX_ROW_ID ? null : await this.dataSource.getRepository(GpgKeyRecord).findOneBy({ id: keyId, userId });
     if (!key) throw new NotFound('GPG Key');
     return key;
   }
@@ -134,7 +151,8 @@ export class UserQueries {
   }
 
   async email(userId: number, emailId: number): Promise<EmailRecord> {
-    const email = emailId > MAX_ROW_ID ? null : await this.dataSource.getRepository(EmailRecord).findOneBy({ id: emailId, userId });
+    const email =
+      emailId > MAX_ROW_ID ? null : await this.dataSource.getRepository(EmailRecord).findOneBy({ id: emailId, userId });
     if (!email) throw new NotFound('Email');
     return email;
   }
@@ -154,14 +172,21 @@ export class UserQueries {
 
   async impersonationToken(userId: number, tokenId: number): Promise<AccessTokenRecord> {
     const t =
-      tokenId > MAX_ROW_ID ? null : await this.dataSource.getRepository(AccessTokenRecord).findOneBy({ id: tokenId, userId, impersonation: true });
+      tokenId > MAX_ROW_ID
+        ? null
+        : await this.dataSource
+            .getRepository(AccessTokenRecord)
+            .findOneBy({ id: tokenId, userId, impersonation: true });
     if (!t) throw new NotFound('Impersonation Token');
     return t;
   }
 
   /** Users active on or after `from`, least recently active first. */
   async activities(from: string, page: PageParams) {
-    const [{ total }] = await this.dataSource.query(`select count(*)::int as total from users where last_activity_on >= $1`, [from]);
+    const [{ total }] = await this.dataSource.query(
+      `select count(*)::int as total from users where last_activity_on >= $1`,
+      [from],
+    );
     const rows: { username: string; last_activity_on: string }[] = await this.dataSource.query(
       `select username, to_char(last_activity_on, 'YYYY-MM-DD') as last_activity_on from users
         where last_activity_on >= $1 order by last_activity_on, id offset $2 limit $3`,
