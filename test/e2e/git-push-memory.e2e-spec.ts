@@ -10,22 +10,25 @@ import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } f
 
 const ROOT = process.cwd();
 const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
+/** The pushed file: random bytes, so the pack is as large as the file. */
+const PACK_MB = 150;
 /**
- * How much a 50 MB push may raise the server's peak resident memory. Measured 2026-11-24: 24 to 33 MB
- * for a 50 MB push and about 24 MB for a 150 MB one, so the growth does not follow the size: it is
- * V8's slack before it collects the socket's spent 64 KB chunks, and it varies with the machine's
- * load. A server that held the pack would add the pack's 50 MB on top of that slack and fail this.
+ * How much the push may raise the server's peak resident memory. The growth does not follow the
+ * pack's size: it is V8's slack before it collects the socket's spent 64 KB chunks (Buffers outside
+ * the heap, which V8 lets accumulate up to its external-memory limit). Measured 2026-11-25 on Node 24:
+ * 52 MB for a 50 MB push, and 2 MB more for a 150 MB push after it (Node 20 had 24 to 33 MB).
+ * A server that held the pack would add the whole 150 MB on top of that slack and fail this.
  */
-const ALLOWED_GROWTH_KB = 45 * 1024;
+const ALLOWED_GROWTH_KB = 90 * 1024;
 
 /** The process's peak resident set (VmHWM), in KB: what the kernel saw at the worst moment. */
 const peakKb = (pid: number) => parseInt(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1], 10);
 
 /**
- * The built server as a real process, so its memory is its own: a push of a 50 MB file must not
- * raise its peak resident memory by anything like 50 MB (the pack is streamed to git, never held).
+ * The built server as a real process, so its memory is its own: a push of a 150 MB file must not
+ * raise its peak resident memory by anything like 150 MB (the pack is streamed to git, never held).
  */
-describe('a 50 MB push streams through the server', () => {
+describe(`a ${PACK_MB} MB push streams through the server`, () => {
   const id = randomBytes(5).toString('hex');
   const url = new URL(TEST_PG);
   url.pathname = `/lode_mem_${id}`;
@@ -95,7 +98,7 @@ describe('a 50 MB push streams through the server', () => {
     await gitOk(['push', '-q', remote, 'master'], dir);
     const before = peakKb(child.pid!);
 
-    writeFileSync(join(dir, 'big.bin'), randomBytes(50 * 1024 * 1024));
+    writeFileSync(join(dir, 'big.bin'), randomBytes(PACK_MB * 1024 * 1024));
     await gitOk(['add', '.'], dir);
     await gitOk(['commit', '-q', '-m', 'big'], dir);
     await gitOk(['push', '-q', remote, 'master'], dir);
