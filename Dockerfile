@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
-# Lode: one image for both roles. `node dist/apps/api/src/main.js` serves HTTP (LODE_ROLE=api, or
-# `all` for API and workers in one process); `node dist/apps/worker/src/main.js` runs the workers.
+# Lode: one image, one entry point for every role: `node dist/apps/lode/src/main.js` runs what
+# LODE_ROLE names (`all`, the default: API and workers in one process; `api`; `worker`), and
+# `node dist/apps/lode/src/cli.js` is the command line.
 
 FROM node:24-bookworm AS build
 # nodegit 0.28.0-alpha.36 has no usable prebuilt binary and compiles libgit2 from source:
@@ -20,8 +21,8 @@ COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY apps ./apps
 COPY libs ./libs
 RUN npm run build \
- && test -f dist/apps/api/src/main.js \
- && test -f dist/apps/worker/src/main.js \
+ && test -f dist/apps/lode/src/main.js \
+ && test -f dist/apps/lode/src/cli.js \
  && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24-bookworm-slim AS runtime
@@ -44,4 +45,4 @@ EXPOSE 8080
 # Liveness only (/-/health); /-/readiness also checks PostgreSQL and Redis.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/-/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["node", "dist/apps/api/src/main.js"]
+CMD ["node", "dist/apps/lode/src/main.js"]

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const CLI = join(ROOT, 'dist/apps/cli/src/main.js');
+const CLI = join(ROOT, 'dist/apps/lode/src/cli.js');
 const NOT_READ_MODELS = ['events', 'outbox', 'migrations', 'typeorm_metadata'];
 
 function rebuild(env) {

@@ -36,7 +36,7 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
   const dataDir = mkdtempSync(join(tmpdir(), 'lode-bench-'));
   const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;
   const spawnedAt = performance.now();
-  const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/apps/api/src/main.js')], {
+  const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/apps/lode/src/main.js')], {
     env: {
       ...process.env,
       PORT: String(port),

@@ -24,7 +24,7 @@ const sources = Math.max(
 );
 if (existsSync(stamp) && statSync(stamp).mtimeMs >= sources) process.exit(0);
 process.stderr.write('building Lode (dist/ is missing or out of date)...\n');
-execFileSync(process.execPath, [join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', 'api'], {
+execFileSync(process.execPath, [join(root, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build', 'lode'], {
   cwd: root,
   stdio: 'inherit',
 });

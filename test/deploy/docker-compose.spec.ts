@@ -135,9 +135,10 @@ describe('docker-compose.yml', () => {
     expect(JSON.parse(read('package.json')).engines.node).toBe('>=24');
   });
 
-  it('starts the worker from the worker entry file and the api from the image CMD', () => {
-    expect(words(worker.command)).toBe(`node ${emittedEntry('worker')}`);
+  it('starts api and worker from the image CMD, the one entry point, each in its LODE_ROLE', () => {
+    expect(worker.command).toBeUndefined();
     expect(api.command).toBeUndefined();
+    expect(instructions('CMD')).toEqual([JSON.stringify(['node', emittedEntry('lode')]).replace(/,/g, ', ')]);
   });
 
   it('publishes the API port Lode listens on', () => {

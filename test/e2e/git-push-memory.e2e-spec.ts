@@ -9,7 +9,7 @@ import { gitOk, tempDirs } from '../support/git';
 import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } from '../support/test-app';
 
 const ROOT = process.cwd();
-const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
+const MAIN = join(ROOT, 'dist/apps/lode/src/main.js');
 /** The pushed file: random bytes, so the pack is as large as the file. */
 const PACK_MB = 150;
 /**

@@ -11,8 +11,8 @@ import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } f
  * migrations on a fresh database, root's first token, restarts that change nothing, roles.
  */
 const ROOT = process.cwd();
-const MAIN = join(ROOT, 'dist/apps/api/src/main.js');
-const CLI = join(ROOT, 'dist/apps/cli/src/main.js');
+const MAIN = join(ROOT, 'dist/apps/lode/src/main.js');
+const CLI = join(ROOT, 'dist/apps/lode/src/cli.js');
 
 describe('processes: npm start and the admin command line', () => {
   const id = randomBytes(5).toString('hex');

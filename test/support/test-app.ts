@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { createHttpApp } from '../../apps/api/src/http-app';
-import { MIGRATIONS } from '../../apps/api/src/lode.module';
+import { createHttpApp } from '../../apps/lode/src/http-app';
+import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 
 /** Where the tests' PostgreSQL and Redis are; each run makes its own database and Redis key prefix. */
 export const TEST_PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

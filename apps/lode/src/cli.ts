@@ -5,7 +5,7 @@ import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
 import { parseArgs } from 'node:util';
-import { LodeModule, MIGRATIONS } from '../../api/src/lode.module';
+import { LodeModule, MIGRATIONS } from './lode.module';
 
 const USAGE = `usage: npm run lode -- <command> [options]
 
