@@ -1,4 +1,4 @@
-import { Conflict, FieldErrors, Forbidden, NotFound, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
+import { assertNever, Conflict, FieldErrors, Forbidden, NotFound, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
 import { namespacePathErrors } from '@app/users';
 import { moreOpenThan, type Visibility } from './access-level';
 
@@ -82,8 +82,9 @@ export function evolve(s: Group, e: GroupEvent): Group {
       delete customAttributes[e.data.key];
       return { ...s, customAttributes };
     }
+    default:
+      return assertNever(e);
   }
-  return s;
 }
 
 export const groupDecider = { initial, evolve };

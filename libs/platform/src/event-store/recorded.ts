@@ -31,3 +31,11 @@ export interface Decider<S, E extends DomainEvent> {
   initial: () => S;
   evolve: (state: S, event: E) => S;
 }
+
+/**
+ * The `default` of a switch over an event union: a union member that no case handles leaves `event`
+ * not `never`, so adding an event type without handling it fails to compile.
+ */
+export function assertNever(event: never): never {
+  throw new Error(`unhandled event ${JSON.stringify(event)}`);
+}

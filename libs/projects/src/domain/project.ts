@@ -1,4 +1,5 @@
 import {
+  assertNever,
   Conflict,
   FieldErrors,
   Invalid,
@@ -239,8 +240,9 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       return { ...s, housekeepingPending: false };
     case 'RepositoryPushed':
       return e.data.defaultBranch ? { ...s, settings: { ...s.settings, defaultBranch: e.data.defaultBranch } } : s;
+    default:
+      return assertNever(e);
   }
-  return s;
 }
 
 export const projectDecider = { initial, evolve };

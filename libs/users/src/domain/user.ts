@@ -1,4 +1,4 @@
-import { FieldErrors, Forbidden, NotFound, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
+import { assertNever, FieldErrors, Forbidden, NotFound, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
 import { namespacePathErrors } from './namespace-path';
 
 /*
@@ -147,8 +147,9 @@ export function evolve(s: User, e: UserEvent): User {
       delete customAttributes[e.data.key];
       return { ...s, customAttributes };
     }
+    default:
+      return assertNever(e);
   }
-  return s;
 }
 
 export const userDecider = { initial, evolve };
