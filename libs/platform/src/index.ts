@@ -14,6 +14,7 @@ export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-
 export { OutboxRelay } from './outbox/outbox-relay';
 export { redisOptions } from './queue/queue-connection';
 export { logConnectionErrors } from './queue/connection-errors';
+export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';
 export { PlatformModule } from './platform.module';
 export { GitlabErrorFilter } from './http/gitlab-error.filter';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';

@@ -8,6 +8,7 @@ import { OutboxRelay } from './outbox/outbox-relay';
 import { OutboxRoutes } from './outbox/outbox-route';
 import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
+import { JobKinds } from './queue/job-processor';
 
 /** The shared kernel every context uses: configuration, event store, projections, outbox, clock. */
 @Global()
@@ -26,6 +27,7 @@ export class PlatformModule {
         ...(options.relay ? [OutboxRelay] : []),
         ProjectionRebuilder,
         DependencyProbe,
+        JobKinds,
       ],
       exports: [
         LodeConfig,
@@ -35,6 +37,7 @@ export class PlatformModule {
         OutboxRoutes,
         ProjectionRebuilder,
         DependencyProbe,
+        JobKinds,
         ...(options.relay ? [OutboxRelay] : []),
       ],
     };

@@ -1,0 +1,117 @@
+import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import { UnrecoverableError, type Job, type Queue } from 'bullmq';
+import type { OutboxJob } from '../outbox/outbox-route';
+import { logConnectionErrors } from './connection-errors';
+
+/** A job's data says what to do in `kind`; each queue carries one union of such kinds. */
+export interface JobData {
+  kind: string;
+}
+
+/** One handler for every kind of a queue's job union: a kind left without one fails to compile. */
+export type JobHandlers<J extends JobData> = {
+  [K in J['kind']]: (job: Job<Extract<J, { kind: K }>>) => Promise<void>;
+};
+
+/** Every queue declared in the process, so the start-up check knows what must be handled. */
+const declaredQueues: JobQueue<JobData>[] = [];
+
+/**
+ * A BullMQ queue and the kinds of job it carries, declared once by the context that owns it. The
+ * kinds are listed as an object with one key per kind of `J`, so the list cannot drift from the type.
+ */
+export class JobQueue<J extends JobData> {
+  readonly kinds: readonly string[];
+
+  constructor(
+    readonly name: string,
+    kinds: Record<J['kind'], true>,
+  ) {
+    this.kinds = Object.keys(kinds);
+    declaredQueues.push(this);
+  }
+
+  /** An outbox job of this queue; its BullMQ name is its kind. */
+  job(data: J, jobId: string, options?: OutboxJob['options']): OutboxJob<J> {
+    return { queue: this.name, name: data.kind, jobId, data, ...(options ? { options } : {}) };
+  }
+}
+
+/**
+ * Who handles which kind of job in this process. Processors register here when their module starts;
+ * once the application has started, every kind of every declared queue must have exactly one handler
+ * where this process runs workers, or the process does not start.
+ */
+@Injectable()
+export class JobKinds implements OnApplicationBootstrap {
+  private readonly handlers = new Map<string, string>();
+
+  handle(queue: string, kinds: readonly string[], by: string): void {
+    for (const kind of kinds) {
+      const key = `${queue}/${kind}`;
+      const other = this.handlers.get(key);
+      if (other && other !== by) throw new Error(`job kind ${key} has two handlers: ${other} and ${by}`);
+      this.handlers.set(key, by);
+    }
+  }
+
+  /** The kinds of declared queues that nothing in this process handles. */
+  unhandled(): string[] {
+    return declaredQueues.flatMap((q) => q.kinds.map((k) => `${q.name}/${k}`)).filter((k) => !this.handlers.has(k));
+  }
+
+  onApplicationBootstrap(): void {
+    // A process without processors (the API role, the command line) handles no jobs at all.
+    if (!this.handlers.size) return;
+    const missing = this.unhandled();
+    if (missing.length) throw new Error(`job kinds without a handler: ${missing.join(', ')}`);
+  }
+}
+
+/**
+ * The BullMQ processor of one queue: dispatches each job to the handler of its kind, registers its
+ * kinds with `JobKinds`, and logs the worker's connection errors once each while Redis is away.
+ */
+export abstract class JobProcessor<J extends JobData> extends WorkerHost implements OnModuleInit {
+  protected readonly logger: Logger;
+  private lastError = '';
+  /** The handlers, one per kind; `this` is the processor. */
+  protected abstract readonly handlers: JobHandlers<J>;
+
+  constructor(
+    protected readonly jobQueue: JobQueue<J>,
+    queue: Queue,
+    private readonly kinds: JobKinds,
+    loggerName: string,
+  ) {
+    super();
+    this.logger = new Logger(loggerName);
+    logConnectionErrors(queue, this.logger, `queue ${jobQueue.name}`);
+  }
+
+  onModuleInit(): void {
+    this.kinds.handle(this.jobQueue.name, Object.keys(this.handlers), this.constructor.name);
+  }
+
+  async process(job: Job<J>): Promise<void> {
+    // JobHandlers gives the handler of each kind a job of that kind, which is what `job` is here.
+    const handlers = this.handlers as unknown as Record<string, ((job: Job<J>) => Promise<void>) | undefined>;
+    const handler = handlers[job.data.kind];
+    // A kind this version does not know (a job left by a newer one) cannot succeed by retrying.
+    if (!handler) throw new UnrecoverableError(`no handler for job kind ${job.data.kind} on ${this.jobQueue.name}`);
+    await handler.call(this, job);
+  }
+
+  /** Whether this run is the job's last attempt: after it BullMQ gives up, so outcomes are final. */
+  protected isLastAttempt(job: Job): boolean {
+    return job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+  }
+
+  @OnWorkerEvent('error')
+  onWorkerError(err: Error): void {
+    if (err.message === this.lastError) return;
+    this.lastError = err.message;
+    this.logger.warn(`worker ${this.jobQueue.name}: ${err.message}`);
+  }
+}
