@@ -1,4 +1,12 @@
-import { assertNever, Conflict, FieldErrors, Forbidden, NotFound, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
+import {
+  assertNever,
+  Conflict,
+  FieldErrors,
+  Forbidden,
+  NotFound,
+  checkCustomAttribute,
+  holdsCustomAttribute,
+} from '@app/platform';
 import { namespacePathErrors } from '@app/users';
 import { moreOpenThan, type Visibility } from './access-level';
 

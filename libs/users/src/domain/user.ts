@@ -1,4 +1,11 @@
-import { assertNever, FieldErrors, Forbidden, NotFound, checkCustomAttribute, holdsCustomAttribute } from '@app/platform';
+import {
+  assertNever,
+  FieldErrors,
+  Forbidden,
+  NotFound,
+  checkCustomAttribute,
+  holdsCustomAttribute,
+} from '@app/platform';
 import { namespacePathErrors } from './namespace-path';
 
 /*
