@@ -113,6 +113,13 @@ export async function statistics(
   return { commitCount, repositorySize: await diskUsage(path) };
 }
 
+/** The branch HEAD names (`git symbolic-ref`), or undefined when HEAD is detached or unreadable. */
+export async function headBranch(path: string): Promise<string | undefined> {
+  const out = await git(['symbolic-ref', '-q', 'HEAD'], path).catch(() => '');
+  const ref = out.trim();
+  return ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : undefined;
+}
+
 /** Points HEAD at a branch, so clones check it out (the project's default branch). */
 export async function setHeadBranch(path: string, branch: string): Promise<void> {
   if (!BRANCH.test(branch)) throw new Error(`bad branch name ${branch}`);

@@ -87,8 +87,13 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
     return cli.statistics(this.path(repo), branch);
   }
 
+  /*
+   * From git (`symbolic-ref`), not libgit2: the push inspector and the git jobs, its main callers,
+   * read HEAD right after git wrote it and use libgit2 for nothing else. The read API asks only for
+   * a project without a default branch yet.
+   */
   headBranch(repo: RepoRef): Promise<string | undefined> {
-    return this.reads.headBranch(this.path(repo)).catch(() => undefined);
+    return cli.headBranch(this.path(repo));
   }
 
   setHeadBranch(repo: RepoRef, branch: string): Promise<void> {

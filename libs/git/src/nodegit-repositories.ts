@@ -126,17 +126,6 @@ export class NodegitRepositories {
     return c && commitInfo(c);
   }
 
-  async headBranch(path: string): Promise<string | undefined> {
-    const repo = await this.repository(path);
-    try {
-      const head = await NodeGit.Reference.lookup(repo, 'HEAD');
-      const target: string = head.symbolicTarget();
-      return target.startsWith('refs/heads/') ? target.slice('refs/heads/'.length) : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
   async tree(path: string, ref: string, dir: string, recursive: boolean): Promise<TreeEntry[] | undefined> {
     const repo = await this.repository(path);
     const commit = await this.commit(repo, ref);
