@@ -12,7 +12,7 @@ export const argument = (name, fallback) => {
   return i > 0 ? Number(process.argv[i + 1]) || fallback : fallback;
 };
 
-/** Where Lode keeps a project's bare repository (libs/platform's repositoryPath: hashed storage). */
+/** Where Lode keeps a project's bare repository (libs/git's repositoryPath: hashed storage). */
 export function repositoryDir(dataDir, projectId) {
   const hash = createHash('sha256').update(String(projectId)).digest('hex');
   return join(dataDir, 'repositories', '@hashed', hash.slice(0, 2), hash.slice(2, 4), `${hash}.git`);

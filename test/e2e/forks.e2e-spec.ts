@@ -1,4 +1,4 @@
-import { repositoryPath } from '@app/platform';
+import { repositoryPath } from '@app/git';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-import { repositoryPath } from '@app/platform';
+import { repositoryPath } from '@app/git';
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

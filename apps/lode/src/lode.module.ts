@@ -6,6 +6,7 @@ import {
   redisOptions,
   VersionController,
 } from '@app/platform';
+import { GitModule } from '@app/git';
 import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
 import {
   HookDeliveries1763780000600,
@@ -50,6 +51,7 @@ export class LodeModule {
       module: LodeModule,
       imports: [
         PlatformModule.forRoot(config, { http: parts.http, relay: parts.worker }),
+        GitModule,
         TypeOrmModule.forRoot({ ...dataSourceOptions(config), autoLoadEntities: true }),
         CqrsModule.forRoot(),
         UsersModule,

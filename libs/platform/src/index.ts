@@ -37,6 +37,3 @@ export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from '.
 export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
 export { checkCustomAttribute, holdsCustomAttribute, CustomAttributeTable } from './custom-attributes';
-export * as GitCli from './git/git-cli';
-export { CommandFailed, runCommand, stopCommandRunner } from './git/command-runner';
-export { archiveCachePath, repositoryPath } from './git/git-cli';

@@ -1,4 +1,3 @@
 /** The repositories context: git over smart HTTP. */
 export { RepositoriesHttpModule } from './repositories.module';
 export { GitHttpMiddleware } from './http/git-http.middleware';
-export { serveGitHttp } from './git-http-backend';

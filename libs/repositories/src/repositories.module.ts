@@ -3,16 +3,12 @@ import { UsersModule } from '@app/users';
 import { Module } from '@nestjs/common';
 import { GitHttpMiddleware } from './http/git-http.middleware';
 import { RepositoryReadsController } from './http/repository-reads.controller';
-import { ArchiveStore } from './read/archive-store';
-import { GitRepositories } from './read/git-repositories';
-import { NodegitRepositories } from './read/nodegit-repositories';
-import { RawBlobs } from './read/raw-blob';
 
 /** The HTTP side of repositories: git over smart HTTP (mounted by http-app as Express middleware) and the read API. */
 @Module({
   imports: [UsersModule, ProjectsModule],
   controllers: [RepositoryReadsController],
-  providers: [GitHttpMiddleware, ArchiveStore, RawBlobs, { provide: GitRepositories, useClass: NodegitRepositories }],
+  providers: [GitHttpMiddleware],
   exports: [GitHttpMiddleware],
 })
 export class RepositoriesHttpModule {}

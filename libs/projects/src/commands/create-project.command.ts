@@ -1,16 +1,7 @@
+import { GitRepositories, projectRepo } from '@app/git';
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
-import {
-  Clock,
-  EventStore,
-  FieldErrors,
-  Forbidden,
-  Invalid,
-  UniqueViolation,
-  type Actor,
-  GitCli,
-  LodeConfig,
-  repositoryPath,
-} from '@app/platform';
+import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
+import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -63,13 +54,15 @@ export class CreateProject extends Command<number> {
 
 @CommandHandler(CreateProject)
 export class CreateProjectHandler implements ICommandHandler<CreateProject> {
+  private readonly logger = new Logger('CreateProject');
+
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly namespaces: NamespaceAccess,
     private readonly projects: ProjectQueries,
     private readonly db: DataSource,
-    private readonly config: LodeConfig,
+    private readonly git: GitRepositories,
   ) {}
 
   async execute({ settings, namespaceId, actor, ownerId }: CreateProject): Promise<number> {
@@ -109,28 +102,45 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     (await addTakenNameOrPath(this.db, errors, target.id, settings)).throwIfAny();
     const projectId = await this.store.nextId('project_id_seq');
     const runnersToken = randomBytes(15).toString('base64url');
-    await this.store
-      .transact(async (uow) => {
-        await uow.decide(`project-${projectId}`, projectDecider, (s) =>
-          create(
-            s,
-            {
-              projectId,
-              namespaceId: target.id,
-              settings,
-              creatorId: ownerId,
-              runnersToken,
-              namespaceVisibility,
-              personalOwnerId: target.kind === 'user' ? (target.ownerId ?? undefined) : undefined,
-            },
-            this.clock.now(),
-          ),
-        );
-        // The bare repository comes with the project, made before the commit: if the commit fails, an
-        // unused empty repository under a never-reused id is all that is left.
-        await GitCli.initBare(repositoryPath(this.config.dataDir, projectId), settings.defaultBranch ?? 'master');
-      })
-      .catch(rethrowTakenNameOrPath);
+    // The bare repository comes with the project, so it is made first, outside the transaction (no git
+    // work holds one open). Its id is never reused, so the store's re-runs of the transaction after a
+    // version clash find it made, and a client's retry of the command takes a fresh id.
+    const repo = projectRepo(projectId);
+    await this.git.init(repo, settings.defaultBranch ?? 'master');
+    try {
+      await this.store.decide(`project-${projectId}`, projectDecider, (s) =>
+        create(
+          s,
+          {
+            projectId,
+            namespaceId: target.id,
+            settings,
+            creatorId: ownerId,
+            runnersToken,
+            namespaceVisibility,
+            personalOwnerId: target.kind === 'user' ? (target.ownerId ?? undefined) : undefined,
+          },
+          this.clock.now(),
+        ),
+      );
+    } catch (err) {
+      await this.removeUnusedRepository(projectId);
+      rethrowTakenNameOrPath(err);
+    }
     return projectId;
+  }
+
+  /**
+   * Removes the repository made for a project whose creation failed, once the event log shows that
+   * no project got the id: a commit whose answer was lost may still have created it. When the log
+   * cannot be read, an empty repository under a never-reused id is all that is left.
+   */
+  private async removeUnusedRepository(projectId: number): Promise<void> {
+    try {
+      const project = await this.store.transact((uow) => uow.load(`project-${projectId}`, projectDecider));
+      if (!project.exists) await this.git.remove(projectRepo(projectId));
+    } catch (err) {
+      this.logger.warn(`could not remove the repository of uncreated project ${projectId}: ${String(err)}`);
+    }
   }
 }

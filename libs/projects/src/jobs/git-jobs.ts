@@ -1,13 +1,5 @@
-import {
-  archiveCachePath,
-  GitCli,
-  LodeConfig,
-  logConnectionErrors,
-  repositoryPath,
-  type DomainEvent,
-  type OutboxRoute,
-  type Recorded,
-} from '@app/platform';
+import { GitRepositories, projectRepo } from '@app/git';
+import { logConnectionErrors, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -86,7 +78,7 @@ export class GitJobsProcessor extends WorkerHost {
 
   constructor(
     private readonly commands: CommandBus,
-    private readonly config: LodeConfig,
+    private readonly git: GitRepositories,
     private readonly projects: ProjectQueries,
     @InjectQueue(GIT_QUEUE) queue: Queue,
   ) {
@@ -94,34 +86,24 @@ export class GitJobsProcessor extends WorkerHost {
     logConnectionErrors(queue, this.logger, `queue ${GIT_QUEUE}`);
   }
 
-  private repo(projectId: number): string {
-    return repositoryPath(this.config.dataDir, projectId);
-  }
-
   /** Statistics over the branch HEAD names (a fork keeps its source's default branch). */
   private async statistics(projectId: number): Promise<RepositoryStatistics> {
-    const repo = this.repo(projectId);
-    return GitCli.statistics(repo, await GitCli.headBranch(repo));
+    const repo = projectRepo(projectId);
+    return this.git.statistics(repo, (await this.git.headBranch(repo)) ?? null);
   }
 
   async process(job: Job<GitJob>): Promise<void> {
     const { data } = job;
-    if (data.kind === 'remove-repository') {
-      await GitCli.removeRepository(this.repo(data.projectId));
-      await GitCli.removeRepository(archiveCachePath(this.config.dataDir, data.projectId));
-      return;
-    }
+    if (data.kind === 'remove-repository') return this.git.remove(projectRepo(data.projectId));
     if (data.kind === 'remove-gone-repositories') {
       // Every project the log knows that the read model no longer has; removing twice is harmless.
-      for (const id of await this.projects.goneProjectIds()) {
-        await GitCli.removeRepository(this.repo(id));
-        await GitCli.removeRepository(archiveCachePath(this.config.dataDir, id));
-      }
+      for (const id of await this.projects.goneProjectIds()) await this.git.remove(projectRepo(id));
       return;
     }
     if (data.kind === 'housekeeping') {
       try {
-        if (await GitCli.exists(this.repo(data.projectId))) await GitCli.gc(this.repo(data.projectId));
+        const repo = projectRepo(data.projectId);
+        if (await this.git.exists(repo)) await this.git.gc(repo);
       } catch (err) {
         // The lease ends with the last attempt, also when git failed, so a new request stays possible.
         if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
@@ -138,10 +120,7 @@ export class GitJobsProcessor extends WorkerHost {
     }
     await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'started' }));
     try {
-      const source = this.repo(data.sourceProjectId);
-      if (!(await GitCli.exists(source)))
-        throw new Error(`the source repository of project ${data.sourceProjectId} is missing`);
-      await GitCli.cloneBare(source, this.repo(data.projectId));
+      await this.git.cloneBare(projectRepo(data.sourceProjectId), projectRepo(data.projectId));
       await this.commands.execute(
         new RecordGitJobOutcome(data.projectId, {
           kind: 'import',

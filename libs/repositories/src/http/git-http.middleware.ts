@@ -1,11 +1,11 @@
-import { Actor, Clock, LodeConfig, NotFound, repositoryPath } from '@app/platform';
+import { GitRepositories, projectRepo, type RepoRef } from '@app/git';
+import { Actor, Clock, NotFound } from '@app/platform';
 import { ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
 import { RecordUserActivity, TokenResolver } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { NextFunction, Request, Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serveGitHttp } from '../git-http-backend';
 import { readPushCommands, type PushCommand } from '../push/push-commands';
 import { PushInspector } from '../push/push-inspector';
 
@@ -42,7 +42,7 @@ export class GitHttpMiddleware {
   constructor(
     private readonly tokens: TokenResolver,
     private readonly projects: ProjectQueries,
-    private readonly config: LodeConfig,
+    private readonly git: GitRepositories,
     private readonly clock: Clock,
     private readonly commands: CommandBus,
   ) {}
@@ -86,12 +86,12 @@ export class GitHttpMiddleware {
       throw err;
     });
     this.authorize(project, actor, push);
-    const repo = repositoryPath(this.config.dataDir, project.id);
+    const repo = projectRepo(project.id);
     // GitLab counts a clone, fetch or push as the user's activity of the day.
     if (actor && service !== 'info/refs') this.recordActivity(actor.id, lastActivityOn);
-    if (service !== RECEIVE || !actor) return serveGitHttp(req, res, repo, service, actor?.username ?? '');
+    if (service !== RECEIVE || !actor) return this.git.serveHttp(req, res, repo, service, actor?.username ?? '');
     const commands = readPushCommands(req, /gzip/i.test(String(req.headers['content-encoding'] ?? '')));
-    serveGitHttp(req, res, repo, service, actor.username, {
+    this.git.serveHttp(req, res, repo, service, actor.username, {
       beforeEnd: async (succeeded) => {
         if (succeeded) await this.recordPush(project, actor, repo, await commands);
       },
@@ -103,11 +103,11 @@ export class GitHttpMiddleware {
    * end of its answer. A rejected command (non-fast-forward, a lost race) moved no ref and is left
    * out. If PostgreSQL stays away through every attempt the refs have still moved: that is logged.
    */
-  private async recordPush(project: ProjectRow, actor: Actor, repo: string, commands: PushCommand[]): Promise<void> {
+  private async recordPush(project: ProjectRow, actor: Actor, repo: RepoRef, commands: PushCommand[]): Promise<void> {
     if (!commands.length) return;
     for (let attempt = 1; ; attempt++) {
       try {
-        const push = await new PushInspector(repo).inspect(commands, project.default_branch);
+        const push = await new PushInspector(this.git, repo).inspect(commands, project.default_branch);
         await this.commands.execute(new RecordRepositoryPush(project.id, { userId: actor.id, ...push }, actor));
         return;
       } catch (err) {

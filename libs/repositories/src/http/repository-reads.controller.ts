@@ -1,3 +1,12 @@
+import {
+  archiveEtag,
+  archiveExtension,
+  GitRepositories,
+  projectRepo,
+  type CommitInfo,
+  type RepoRef,
+  type TreeEntry,
+} from '@app/git';
 import { ACCESS } from '@app/groups';
 import {
   CurrentActor,
@@ -8,7 +17,6 @@ import {
   Page,
   pageParams,
   PaginationDto,
-  repositoryPath,
   ToBool,
   type Actor,
 } from '@app/platform';
@@ -16,9 +24,6 @@ import { ProjectQueries, type ProjectRow } from '@app/projects';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
-import { ArchiveStore, archiveExtension } from '../read/archive-store';
-import { RawBlobs } from '../read/raw-blob';
-import { GitRepositories, type CommitInfo, type TreeEntry } from '../read/git-repositories';
 
 export class TreeDto extends PaginationDto {
   @IsOptional() @IsString() path?: string;
@@ -66,20 +71,18 @@ export class RepositoryReadsController {
   constructor(
     private readonly projects: ProjectQueries,
     private readonly git: GitRepositories,
-    private readonly archives: ArchiveStore,
-    private readonly rawBlobs: RawBlobs,
     private readonly config: LodeConfig,
   ) {}
 
   /** GitLab's `download_code`: the project must be visible, and a private one needs reporter access (guests get 403). */
-  private async readable(id: string, actor: Actor | undefined): Promise<{ project: ProjectRow; repo: string }> {
+  private async readable(id: string, actor: Actor | undefined): Promise<{ project: ProjectRow; repo: RepoRef }> {
     const project = await this.projects.getVisible(id, actor);
     if (project.visibility === 'private' && !actor?.isAdmin && project.access < ACCESS.reporter) throw new Forbidden();
-    return { project, repo: repositoryPath(this.config.dataDir, project.id) };
+    return { project, repo: projectRepo(project.id) };
   }
 
   /** The default ref: the project's default branch, else what HEAD names. */
-  private async defaultRef(project: ProjectRow, repo: string): Promise<string | undefined> {
+  private async defaultRef(project: ProjectRow, repo: RepoRef): Promise<string | undefined> {
     return project.default_branch ?? (await this.git.headBranch(repo));
   }
 
@@ -108,7 +111,7 @@ export class RepositoryReadsController {
   @Get('blobs/:sha/raw')
   async raw(@Param('id') id: string, @Param('sha') sha: string, @Res() res: Response, @CurrentActor() actor?: Actor) {
     const { repo } = await this.readable(id, actor);
-    const blob = await this.rawBlobs.open(repo, sha);
+    const blob = await this.git.rawBlob(repo, sha);
     if (!blob) throw new NotFound('Blob');
     res.status(200);
     res.setHeader('Content-Type', blob.binary ? 'application/octet-stream' : 'text/plain; charset=utf-8');
@@ -159,10 +162,10 @@ export class RepositoryReadsController {
     const commit = ref ? await this.git.resolveCommit(repo, ref) : undefined;
     if (!ref || !commit) throw new NotFound('File');
     const prefix = `${project.path}-${ref.replace(/\//g, '-')}-${commit.id}`;
-    const etag = ArchiveStore.etag(project.id, commit.id, ext, prefix);
+    const etag = archiveEtag(repo, commit.id, ext, prefix);
     res.setHeader('ETag', etag);
     if (res.req.headers['if-none-match'] === etag) return void res.status(304).end();
-    const archive = await this.archives.open(repo, project.id, commit.id, ext, prefix);
+    const archive = await this.git.archive(repo, commit.id, ext, prefix);
     res.status(200);
     res.setHeader('Content-Type', 'application/octet-stream');
     res.setHeader('Content-Disposition', `attachment; filename="${prefix.replace(/["\\]/g, '_')}.${ext}"`);

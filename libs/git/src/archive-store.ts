@@ -1,15 +1,16 @@
-import { archiveCachePath, LodeConfig } from '@app/platform';
-import { Injectable, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Duplex, type Readable } from 'node:stream';
+import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { archiveCachePath } from './git-cli';
+import type { Archive, ArchiveExtension, RepoRef } from './git-repositories';
 
 /** GitLab's archive formats (`Gitlab::PathRegex.archive_formats_regex`) and the file each makes. */
-const FORMATS: Record<string, 'tar.gz' | 'tar.bz2' | 'tar' | 'zip'> = {
+const FORMATS: Record<string, ArchiveExtension> = {
   'tar.gz': 'tar.gz',
   tgz: 'tar.gz',
   gz: 'tar.gz',
@@ -22,15 +23,12 @@ const FORMATS: Record<string, 'tar.gz' | 'tar.bz2' | 'tar' | 'zip'> = {
   zip: 'zip',
 };
 const ARCHIVE_CHUNK = 1024 * 1024;
-export type ArchiveExtension = (typeof FORMATS)[string];
+/** The file a GitLab archive format name (`tar.gz`, `tgz`, `zip`, ...) makes; undefined for an unknown one. */
 export const archiveExtension = (format: string): ArchiveExtension | undefined => FORMATS[format];
 
-export interface Archive {
-  stream: Readable;
-  size: number;
-  etag: string;
-  /** Served from the cache rather than made for this request. */
-  cached: boolean;
+/** The archive's ETag, known before it is made: an archive is named by project, commit, format and top directory. */
+export function archiveEtag(repo: RepoRef, sha: string, ext: ArchiveExtension, prefix: string): string {
+  return `"${createHash('sha256').update(`${repo.projectId}\0${sha}\0${ext}\0${prefix}`).digest('hex').slice(0, 32)}"`;
 }
 
 /**
@@ -39,28 +37,20 @@ export interface Archive {
  * `$LODE_DATA_DIR/cache/archives/<project id>` (removed with the project's repository). Every
  * answer streams a complete cache file with its length, so nobody ever reads half an archive.
  */
-@Injectable()
 export class ArchiveStore {
   private readonly logger = new Logger('Archives');
 
-  constructor(private readonly config: LodeConfig) {}
-
-  private get dataDir(): string {
-    return this.config.dataDir;
-  }
-
-  static etag(projectId: number, sha: string, ext: string, prefix: string): string {
-    return `"${createHash('sha256').update(`${projectId}\0${sha}\0${ext}\0${prefix}`).digest('hex').slice(0, 32)}"`;
-  }
+  constructor(private readonly dataDir: string) {}
 
   private file(projectId: number, sha: string, ext: string, prefix: string): string {
     const key = createHash('sha256').update(prefix).digest('hex').slice(0, 16);
     return join(archiveCachePath(this.dataDir, projectId), `${sha}-${key}.${ext}`);
   }
 
-  async open(repo: string, projectId: number, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive> {
-    const etag = ArchiveStore.etag(projectId, sha, ext, prefix);
-    const file = this.file(projectId, sha, ext, prefix);
+  /** `repo` is where the repository `ref` lives. */
+  async open(ref: RepoRef, repo: string, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive> {
+    const etag = archiveEtag(ref, sha, ext, prefix);
+    const file = this.file(ref.projectId, sha, ext, prefix);
     let existing = await stat(file).catch(() => undefined);
     const cached = existing !== undefined;
     if (!existing) {

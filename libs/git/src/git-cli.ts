@@ -3,6 +3,12 @@ import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runCommand } from './command-runner';
 
+/*
+ * The git command line, run from the command helper, for the work libgit2 lacks or does slower:
+ * creating, cloning, collecting and measuring repositories, and the plumbing that describes a push.
+ * Every function takes the bare repository's path; LocalGitRepositories resolves it from the project.
+ */
+
 /**
  * Where a project's bare repository lives: `@hashed/ab/cd/<sha256 of the id>.git`, as GitLab's hashed
  * storage, so a rename or a transfer never moves a directory.
@@ -107,11 +113,11 @@ export async function statistics(
   return { commitCount, repositorySize: await diskUsage(path) };
 }
 
-/** The branch HEAD names (`git symbolic-ref`), or null when HEAD is detached or unreadable. */
-export async function headBranch(path: string): Promise<string | null> {
+/** The branch HEAD names (`git symbolic-ref`), or undefined when HEAD is detached or unreadable. */
+export async function headBranch(path: string): Promise<string | undefined> {
   const out = await git(['symbolic-ref', '-q', 'HEAD'], path).catch(() => '');
   const ref = out.trim();
-  return ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
+  return ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : undefined;
 }
 
 /** Points HEAD at a branch, so clones check it out (the project's default branch). */

@@ -1,17 +1,15 @@
-import { Injectable } from '@nestjs/common';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { contributorsFromLog } from './contributors-log';
-import {
-  GitRepositories,
-  type BlobInfo,
-  type Branch,
-  type CommitInfo,
-  type CompareLimits,
-  type Comparison,
-  type Contributor,
-  type FileDiff,
-  type TreeEntry,
+import type {
+  BlobInfo,
+  Branch,
+  CommitInfo,
+  CompareLimits,
+  Comparison,
+  Contributor,
+  FileDiff,
+  TreeEntry,
 } from './git-repositories';
 
 /* nodegit ships no types; these are the few shapes this adapter relies on. */
@@ -82,11 +80,11 @@ function commitInfo(c: Commit): CommitInfo {
 }
 
 /**
- * GitRepositories on libgit2 through nodegit: no process per read. nodegit's calls run on libuv's
- * thread pool (apps size it with UV_THREADPOOL_SIZE), so reads do not block the event loop.
+ * Repository reads on libgit2 through nodegit, by the bare repository's path: no process per read.
+ * nodegit's calls run on libuv's thread pool (apps size it with UV_THREADPOOL_SIZE), so reads do not
+ * block the event loop. The one file that loads nodegit; LocalGitRepositories puts it behind the port.
  */
-@Injectable()
-export class NodegitRepositories extends GitRepositories {
+export class NodegitRepositories {
   private readonly open = new Map<string, Promise<Repo>>();
   /** Tree listings by (tree id, path, recursive), least recently used first, and how many entries they hold. */
   private readonly treeCache = new Map<string, TreeEntry[]>();
@@ -126,17 +124,6 @@ export class NodegitRepositories extends GitRepositories {
   async resolveCommit(path: string, ref: string): Promise<CommitInfo | undefined> {
     const c = await this.commit(await this.repository(path), ref);
     return c && commitInfo(c);
-  }
-
-  async headBranch(path: string): Promise<string | undefined> {
-    const repo = await this.repository(path);
-    try {
-      const head = await NodeGit.Reference.lookup(repo, 'HEAD');
-      const target: string = head.symbolicTarget();
-      return target.startsWith('refs/heads/') ? target.slice('refs/heads/'.length) : undefined;
-    } catch {
-      return undefined;
-    }
   }
 
   async tree(path: string, ref: string, dir: string, recursive: boolean): Promise<TreeEntry[] | undefined> {

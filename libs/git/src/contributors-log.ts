@@ -1,4 +1,4 @@
-import { runCommand } from '@app/platform';
+import { runCommand } from './command-runner';
 import type { Contributor } from './git-repositories';
 
 /**

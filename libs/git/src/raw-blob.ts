@@ -1,30 +1,12 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { spawn } from 'node:child_process';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { CatFilePool, parseHeader } from './cat-file';
+import type { HeldBlob, RawBlob } from './git-repositories';
 
 const SHA = /^[0-9a-f]{4,64}$/i;
 const HEADER_LIMIT = 256;
 /** git's own binary test: a NUL byte in the first 8,000 bytes. */
 const SNIFF = 8000;
-
-export interface RawBlob {
-  sha: string;
-  size: number;
-  binary: boolean;
-  /** The blob's bytes, exactly `size` of them. */
-  stream: Readable;
-  /** Ends the git process when the client goes away. */
-  cancel: () => void;
-}
-
-/** A small blob read whole. */
-export interface HeldBlob {
-  sha: string;
-  size: number;
-  binary: boolean;
-  content: Buffer;
-}
 
 /** Blobs up to this size are read whole through the repository's long-lived cat-file process. */
 const HELD_BLOB_BYTES = 1024 * 1024;
@@ -35,8 +17,7 @@ const HELD_BLOB_BYTES = 1024 * 1024;
  * write, a larger one streams from a `git cat-file --batch` of its own, so a 100 MB blob neither
  * sits in memory nor holds up the small reads queued behind it.
  */
-@Injectable()
-export class RawBlobs implements OnModuleDestroy {
+export class RawBlobs {
   private readonly pool = new CatFilePool();
 
   async open(repo: string, sha: string): Promise<HeldBlob | RawBlob | undefined> {
@@ -55,7 +36,8 @@ export class RawBlobs implements OnModuleDestroy {
     return { sha: header.sha, size: content.length, binary: content.subarray(0, SNIFF).includes(0), content };
   }
 
-  onModuleDestroy(): void {
+  /** Ends the long-lived cat-file processes (at shutdown). */
+  close(): void {
     this.pool.closeAll();
   }
 }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { basename, dirname } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GitHttpOptions } from './git-repositories';
 
 const BACKEND = '/usr/lib/git-core/git-http-backend';
 
@@ -10,14 +11,6 @@ const BACKEND = '/usr/lib/git-core/git-http-backend';
  * Bodies are streamed both ways with back-pressure: a pack is never held in memory.
  * `service` is the part after the repository (`info/refs`, `git-upload-pack`, `git-receive-pack`).
  */
-export interface GitHttpOptions {
-  /**
-   * Runs after the CGI exited, before the response ends (so a push is recorded before git's client
-   * sees the end of its answer and can read the API). `succeeded`: the CGI exited with status 0.
-   */
-  beforeEnd?: (succeeded: boolean) => Promise<void>;
-}
-
 export function serveGitHttp(
   req: IncomingMessage,
   res: ServerResponse,

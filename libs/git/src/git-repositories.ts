@@ -1,0 +1,224 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+
+/*
+ * The one door to git (ARCHITECTURE.md, "Repositories"): every git operation Lode does goes through
+ * `GitRepositories`, which names a repository by its project (`RepoRef`) and knows where
+ * `$LODE_DATA_DIR` keeps it, so no caller builds a path. `undefined` or an empty answer means "not
+ * there", which the controllers turn into GitLab's 404s.
+ */
+
+/**
+ * A project's repository. An object rather than the bare id so that a storage name (GitLab's
+ * `repository_storage`, ARCHITECTURE.md "Beyond one machine") can join it without touching callers.
+ */
+export interface RepoRef {
+  readonly projectId: number;
+}
+
+/** The repository of project `projectId`. */
+export const projectRepo = (projectId: number): RepoRef => ({ projectId });
+
+export interface TreeEntry {
+  id: string;
+  name: string;
+  type: 'tree' | 'blob' | 'commit';
+  path: string;
+  /** Six octal digits: `040000`, `100644`, `100755`, `120000`, `160000`. */
+  mode: string;
+}
+
+export interface CommitInfo {
+  id: string;
+  shortId: string;
+  title: string;
+  message: string;
+  parentIds: string[];
+  authorName: string;
+  authorEmail: string;
+  authoredDate: string;
+  committerName: string;
+  committerEmail: string;
+  committedDate: string;
+}
+
+export interface BlobInfo {
+  sha: string;
+  size: number;
+  content: Buffer;
+  binary: boolean;
+}
+
+export interface Branch {
+  name: string;
+  commit: CommitInfo;
+  /** The default branch contains this branch's tip. */
+  merged: boolean;
+}
+
+export interface FileDiff {
+  oldPath: string;
+  newPath: string;
+  aMode: string;
+  bMode: string;
+  newFile: boolean;
+  renamedFile: boolean;
+  deletedFile: boolean;
+  diff: string;
+}
+
+export interface Comparison {
+  commits: CommitInfo[];
+  diffs: FileDiff[];
+  /** The diff was cut at the configured limits. */
+  overflow: boolean;
+  same: boolean;
+}
+
+export interface CompareLimits {
+  maxFiles: number;
+  maxLines: number;
+  maxBytes: number;
+}
+
+export interface Contributor {
+  name: string;
+  email: string;
+  commits: number;
+  additions: number;
+  deletions: number;
+}
+
+/** Commits reachable from the default branch and bytes on disk: GitLab's repository statistics. */
+export interface RepositoryStatistics {
+  commitCount: number;
+  repositorySize: number;
+}
+
+/** One ref update a push asked for: `<before> <after> <ref>`, forty zeros for a missing side. */
+export interface RefCommand {
+  ref: string;
+  before: string;
+  after: string;
+}
+
+/** A commit as GitLab's push hook shows it, with the paths it added, modified and removed against its first parent. */
+export interface PushedCommit {
+  id: string;
+  message: string;
+  /** ISO 8601 committer date with its offset. */
+  timestamp: string;
+  author: { name: string; email: string };
+  added: string[];
+  modified: string[];
+  removed: string[];
+}
+
+/** What an accepted ref update brought, as GitLab's push and tag push hooks show it. */
+export interface RefUpdate extends RefCommand {
+  /** The commit the ref now points at (a tag is peeled); null when it was deleted. */
+  checkoutSha: string | null;
+  /** The newest commits the update brought (at most PAYLOAD_COMMITS), oldest first. */
+  commits: PushedCommit[];
+  totalCommitsCount: number;
+  /** An annotated tag's message; null otherwise. */
+  message: string | null;
+}
+
+/** A raw blob whose bytes stream from git (a large one: never held in memory). */
+export interface RawBlob {
+  sha: string;
+  size: number;
+  binary: boolean;
+  /** The blob's bytes, exactly `size` of them. */
+  stream: Readable;
+  /** Ends the git process when the client goes away. */
+  cancel: () => void;
+}
+
+/** A small raw blob, read whole. */
+export interface HeldBlob {
+  sha: string;
+  size: number;
+  binary: boolean;
+  content: Buffer;
+}
+
+/** GitLab's archive formats as the files they make. */
+export type ArchiveExtension = 'tar.gz' | 'tar.bz2' | 'tar' | 'zip';
+
+/** A complete archive file, streamed with its length. */
+export interface Archive {
+  stream: Readable;
+  size: number;
+  etag: string;
+  /** Served from the cache rather than made for this request. */
+  cached: boolean;
+}
+
+/** Hooks of one smart-HTTP exchange. */
+export interface GitHttpOptions {
+  /**
+   * Runs after the CGI exited, before the response ends (so a push is recorded before git's client
+   * sees the end of its answer and can read the API). `succeeded`: the CGI exited with status 0.
+   */
+  beforeEnd?: (succeeded: boolean) => Promise<void>;
+}
+
+/**
+ * Everything git, for every context. No method may be called inside a database transaction: git
+ * work is slow and cannot be rolled back, so callers do it before or after theirs.
+ */
+export abstract class GitRepositories {
+  /** Creates an empty bare repository whose HEAD names `defaultBranch`; a no-op when it exists. */
+  abstract init(repo: RepoRef, defaultBranch: string): Promise<void>;
+  /** A fork's repository: a local bare clone of `source` (hard-linked objects), replacing a partial copy of an earlier attempt. */
+  abstract cloneBare(source: RepoRef, target: RepoRef): Promise<void>;
+  /** Housekeeping: `git gc` and `pack-refs`. */
+  abstract gc(repo: RepoRef): Promise<void>;
+  /** Removes the repository and its archive cache; a no-op when they are gone. */
+  abstract remove(repo: RepoRef): Promise<void>;
+  /** The repository exists on disk. */
+  abstract exists(repo: RepoRef): Promise<boolean>;
+  /** Commits reachable from `branch` (0 when it does not exist) and the repository's size on disk. */
+  abstract statistics(repo: RepoRef, branch: string | null): Promise<RepositoryStatistics>;
+  /** The branch HEAD names, or undefined when HEAD is detached or the repository is unreadable. */
+  abstract headBranch(repo: RepoRef): Promise<string | undefined>;
+  /** Points HEAD at `branch`, so clones check it out. */
+  abstract setHeadBranch(repo: RepoRef, branch: string): Promise<void>;
+  /** The commit a branch, tag or sha names; undefined when it names none. */
+  abstract resolveCommit(repo: RepoRef, ref: string): Promise<CommitInfo | undefined>;
+  /** Entries under `path` at `ref` (trees first, then blobs, then submodules); undefined when the ref or path is unknown. */
+  abstract tree(repo: RepoRef, ref: string, path: string, recursive: boolean): Promise<TreeEntry[] | undefined>;
+  /** A blob read whole (the API's base64 blob). */
+  abstract blob(repo: RepoRef, sha: string): Promise<BlobInfo | undefined>;
+  /** A blob's bytes for a raw download: small ones whole, large ones streamed. */
+  abstract rawBlob(repo: RepoRef, sha: string): Promise<HeldBlob | RawBlob | undefined>;
+  /** Branches by name, each with its tip and whether `defaultBranch` contains it. */
+  abstract branches(repo: RepoRef, defaultBranch: string | undefined): Promise<Branch[]>;
+  /** GitLab's compare: commits reachable from `to` and not from `from`, diffs from their merge base to `to`. */
+  abstract compare(repo: RepoRef, from: string, to: string, limits: CompareLimits): Promise<Comparison>;
+  /** Authors of the non-merge commits reachable from `ref`, by e-mail, with their added and deleted lines. */
+  abstract contributors(repo: RepoRef, ref: string): Promise<Contributor[]>;
+  /** The archive of commit `sha` under the top directory `prefix`, made by `git archive` once and then cached. */
+  abstract archive(repo: RepoRef, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive>;
+  /** Every ref and the object it holds (`refs/heads/...`, `refs/tags/...`). */
+  abstract refs(repo: RepoRef): Promise<Map<string, string>>;
+  /**
+   * What accepted ref updates brought: commits and tag messages as GitLab's push hooks show them. A
+   * new branch shows the commits `baseBranch` (an existing branch, or null) lacks.
+   */
+  abstract describeRefUpdates(repo: RepoRef, updates: RefCommand[], baseBranch: string | null): Promise<RefUpdate[]>;
+  /**
+   * Serves one smart-HTTP request (`service`: `info/refs`, `git-upload-pack` or `git-receive-pack`)
+   * with `git http-backend`, streaming both ways. The caller has decided access already.
+   */
+  abstract serveHttp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    repo: RepoRef,
+    service: string,
+    remoteUser: string,
+    options?: GitHttpOptions,
+  ): void;
+}

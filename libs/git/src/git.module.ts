@@ -1,0 +1,11 @@
+import { Global, Module } from '@nestjs/common';
+import { GitRepositories } from './git-repositories';
+import { LocalGitRepositories } from './local-git-repositories';
+
+/** Provides the GitRepositories port to every context (global: git sits on the floor beside the platform). */
+@Global()
+@Module({
+  providers: [{ provide: GitRepositories, useClass: LocalGitRepositories }],
+  exports: [GitRepositories],
+})
+export class GitModule {}

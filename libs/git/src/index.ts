@@ -1,0 +1,30 @@
+/** Everything git behind one port: libgit2 through nodegit, the cat-file pool, the command helper, `git http-backend`, archives. */
+/** The Nest module that provides GitRepositories to every context. */
+export { GitModule } from './git.module';
+/** The port, and the shapes its answers take. */
+export {
+  GitRepositories,
+  projectRepo,
+  type Archive,
+  type ArchiveExtension,
+  type BlobInfo,
+  type Branch,
+  type CommitInfo,
+  type CompareLimits,
+  type Comparison,
+  type Contributor,
+  type FileDiff,
+  type GitHttpOptions,
+  type HeldBlob,
+  type PushedCommit,
+  type RawBlob,
+  type RefCommand,
+  type RefUpdate,
+  type RepoRef,
+  type RepositoryStatistics,
+  type TreeEntry,
+} from './git-repositories';
+/** GitLab's archive format names to files, and an archive's ETag before it is made (for If-None-Match). */
+export { archiveEtag, archiveExtension } from './archive-store';
+/** Where a project's bare repository lives under the data directory: for tests and tools that look at the disk. */
+export { repositoryPath } from './git-cli';

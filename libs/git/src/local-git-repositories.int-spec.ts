@@ -1,0 +1,109 @@
+import { LodeConfig } from '@app/platform';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { gitOk, tempDirs } from '../../../test/support/git';
+import { repositoryPath } from './git-cli';
+import { projectRepo } from './git-repositories';
+import { LocalGitRepositories } from './local-git-repositories';
+
+const ZERO = '0'.repeat(40);
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** The port against temporary bare repositories, named by project id under a temporary data directory. */
+describe('LocalGitRepositories', () => {
+  const tmp = tempDirs();
+  let git: LocalGitRepositories;
+  let dataDir: string;
+  let work: string;
+  const repo = projectRepo(7);
+
+  beforeAll(async () => {
+    dataDir = tmp.make();
+    const config = new LodeConfig();
+    config.dataDir = dataDir;
+    git = new LocalGitRepositories(config);
+    work = tmp.make();
+    await gitOk(['init', '-q', work]);
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'first'], work);
+  });
+
+  afterAll(() => {
+    git.onModuleDestroy();
+    tmp.removeAll();
+  });
+
+  it('makes a bare repository under the hashed path, with HEAD on the default branch; twice is a no-op', async () => {
+    expect(await git.exists(repo)).toBe(false);
+    await git.init(repo, 'main');
+    await git.init(repo, 'other');
+    expect(existsSync(join(repositoryPath(dataDir, 7), 'HEAD'))).toBe(true);
+    expect(await git.headBranch(repo)).toBe('main');
+    expect(await git.statistics(repo, 'main')).toEqual({ commitCount: 0, repositorySize: expect.any(Number) });
+    await expect(git.init(projectRepo(8), 'bad name')).rejects.toThrow(/bad branch name/);
+  });
+
+  it('describes what a push brought, and answers reads of what it wrote', async () => {
+    await gitOk(['push', '-q', repositoryPath(dataDir, 7), 'HEAD:refs/heads/main'], work);
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'second'], work);
+    await gitOk(['push', '-q', repositoryPath(dataDir, 7), 'HEAD:refs/heads/topic'], work);
+    const refs = await git.refs(repo);
+    const main = refs.get('refs/heads/main')!;
+    const topic = refs.get('refs/heads/topic')!;
+    const [update] = await git.describeRefUpdates(
+      repo,
+      [{ ref: 'refs/heads/topic', before: ZERO, after: topic }],
+      'main',
+    );
+    // A new branch shows the commits its base lacks.
+    expect(update).toMatchObject({ checkoutSha: topic, totalCommitsCount: 1, message: null });
+    expect(update.commits.map((c) => c.message.trim())).toEqual(['second']);
+    expect((await git.statistics(repo, 'topic')).commitCount).toBe(2);
+    expect((await git.resolveCommit(repo, 'main'))?.id).toBe(main);
+    expect((await git.branches(repo, 'main')).map((b) => [b.name, b.merged])).toEqual([
+      ['main', false],
+      ['topic', false],
+    ]);
+    await git.setHeadBranch(repo, 'topic');
+    expect(await git.headBranch(repo)).toBe('topic');
+  });
+
+  it('reads a raw blob and makes an archive once, then serves it from the cache', async () => {
+    writeFileSync(join(work, 'README'), 'hello\n');
+    await gitOk(['add', 'README'], work);
+    await gitOk(['commit', '-q', '-m', 'readme'], work);
+    await gitOk(['push', '-q', repositoryPath(dataDir, 7), 'HEAD:refs/heads/files'], work);
+    const [entry] = (await git.tree(repo, 'files', '', false))!;
+    expect(await git.rawBlob(repo, entry.id)).toMatchObject({
+      size: 6,
+      binary: false,
+      content: Buffer.from('hello\n'),
+    });
+    const head = (await git.resolveCommit(repo, 'files'))!.id;
+    const first = await git.archive(repo, head, 'tar', 'p');
+    expect(first.cached).toBe(false);
+    expect((await readAll(first.stream)).length).toBe(first.size);
+    const again = await git.archive(repo, head, 'tar', 'p');
+    expect(again).toMatchObject({ cached: true, size: first.size, etag: first.etag });
+    again.stream.destroy();
+  });
+
+  it('clones a fork from its source and removes a repository with its archive cache', async () => {
+    const fork = projectRepo(9);
+    await git.cloneBare(repo, fork);
+    expect(await git.refs(fork)).toEqual(await git.refs(repo));
+    await expect(git.cloneBare(projectRepo(10), projectRepo(11))).rejects.toThrow(
+      /source repository of project 10 is missing/,
+    );
+    await git.remove(repo);
+    await git.remove(repo);
+    expect(await git.exists(repo)).toBe(false);
+    expect(existsSync(join(dataDir, 'cache', 'archives', '7'))).toBe(false);
+    expect(await git.exists(fork)).toBe(true);
+  });
+});

@@ -1,0 +1,112 @@
+import { read } from './git-cli';
+import type { PushedCommit, RefCommand, RefUpdate } from './git-repositories';
+
+/** GitLab's push payload shows at most this many commits (`data_builder/push.rb`). */
+export const PAYLOAD_COMMITS = 20;
+
+const isZero = (sha: string) => /^0+$/.test(sha);
+const RECORD = '\x01';
+const FIELD = '\x02';
+
+/** Every ref of the repository at `path` and the object it holds (`git for-each-ref`). */
+export async function listRefs(path: string): Promise<Map<string, string>> {
+  const out = await read(path, ['for-each-ref', '--format=%(objectname) %(refname)']);
+  const refs = new Map<string, string>();
+  for (const line of out.split('\n')) {
+    const sp = line.indexOf(' ');
+    if (sp > 0) refs.set(line.slice(sp + 1), line.slice(0, sp));
+  }
+  return refs;
+}
+
+/**
+ * What each accepted ref update brought, as GitLab's push and tag push hooks show it. Runs git's
+ * plumbing in the bare repository after receive-pack has finished. `base` is an existing branch new
+ * branches are compared with (GitLab's heuristic), or null.
+ */
+export async function describeRefUpdates(
+  path: string,
+  updates: RefCommand[],
+  base: string | null,
+): Promise<RefUpdate[]> {
+  const described: RefUpdate[] = [];
+  for (const c of updates) described.push(await describe(path, c, base));
+  return described;
+}
+
+async function describe(path: string, c: RefCommand, base: string | null): Promise<RefUpdate> {
+  const update: RefUpdate = {
+    ref: c.ref,
+    before: c.before,
+    after: c.after,
+    checkoutSha: null,
+    commits: [],
+    totalCommitsCount: 0,
+    message: null,
+  };
+  if (isZero(c.after)) return update;
+  if (c.ref.startsWith('refs/tags/')) {
+    // GitLab's tag push: the tagged commit is the one commit shown, the tag's message is `message`.
+    const target = (await read(path, ['rev-parse', '--verify', '-q', `${c.after}^{commit}`]).catch(() => '')).trim();
+    update.checkoutSha = target || null;
+    if (target) {
+      update.commits = await commits(path, [target, '--no-walk']);
+      update.totalCommitsCount = update.commits.length;
+    }
+    const type = (await read(path, ['cat-file', '-t', c.after]).catch(() => '')).trim();
+    if (type === 'tag')
+      update.message =
+        (await read(path, ['for-each-ref', '--format=%(contents)', c.ref]).catch(() => '')).replace(/\n+$/, '') || null;
+    return update;
+  }
+  update.checkoutSha = c.after;
+  // A branch update shows the commits it added; a new branch those the default branch lacks
+  // (all of them for the first branch).
+  const range = [c.after];
+  if (!isZero(c.before)) range.push(`^${c.before}`);
+  else if (base && `refs/heads/${base}` !== c.ref) range.push(`^refs/heads/${base}`);
+  const count = await read(path, ['rev-list', '--count', ...range, '--']);
+  update.totalCommitsCount = parseInt(count.trim(), 10) || 0;
+  if (update.totalCommitsCount > 0)
+    update.commits = (await commits(path, [`--max-count=${PAYLOAD_COMMITS}`, ...range])).reverse();
+  return update;
+}
+
+/** Commits newest first with the files each added, modified and removed against its first parent. */
+async function commits(path: string, args: string[]): Promise<PushedCommit[]> {
+  const out = await read(path, [
+    'log',
+    '-z',
+    `--format=${RECORD}%H${FIELD}%an${FIELD}%ae${FIELD}%cI${FIELD}%B${FIELD}`,
+    '--name-status',
+    '--no-renames',
+    '--diff-merges=first-parent',
+    ...args,
+    '--',
+  ]);
+  return out.split(RECORD).filter(Boolean).map(parseCommit);
+}
+
+function parseCommit(record: string): PushedCommit {
+  const [id, name, email, timestamp, message, rest = ''] = record.split(FIELD);
+  const commit: PushedCommit = {
+    id,
+    message,
+    timestamp,
+    author: { name, email },
+    added: [],
+    modified: [],
+    removed: [],
+  };
+  const tokens = rest
+    .split('\0')
+    .map((t) => t.replace(/^\n/, ''))
+    .filter((t) => t !== '');
+  for (let i = 0; i + 1 < tokens.length; i += 2) {
+    const [status, path] = [tokens[i], tokens[i + 1]];
+    if (status === 'A') commit.added.push(path);
+    else if (status === 'D') commit.removed.push(path);
+    else commit.modified.push(path);
+  }
+  return commit;
+}
