@@ -153,6 +153,8 @@ function contentDisposition(type: 'inline' | 'attachment', filename: string): st
  *
  * On rejection the rest of the body is left unread: answer with `Connection: close` rather than draining it.
  */
+const noop = (): void => undefined;
+
 export async function receiveUpload(
   req: IncomingMessage,
   opts: { dir: string; maxBytes: number; field?: string },
@@ -199,7 +201,10 @@ export async function receiveUpload(
       out?.destroy();
       const written =
         out && !out.closed ? new Promise<void>((done) => out!.once('close', () => done())) : Promise.resolve();
-      void written
+      // The part's writer may still be creating the directory (its mkdir in flight): removing before that
+      // ends would let the directory appear afterwards, so wait for the writer to give up first.
+      const writer = stored ? stored.then(noop, noop) : Promise.resolve();
+      void Promise.all([written, writer])
         .then(() => rm(secretDir, { recursive: true, force: true }))
         .then(
           () => reject(err),
