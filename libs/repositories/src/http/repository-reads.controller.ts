@@ -1,7 +1,5 @@
-import { ACCESS } from '@app/groups';
 import {
   CurrentActor,
-  Forbidden,
   GitlabParams,
   LodeConfig,
   NotFound,
@@ -12,7 +10,7 @@ import {
   ToBool,
   type Actor,
 } from '@app/platform';
-import { ProjectQueries, type ProjectRow } from '@app/projects';
+import { ProjectAccessPolicy, ProjectQueries, type ProjectRow } from '@app/projects';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
@@ -71,10 +69,10 @@ export class RepositoryReadsController {
     private readonly config: LodeConfig,
   ) {}
 
-  /** GitLab's `download_code`: the project must be visible, and a private one needs reporter access (guests get 403). */
+  /** GitLab's `download_code`: an invisible project is 404, a visible one whose code the caller may not read 403. */
   private async readable(id: string, actor: Actor | undefined): Promise<{ project: ProjectRow; repo: string }> {
     const project = await this.projects.getVisible(id, actor);
-    if (project.visibility === 'private' && !actor?.isAdmin && project.access < ACCESS.reporter) throw new Forbidden();
+    ProjectAccessPolicy.requireDownloadCode(project, actor);
     return { project, repo: repositoryPath(this.config.dataDir, project.id) };
   }
 
