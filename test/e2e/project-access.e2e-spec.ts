@@ -6,11 +6,12 @@ import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /**
- * GitLab's `download_code` on an INTERNAL project (ProjectAccessPolicy): every signed-in user who is
- * not external may read its code (`internal_access`); an external user needs reporter, like anyone on a
- * private project. The same rule answers the repository API, git over HTTP and forks.
+ * One caller, one policy. GitLab's `download_code` on an INTERNAL project (ProjectAccessPolicy): every
+ * signed-in user who is not external may read its code (`internal_access`); an external user needs
+ * reporter, like anyone on a private project. The same rule answers the repository API, git over HTTP
+ * and forks; git's caller comes from the same ActorResolver as the API's.
  */
-describe('download_code on an internal project, for external users', () => {
+describe('project access: download_code on an internal project, and the caller over git', () => {
   let t: TestApp;
   let base: string;
   let owner: SeededUser;
@@ -137,6 +138,28 @@ describe('download_code on an internal project, for external users', () => {
       const anonymous = await infoRefs();
       expect(anonymous.status).toBe(401);
       expect(anonymous.headers.get('www-authenticate')).toBe('Basic realm="Lode"');
+    });
+  });
+
+  describe('the caller over git (ActorResolver, as the API resolves it)', () => {
+    it("answers a blocked user with 403 and git's words, and serves them again once unblocked", async () => {
+      const user = await createUser(t);
+      expect((await api(t.rootToken).post(`/users/${user.id}/block`)).status).toBe(201);
+      const blocked = await infoRefs(user.token);
+      expect(blocked.status).toBe(403);
+      expect(await blocked.text()).toBe('Your account has been blocked.\n');
+      expect((await api(t.rootToken).post(`/users/${user.id}/unblock`)).status).toBe(201);
+      expect((await infoRefs(user.token)).status).toBe(200);
+    });
+
+    it('challenges an unknown token and a Basic header without a password', async () => {
+      for (const credentials of ['git:nope', 'git:', 'git']) {
+        const res = await fetch(`${url()}/info/refs?service=git-upload-pack`, {
+          headers: { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` },
+        });
+        expect(res.status).toBe(401);
+        expect(res.headers.get('www-authenticate')).toBe('Basic realm="Lode"');
+      }
     });
   });
 
