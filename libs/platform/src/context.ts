@@ -1,10 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-/** Who is acting. `sudoBy` is the administrator behind a sudo; `impersonatedBy` the one who made an impersonation token. */
+/**
+ * Who is acting. `external` marks GitLab's external users (no access to internal projects they are not
+ * members of); `sudoBy` is the administrator behind a sudo; `impersonatedBy` the one who made an impersonation token.
+ */
 export interface Actor {
   id: number;
   username: string;
   isAdmin: boolean;
+  external: boolean;
   tokenId?: number;
   scopes: string[];
   impersonation: boolean;

@@ -5,6 +5,13 @@ export { GIT_QUEUE } from './jobs/git-jobs';
 export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectQueries, type ProjectRow } from './queries/project.queries';
 export type { ProjectEvent } from './domain/project';
+/** The one policy of who may read, download, fork and push a project, which every transport asks. */
+export {
+  ProjectAccessPolicy,
+  type ProjectAccessFacts,
+  type ProjectCaller,
+  type PushRefusal,
+} from './domain/project-access-policy';
 export {
   ZERO_SHA,
   isBranchRef,

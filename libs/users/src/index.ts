@@ -3,7 +3,8 @@ export { UsersModule, UsersHttpModule, USER_ENTITIES } from './users.module';
 export { UsersWorkerModule } from './users-worker.module';
 export { Users1763780000100 } from './migrations/1763780000100-users';
 export { UserQueries } from './queries/user.queries';
-export { TokenResolver, type ResolvedToken } from './queries/token-resolver';
+/** Credentials (a token, HTTP Basic) to the `Actor` every transport acts as. */
+export { ActorResolver, UserBlocked, type Authenticated } from './queries/actor-resolver';
 export { UserRecord } from './projections/user.record';
 export type { UserEvent } from './domain/user';
 export { namespacePathErrors, RESERVED_TOP_LEVEL } from './domain/namespace-path';

@@ -30,6 +30,7 @@ import {
   UserIdentityRecord,
   UserRecord,
 } from './projections/user.record';
+import { ActorResolver } from './queries/actor-resolver';
 import { TokenResolver } from './queries/token-resolver';
 import { UserQueries } from './queries/user.queries';
 
@@ -66,8 +67,8 @@ const HANDLERS = [
 /** Commands, projections and queries of the users context: always loaded, whatever the process role. */
 @Module({
   imports: [TypeOrmModule.forFeature(USER_ENTITIES)],
-  providers: [...HANDLERS, UserProjection, UserQueries, TokenResolver, AvatarStore],
-  exports: [UserQueries, TokenResolver, AvatarStore],
+  providers: [...HANDLERS, UserProjection, UserQueries, TokenResolver, ActorResolver, AvatarStore],
+  exports: [UserQueries, ActorResolver, AvatarStore],
 })
 export class UsersModule implements OnModuleInit {
   constructor(

@@ -1,7 +1,13 @@
 /** GitLab's access levels. Project members stop at maintainer in 10.x; group members may be owners. */
 export const ACCESS = { none: 0, guest: 10, reporter: 20, developer: 30, maintainer: 40, owner: 50 } as const;
-export const GROUP_ACCESS_LEVELS = [10, 20, 30, 40, 50];
-export const PROJECT_ACCESS_LEVELS = [10, 20, 30, 40];
+export const GROUP_ACCESS_LEVELS: number[] = [
+  ACCESS.guest,
+  ACCESS.reporter,
+  ACCESS.developer,
+  ACCESS.maintainer,
+  ACCESS.owner,
+];
+export const PROJECT_ACCESS_LEVELS: number[] = [ACCESS.guest, ACCESS.reporter, ACCESS.developer, ACCESS.maintainer];
 
 export type Visibility = 'private' | 'internal' | 'public';
 export const VISIBILITIES: Visibility[] = ['private', 'internal', 'public'];

@@ -8,7 +8,7 @@ import {
   holdsCustomAttribute,
 } from '@app/platform';
 import { namespacePathErrors } from '@app/users';
-import { moreOpenThan, type Visibility } from './access-level';
+import { ACCESS, moreOpenThan, type Visibility } from './access-level';
 
 /*
  * A group: a namespace of kind `group`, maybe nested, with its members. Stream `group-<id>`.
@@ -170,7 +170,7 @@ export function create(
     },
     {
       type: 'GroupMemberAdded',
-      data: { groupId: input.groupId, userId: input.creatorId, accessLevel: 50, expiresAt: null, at },
+      data: { groupId: input.groupId, userId: input.creatorId, accessLevel: ACCESS.owner, expiresAt: null, at },
     },
   ];
 }
@@ -192,7 +192,7 @@ export function remove(s: Group, now: Date): GroupEvent[] {
   return [{ type: 'GroupDeleted', data: { groupId: g.groupId, at: now.toISOString() } }];
 }
 
-const owners = (g: Existing) => Object.values(g.members).filter((l) => l === 50).length;
+const owners = (g: Existing) => Object.values(g.members).filter((l) => l === ACCESS.owner).length;
 
 export function addMember(
   s: Group,
@@ -219,7 +219,7 @@ export function updateMember(
   const g = existing(s);
   // GitLab's `members.find_by!`: ActiveRecord's bare "404 Not found".
   if (!(userId in g.members)) throw new NotFound();
-  if (g.members[userId] === 50 && accessLevel !== 50 && owners(g) === 1)
+  if (g.members[userId] === ACCESS.owner && accessLevel !== ACCESS.owner && owners(g) === 1)
     throw new Forbidden('The last owner cannot be demoted');
   return [
     { type: 'GroupMemberUpdated', data: { groupId: g.groupId, userId, accessLevel, expiresAt, at: now.toISOString() } },
@@ -234,7 +234,7 @@ export function removeMember(s: Group, userId: number, now: Date, mayRemove = tr
   const g = existing(s);
   if (!(userId in g.members)) throw new NotFound();
   if (!mayRemove) throw new Forbidden();
-  if (!userDeleted && g.members[userId] === 50 && owners(g) === 1)
+  if (!userDeleted && g.members[userId] === ACCESS.owner && owners(g) === 1)
     throw new Forbidden('The last owner cannot be removed');
   return [{ type: 'GroupMemberRemoved', data: { groupId: g.groupId, userId, at: now.toISOString() } }];
 }

@@ -1,6 +1,7 @@
 import { NotFound, type Actor, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { ACCESS } from '../domain/access-level';
 import { GROUP_CUSTOM_ATTRIBUTES, type NamespaceRecord } from '../projections/namespace.record';
 import { ACTIVE_MEMBER, groupVisibleSql, toNamespace } from './namespace-access';
 
@@ -46,7 +47,7 @@ export class GroupQueries {
     const where = [`n.kind = 'group'`];
     if (f.owned) {
       where.push(`exists (select 1 from members m where m.source_type = 'namespace' and m.source_id = n.id and m.user_id = $1
-                   and m.access_level = 50 and ${ACTIVE_MEMBER})`);
+                   and m.access_level = ${ACCESS.owner} and ${ACTIVE_MEMBER})`);
     } else if (actor && !actor.isAdmin && !f.allAvailable) {
       where.push(authorizedSql('n', '$1'));
     } else {

@@ -2,6 +2,7 @@ import { ACCESS, NamespaceAccess, moreOpenThan, type Visibility } from '@app/gro
 import { Clock, Conflict, EventStore, NotFound, UniqueViolation, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
+import { ProjectAccessPolicy } from '../domain/project-access-policy';
 import { fork, projectDecider, type Feature, type ProjectSettings } from '../domain/project';
 import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
 
@@ -67,11 +68,10 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
 
   async execute({ source, namespace, actor }: ForkProject): Promise<number> {
     const from = await this.projects.getVisible(source, actor);
-    // GitLab's `fork_project` needs `download_code`: a guest sees a private project but may not read
-    // its code, so may not copy it either. GitLab 10.x refuses in Projects::CreateService, whose
-    // error the API answers as a 409 conflict with `forked_from_project_id: is forbidden`.
-    if (from.visibility === 'private' && !actor.isAdmin && from.access < ACCESS.reporter)
-      throw new Conflict({ forked_from_project_id: ['is forbidden'] });
+    // A fork copies the code, so it needs `download_code`: a guest sees a private project (an external
+    // guest an internal one) but may not read its code, so may not copy it either. GitLab 10.x refuses in
+    // Projects::CreateService, whose error the API answers as a 409 conflict with `forked_from_project_id: is forbidden`.
+    if (!ProjectAccessPolicy.mayFork(from, actor)) throw new Conflict({ forked_from_project_id: ['is forbidden'] });
     const target =
       namespace === undefined || namespace === ''
         ? await this.namespaces.personalNamespace(actor.id)

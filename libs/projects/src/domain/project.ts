@@ -8,7 +8,7 @@ import {
   checkCustomAttribute,
   holdsCustomAttribute,
 } from '@app/platform';
-import { moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
+import { ACCESS, moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
 import type { RepositoryPushedData, RepositoryStatistics } from './repository-push';
 
 /*
@@ -354,7 +354,13 @@ export function create(
   if (input.personalOwnerId !== undefined)
     events.push({
       type: 'ProjectMemberAdded',
-      data: { projectId: input.projectId, userId: input.personalOwnerId, accessLevel: 40, expiresAt: null, at },
+      data: {
+        projectId: input.projectId,
+        userId: input.personalOwnerId,
+        accessLevel: ACCESS.maintainer,
+        expiresAt: null,
+        at,
+      },
     });
   return events;
 }
@@ -550,7 +556,13 @@ export function fork(
   if (personalOwnerId !== undefined)
     events.push({
       type: 'ProjectMemberAdded',
-      data: { projectId: input.projectId, userId: personalOwnerId, accessLevel: 40, expiresAt: null, at },
+      data: {
+        projectId: input.projectId,
+        userId: personalOwnerId,
+        accessLevel: ACCESS.maintainer,
+        expiresAt: null,
+        at,
+      },
     });
   return events;
 }

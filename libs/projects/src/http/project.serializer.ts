@@ -1,3 +1,4 @@
+import { ACCESS } from '@app/groups';
 import type { Actor } from '@app/platform';
 import type { ProjectRow, SharedGroup } from '../queries/project.queries';
 
@@ -49,7 +50,7 @@ export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
 
 /** Whether the caller administers the project: GitLab shows `runners_token` and `import_error` only to them. */
 const administers = (p: ProjectRow, ctx: SerializeCtx) =>
-  ctx.adminFields !== false && (ctx.actor?.isAdmin === true || p.access >= 40);
+  ctx.adminFields !== false && (ctx.actor?.isAdmin === true || p.access >= ACCESS.maintainer);
 
 /** GitLab's Project entity with `permissions` (ProjectWithAccess). */
 export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {

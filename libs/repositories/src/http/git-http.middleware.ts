@@ -1,7 +1,7 @@
 import { GitRepositories, projectRepo, type RepoRef } from '@app/git';
-import { Actor, Clock, NotFound } from '@app/platform';
-import { ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
-import { RecordUserActivity, TokenResolver } from '@app/users';
+import { Actor, Clock, NotFound, Unauthorized } from '@app/platform';
+import { ProjectAccessPolicy, ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
+import { ActorResolver, RecordUserActivity, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { NextFunction, Request, Response } from 'express';
@@ -16,8 +16,6 @@ const RECORD_ATTEMPTS = 4;
 const GIT_ROUTE = /^\/(?!api\/v4\/)(.+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
 const UPLOAD = 'git-upload-pack';
 const RECEIVE = 'git-receive-pack';
-const REPORTER = 20;
-const DEVELOPER = 30;
 
 /** Why a git request is refused; answered as plain text, which git shows to its user. */
 class Refusal {
@@ -40,7 +38,7 @@ export class GitHttpMiddleware {
   private readonly logger = new Logger('GitHttp');
 
   constructor(
-    private readonly tokens: TokenResolver,
+    private readonly actors: ActorResolver,
     private readonly projects: ProjectQueries,
     private readonly git: GitRepositories,
     private readonly clock: Clock,
@@ -77,7 +75,8 @@ export class GitHttpMiddleware {
     // Only the smart protocol: the dumb one would bypass upload-pack's own checks.
     if (service === 'info/refs' && req.query.service !== UPLOAD && req.query.service !== RECEIVE)
       throw new Refusal(403, 'Only the smart HTTP protocol is supported');
-    const { actor, lastActivityOn } = await this.authenticate(req);
+    const caller = await this.authenticate(req);
+    const actor = caller?.actor;
     if (push && !actor) throw challenge();
     const project = await this.projects.getVisible(fullPath, actor).catch((err: unknown) => {
       // Anonymous callers get the challenge, not a 404, so git asks for credentials (as GitLab).
@@ -88,7 +87,7 @@ export class GitHttpMiddleware {
     this.authorize(project, actor, push);
     const repo = projectRepo(project.id);
     // GitLab counts a clone, fetch or push as the user's activity of the day.
-    if (actor && service !== 'info/refs') this.recordActivity(actor.id, lastActivityOn);
+    if (caller && service !== 'info/refs') this.recordActivity(caller.actor.id, caller.lastActivityOn);
     if (service !== RECEIVE || !actor) return this.git.serveHttp(req, res, repo, service, actor?.username ?? '');
     const commands = readPushCommands(req, /gzip/i.test(String(req.headers['content-encoding'] ?? '')));
     this.git.serveHttp(req, res, repo, service, actor.username, {
@@ -132,47 +131,32 @@ export class GitHttpMiddleware {
   }
 
   /** The caller from HTTP Basic (any user name, a token as the password); undefined when none was sent. */
-  private async authenticate(req: Request): Promise<{ actor?: Actor; lastActivityOn: string | null }> {
-    const m = /^Basic\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!m) return { lastActivityOn: null };
-    const decoded = Buffer.from(m[1], 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    const secret = colon < 0 ? '' : decoded.slice(colon + 1);
-    if (!secret) throw challenge();
-    const token = await this.tokens.resolve(secret);
-    const today = this.clock.now().toISOString().slice(0, 10);
-    if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw challenge();
-    if (token.user.state !== 'active') throw new Refusal(403, 'Your account has been blocked.');
-    const actor: Actor = {
-      id: token.user.id,
-      username: token.user.username,
-      isAdmin: token.user.isAdmin,
-      tokenId: token.tokenId,
-      scopes: token.scopes,
-      impersonation: token.impersonation,
-      impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
-    };
-    return { actor, lastActivityOn: token.user.lastActivityOn };
+  private async authenticate(req: Request): Promise<Authenticated | undefined> {
+    try {
+      return await this.actors.byBasicAuth(req.headers.authorization);
+    } catch (err) {
+      if (err instanceof Unauthorized) throw challenge();
+      if (err instanceof UserBlocked) throw new Refusal(403, 'Your account has been blocked.');
+      throw err;
+    }
   }
 
   /**
-   * GitLab's download_code and push_code: a clone needs a visible project, and reporter access when
-   * it is private; a push needs developer access and a project that is not archived. Lode's tokens
-   * carry no read/write_repository scopes, so git needs a token with `api` (a `read_user` token is 401).
+   * GitLab's download_code and push_code, as `ProjectAccessPolicy` decides them, refused in git's words.
+   * Lode's tokens carry no read/write_repository scopes, so git needs a token with `api` (a `read_user` token is 401).
    */
   private authorize(project: ProjectRow, actor: Actor | undefined, push: boolean): void {
     // GitLab 10.x (`Gitlab::Auth#find_for_git_client`) treats a token without a git-capable scope as
     // no credentials at all: 401 with the challenge, so git asks again.
     if (actor && !actor.scopes.includes('api')) throw challenge();
-    const admin = actor?.isAdmin === true;
     if (!push) {
-      if (project.visibility === 'private' && !admin && project.access < REPORTER)
+      if (!ProjectAccessPolicy.mayDownloadCode(project, actor))
         throw new Refusal(403, 'You are not allowed to download code from this project.');
       return;
     }
-    if (!admin && project.access < DEVELOPER)
-      throw new Refusal(403, 'You are not allowed to push code to this project.');
-    if (project.archived) throw new Refusal(403, 'You are not allowed to push code to an archived project.');
+    const refusal = ProjectAccessPolicy.pushCodeRefusal(project, actor);
+    if (refusal === 'access') throw new Refusal(403, 'You are not allowed to push code to this project.');
+    if (refusal === 'archived') throw new Refusal(403, 'You are not allowed to push code to an archived project.');
   }
 }
 

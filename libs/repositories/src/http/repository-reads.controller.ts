@@ -7,10 +7,8 @@ import {
   type RepoRef,
   type TreeEntry,
 } from '@app/git';
-import { ACCESS } from '@app/groups';
 import {
   CurrentActor,
-  Forbidden,
   GitlabParams,
   LodeConfig,
   NotFound,
@@ -20,7 +18,7 @@ import {
   ToBool,
   type Actor,
 } from '@app/platform';
-import { ProjectQueries, type ProjectRow } from '@app/projects';
+import { ProjectAccessPolicy, ProjectQueries, type ProjectRow } from '@app/projects';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
@@ -74,10 +72,10 @@ export class RepositoryReadsController {
     private readonly config: LodeConfig,
   ) {}
 
-  /** GitLab's `download_code`: the project must be visible, and a private one needs reporter access (guests get 403). */
+  /** GitLab's `download_code`: an invisible project is 404, a visible one whose code the caller may not read 403. */
   private async readable(id: string, actor: Actor | undefined): Promise<{ project: ProjectRow; repo: RepoRef }> {
     const project = await this.projects.getVisible(id, actor);
-    if (project.visibility === 'private' && !actor?.isAdmin && project.access < ACCESS.reporter) throw new Forbidden();
+    ProjectAccessPolicy.requireDownloadCode(project, actor);
     return { project, repo: projectRepo(project.id) };
   }
 

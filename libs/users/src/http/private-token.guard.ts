@@ -15,7 +15,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { Request } from 'express';
 import { RecordUserActivity } from '../commands/record-user-activity.command';
 import { UserQueries } from '../queries/user.queries';
-import { TokenResolver, type ResolvedToken } from '../queries/token-resolver';
+import { ActorResolver } from '../queries/actor-resolver';
 
 export const READ_USER_KEY = 'lode:read_user';
 /** GET routes of the Users API, which a token with only the `read_user` scope may call. */
@@ -25,8 +25,8 @@ export type ActorRequest = Request & { actor?: Actor };
 
 /**
  * Authenticates every API request, in GitLab's order: find the token (PRIVATE-TOKEN header,
- * `private_token` parameter, or `Authorization: Bearer`), refuse unknown, revoked or expired ones
- * (401) and blocked users (403), apply `sudo`, then check the token's scopes (unless sudo changed
+ * `private_token` parameter, or `Authorization: Bearer`), let `ActorResolver` refuse unknown, revoked
+ * or expired ones (401) and blocked users (403), apply `sudo`, then check the token's scopes (unless sudo changed
  * the user), then the route's own requirement (signed in, administrator).
  */
 @Injectable()
@@ -34,7 +34,7 @@ export class PrivateTokenGuard implements CanActivate {
   private readonly logger = new Logger('Auth');
 
   constructor(
-    private readonly tokens: TokenResolver,
+    private readonly actors: ActorResolver,
     private readonly users: UserQueries,
     private readonly reflector: Reflector,
     private readonly commands: CommandBus,
@@ -47,38 +47,24 @@ export class PrivateTokenGuard implements CanActivate {
     const targets = [ctx.getHandler(), ctx.getClass()];
     const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets);
     const secret = tokenFrom(req);
-    let actor: Actor | undefined;
-    let token: ResolvedToken | null = null;
-    const today = this.clock.now().toISOString().slice(0, 10);
-    if (secret !== undefined) {
-      token = await this.tokens.resolve(secret);
-      if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw new Unauthorized();
-      if (token.user.state !== 'active') throw new Forbidden('User is blocked');
-      actor = {
-        id: token.user.id,
-        username: token.user.username,
-        isAdmin: token.user.isAdmin,
-        tokenId: token.tokenId,
-        scopes: token.scopes,
-        impersonation: token.impersonation,
-        impersonatedBy: token.impersonation && token.createdBy !== null ? token.createdBy : undefined,
-      };
-    }
+    const caller = secret === undefined ? undefined : await this.actors.byToken(secret);
+    let actor = caller?.actor;
     const sudo = sudoFrom(req);
-    if (sudo !== undefined) actor = await this.sudo(actor, token, sudo);
+    if (sudo !== undefined) actor = await this.sudo(caller?.actor, sudo);
     // GitLab checks the route's scopes only when sudo did not change the user: then the `sudo`
     // scope (checked above) is what the token needs.
-    if (token && actor?.id === token.user.id && !token.scopes.includes('api')) {
+    if (caller && actor?.id === caller.actor.id && !caller.actor.scopes.includes('api')) {
       const readOnly = req.method === 'GET' || req.method === 'HEAD';
       if (!(
         readOnly &&
-        token.scopes.includes('read_user') &&
+        caller.actor.scopes.includes('read_user') &&
         this.reflector.getAllAndOverride<boolean>(READ_USER_KEY, targets)
       ))
         throw new InsufficientScope(['api']);
     }
-    if (secret !== undefined && token && (token.user.lastActivityOn === null || token.user.lastActivityOn < today))
-      await this.recordActivity(secret, token.user.id);
+    const today = this.clock.now().toISOString().slice(0, 10);
+    if (secret !== undefined && caller && (caller.lastActivityOn === null || caller.lastActivityOn < today))
+      await this.recordActivity(secret, caller.actor.id);
     req.actor = actor;
     const context = RequestContexts.current();
     if (context) context.actor = actor;
@@ -87,16 +73,17 @@ export class PrivateTokenGuard implements CanActivate {
     return true;
   }
 
-  private async sudo(actor: Actor | undefined, token: ResolvedToken | null, target: string): Promise<Actor> {
-    if (!actor || !token) throw new Unauthorized();
+  private async sudo(actor: Actor | undefined, target: string): Promise<Actor> {
+    if (!actor) throw new Unauthorized();
     if (!actor.isAdmin) throw new Forbidden('Must be admin to use sudo');
-    if (!token.scopes.includes('sudo')) throw new InsufficientScope(['sudo']);
+    if (!actor.scopes.includes('sudo')) throw new InsufficientScope(['sudo']);
     const user = await this.users.findByIdOrUsername(target);
     if (!user) throw new NotFound(`User with ID or username '${target}'`);
     return {
       id: user.id,
       username: user.username,
       isAdmin: user.isAdmin,
+      external: user.external,
       tokenId: actor.tokenId,
       scopes: actor.scopes,
       impersonation: false,
@@ -108,7 +95,7 @@ export class PrivateTokenGuard implements CanActivate {
   private async recordActivity(secret: string, userId: number): Promise<void> {
     try {
       const on = await this.commands.execute(new RecordUserActivity(userId));
-      this.tokens.noteActivity(secret, on);
+      this.actors.noteActivity(secret, on);
     } catch (err) {
       this.logger.warn(`could not record activity of user ${userId}: ${String(err)}`);
     }

@@ -10,7 +10,14 @@ export interface ResolvedToken {
   revoked: boolean;
   expiresAt: string | null;
   createdBy: number | null;
-  user: { id: number; username: string; isAdmin: boolean; state: string; lastActivityOn: string | null };
+  user: {
+    id: number;
+    username: string;
+    isAdmin: boolean;
+    external: boolean;
+    state: string;
+    lastActivityOn: string | null;
+  };
 }
 
 const MAX_ENTRIES = 10_000;
@@ -36,7 +43,7 @@ export class TokenResolver {
     if (hit && hit.until > now) return hit.value;
     const rows = await this.dataSource.query(
       `select t.id, t.scopes, t.impersonation, t.revoked, to_char(t.expires_at, 'YYYY-MM-DD') as expires_at, t.created_by,
-              u.id as user_id, u.username, u.is_admin, u.state, to_char(u.last_activity_on, 'YYYY-MM-DD') as last_activity_on
+              u.id as user_id, u.username, u.is_admin, u.external, u.state, to_char(u.last_activity_on, 'YYYY-MM-DD') as last_activity_on
          from access_tokens t join users u on u.id = t.user_id
         where t.digest = $1`,
       [digest],
@@ -54,6 +61,7 @@ export class TokenResolver {
             id: r.user_id,
             username: r.username,
             isAdmin: r.is_admin,
+            external: r.external,
             state: r.state,
             lastActivityOn: r.last_activity_on,
           },
