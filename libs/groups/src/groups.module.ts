@@ -1,5 +1,5 @@
 import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
-import { UsersModule } from '@app/users';
+import { TopLevelPaths, UsersModule } from '@app/users';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ChangeGroupCustomAttributeHandler } from './commands/group-custom-attribute.commands';
@@ -11,7 +11,7 @@ import { MemberRecord, NamespaceRecord } from './projections/namespace.record';
 import { NamespaceProjection } from './projections/namespace.projection';
 import { GroupQueries } from './queries/group.queries';
 import { deletedUserRoute, ForgetDeletedUserHandler } from './jobs/deleted-user.job';
-import { NamespaceAccess } from './queries/namespace-access';
+import { NamespaceAccess, NamespaceTopLevelPaths } from './queries/namespace-access';
 
 /** Namespaces, groups and memberships: commands, projection and queries. */
 @Module({
@@ -26,8 +26,9 @@ import { NamespaceAccess } from './queries/namespace-access';
     NamespaceProjection,
     NamespaceAccess,
     GroupQueries,
+    { provide: TopLevelPaths, useClass: NamespaceTopLevelPaths },
   ],
-  exports: [NamespaceAccess, GroupQueries],
+  exports: [NamespaceAccess, GroupQueries, TopLevelPaths],
 })
 export class GroupsModule implements OnModuleInit {
   constructor(

@@ -5,7 +5,7 @@ export { Clock, SystemClock } from './clock';
 export { LodeConfig, type LodeRole } from './config/lode-config';
 export { dataSourceOptions, ensureDatabase, runMigrations } from './database/database';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
-export { PgEventStore, OUTBOX_CHANNEL } from './event-store/pg-event-store';
+export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-event-store';
 export type { Decider, DomainEvent, EventMetadata, Recorded } from './event-store/recorded';
 export { EventStore1763780000000 } from './event-store/migrations/1763780000000-event-store';
 export { ProjectionRegistry, type Projector } from './projections/projector';

@@ -3,6 +3,8 @@ export { UsersModule, UsersHttpModule, USER_ENTITIES } from './users.module';
 export { UsersWorkerModule } from './users-worker.module';
 export { Users1763780000100 } from './migrations/1763780000100-users';
 export { UserQueries } from './queries/user.queries';
+export { userJoinSql, usersFromSql, isInternalUserSql, isExternalUserSql } from './queries/user-sql';
+export { TopLevelPaths } from './commands/delete-user.command';
 export { TokenResolver, type ResolvedToken } from './queries/token-resolver';
 export { UserRecord } from './projections/user.record';
 export type { UserEvent } from './domain/user';
