@@ -4,6 +4,7 @@ export { ProjectsWorkerModule } from './projects-worker.module';
 export { GIT_QUEUE } from './jobs/git-jobs';
 export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectQueries, type ProjectRow } from './queries/project.queries';
+export { projectExistsSql } from './queries/project-sql';
 export type { ProjectEvent } from './domain/project';
 export {
   ZERO_SHA,

@@ -1,5 +1,5 @@
 import { CustomAttributeTable, type DomainEvent, type Projector, type Recorded } from '@app/platform';
-import { upsertMember, type GroupEvent } from '@app/groups';
+import { removeMember, removeMembers, removeMembersWhere, upsertMember, type GroupEvent } from '@app/groups';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
@@ -192,7 +192,7 @@ export class ProjectProjection implements Projector {
         ]);
         return;
       case 'ProjectDeleted': {
-        await db.query(`delete from members where source_type = 'project' and source_id = $1`, [e.data.projectId]);
+        await removeMembers(db, 'project', e.data.projectId);
         const [gone] = await db.query(`select forked_from_id from projects where id = $1`, [e.data.projectId]);
         await db.query(`delete from projects where id = $1`, [e.data.projectId]);
         if (gone?.forked_from_id) await this.recountForks(db, gone.forked_from_id);
@@ -213,10 +213,7 @@ export class ProjectProjection implements Projector {
         return;
       }
       case 'ProjectMemberRemoved':
-        await db.query(`delete from members where source_type = 'project' and source_id = $1 and user_id = $2`, [
-          e.data.projectId,
-          e.data.userId,
-        ]);
+        await removeMember(db, 'project', e.data.projectId, e.data.userId);
         return;
       case 'ProjectSharedWithGroup': {
         const d = e.data;
@@ -266,8 +263,10 @@ export class ProjectProjection implements Projector {
         return;
       case 'GroupDeleted':
         // The namespaces' cascade removes the projects; their memberships have no foreign key.
-        await db.query(
-          `delete from members m where m.source_type = 'project' and not exists (select 1 from projects p where p.id = m.source_id)`,
+        await removeMembersWhere(
+          db,
+          'project',
+          (projectId) => `not exists (select 1 from projects p where p.id = ${projectId})`,
         );
         return;
     }
