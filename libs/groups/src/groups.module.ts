@@ -7,6 +7,7 @@ import { ChangeGroupMemberHandler } from './commands/group-member.commands';
 import { CreateGroupHandler, DeleteGroupHandler, UpdateGroupHandler } from './commands/group.commands';
 import { GroupCustomAttributesController } from './http/group-custom-attributes.controller';
 import { GroupMembersController } from './http/group-members.controller';
+import { GroupsController } from './http/groups.controller';
 import { MemberRecord, NamespaceRecord } from './projections/namespace.record';
 import { NamespaceProjection } from './projections/namespace.projection';
 import { GroupQueries } from './queries/group.queries';
@@ -43,6 +44,9 @@ export class GroupsModule implements OnModuleInit {
   }
 }
 
-/** The group endpoints that involve no project: members and custom attributes. */
-@Module({ imports: [GroupsModule], controllers: [GroupMembersController, GroupCustomAttributesController] })
+/** Every `/groups` endpoint; the projects shown come through the GroupProjects port. */
+@Module({
+  imports: [GroupsModule],
+  controllers: [GroupsController, GroupMembersController, GroupCustomAttributesController],
+})
 export class GroupsHttpModule {}

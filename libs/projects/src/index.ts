@@ -1,4 +1,4 @@
-/** The projects context: projects, stars, shares, members of projects, and the group endpoints that show projects. */
+/** The projects context: projects, stars, shares, members of projects, and the projects group answers show (GroupProjects). */
 export { ProjectsModule, ProjectsHttpModule } from './projects.module';
 export { ProjectsWorkerModule } from './projects-worker.module';
 export { GIT_QUEUE } from './jobs/git-jobs';

@@ -1,4 +1,4 @@
-import { GroupsModule, NamespaceContents } from '@app/groups';
+import { GroupProjects, GroupsModule, NamespaceContents } from '@app/groups';
 import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { UsersModule } from '@app/users';
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
@@ -15,7 +15,7 @@ import {
 } from './commands/project-maintenance.commands';
 import { ForksController } from './http/forks.controller';
 import { gitJobsRoute } from './jobs/git-jobs';
-import { GroupsController } from './http/groups.controller';
+import { ProjectGroupProjects } from './http/group-projects';
 import {
   ProjectCustomAttributesController,
   ProjectListsController,
@@ -78,7 +78,6 @@ export class ProjectsModule implements OnModuleInit {
   imports: [ProjectsModule, UsersModule, GroupsModule],
   controllers: [
     ProjectsController,
-    GroupsController,
     ProjectListsController,
     ProjectMembersController,
     ProjectSharingController,
@@ -87,5 +86,6 @@ export class ProjectsModule implements OnModuleInit {
     UploadsController,
     ForksController,
   ],
+  providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }],
 })
 export class ProjectsHttpModule {}

@@ -306,6 +306,15 @@ export class ProjectQueries {
     return rows.map((r) => r.id);
   }
 
+  /** The summed repository size of each namespace's own projects, for many namespaces in one statement. */
+  async repositorySizes(namespaceIds: number[]): Promise<Map<number, number>> {
+    const rows: { namespace_id: number; size: string }[] = await this.dataSource.query(
+      `select namespace_id, sum(repository_size)::bigint as size from projects where namespace_id = any($1::int[]) group by namespace_id`,
+      [namespaceIds],
+    );
+    return new Map(rows.map((r) => [r.namespace_id, Number(r.size)]));
+  }
+
   /** How many personal projects a user has, against their `projects_limit`. */
   async personalProjectCount(userId: number): Promise<number> {
     const [{ count }] = await this.dataSource.query(
