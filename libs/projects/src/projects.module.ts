@@ -14,6 +14,7 @@ import {
   RequestHousekeepingHandler,
 } from './commands/project-maintenance.commands';
 import { ForksController } from './http/forks.controller';
+import { HousekeepingController } from './http/housekeeping.controller';
 import { gitJobsRoute } from './jobs/git-jobs';
 import { ProjectGroupProjects } from './http/group-projects';
 import {
@@ -85,6 +86,7 @@ export class ProjectsModule implements OnModuleInit {
     ProjectUploadsController,
     UploadsController,
     ForksController,
+    HousekeepingController,
   ],
   providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }],
 })

@@ -5,36 +5,9 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Feature, ProjectEvent, StarEvent } from '../domain/project';
 import type { RepositoryStatistics } from '../domain/repository-push';
+import { FEATURE_COLUMNS, SETTING_COLUMNS } from './project-columns';
 
 type Event = Recorded<ProjectEvent | StarEvent | GroupEvent | UserEvent>;
-
-const FEATURE_COLUMNS: Record<Feature, string> = {
-  issuesEnabled: 'issues_enabled',
-  mergeRequestsEnabled: 'merge_requests_enabled',
-  wikiEnabled: 'wiki_enabled',
-  jobsEnabled: 'jobs_enabled',
-  snippetsEnabled: 'snippets_enabled',
-  containerRegistryEnabled: 'container_registry_enabled',
-  sharedRunnersEnabled: 'shared_runners_enabled',
-  publicJobs: 'public_jobs',
-  lfsEnabled: 'lfs_enabled',
-  requestAccessEnabled: 'request_access_enabled',
-  onlyAllowMergeIfPipelineSucceeds: 'only_allow_merge_if_pipeline_succeeds',
-  onlyAllowMergeIfAllDiscussionsAreResolved: 'only_allow_merge_if_all_discussions_are_resolved',
-  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions',
-  printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
-};
-
-const SETTING_COLUMNS: Record<string, string> = {
-  name: 'name',
-  path: 'path',
-  description: 'description',
-  visibility: 'visibility',
-  defaultBranch: 'default_branch',
-  tagList: 'tag_list',
-  ciConfigPath: 'ci_config_path',
-  importUrl: 'import_url',
-};
 
 /** `project_custom_attributes`, written here and read by ProjectQueries. */
 export const PROJECT_CUSTOM_ATTRIBUTES = new CustomAttributeTable('project_custom_attributes', 'project_id');
@@ -168,7 +141,8 @@ export class ProjectProjection implements Projector {
         const sets: string[] = [];
         const values: unknown[] = [d.projectId, d.at];
         const set = (column: string, v: unknown) => sets.push(`${column} = $${values.push(v)}`);
-        for (const [k, v] of Object.entries(d.changes)) if (k !== 'features') set(SETTING_COLUMNS[k], v);
+        for (const [k, v] of Object.entries(d.changes))
+          if (k !== 'features') set(SETTING_COLUMNS[k as keyof typeof SETTING_COLUMNS], v);
         for (const [k, v] of Object.entries(d.changes.features ?? {})) set(FEATURE_COLUMNS[k as Feature], v);
         await db.query(
           `update projects set ${[...sets, 'updated_at = $2', 'last_activity_at = $2'].join(', ')} where id = $1`,
