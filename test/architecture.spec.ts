@@ -51,7 +51,7 @@ function home(file: string): string | undefined {
   return undefined;
 }
 
-/** Every module specifier of `import ... from`, `export ... from`, `import('...')` and `jest.mock('...')`-free code. */
+/** Every module specifier: `import ... from`, `export ... from` and `import('...')`. */
 function importsOf(source: ts.SourceFile): { spec: string; line: number }[] {
   const found: { spec: string; line: number }[] = [];
   const visit = (node: ts.Node): void => {
