@@ -1,5 +1,5 @@
 import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
-import { UsersModule } from '@app/users';
+import { TopLevelPaths, UsersModule } from '@app/users';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ChangeGroupCustomAttributeHandler } from './commands/group-custom-attribute.commands';
@@ -7,11 +7,12 @@ import { ChangeGroupMemberHandler } from './commands/group-member.commands';
 import { CreateGroupHandler, DeleteGroupHandler, UpdateGroupHandler } from './commands/group.commands';
 import { GroupCustomAttributesController } from './http/group-custom-attributes.controller';
 import { GroupMembersController } from './http/group-members.controller';
+import { GroupsController } from './http/groups.controller';
 import { MemberRecord, NamespaceRecord } from './projections/namespace.record';
 import { NamespaceProjection } from './projections/namespace.projection';
 import { GroupQueries } from './queries/group.queries';
 import { deletedUserRoute, ForgetDeletedUserHandler } from './jobs/deleted-user.job';
-import { NamespaceAccess } from './queries/namespace-access';
+import { NamespaceAccess, NamespaceTopLevelPaths } from './queries/namespace-access';
 
 /** Namespaces, groups and memberships: commands, projection and queries. */
 @Module({
@@ -26,8 +27,9 @@ import { NamespaceAccess } from './queries/namespace-access';
     NamespaceProjection,
     NamespaceAccess,
     GroupQueries,
+    { provide: TopLevelPaths, useClass: NamespaceTopLevelPaths },
   ],
-  exports: [NamespaceAccess, GroupQueries],
+  exports: [NamespaceAccess, GroupQueries, TopLevelPaths],
 })
 export class GroupsModule implements OnModuleInit {
   constructor(
@@ -42,6 +44,9 @@ export class GroupsModule implements OnModuleInit {
   }
 }
 
-/** The group endpoints that involve no project: members and custom attributes. */
-@Module({ imports: [GroupsModule], controllers: [GroupMembersController, GroupCustomAttributesController] })
+/** Every `/groups` endpoint; the projects shown come through the GroupProjects port. */
+@Module({
+  imports: [GroupsModule],
+  controllers: [GroupsController, GroupMembersController, GroupCustomAttributesController],
+})
 export class GroupsHttpModule {}

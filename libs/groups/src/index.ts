@@ -1,4 +1,4 @@
-/** The groups context: namespaces (personal and groups), their ancestry and memberships. */
+/** The groups context: namespaces (personal and groups), their ancestry and memberships, and all of `/groups`. */
 export { GroupsModule, GroupsHttpModule } from './groups.module';
 export { GroupsWorkerModule } from './groups-worker.module';
 export { Groups1763780000300 } from './migrations/1763780000300-groups';
@@ -19,11 +19,26 @@ export {
   NamespaceContents,
   groupVisibleSql,
   groupAccessSql,
-  ACTIVE_MEMBER,
   toNamespace,
 } from './queries/namespace-access';
+export {
+  ACTIVE_MEMBER,
+  memberLevelSql,
+  inheritedGroupLevelSql,
+  personalOwnerLevelSql,
+  memberSourceIdsSql,
+  fromMemberGroupsSql,
+  fromPersonalNamespaceSql,
+  memberUserIdsSql,
+  groupMemberUserIdsSql,
+  personalOwnerIdSql,
+  namespaceJoinSql,
+  namespaceColumnsSql,
+  personalNamespaceOfSql,
+} from './queries/group-sql';
 export { GroupQueries, type GroupListFilters, type MemberRow } from './queries/group.queries';
 export { NamespaceRecord, MemberRecord } from './projections/namespace.record';
-export { upsertMember } from './projections/members';
+export { upsertMember, removeMember, removeMembers, removeMembersWhere } from './projections/members';
 export { serializeGroup, serializeMember, type GroupJson } from './http/group.serializer';
-export { ListGroupsDto, CreateGroupDto, UpdateGroupDto, ListMembersDto, expiresAtParam } from './http/exports';
+export { ListMembersDto, expiresAtParam } from './http/exports';
+export { GroupProjects, type EmbeddedProjectJson } from './http/group-projects';

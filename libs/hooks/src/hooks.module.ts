@@ -1,17 +1,20 @@
 import { GroupsModule } from '@app/groups';
 import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { ProjectsModule } from '@app/projects';
+import { UsersModule } from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { ChangeProjectHookHandler, RecordHookDeliveryHandler } from './commands/hook.commands';
 import { ProjectHooksController } from './http/project-hooks.controller';
 import { ProjectHookProjection } from './projections/project-hook.projection';
+import { HookQueries } from './queries/hook.queries';
 import { WEBHOOKS_QUEUE, WebhookJobsProcessor, webhookJobsRoute } from './webhooks/webhook-jobs';
 
 /** Project hooks: their records, the delivery log, and the outbox route that queues deliveries for pushes. */
 @Module({
   imports: [GroupsModule, ProjectsModule],
-  providers: [ChangeProjectHookHandler, RecordHookDeliveryHandler, ProjectHookProjection],
+  providers: [ChangeProjectHookHandler, RecordHookDeliveryHandler, ProjectHookProjection, HookQueries],
+  exports: [HookQueries],
 })
 export class HooksModule implements OnModuleInit {
   constructor(
@@ -28,7 +31,7 @@ export class HooksModule implements OnModuleInit {
 
 /** Webhook delivery (the `webhooks` queue); loaded where the process runs workers. */
 @Module({
-  imports: [HooksModule, ProjectsModule, BullModule.registerQueue({ name: WEBHOOKS_QUEUE })],
+  imports: [HooksModule, ProjectsModule, UsersModule, BullModule.registerQueue({ name: WEBHOOKS_QUEUE })],
   providers: [WebhookJobsProcessor],
 })
 export class HooksWorkerModule {}

@@ -1,4 +1,5 @@
-import { FieldErrors, NotFound } from './errors';
+import type { Actor } from './context';
+import { BadParameter, FieldErrors, NotFound } from './errors';
 
 /**
  * GitLab's CustomAttribute model, shared by users, groups and projects: a key and a value, each
@@ -17,6 +18,20 @@ export function checkCustomAttribute(key: string, value: string): void {
 /** Whether the attribute already holds this value (own keys only: `constructor` is no attribute). */
 export const holdsCustomAttribute = (attributes: Record<string, string>, key: string, value: string): boolean =>
   Object.hasOwn(attributes, key) && attributes[key] === value;
+
+/** `custom_attributes[key]=value` list filters: string pairs only, honoured for administrators. */
+export function customAttributeFilter(
+  value: Record<string, unknown> | undefined,
+  actor?: Actor,
+): Record<string, string> | undefined {
+  if (!value || !actor?.isAdmin) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v !== 'string') throw new BadParameter('custom_attributes is invalid');
+    out[k] = v;
+  }
+  return out;
+}
 
 /** What runs SQL here: an EntityManager, a DataSource or a QueryRunner. */
 interface Sql {

@@ -5,7 +5,7 @@ export { Clock, SystemClock } from './clock';
 export { LodeConfig, type LodeRole } from './config/lode-config';
 export { dataSourceOptions, ensureDatabase, runMigrations } from './database/database';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
-export { PgEventStore, OUTBOX_CHANNEL } from './event-store/pg-event-store';
+export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-event-store';
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';
 export { EventStore1763780000000 } from './event-store/migrations/1763780000000-event-store';
 export { ProjectionRegistry, type Handled, type Projector } from './projections/projector';
@@ -36,4 +36,9 @@ export { RouteIntPipe, intParam } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from './http/transforms';
 export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
-export { checkCustomAttribute, holdsCustomAttribute, CustomAttributeTable } from './custom-attributes';
+export {
+  checkCustomAttribute,
+  holdsCustomAttribute,
+  customAttributeFilter,
+  CustomAttributeTable,
+} from './custom-attributes';

@@ -1,9 +1,10 @@
-/** The projects context: projects, stars, shares, members of projects, and the group endpoints that show projects. */
+/** The projects context: projects, stars, shares, members of projects, and the projects group answers show (GroupProjects). */
 export { ProjectsModule, ProjectsHttpModule } from './projects.module';
 export { ProjectsWorkerModule } from './projects-worker.module';
 export { GIT_QUEUE } from './jobs/git-jobs';
 export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectQueries, type ProjectRow } from './queries/project.queries';
+export { projectExistsSql } from './queries/project-sql';
 export type { ProjectEvent } from './domain/project';
 /** The one policy of who may read, download, fork and push a project, which every transport asks. */
 export {

@@ -1,4 +1,4 @@
-import { GroupsModule, NamespaceContents } from '@app/groups';
+import { GroupProjects, GroupsModule, NamespaceContents } from '@app/groups';
 import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { UsersModule } from '@app/users';
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
@@ -14,8 +14,9 @@ import {
   RequestHousekeepingHandler,
 } from './commands/project-maintenance.commands';
 import { ForksController } from './http/forks.controller';
+import { HousekeepingController } from './http/housekeeping.controller';
 import { gitJobsRoute } from './jobs/git-jobs';
-import { GroupsController } from './http/groups.controller';
+import { ProjectGroupProjects } from './http/group-projects';
 import {
   ProjectCustomAttributesController,
   ProjectListsController,
@@ -78,7 +79,6 @@ export class ProjectsModule implements OnModuleInit {
   imports: [ProjectsModule, UsersModule, GroupsModule],
   controllers: [
     ProjectsController,
-    GroupsController,
     ProjectListsController,
     ProjectMembersController,
     ProjectSharingController,
@@ -86,6 +86,8 @@ export class ProjectsModule implements OnModuleInit {
     ProjectUploadsController,
     UploadsController,
     ForksController,
+    HousekeepingController,
   ],
+  providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }],
 })
 export class ProjectsHttpModule {}

@@ -1,6 +1,6 @@
 import { Clock, EventStore, Forbidden, NotFound, type Actor } from '@app/platform';
+import { UserQueries } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
 import { ACCESS } from '../domain/access-level';
 import { addMember, groupDecider, removeMember, updateMember } from '../domain/group';
 import { NamespaceAccess } from '../queries/namespace-access';
@@ -27,7 +27,7 @@ export class ChangeGroupMemberHandler implements ICommandHandler<ChangeGroupMemb
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly access: NamespaceAccess,
-    private readonly db: DataSource,
+    private readonly users: UserQueries,
   ) {}
 
   async execute({ groupId, change, actor }: ChangeGroupMember): Promise<void> {
@@ -36,8 +36,7 @@ export class ChangeGroupMemberHandler implements ICommandHandler<ChangeGroupMemb
     // GitLab checks the caller's rights before anything else on POST and PUT; DELETE looks the member up first.
     if (change.kind !== 'remove' && !manages) throw new Forbidden();
     if (change.kind === 'add') {
-      const [user] = await this.db.query(`select id from users where id = $1`, [change.userId]);
-      if (!user) throw new NotFound('User');
+      if (!(await this.users.find(change.userId))) throw new NotFound('User');
     }
     const now = this.clock.now();
     await this.store.decide(`group-${group.id}`, groupDecider, (s) => {

@@ -1,4 +1,5 @@
 import { Clock, EventStore, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
+import { UserQueries } from '@app/users';
 import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
@@ -33,7 +34,7 @@ export class CreateGroupHandler implements ICommandHandler<CreateGroup> {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly access: NamespaceAccess,
-    private readonly db: DataSource,
+    private readonly users: UserQueries,
   ) {}
 
   async execute({ settings, parentId, actor }: CreateGroup): Promise<number> {
@@ -42,8 +43,8 @@ export class CreateGroupHandler implements ICommandHandler<CreateGroup> {
       const parent = await this.access.requireGroup(parentId, actor, ACCESS.owner);
       parentVisibility = parent.visibility;
     } else if (!actor.isAdmin) {
-      const [u] = await this.db.query(`select can_create_group from users where id = $1`, [actor.id]);
-      if (!u?.can_create_group) throw new Forbidden();
+      const user = await this.users.find(actor.id);
+      if (!user?.canCreateGroup) throw new Forbidden();
     }
     const groupId = await this.store.nextId('namespace_id_seq');
     await this.store

@@ -1,2 +1,2 @@
-export { ListGroupsDto, CreateGroupDto, UpdateGroupDto, ListMembersDto } from './groups.dto';
+export { ListMembersDto } from './groups.dto';
 export { expiresAt as expiresAtParam } from './group-members.controller';

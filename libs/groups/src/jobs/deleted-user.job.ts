@@ -6,12 +6,11 @@ import {
   type OutboxRoute,
   type Recorded,
 } from '@app/platform';
-import type { UserEvent } from '@app/users';
+import { UserQueries, type UserEvent } from '@app/users';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { Job, Queue } from 'bullmq';
-import { DataSource } from 'typeorm';
 import { groupDecider, type GroupEvent } from '../domain/group';
 
 export const GROUPS_QUEUE = 'groups';
@@ -50,18 +49,15 @@ export class ForgetDeletedUserHandler implements ICommandHandler<ForgetDeletedUs
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
-    private readonly db: DataSource,
+    private readonly users: UserQueries,
   ) {}
 
   async execute({ userId, hardDelete }: ForgetDeletedUser): Promise<void> {
     // The event log says which groups ever had this member (the read model forgot when the user went).
-    const streams: { stream_id: string }[] = await this.db.query(
-      `select distinct stream_id from events where type = 'GroupMemberAdded' and (data->>'userId')::int = $1`,
-      [userId],
-    );
-    for (const { stream_id } of streams) {
+    const streams = await this.store.streamIdsWith('GroupMemberAdded', 'userId', userId);
+    for (const streamId of streams) {
       await this.store.decide(
-        stream_id,
+        streamId,
         groupDecider,
         async (s): Promise<GroupEvent[]> => {
           if (!s.exists || !Object.hasOwn(s.members, userId)) return [];
@@ -69,9 +65,7 @@ export class ForgetDeletedUserHandler implements ICommandHandler<ForgetDeletedUs
           const otherOwners = Object.entries(s.members)
             .filter(([id, level]) => level === 50 && Number(id) !== userId)
             .map(([id]) => Number(id));
-          const [{ live }] = otherOwners.length
-            ? await this.db.query(`select count(*)::int as live from users where id = any($1::int[])`, [otherOwners])
-            : [{ live: 0 }];
+          const live = await this.users.countExisting(otherOwners);
           if (hardDelete && s.members[userId] === 50 && live === 0)
             return [{ type: 'GroupDeleted', data: { groupId: s.groupId, at } }];
           return [{ type: 'GroupMemberRemoved', data: { groupId: s.groupId, userId, at } }];

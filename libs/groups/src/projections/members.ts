@@ -24,3 +24,38 @@ export async function upsertMember(
     [m.sourceType, m.sourceId, m.userId, m.accessLevel, m.expiresAt, m.createdBy, m.at],
   );
 }
+
+/** Removes one membership of a group or project. */
+export async function removeMember(
+  db: EntityManager,
+  sourceType: 'namespace' | 'project',
+  sourceId: number,
+  userId: number,
+): Promise<void> {
+  await db.query(`delete from members where source_type = $1 and source_id = $2 and user_id = $3`, [
+    sourceType,
+    sourceId,
+    userId,
+  ]);
+}
+
+/** Removes every membership of a group or project. */
+export async function removeMembers(
+  db: EntityManager,
+  sourceType: 'namespace' | 'project',
+  sourceId: number,
+): Promise<void> {
+  await db.query(`delete from members where source_type = $1 and source_id = $2`, [sourceType, sourceId]);
+}
+
+/**
+ * Removes the memberships of `sourceType` whose source matches `condition`, SQL given the source
+ * id expression (the owner of the sources names its own table there): one statement for many.
+ */
+export async function removeMembersWhere(
+  db: EntityManager,
+  sourceType: 'namespace' | 'project',
+  condition: (sourceIdSql: string) => string,
+): Promise<void> {
+  await db.query(`delete from members m where m.source_type = $1 and ${condition('m.source_id')}`, [sourceType]);
+}

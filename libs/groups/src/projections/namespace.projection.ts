@@ -1,4 +1,4 @@
-import type { DomainEvent, Projector, Recorded } from '@app/platform';
+import { constraintOf, Invalid, type DomainEvent, type Projector, type Recorded } from '@app/platform';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
@@ -7,6 +7,18 @@ import { upsertMember } from './members';
 import { GROUP_CUSTOM_ATTRIBUTES, GROUP_TABLES } from './namespace.record';
 
 type Event = Recorded<GroupEvent | UserEvent>;
+
+/**
+ * A username is also a top-level path: one a group holds refuses the user's personal namespace, and
+ * GitLab answers 400 `{"username":["has already been taken"]}` (User#namespace_uniq). This context
+ * owns the indexes, so it says so; the users context reports its own 409s first.
+ */
+function rethrowUsernameTaken(err: unknown): never {
+  const constraint = constraintOf(err);
+  if (constraint === 'namespaces_path_key' || constraint === 'namespaces_full_path_key')
+    throw new Invalid({ username: ['has already been taken'] });
+  throw err;
+}
 
 /**
  * Namespaces: a personal one for every user (from the users context's events) and the groups,
@@ -37,11 +49,13 @@ export class NamespaceProjection implements Projector {
         const d = e.data;
         if (d.namespaceId === undefined) return;
         // GitLab: a personal namespace's name and path are the username; its human name is the user's name.
-        await db.query(
-          `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, owner_id, visibility, created_at, updated_at)
+        await db
+          .query(
+            `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, owner_id, visibility, created_at, updated_at)
            values ($1, 'user', $2, $2, null, $2, $3, $4, 'public', $5, $5)`,
-          [d.namespaceId, d.username, d.name, d.userId, d.at],
-        );
+            [d.namespaceId, d.username, d.name, d.userId, d.at],
+          )
+          .catch(rethrowUsernameTaken);
         await db.query(`insert into namespace_closure (ancestor_id, descendant_id, depth) values ($1, $1, 0)`, [
           d.namespaceId,
         ]);
@@ -50,10 +64,12 @@ export class NamespaceProjection implements Projector {
       case 'UserUpdated': {
         const { username, name } = e.data.changes;
         if (username !== undefined)
-          await db.query(
-            `update namespaces set name = $2, path = $2, full_path = $2, updated_at = $3 where owner_id = $1 and kind = 'user'`,
-            [e.data.userId, username, e.data.at],
-          );
+          await db
+            .query(
+              `update namespaces set name = $2, path = $2, full_path = $2, updated_at = $3 where owner_id = $1 and kind = 'user'`,
+              [e.data.userId, username, e.data.at],
+            )
+            .catch(rethrowUsernameTaken);
         if (name !== undefined)
           await db.query(`update namespaces set full_name = $2 where owner_id = $1 and kind = 'user'`, [
             e.data.userId,

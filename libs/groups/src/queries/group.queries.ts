@@ -1,9 +1,11 @@
 import { NotFound, type Actor, type PageParams } from '@app/platform';
+import { userJoinSql } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ACCESS } from '../domain/access-level';
 import { GROUP_CUSTOM_ATTRIBUTES, type NamespaceRecord } from '../projections/namespace.record';
-import { ACTIVE_MEMBER, groupVisibleSql, toNamespace } from './namespace-access';
+import { ACTIVE_MEMBER } from './group-sql';
+import { groupVisibleSql, toNamespace } from './namespace-access';
 
 export interface GroupListFilters {
   /** Direct children of this group only (`/groups/:id/subgroups`). */
@@ -82,7 +84,7 @@ export class GroupQueries {
       params.push(likeEscape(search));
       filter = `and (u.name ilike $3 or u.username ilike $3)`;
     }
-    const base = `from members m join users u on u.id = m.user_id where m.source_type = $1 and m.source_id = $2 ${filter}`;
+    const base = `from members m ${userJoinSql('u', 'm.user_id')} where m.source_type = $1 and m.source_id = $2 ${filter}`;
     const [{ total }] = await this.dataSource.query(`select count(*)::int as total ${base}`, params);
     const rows: MemberRow[] = await this.dataSource.query(
       `select u.id, u.username, u.name, u.state, u.avatar, u.email, m.access_level, to_char(m.expires_at, 'YYYY-MM-DD') as expires_at
@@ -95,11 +97,20 @@ export class GroupQueries {
   async member(sourceType: 'namespace' | 'project', sourceId: number, userId: number): Promise<MemberRow> {
     const [row] = await this.dataSource.query(
       `select u.id, u.username, u.name, u.state, u.avatar, u.email, m.access_level, to_char(m.expires_at, 'YYYY-MM-DD') as expires_at
-         from members m join users u on u.id = m.user_id where m.source_type = $1 and m.source_id = $2 and m.user_id = $3`,
+         from members m ${userJoinSql('u', 'm.user_id')} where m.source_type = $1 and m.source_id = $2 and m.user_id = $3`,
       [sourceType, sourceId, userId],
     );
     if (!row) throw new NotFound();
     return row;
+  }
+
+  /** Whether the user is a direct member of the group or project (expired or not). */
+  async hasMember(sourceType: 'namespace' | 'project', sourceId: number, userId: number): Promise<boolean> {
+    const rows = await this.dataSource.query(
+      `select 1 from members where source_type = $1 and source_id = $2 and user_id = $3`,
+      [sourceType, sourceId, userId],
+    );
+    return rows.length > 0;
   }
 
   customAttributes(groupId: number): Promise<{ key: string; value: string }[]> {

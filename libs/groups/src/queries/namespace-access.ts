@@ -1,10 +1,9 @@
 import { Forbidden, NotFound, type Actor } from '@app/platform';
+import { isInternalUserSql, TopLevelPaths } from '@app/users';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { NamespaceRecord } from '../projections/namespace.record';
-
-/** A membership counts until the day it expires. */
-export const ACTIVE_MEMBER = `(m.expires_at is null or m.expires_at > current_date)`;
+import { ACTIVE_MEMBER, inheritedGroupLevelSql } from './group-sql';
 
 /**
  * SQL (for a `namespaces` row aliased `alias`) that is true when the caller may see the group:
@@ -17,7 +16,7 @@ export function groupVisibleSql(alias: string, actor: Actor | undefined, uid: st
   if (actor?.isAdmin) return 'true';
   if (!actor) return `${alias}.visibility = 'public'`;
   return `(${alias}.visibility = 'public'
-    or (${alias}.visibility = 'internal' and exists (select 1 from users u where u.id = ${uid} and not u.external))
+    or (${alias}.visibility = 'internal' and ${isInternalUserSql(uid)})
     or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
                 where c.descendant_id = ${alias}.id and m.user_id = ${uid} and ${ACTIVE_MEMBER})
     or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.descendant_id
@@ -26,9 +25,7 @@ export function groupVisibleSql(alias: string, actor: Actor | undefined, uid: st
 
 /** SQL: the caller's level in the group, inherited from ancestors (the highest counts). */
 export function groupAccessSql(alias: string, uid: string): string {
-  return `coalesce((select max(m.access_level) from namespace_closure c
-            join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
-           where c.descendant_id = ${alias}.id and m.user_id = ${uid} and ${ACTIVE_MEMBER}), 0)`;
+  return `coalesce(${inheritedGroupLevelSql(`${alias}.id`, uid)}, 0)`;
 }
 
 /** Finds groups the way GitLab's `:id` does (a number or a URL-encoded full path) and checks access to them. */
@@ -69,6 +66,15 @@ export class NamespaceAccess {
     return rows[0] ? toNamespace(rows[0]) : undefined;
   }
 
+  /** The ids of the namespace and of its ancestors. */
+  async ancestorIds(namespaceId: number): Promise<number[]> {
+    const rows: { ancestor_id: number }[] = await this.dataSource.query(
+      `select ancestor_id from namespace_closure where descendant_id = $1`,
+      [namespaceId],
+    );
+    return rows.map((r) => r.ancestor_id);
+  }
+
   async personalNamespace(userId: number): Promise<NamespaceRecord> {
     const [row] = await this.dataSource.query(`select * from namespaces where owner_id = $1 and kind = 'user'`, [
       userId,
@@ -104,4 +110,16 @@ export function toNamespace(r: Record<string, unknown>): NamespaceRecord {
 export abstract class NamespaceContents {
   /** The most open visibility among the namespace's projects, if it has any. */
   abstract widestProjectVisibility(namespaceId: number): Promise<'private' | 'internal' | 'public' | undefined>;
+}
+
+/** Users' port: top-level paths live in `namespaces`, shared by personal namespaces and top-level groups. */
+@Injectable()
+export class NamespaceTopLevelPaths extends TopLevelPaths {
+  async countNumbered(db: EntityManager, base: string): Promise<number> {
+    const [{ taken }] = await db.query(
+      `select count(*)::int as taken from namespaces where parent_id is null and lower(path) similar to $1`,
+      [`${base}[0-9]*`],
+    );
+    return taken;
+  }
 }

@@ -4,7 +4,6 @@ import {
   CurrentActor,
   GitlabParams,
   intParam,
-  NotFound,
   Page,
   pageParams,
   PaginationDto,
@@ -15,9 +14,9 @@ import { ProjectQueries } from '@app/projects';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
-import { DataSource } from 'typeorm';
 import { ChangeProjectHook } from '../commands/hook.commands';
 import { HOOK_DEFAULTS, type HookSettings } from '../domain/project-hook';
+import { HookQueries, type DeliveryRow, type HookRow } from '../queries/hook.queries';
 
 export class HookDto {
   @IsDefined() @IsString() url: string;
@@ -53,22 +52,6 @@ function settings(p: HookDto): HookSettings {
   };
 }
 
-interface HookRow {
-  id: number;
-  url: string;
-  project_id: number;
-  push_events: boolean;
-  tag_push_events: boolean;
-  issues_events: boolean;
-  merge_requests_events: boolean;
-  note_events: boolean;
-  job_events: boolean;
-  pipeline_events: boolean;
-  wiki_page_events: boolean;
-  enable_ssl_verification: boolean;
-  created_at: Date;
-}
-
 /** GitLab's ProjectHook entity. The secret `token` is never returned. */
 export const serializeHook = (h: HookRow) => ({
   id: h.id,
@@ -87,18 +70,6 @@ export const serializeHook = (h: HookRow) => ({
   job_events: h.job_events,
 });
 
-interface DeliveryRow {
-  position: string;
-  event_uuid: string;
-  event: string;
-  url: string;
-  attempt: number;
-  response_status: number | null;
-  error: string | null;
-  duration_ms: number;
-  created_at: Date;
-}
-
 const serializeDelivery = (d: DeliveryRow) => ({
   id: Number(d.position),
   event_uuid: d.event_uuid,
@@ -111,9 +82,6 @@ const serializeDelivery = (d: DeliveryRow) => ({
   created_at: new Date(d.created_at).toISOString(),
 });
 
-const COLUMNS = `id, url, project_id, push_events, tag_push_events, issues_events, merge_requests_events, note_events, job_events,
-  pipeline_events, wiki_page_events, enable_ssl_verification, created_at`;
-
 /** Project hooks: maintainers, owners and administrators only; invisible projects answer 404. */
 @Controller('projects/:id/hooks')
 @Authenticated()
@@ -121,29 +89,14 @@ export class ProjectHooksController {
   constructor(
     private readonly commands: CommandBus,
     private readonly projects: ProjectQueries,
-    private readonly db: DataSource,
+    private readonly hooks: HookQueries,
   ) {}
-
-  private async hook(projectId: number, hookId: number): Promise<HookRow> {
-    const [row] = await this.db.query(`select ${COLUMNS} from project_hooks where id = $1 and project_id = $2`, [
-      hookId,
-      projectId,
-    ]);
-    if (!row) throw new NotFound();
-    return row;
-  }
 
   @Get()
   async list(@Param('id') id: string, @GitlabParams() q: PaginationDto, @CurrentActor() actor: Actor) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     const page = pageParams(q);
-    const [{ total }] = await this.db.query(`select count(*)::int as total from project_hooks where project_id = $1`, [
-      project.id,
-    ]);
-    const rows = await this.db.query(
-      `select ${COLUMNS} from project_hooks where project_id = $1 order by id offset $2 limit $3`,
-      [project.id, page.offset, page.perPage],
-    );
+    const { rows, total } = await this.hooks.hooks(project.id, page);
     return new Page(rows.map(serializeHook), total, page);
   }
 
@@ -154,7 +107,7 @@ export class ProjectHooksController {
     @CurrentActor() actor: Actor,
   ) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
-    return serializeHook(await this.hook(project.id, hookId));
+    return serializeHook(await this.hooks.hook(project.id, hookId));
   }
 
   @Post()
@@ -162,7 +115,7 @@ export class ProjectHooksController {
     const { projectId, hookId } = await this.commands.execute(
       new ChangeProjectHook(id, { kind: 'add', settings: settings(p) }, actor),
     );
-    return serializeHook(await this.hook(projectId, hookId));
+    return serializeHook(await this.hooks.hook(projectId, hookId));
   }
 
   @Put(':hook_id')
@@ -173,11 +126,11 @@ export class ProjectHooksController {
     @CurrentActor() actor: Actor,
   ) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
-    await this.hook(project.id, hookId);
+    await this.hooks.hook(project.id, hookId);
     await this.commands.execute(
       new ChangeProjectHook(project.id, { kind: 'update', hookId, settings: settings(p) }, actor),
     );
-    return serializeHook(await this.hook(project.id, hookId));
+    return serializeHook(await this.hooks.hook(project.id, hookId));
   }
 
   /**
@@ -192,17 +145,9 @@ export class ProjectHooksController {
     @CurrentActor() actor: Actor,
   ) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
-    await this.hook(project.id, hookId);
+    await this.hooks.hook(project.id, hookId);
     const page = pageParams(q);
-    const [{ total }] = await this.db.query(
-      `select count(*)::int as total from project_hook_deliveries where hook_id = $1`,
-      [hookId],
-    );
-    const rows: DeliveryRow[] = await this.db.query(
-      `select position, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at from project_hook_deliveries
-        where hook_id = $1 order by position desc offset $2 limit $3`,
-      [hookId, page.offset, page.perPage],
-    );
+    const { rows, total } = await this.hooks.deliveries(hookId, page);
     return new Page(rows.map(serializeDelivery), total, page);
   }
 
@@ -215,7 +160,7 @@ export class ProjectHooksController {
     @CurrentActor() actor: Actor,
   ): Promise<void> {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
-    await this.hook(project.id, hookId);
+    await this.hooks.hook(project.id, hookId);
     await this.commands.execute(new ChangeProjectHook(project.id, { kind: 'remove', hookId }, actor));
   }
 }

@@ -1,4 +1,5 @@
 import type { DomainEvent, Projector, Recorded } from '@app/platform';
+import { projectExistsSql } from '@app/projects';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { HookSettings, ProjectHookEvent } from '../domain/project-hook';
@@ -32,7 +33,7 @@ export class ProjectHookProjection implements Projector {
         await db.query(
           `insert into project_hooks (id, project_id, url, token, push_events, tag_push_events, issues_events, merge_requests_events, note_events,
              job_events, pipeline_events, wiki_page_events, enable_ssl_verification, created_at)
-           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 where exists (select 1 from projects where id = $2)`,
+           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 where ${projectExistsSql('$2')}`,
           [e.data.hookId, e.data.projectId, ...columns(e.data), e.data.at],
         );
         return;

@@ -7,6 +7,7 @@ import {
   type Recorded,
 } from '@app/platform';
 import { ProjectQueries, isTagRef, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
+import { UserQueries } from '@app/users';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -84,6 +85,7 @@ export class WebhookJobsProcessor extends WorkerHost {
     private readonly config: LodeConfig,
     private readonly projects: ProjectQueries,
     private readonly db: DataSource,
+    private readonly users: UserQueries,
     @InjectQueue(WEBHOOKS_QUEUE) private readonly queue: Queue,
   ) {
     super();
@@ -104,10 +106,10 @@ export class WebhookJobsProcessor extends WorkerHost {
     if (!hooks.length) return;
     const project = await this.projects.findForSystem(projectId);
     if (!project) return; // deleted meanwhile
-    const [user]: Pusher[] = await this.db.query(`select id, name, username, email from users where id = $1`, [
-      push.userId,
-    ]);
-    const pusher = user ?? { id: push.userId, name: 'Ghost User', username: 'ghost', email: '' };
+    const user = await this.users.find(push.userId);
+    const pusher: Pusher = user
+      ? { id: user.id, name: user.name, username: user.username, email: user.email }
+      : { id: push.userId, name: 'Ghost User', username: 'ghost', email: '' };
     const jobs = push.updates.flatMap((update, i) => {
       const tag = isTagRef(update.ref);
       const subscribed = hooks.filter((h) => (tag ? h.tag_push_events : h.push_events));

@@ -33,6 +33,12 @@ export abstract class EventStore {
 
   /** Reads events in global order (for rebuilds and catch-up), `batch` at a time after `after`. */
   abstract readAll(after: string, batch: number): Promise<Recorded[]>;
+
+  /** Ids of the streams holding an event of `type` whose `data[field]` is the integer `value`. */
+  abstract streamIdsWith(type: string, field: string, value: number): Promise<string[]>;
+
+  /** The distinct integers found in `data[field]` of the events of these types. */
+  abstract dataValues(types: readonly string[], field: string): Promise<number[]>;
 }
 
 /** A unique index of a read model refused the change; handlers translate it into GitLab's answer. */

@@ -159,6 +159,22 @@ export class PgEventStore extends EventStore {
     );
     return rows.map((r) => toRecorded(r));
   }
+
+  async streamIdsWith(type: string, field: string, value: number): Promise<string[]> {
+    const rows: { stream_id: string }[] = await this.dataSource.query(
+      `select distinct stream_id from events where type = $1 and (data->>$2)::int = $3`,
+      [type, field, value],
+    );
+    return rows.map((r) => r.stream_id);
+  }
+
+  async dataValues(types: readonly string[], field: string): Promise<number[]> {
+    const rows: { value: number }[] = await this.dataSource.query(
+      `select distinct (data->>$2)::int as value from events where type = any($1::text[])`,
+      [types, field],
+    );
+    return rows.map((r) => r.value);
+  }
 }
 
 /** Deadlocks (two commands locking streams in opposite orders) and serialisation failures are safe to re-run. */
@@ -182,6 +198,7 @@ function metadataFromRequest(): EventMetadata {
   return meta;
 }
 
+/** The unique index a PostgreSQL error violated (code 23505), if that is what it is. */
 export function constraintOf(err: unknown): string | undefined {
   if (err instanceof QueryFailedError) {
     const d = err.driverError as { code?: string; constraint?: string };

@@ -1,5 +1,6 @@
-import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
+import { ACCESS, GroupQueries, NamespaceAccess, type Visibility } from '@app/groups';
 import { Clock, EventStore, Forbidden, NotFound, type Actor } from '@app/platform';
+import { UserQueries } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import {
@@ -79,6 +80,8 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
     private readonly clock: Clock,
     private readonly projects: ProjectQueries,
     private readonly namespaces: NamespaceAccess,
+    private readonly groups: GroupQueries,
+    private readonly users: UserQueries,
     private readonly db: DataSource,
   ) {}
 
@@ -88,11 +91,7 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
       // GitLab looks the membership up (404) before asking whether the caller may remove it; any
       // member may leave a project on their own.
       row = await this.projects.getVisible(project, actor);
-      const [member] = await this.db.query(
-        `select 1 from members where source_type = 'project' and source_id = $1 and user_id = $2`,
-        [row.id, change.userId],
-      );
-      if (!member) throw new NotFound();
+      if (!(await this.groups.hasMember('project', row.id, change.userId))) throw new NotFound();
       if (change.userId !== actor.id && !actor.isAdmin && row.access < ACCESS.maintainer) throw new Forbidden();
     } else {
       row = await this.projects.require(project, actor, requiredLevel(change));
@@ -136,8 +135,7 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
         return (s) => transfer(s, ns.id, target, now);
       }
       case 'add-member': {
-        const [user] = await this.db.query(`select id from users where id = $1`, [c.userId]);
-        if (!user) throw new NotFound('User');
+        if (!(await this.users.find(c.userId))) throw new NotFound('User');
         return (s) => addMember(s, c.userId, c.accessLevel, c.expiresAt, now);
       }
       case 'update-member':
@@ -147,18 +145,10 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
       case 'share': {
         // The group must exist and be visible to the caller (404 otherwise).
         await this.namespaces.visibleGroup(c.groupId, actor);
-        const ancestry: { ancestor_id: number }[] = await this.db.query(
-          `select ancestor_id from namespace_closure where descendant_id = $1`,
-          [row.namespace_id],
-        );
+        const ancestry = await this.namespaces.ancestorIds(row.namespace_id);
         const linkId = await this.store.nextId('project_group_link_id_seq');
         return (s) =>
-          share(
-            s,
-            { linkId, groupId: c.groupId, groupAccess: c.groupAccess, expiresAt: c.expiresAt },
-            ancestry.map((a) => a.ancestor_id),
-            now,
-          );
+          share(s, { linkId, groupId: c.groupId, groupAccess: c.groupAccess, expiresAt: c.expiresAt }, ancestry, now);
       }
       case 'unshare':
         return (s) => unshare(s, c.groupId, now);

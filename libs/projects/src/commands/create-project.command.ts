@@ -2,6 +2,7 @@ import { GitRepositories, projectRepo } from '@app/git';
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
 import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
 import { Logger } from '@nestjs/common';
+import { UserQueries } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -61,6 +62,7 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     private readonly clock: Clock,
     private readonly namespaces: NamespaceAccess,
     private readonly projects: ProjectQueries,
+    private readonly users: UserQueries,
     private readonly db: DataSource,
     private readonly git: GitRepositories,
   ) {}
@@ -89,13 +91,13 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
       target = ns;
     }
     if (target.kind === 'user' && target.ownerId !== null) {
-      const [owner] = await this.db.query(`select projects_limit from users where id = $1`, [target.ownerId]);
+      const owner = await this.users.find(target.ownerId);
       const count = await this.projects.personalProjectCount(target.ownerId);
-      if (owner && count >= owner.projects_limit)
+      if (owner && count >= owner.projectsLimit)
         throw new Forbidden(
-          owner.projects_limit === 0
+          owner.projectsLimit === 0
             ? 'Personal project creation is not allowed. Please contact your administrator with questions'
-            : `Your project limit is ${owner.projects_limit} projects! Please contact your administrator to increase it`,
+            : `Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it`,
         );
     }
     const errors = validateSettings(settings, namespaceVisibility);

@@ -4,30 +4,15 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { ProjectAccessPolicy } from '../domain/project-access-policy';
 import { fork, projectDecider, type Feature, type ProjectSettings } from '../domain/project';
+import { featureColumns } from '../projections/project-columns';
 import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
-
-const FEATURE_COLUMNS: Record<Feature, keyof ProjectRow> = {
-  issuesEnabled: 'issues_enabled',
-  mergeRequestsEnabled: 'merge_requests_enabled',
-  wikiEnabled: 'wiki_enabled',
-  jobsEnabled: 'jobs_enabled',
-  snippetsEnabled: 'snippets_enabled',
-  containerRegistryEnabled: 'container_registry_enabled',
-  sharedRunnersEnabled: 'shared_runners_enabled',
-  publicJobs: 'public_jobs',
-  lfsEnabled: 'lfs_enabled',
-  requestAccessEnabled: 'request_access_enabled',
-  onlyAllowMergeIfPipelineSucceeds: 'only_allow_merge_if_pipeline_succeeds',
-  onlyAllowMergeIfAllDiscussionsAreResolved: 'only_allow_merge_if_all_discussions_are_resolved',
-  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions',
-  printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
-};
 
 /** The fork takes the source's settings; its visibility is no more open than the target group allows. */
 function forkSettings(source: ProjectRow, groupVisibility: Visibility | undefined): ProjectSettings {
-  const features = Object.fromEntries(
-    Object.entries(FEATURE_COLUMNS).map(([f, c]) => [f, Boolean(source[c])]),
-  ) as Record<Feature, boolean>;
+  const features = Object.fromEntries(featureColumns().map(([f, c]) => [f, Boolean(source[c])])) as Record<
+    Feature,
+    boolean
+  >;
   const visibility =
     groupVisibility && moreOpenThan(source.visibility, groupVisibility) ? groupVisibility : source.visibility;
   return {

@@ -12,7 +12,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { IsOptional, IsString } from 'class-validator';
 import { Transform } from 'class-transformer';
 import { ForkProject } from '../commands/fork-project.command';
-import { ChangeForkRelation, RequestHousekeeping } from '../commands/project-maintenance.commands';
+import { ChangeForkRelation } from '../commands/project-maintenance.commands';
 import { ProjectQueries } from '../queries/project.queries';
 import { serializeProject } from './project.serializer';
 
@@ -67,13 +67,5 @@ export class ForksController {
   @HttpCode(204)
   async unrelate(@Param('id') id: string, @CurrentActor() actor: Actor): Promise<void> {
     await this.commands.execute(new ChangeForkRelation(id, undefined, actor));
-  }
-
-  /** 201; 409 while one is pending for the project. */
-  @Post('housekeeping')
-  @Authenticated()
-  async housekeeping(@Param('id') id: string, @CurrentActor() actor: Actor) {
-    await this.commands.execute(new RequestHousekeeping(id, actor));
-    return true;
   }
 }

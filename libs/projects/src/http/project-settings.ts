@@ -1,35 +1,10 @@
 import { BadParameter } from '@app/platform';
 import { FEATURE_DEFAULTS, pathFromName, type Feature, type ProjectSettings } from '../domain/project';
+import { FEATURE_COLUMNS, featureColumns, SETTING_COLUMNS } from '../projections/project-columns';
 import type { ProjectWriteDto } from './projects.dto';
 
-const FEATURE_PARAMS: Record<Feature, keyof ProjectWriteDto> = {
-  issuesEnabled: 'issues_enabled',
-  mergeRequestsEnabled: 'merge_requests_enabled',
-  wikiEnabled: 'wiki_enabled',
-  jobsEnabled: 'jobs_enabled',
-  snippetsEnabled: 'snippets_enabled',
-  containerRegistryEnabled: 'container_registry_enabled',
-  sharedRunnersEnabled: 'shared_runners_enabled',
-  publicJobs: 'public_jobs',
-  lfsEnabled: 'lfs_enabled',
-  requestAccessEnabled: 'request_access_enabled',
-  onlyAllowMergeIfPipelineSucceeds: 'only_allow_merge_if_pipeline_succeeds',
-  onlyAllowMergeIfAllDiscussionsAreResolved: 'only_allow_merge_if_all_discussions_are_resolved',
-  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions',
-  printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
-};
-
-const WRITE_PARAMS = [
-  'name',
-  'path',
-  'default_branch',
-  'description',
-  'visibility',
-  'import_url',
-  'tag_list',
-  'ci_config_path',
-  ...Object.values(FEATURE_PARAMS),
-];
+// The parameters are named as the columns (GitLab's names): one map serves both.
+const WRITE_PARAMS = [...Object.values(SETTING_COLUMNS), ...Object.values(FEATURE_COLUMNS)];
 
 /** POST: `name` or `path` is required; each defaults from the other (GitLab: `Foo Project` → `foo-project`). */
 export function newProjectSettings(p: ProjectWriteDto): ProjectSettings {
@@ -37,8 +12,8 @@ export function newProjectSettings(p: ProjectWriteDto): ProjectSettings {
     throw new BadParameter('name, path are missing, at least one parameter must be provided');
   const name = p.name ?? p.path!;
   const features = { ...FEATURE_DEFAULTS };
-  for (const [f, param] of Object.entries(FEATURE_PARAMS) as [Feature, keyof ProjectWriteDto][]) {
-    if (p[param] !== undefined) features[f] = p[param] as boolean;
+  for (const [f, param] of featureColumns()) {
+    if (p[param] !== undefined) features[f] = p[param];
   }
   return {
     name,
@@ -84,20 +59,12 @@ export function projectChanges(p: ProjectWriteDto): Partial<ProjectSettings> {
   if (!WRITE_PARAMS.some((k) => given[k] !== undefined))
     throw new BadParameter(`${UPDATE_AT_LEAST_ONE_OF.join(', ')} are missing, at least one parameter must be provided`);
   const features: Partial<Record<Feature, boolean>> = {};
-  for (const [f, param] of Object.entries(FEATURE_PARAMS) as [Feature, keyof ProjectWriteDto][]) {
-    if (p[param] !== undefined) features[f] = p[param] as boolean;
+  for (const [f, param] of featureColumns()) {
+    if (p[param] !== undefined) features[f] = p[param];
   }
-  const changes: Partial<ProjectSettings> = {
-    name: p.name,
-    path: p.path,
-    description: p.description,
-    visibility: p.visibility,
-    defaultBranch: p.default_branch,
-    tagList: p.tag_list,
-    ciConfigPath: p.ci_config_path,
-    importUrl: p.import_url,
-  };
-  for (const k of Object.keys(changes) as (keyof ProjectSettings)[]) if (changes[k] === undefined) delete changes[k];
-  if (Object.keys(features).length) changes.features = features as Record<Feature, boolean>;
-  return changes;
+  const changes: Record<string, unknown> = {};
+  for (const [setting, param] of Object.entries(SETTING_COLUMNS))
+    if (given[param] !== undefined) changes[setting] = given[param];
+  if (Object.keys(features).length) changes.features = features;
+  return changes as Partial<ProjectSettings>;
 }

@@ -4,6 +4,7 @@ import {
   AdminOnly,
   BadParameter,
   CurrentActor,
+  customAttributeFilter,
   GitlabParams,
   intParam,
   LodeConfig,
@@ -21,20 +22,6 @@ import { ProjectQueries, type ProjectListFilters, type ProjectRow } from '../que
 import { newProjectSettings, projectChanges } from './project-settings';
 import { serializeProject, serializeProjectSimple } from './project.serializer';
 import { CreateProjectDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
-
-/** `custom_attributes[key]=value`: string pairs only, honoured for administrators. */
-export function customAttributeFilter(
-  value: Record<string, unknown> | undefined,
-  actor?: Actor,
-): Record<string, string> | undefined {
-  if (!value || !actor?.isAdmin) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (typeof v !== 'string') throw new BadParameter('custom_attributes is invalid');
-    out[k] = v;
-  }
-  return out;
-}
 
 export function listFilters(q: ListProjectsDto, actor: Actor | undefined): ProjectListFilters {
   return {

@@ -1,40 +1,13 @@
 import { CustomAttributeTable, type DomainEvent, type Projector, type Recorded } from '@app/platform';
-import { upsertMember, type GroupEvent } from '@app/groups';
+import { removeMember, removeMembers, removeMembersWhere, upsertMember, type GroupEvent } from '@app/groups';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Feature, ProjectEvent, StarEvent } from '../domain/project';
 import type { RepositoryStatistics } from '../domain/repository-push';
+import { FEATURE_COLUMNS, SETTING_COLUMNS } from './project-columns';
 
 type Event = Recorded<ProjectEvent | StarEvent | GroupEvent | UserEvent>;
-
-const FEATURE_COLUMNS: Record<Feature, string> = {
-  issuesEnabled: 'issues_enabled',
-  mergeRequestsEnabled: 'merge_requests_enabled',
-  wikiEnabled: 'wiki_enabled',
-  jobsEnabled: 'jobs_enabled',
-  snippetsEnabled: 'snippets_enabled',
-  containerRegistryEnabled: 'container_registry_enabled',
-  sharedRunnersEnabled: 'shared_runners_enabled',
-  publicJobs: 'public_jobs',
-  lfsEnabled: 'lfs_enabled',
-  requestAccessEnabled: 'request_access_enabled',
-  onlyAllowMergeIfPipelineSucceeds: 'only_allow_merge_if_pipeline_succeeds',
-  onlyAllowMergeIfAllDiscussionsAreResolved: 'only_allow_merge_if_all_discussions_are_resolved',
-  resolveOutdatedDiscussions: 'resolve_outdated_diff_discussions',
-  printingMergeRequestLinkEnabled: 'printing_merge_request_link_enabled',
-};
-
-const SETTING_COLUMNS: Record<string, string> = {
-  name: 'name',
-  path: 'path',
-  description: 'description',
-  visibility: 'visibility',
-  defaultBranch: 'default_branch',
-  tagList: 'tag_list',
-  ciConfigPath: 'ci_config_path',
-  importUrl: 'import_url',
-};
 
 /** `project_custom_attributes`, written here and read by ProjectQueries. */
 export const PROJECT_CUSTOM_ATTRIBUTES = new CustomAttributeTable('project_custom_attributes', 'project_id');
@@ -168,7 +141,8 @@ export class ProjectProjection implements Projector {
         const sets: string[] = [];
         const values: unknown[] = [d.projectId, d.at];
         const set = (column: string, v: unknown) => sets.push(`${column} = $${values.push(v)}`);
-        for (const [k, v] of Object.entries(d.changes)) if (k !== 'features') set(SETTING_COLUMNS[k], v);
+        for (const [k, v] of Object.entries(d.changes))
+          if (k !== 'features') set(SETTING_COLUMNS[k as keyof typeof SETTING_COLUMNS], v);
         for (const [k, v] of Object.entries(d.changes.features ?? {})) set(FEATURE_COLUMNS[k as Feature], v);
         await db.query(
           `update projects set ${[...sets, 'updated_at = $2', 'last_activity_at = $2'].join(', ')} where id = $1`,
@@ -192,7 +166,7 @@ export class ProjectProjection implements Projector {
         ]);
         return;
       case 'ProjectDeleted': {
-        await db.query(`delete from members where source_type = 'project' and source_id = $1`, [e.data.projectId]);
+        await removeMembers(db, 'project', e.data.projectId);
         const [gone] = await db.query(`select forked_from_id from projects where id = $1`, [e.data.projectId]);
         await db.query(`delete from projects where id = $1`, [e.data.projectId]);
         if (gone?.forked_from_id) await this.recountForks(db, gone.forked_from_id);
@@ -213,10 +187,7 @@ export class ProjectProjection implements Projector {
         return;
       }
       case 'ProjectMemberRemoved':
-        await db.query(`delete from members where source_type = 'project' and source_id = $1 and user_id = $2`, [
-          e.data.projectId,
-          e.data.userId,
-        ]);
+        await removeMember(db, 'project', e.data.projectId, e.data.userId);
         return;
       case 'ProjectSharedWithGroup': {
         const d = e.data;
@@ -266,8 +237,10 @@ export class ProjectProjection implements Projector {
         return;
       case 'GroupDeleted':
         // The namespaces' cascade removes the projects; their memberships have no foreign key.
-        await db.query(
-          `delete from members m where m.source_type = 'project' and not exists (select 1 from projects p where p.id = m.source_id)`,
+        await removeMembersWhere(
+          db,
+          'project',
+          (projectId) => `not exists (select 1 from projects p where p.id = ${projectId})`,
         );
         return;
     }

@@ -1,7 +1,16 @@
 import { Forbidden, NotFound, type Actor, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ACTIVE_MEMBER } from '@app/groups';
+import {
+  groupMemberUserIdsSql,
+  memberUserIdsSql,
+  namespaceColumnsSql,
+  namespaceJoinSql,
+  personalNamespaceOfSql,
+  personalOwnerIdSql,
+} from '@app/groups';
+import { EventStore } from '@app/platform';
+import { userJoinSql, usersFromSql } from '@app/users';
 import { PROJECT_CUSTOM_ATTRIBUTES } from '../projections/project.projection';
 import {
   authorizedProjectIdsSql,
@@ -101,27 +110,29 @@ export interface ProjectListFilters {
  */
 const SHARED_WITH = `(select coalesce(json_agg(json_build_object('project_id', l.project_id, 'group_id', l.group_id, 'group_name', g.name,
     'group_access_level', l.group_access) order by l.id), '[]'::json)
-   from project_group_links l join namespaces g on g.id = l.group_id where l.project_id = p.id)`;
+   from project_group_links l ${namespaceJoinSql('g', 'l.group_id')} where l.project_id = p.id)`;
 
 /** Columns of a ProjectRow, for a `projects p` joined with `namespaces n`; `$1` is the caller's id. */
-const SELECT = `p.*, n.name as ns_name, n.path as ns_path, n.kind as ns_kind, n.full_path as ns_full_path, n.full_name as ns_full_name,
-  n.parent_id as ns_parent_id, n.visibility as ns_visibility, o.id as owner_id, o.name as owner_name, o.created_at as owner_created_at,
+const SELECT = `p.*, ${namespaceColumnsSql('n')}, o.id as owner_id, o.name as owner_name, o.created_at as owner_created_at,
   ${projectMemberLevelSql('p', '$1')} as project_access, ${directGroupMemberLevelSql('p', '$1')} as group_access, ${projectAccessSql('p', '$1')} as access,
   ${SHARED_WITH} as shared_with`;
 /**
  * The same columns without the caller's levels, for answers that show no `permissions` (projects
  * embedded in a group): three correlated subqueries a row fewer, which a 1,000-project group feels.
  */
-const SELECT_LEAN = `p.*, n.name as ns_name, n.path as ns_path, n.kind as ns_kind, n.full_path as ns_full_path, n.full_name as ns_full_name,
-  n.parent_id as ns_parent_id, n.visibility as ns_visibility, o.id as owner_id, o.name as owner_name, o.created_at as owner_created_at,
+const SELECT_LEAN = `p.*, ${namespaceColumnsSql('n')}, o.id as owner_id, o.name as owner_name, o.created_at as owner_created_at,
   null::int as project_access, null::int as group_access, 0 as access, null::json as shared_with, $1::int as caller`;
-const FROM = `from projects p join namespaces n on n.id = p.namespace_id left join users o on n.kind = 'user' and o.id = n.owner_id`;
+/** Projects with their namespace (`n`) and, for a personal namespace, its owner (`o`). */
+const FROM = `from projects p ${namespaceJoinSql('n', 'p.namespace_id')} ${userJoinSql('o', 'n.owner_id', 'left join')} and n.kind = 'user'`;
 
 const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 @Injectable()
 export class ProjectQueries {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly store: EventStore,
+  ) {}
 
   /** The project if the caller may see it (404 `Project Not Found` otherwise), by id or URL-encoded full path. */
   async getVisible(idOrPath: string | number, actor: Actor | undefined): Promise<ProjectRow> {
@@ -169,7 +180,7 @@ export class ProjectQueries {
     const p = (v: unknown) => `$${params.push(v)}`;
     const where = [projectsVisibleSql('p', actor, '$1')];
     if (f.namespaceId !== undefined) where.push(`p.namespace_id = ${p(f.namespaceId)}`);
-    if (f.ownerId !== undefined) where.push(`n.kind = 'user' and n.owner_id = ${p(f.ownerId)}`);
+    if (f.ownerId !== undefined) where.push(personalNamespaceOfSql('n', p(f.ownerId)));
     if (f.forkedFromId !== undefined) where.push(`p.forked_from_id = ${p(f.forkedFromId)}`);
     if (f.archived !== undefined) where.push(`p.archived = ${p(f.archived)}`);
     if (f.visibility) where.push(`p.visibility = ${p(f.visibility)}`);
@@ -180,8 +191,7 @@ export class ProjectQueries {
     }
     if (f.owned) {
       // GitLab's owned_projects: the caller's personal projects and those of groups they own directly.
-      where.push(`((n.kind = 'user' and n.owner_id = $1) or exists (select 1 from members m where m.source_type = 'namespace'
-                   and m.source_id = p.namespace_id and m.user_id = $1 and m.access_level = 50 and ${ACTIVE_MEMBER}))`);
+      where.push(`((${personalNamespaceOfSql('n', '$1')}) or ${directGroupMemberLevelSql('p', '$1')} = 50)`);
     }
     if (f.membership) where.push(`p.id in ${authorizedProjectIdsSql('$1')}`);
     if (f.starred) where.push(`exists (select 1 from project_stars s where s.project_id = p.id and s.user_id = $1)`);
@@ -198,7 +208,7 @@ export class ProjectQueries {
     // The count joins namespaces only when a filter reads them: the join cost the 10,000-project
     // count half its time. (The owner join is never needed to count.)
     const countFrom = namespaceFilter
-      ? `from projects p join namespaces n on n.id = p.namespace_id`
+      ? `from projects p ${namespaceJoinSql('n', 'p.namespace_id')}`
       : `from projects p`;
     const [{ total }] =
       opts.count === false
@@ -224,7 +234,7 @@ export class ProjectQueries {
     if (!projectIds.length) return map;
     const rows: SharedGroup[] = await this.dataSource.query(
       `select l.project_id, l.group_id, g.name as group_name, l.group_access as group_access_level
-         from project_group_links l join namespaces g on g.id = l.group_id
+         from project_group_links l ${namespaceJoinSql('g', 'l.group_id')}
         where l.project_id = any($1::int[]) order by l.id`,
       [projectIds],
     );
@@ -248,14 +258,15 @@ export class ProjectQueries {
       ? `and (u.name ilike $${params.push(likeEscape(search))} or u.username ilike $${params.length})`
       : '';
     // Expired memberships and shares grant nothing, so they do not make a user part of the team.
-    const base = `from users u where u.id in (
-        select m.user_id from members m where m.source_type = 'project' and m.source_id = $1 and ${ACTIVE_MEMBER}
-        union select m.user_id from projects p join namespace_closure c on c.descendant_id = p.namespace_id
-          join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id where p.id = $1 and ${ACTIVE_MEMBER}
-        union select n.owner_id from projects p join namespaces n on n.id = p.namespace_id where p.id = $1 and n.kind = 'user'
-        union select m.user_id from project_group_links l join namespace_closure c on c.descendant_id = l.group_id
-          join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
-         where l.project_id = $1 and (l.expires_at is null or l.expires_at > current_date) and ${ACTIVE_MEMBER}
+    const namespaceId = `(select p.namespace_id from projects p where p.id = $1)`;
+    const base = `from ${usersFromSql('u')} where u.id in (
+        ${memberUserIdsSql('project', '$1')}
+        union ${groupMemberUserIdsSql(namespaceId)}
+        union ${personalOwnerIdSql(namespaceId)}
+        union ${groupMemberUserIdsSql(
+          `(select l.group_id from project_group_links l
+             where l.project_id = $1 and (l.expires_at is null or l.expires_at > current_date))`,
+        )}
       ) ${filter}`;
     const [{ total }] = await this.dataSource.query(`select count(*)::int as total ${base}`, params);
     const rows = await this.dataSource.query(
@@ -286,18 +297,28 @@ export class ProjectQueries {
    * read model. A project whose creation has not committed is in neither, so it is never listed.
    */
   async goneProjectIds(): Promise<number[]> {
+    const ids = await this.store.dataValues(['ProjectCreated', 'ProjectForked'], 'projectId');
+    if (!ids.length) return [];
     const rows: { id: number }[] = await this.dataSource.query(
-      `select distinct (e.data->>'projectId')::int as id from events e
-        where e.type in ('ProjectCreated', 'ProjectForked')
-          and not exists (select 1 from projects p where p.id = (e.data->>'projectId')::int)`,
+      `select g.id from unnest($1::int[]) as g(id) where not exists (select 1 from projects p where p.id = g.id)`,
+      [ids],
     );
     return rows.map((r) => r.id);
+  }
+
+  /** The summed repository size of each namespace's own projects, for many namespaces in one statement. */
+  async repositorySizes(namespaceIds: number[]): Promise<Map<number, number>> {
+    const rows: { namespace_id: number; size: string }[] = await this.dataSource.query(
+      `select namespace_id, sum(repository_size)::bigint as size from projects where namespace_id = any($1::int[]) group by namespace_id`,
+      [namespaceIds],
+    );
+    return new Map(rows.map((r) => [r.namespace_id, Number(r.size)]));
   }
 
   /** How many personal projects a user has, against their `projects_limit`. */
   async personalProjectCount(userId: number): Promise<number> {
     const [{ count }] = await this.dataSource.query(
-      `select count(*)::int as count from projects p join namespaces n on n.id = p.namespace_id where n.kind = 'user' and n.owner_id = $1`,
+      `select count(*)::int as count from projects p ${namespaceJoinSql('n', 'p.namespace_id')} where ${personalNamespaceOfSql('n', '$1')}`,
       [userId],
     );
     return count;

@@ -1,8 +1,19 @@
 import { Clock, EventStore, type UnitOfWork } from '@app/platform';
+import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import type { EntityManager } from 'typeorm';
 import { block, create, remove, userDecider } from '../domain/user';
 
 const GHOST_LOCK = 7_402_115;
+
+/**
+ * The top-level paths a username competes with (a user's personal namespace and the top-level groups
+ * share them). The groups context owns namespaces and implements this port; users never reads them.
+ */
+export abstract class TopLevelPaths {
+  /** How many top-level paths are `base` alone or followed by digits, case-insensitively, read in `db`'s transaction. */
+  abstract countNumbered(db: EntityManager, base: string): Promise<number>;
+}
 
 /**
  * Deletes a user. `UserDeleted` says whether it was a hard delete, so the contexts that own
@@ -23,6 +34,7 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
+    private readonly moduleRef: ModuleRef,
   ) {}
 
   async execute({ userId, hardDelete }: DeleteUser): Promise<void> {
@@ -32,6 +44,18 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
     });
   }
 
+  /**
+   * The groups context provides the port from a module that imports this one, so it is looked up
+   * across the application; a Lode without groups has no namespaces to avoid.
+   */
+  private topLevelPaths(): TopLevelPaths | undefined {
+    try {
+      return this.moduleRef.get(TopLevelPaths, { strict: false });
+    } catch {
+      return undefined;
+    }
+  }
+
   /** GitLab's ghost user: made the first time someone is deleted, blocked, never signing in. */
   private async ghost(uow: UnitOfWork): Promise<number> {
     await uow.db.query(`select pg_advisory_xact_lock($1)`, [GHOST_LOCK]);
@@ -39,9 +63,7 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
     if (existing) return existing.id;
     const [{ id: userId }] = await uow.db.query(`select nextval('user_id_seq')::int as id`);
     const [{ id: namespaceId }] = await uow.db.query(`select nextval('namespace_id_seq')::int as id`);
-    const [{ taken }] = await uow.db.query(
-      `select count(*)::int as taken from namespaces where parent_id is null and lower(path) similar to 'ghost[0-9]*'`,
-    );
+    const taken = (await this.topLevelPaths()?.countNumbered(uow.db, 'ghost')) ?? 0;
     const username = taken ? `ghost${taken}` : 'ghost';
     const now = this.clock.now();
     await uow.decide(`user-${userId}`, userDecider, (s) => {

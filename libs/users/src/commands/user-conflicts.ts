@@ -26,9 +26,8 @@ export async function rethrowUserConflict(
     if (err.constraint === 'users_username_key') throw new Conflict('Username has already been taken');
     if (err.constraint === 'user_identities_extern_uid_key')
       throw new Invalid({ extern_uid: ['has already been taken'] });
-    // A top-level group holds the path (the groups context's index; GitLab's User#namespace_uniq).
-    if (err.constraint === 'namespaces_path_key' || err.constraint === 'namespaces_full_path_key')
-      throw new Invalid({ username: ['has already been taken'] });
   }
+  // A top-level group holding the path arrives as the groups context's `Invalid` on `username`
+  // (GitLab's User#namespace_uniq): it is thrown on, after the 409s above.
   throw err;
 }

@@ -1,6 +1,6 @@
 import { NotFound, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, In } from 'typeorm';
 import {
   AccessTokenRecord,
   USER_CUSTOM_ATTRIBUTES,
@@ -179,6 +179,12 @@ export class UserQueries {
             .findOneBy({ id: tokenId, userId, impersonation: true });
     if (!t) throw new NotFound('Impersonation Token');
     return t;
+  }
+
+  /** How many of these users still exist. */
+  async countExisting(ids: number[]): Promise<number> {
+    if (!ids.length) return 0;
+    return this.users.countBy({ id: In(ids) });
   }
 
   /** Users active on or after `from`, least recently active first. */

@@ -1,22 +1,10 @@
 import {
-  CreateGroup,
-  CreateGroupDto,
-  DeleteGroup,
-  GroupQueries,
-  ListGroupsDto,
-  NamespaceAccess,
-  serializeGroup,
-  UpdateGroup,
-  UpdateGroupDto,
-  type GroupSettings,
-  type NamespaceRecord,
-} from '@app/groups';
-import {
   AdminOnly,
   Authenticated,
   BadParameter,
   BadRequestMessage,
   CurrentActor,
+  customAttributeFilter,
   GitlabParams,
   Invalid,
   LodeConfig,
@@ -25,28 +13,32 @@ import {
   type Actor,
 } from '@app/platform';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
-import { ChangeProject } from '../commands/change-project.command';
-import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
-import { customAttributeFilter, listFilters } from './projects.controller';
-import { serializeProject, serializeProjectSimple } from './project.serializer';
-import { ListProjectsDto } from './projects.dto';
+import { CreateGroup, DeleteGroup, UpdateGroup } from '../commands/group.commands';
+import type { GroupSettings } from '../domain/group';
+import type { NamespaceRecord } from '../projections/namespace.record';
+import { GroupQueries } from '../queries/group.queries';
+import { NamespaceAccess } from '../queries/namespace-access';
+import { serializeGroup } from './group.serializer';
+import { GroupProjects } from './group-projects';
+import { CreateGroupDto, ListGroupsDto, UpdateGroupDto } from './groups.dto';
 
-/**
- * The group endpoints whose answers include projects (GroupDetail, group project lists, statistics),
- * so they live in the projects context, which may read groups but not the other way round.
- */
+/** Every `/groups` endpoint but members and custom attributes; the projects shown come through GroupProjects. */
 @Controller('groups')
 export class GroupsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly namespaces: NamespaceAccess,
     private readonly groups: GroupQueries,
-    private readonly projects: ProjectQueries,
     private readonly config: LodeConfig,
-    private readonly db: DataSource,
+    private readonly moduleRef: ModuleRef,
   ) {}
+
+  /** The projects context provides the port from a module that imports this one, so it is looked up across the application. */
+  private get projects(): GroupProjects {
+    return this.moduleRef.get(GroupProjects, { strict: false });
+  }
 
   private get urls() {
     return { externalUrl: this.config.externalUrl };
@@ -94,14 +86,11 @@ export class GroupsController {
 
   /** Sums of the groups' own projects' statistics, one statement for the page. */
   private async statistics(groupIds: number[]) {
-    const rows: { namespace_id: number; size: string }[] = await this.db.query(
-      `select namespace_id, sum(repository_size)::bigint as size from projects where namespace_id = any($1::int[]) group by namespace_id`,
-      [groupIds],
-    );
+    const sizes = await this.projects.repositorySizes(groupIds);
     return new Map(
-      rows.map((r) => [
-        r.namespace_id,
-        { ...emptyStatistics(), storage_size: Number(r.size), repository_size: Number(r.size) },
+      [...sizes].map(([groupId, size]) => [
+        groupId,
+        { ...emptyStatistics(), storage_size: size, repository_size: size },
       ]),
     );
   }
@@ -163,34 +152,14 @@ export class GroupsController {
   }
 
   @Get(':id/projects')
-  async groupProjects(@Param('id') id: string, @GitlabParams() q: ListProjectsDto, @CurrentActor() actor?: Actor) {
+  async groupProjects(
+    @Param('id') id: string,
+    @GitlabParams() params: Record<string, unknown>,
+    @CurrentActor() actor?: Actor,
+  ) {
+    const list = await this.projects.listing(params);
     const group = await this.namespaces.visibleGroup(id, actor);
-    const page = pageParams(q);
-    // GitLab's group project list takes fewer filters than /projects, and `archived` is a switch, not a
-    // filter: hidden unless asked, `archived=true` lists them along with the others (ProjectsFinder#by_archived).
-    const f = listFilters(
-      {
-        ...q,
-        archived: undefined,
-        membership: undefined,
-        with_issues_enabled: undefined,
-        with_merge_requests_enabled: undefined,
-        custom_attributes: undefined,
-      },
-      actor,
-    );
-    const { rows, total } = await this.projects.list(
-      actor,
-      { ...f, archived: q.archived === true ? undefined : false, namespaceId: group.id },
-      page,
-    );
-    if (q.simple)
-      return new Page(
-        rows.map((p) => serializeProjectSimple(p, this.urls)),
-        total,
-        page,
-      );
-    return new Page(await this.embedded(rows, actor), total, page);
+    return list(group.id, actor);
   }
 
   /** Administrators move a project (by id or URL-encoded path, as GitLab) into the group: 201 with the group. */
@@ -198,51 +167,16 @@ export class GroupsController {
   @AdminOnly()
   async transfer(@Param('id') id: string, @Param('project_id') projectId: string, @CurrentActor() actor: Actor) {
     const group = await this.namespaces.visibleGroup(id, actor);
-    await this.commands.execute(new ChangeProject(projectId, { kind: 'transfer', namespaceId: group.id }, actor));
+    await this.projects.transfer(projectId, group.id, actor);
     return this.detail(await this.namespaces.visibleGroup(group.id, actor), actor);
   }
 
   /** GroupDetail: the group with its projects and the projects shared with it, as far as the caller may see them. */
   private async detail(group: NamespaceRecord, actor: Actor | undefined, withShared = true) {
-    const all = await this.projects.list(
-      actor,
-      { namespaceId: group.id, orderBy: 'id', sort: 'asc' },
-      { page: 1, perPage: 100_000, offset: 0 },
-      { count: false, lean: true },
-    );
-    const shared = withShared ? await this.projects.sharedWithGroup(group.id, actor) : [];
-    const embedded = await this.embedded([...all.rows, ...shared], actor);
-    const body: Record<string, unknown> = {
-      ...serializeGroup(group, this.urls),
-      projects: embedded.slice(0, all.rows.length),
-    };
-    if (withShared) body.shared_projects = embedded.slice(all.rows.length);
+    const { projects, sharedProjects } = await this.projects.embedded(group.id, actor, withShared);
+    const body: Record<string, unknown> = { ...serializeGroup(group, this.urls), projects };
+    if (withShared) body.shared_projects = sharedProjects;
     return body;
-  }
-
-  /**
-   * GitLab's plain Project entity, which group answers embed and group project lists use for every
-   * caller: no `permissions`, and never `runners_token` nor `import_error` (those need the
-   * `user_can_admin_project` option, which only the single-project endpoints set).
-   */
-  private async embedded(rows: ProjectRow[], actor: Actor | undefined) {
-    // Rows read with the full columns carry their shares (the serializer reads them); lean ones (a
-    // group's embedded projects) are looked up together.
-    const lean = rows.filter((p) => p.shared_with === null).map((p) => p.id);
-    const [links, sources] = await Promise.all([
-      this.projects.sharedWith(lean),
-      this.projects.forkSources(rows, actor),
-    ]);
-    return rows.map((p) =>
-      serializeProject(p, {
-        externalUrl: this.urls.externalUrl,
-        actor,
-        sharedWith: links.get(p.id),
-        withoutPermissions: true,
-        adminFields: false,
-        forkedFrom: p.forked_from_id === null ? undefined : sources.get(p.forked_from_id),
-      }),
-    );
   }
 }
 

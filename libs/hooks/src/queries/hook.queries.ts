@@ -1,0 +1,77 @@
+import { NotFound, type PageParams } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+
+/** A project hook as the API shows it (never its secret `token`). */
+export interface HookRow {
+  id: number;
+  url: string;
+  project_id: number;
+  push_events: boolean;
+  tag_push_events: boolean;
+  issues_events: boolean;
+  merge_requests_events: boolean;
+  note_events: boolean;
+  job_events: boolean;
+  pipeline_events: boolean;
+  wiki_page_events: boolean;
+  enable_ssl_verification: boolean;
+  created_at: Date;
+}
+
+/** One attempt in a hook's delivery log. */
+export interface DeliveryRow {
+  position: string;
+  event_uuid: string;
+  event: string;
+  url: string;
+  attempt: number;
+  response_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: Date;
+}
+
+const COLUMNS = `id, url, project_id, push_events, tag_push_events, issues_events, merge_requests_events, note_events, job_events,
+  pipeline_events, wiki_page_events, enable_ssl_verification, created_at`;
+
+/** Reads of project hooks and their delivery log. */
+@Injectable()
+export class HookQueries {
+  constructor(private readonly db: DataSource) {}
+
+  /** The project's hook, 404 when it has no such hook. */
+  async hook(projectId: number, hookId: number): Promise<HookRow> {
+    const [row] = await this.db.query(`select ${COLUMNS} from project_hooks where id = $1 and project_id = $2`, [
+      hookId,
+      projectId,
+    ]);
+    if (!row) throw new NotFound();
+    return row;
+  }
+
+  async hooks(projectId: number, page: PageParams): Promise<{ rows: HookRow[]; total: number }> {
+    const [{ total }] = await this.db.query(`select count(*)::int as total from project_hooks where project_id = $1`, [
+      projectId,
+    ]);
+    const rows: HookRow[] = await this.db.query(
+      `select ${COLUMNS} from project_hooks where project_id = $1 order by id offset $2 limit $3`,
+      [projectId, page.offset, page.perPage],
+    );
+    return { rows, total };
+  }
+
+  /** The hook's delivery log, newest first. */
+  async deliveries(hookId: number, page: PageParams): Promise<{ rows: DeliveryRow[]; total: number }> {
+    const [{ total }] = await this.db.query(
+      `select count(*)::int as total from project_hook_deliveries where hook_id = $1`,
+      [hookId],
+    );
+    const rows: DeliveryRow[] = await this.db.query(
+      `select position, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at from project_hook_deliveries
+        where hook_id = $1 order by position desc offset $2 limit $3`,
+      [hookId, page.offset, page.perPage],
+    );
+    return { rows, total };
+  }
+}

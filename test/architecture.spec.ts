@@ -1,0 +1,225 @@
+import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+
+/**
+ * The two walls of ARCHITECTURE.md, checked on every run:
+ * 1. layers: `platform` <- `git` <- `users` <- `groups` <- `projects` <- `hooks`, `repositories` <- apps;
+ *    a lib reaches another lib only as `@app/<lib>` (its index), never an app; no app imports another app.
+ * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner.
+ * Each violation prints as `file:line ...` so a failure says what to fix.
+ */
+
+// Jest runs from the repository root (rootDir in jest.config.json).
+const ROOT = process.cwd();
+const LIBS = join(ROOT, 'libs');
+const APPS = join(ROOT, 'apps');
+
+/**
+ * A lib may import only libs of a lower rank. `git` is on the floor with platform, whose configuration
+ * it reads (the data directory), and below every context.
+ */
+const RANK: Record<string, number> = {
+  platform: 0,
+  git: 1,
+  users: 2,
+  groups: 3,
+  projects: 4,
+  hooks: 5,
+  repositories: 5,
+};
+
+const isSpec = (file: string): boolean => /\.(spec|int-spec|e2e-spec)\.ts$/.test(file);
+const rel = (file: string): string => relative(ROOT, file).split(sep).join('/');
+
+function tsFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : tsFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const libs = readdirSync(LIBS).filter((name) => existsSync(join(LIBS, name, 'src')));
+const apps = existsSync(APPS) ? readdirSync(APPS).filter((name) => existsSync(join(APPS, name, 'src'))) : [];
+const parse = (file: string): ts.SourceFile =>
+  ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+const lineOf = (source: ts.SourceFile, pos: number): number => source.getLineAndCharacterOfPosition(pos).line + 1;
+
+/** Where `file` lives: `lib:<name>` or `app:<name>`. */
+function home(file: string): string | undefined {
+  const [top, name] = rel(file).split('/');
+  if (top === 'libs') return `lib:${name}`;
+  if (top === 'apps') return `app:${name}`;
+  return undefined;
+}
+
+/** Every module specifier: `import ... from`, `export ... from` and `import('...')`. */
+function importsOf(source: ts.SourceFile): { spec: string; line: number }[] {
+  const found: { spec: string; line: number }[] = [];
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
+      if (ts.isStringLiteral(node.moduleSpecifier))
+        found.push({ spec: node.moduleSpecifier.text, line: lineOf(source, node.getStart()) });
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
+      found.push({ spec: node.arguments[0].text, line: lineOf(source, node.getStart()) });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+function layerViolations(): string[] {
+  const violations: string[] = [];
+  const files = [...libs.map((lib) => join(LIBS, lib, 'src')), ...apps.map((app) => join(APPS, app, 'src'))].flatMap(
+    tsFiles,
+  );
+  for (const file of files) {
+    const from = home(file)!;
+    const [kind, name] = from.split(':');
+    const source = parse(file);
+    for (const { spec, line } of importsOf(source)) {
+      const where = `${rel(file)}:${line} ${name}`;
+      const alias = /^@app\/([^/]+)(\/.*)?$/.exec(spec);
+      if (alias) {
+        const [, target, deep] = alias;
+        if (deep) violations.push(`${where} -> ${spec} (import the lib's index: @app/${target})`);
+        if (kind === 'lib' && target === name)
+          violations.push(`${where} -> ${spec} (a lib imports its own index: use a relative path)`);
+        else if (kind === 'lib' && !(target in RANK))
+          violations.push(`${where} -> ${spec} (unknown lib: add it to RANK)`);
+        else if (kind === 'lib' && RANK[target] >= RANK[name])
+          violations.push(`${where} -> @app/${target} (layers: ${target} is not below ${name})`);
+        continue;
+      }
+      if (!spec.startsWith('.')) continue;
+      const target = resolve(dirname(file), spec);
+      const targetHome = home(target);
+      if (targetHome === from) continue;
+      // A spec may use the test suite's own helpers (temporary repositories, a test app).
+      if (isSpec(file) && rel(target).startsWith('test/support/')) continue;
+      if (targetHome?.startsWith('app:'))
+        violations.push(
+          `${where} -> ${spec} (${kind === 'app' ? 'an app imports another app' : 'a lib imports an app'})`,
+        );
+      else violations.push(`${where} -> ${spec} (reach ${targetHome ?? 'outside'} through @app/<lib>, not a path)`);
+    }
+  }
+  return violations;
+}
+
+/** table -> owning context, from every `create table` in the migrations, so a new table is covered at once. */
+function tableOwners(): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const lib of libs) {
+    for (const file of tsFiles(join(LIBS, lib, 'src')).filter(isMigration)) {
+      for (const [, table] of readFileSync(file, 'utf8').matchAll(
+        /create\s+table\s+(?:if\s+not\s+exists\s+)?"?(\w+)/gi,
+      ))
+        owners.set(table.toLowerCase(), lib);
+    }
+  }
+  return owners;
+}
+
+const isMigration = (file: string): boolean => rel(file).split('/').includes('migrations');
+
+/** The raw text of every string and template literal part, with where it starts. */
+function literalsOf(source: ts.SourceFile): { text: string; pos: number }[] {
+  const found: { text: string; pos: number }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isStringLiteral(node) ||
+      ts.isNoSubstitutionTemplateLiteral(node) ||
+      ts.isTemplateHead(node) ||
+      ts.isTemplateMiddle(node) ||
+      ts.isTemplateTail(node)
+    ) {
+      // Import specifiers are module paths, not SQL.
+      if (!(ts.isStringLiteral(node) && (ts.isImportDeclaration(node.parent) || ts.isExportDeclaration(node.parent))))
+        found.push({ text: node.getText(source), pos: node.getStart(source) });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+const SQL_TABLE = /\b(?:from|join|into|update|table|references)\s+"?([a-z_][a-z0-9_]*)/gi;
+
+/**
+ * Migrations are left out: they are where ownership is declared, and their foreign keys (`references
+ * users (id) on delete cascade`) point down the layers by design, which `migrationViolations` checks.
+ * Specs are checked like the code: a test of one context that writes another's table by hand bypasses
+ * the owner just the same.
+ */
+function tableViolations(owners: Map<string, string>): string[] {
+  const violations: string[] = [];
+  for (const lib of libs) {
+    for (const file of tsFiles(join(LIBS, lib, 'src')).filter((f) => !isMigration(f))) {
+      const source = parse(file);
+      for (const { text, pos } of literalsOf(source)) {
+        for (const match of text.matchAll(SQL_TABLE)) {
+          const table = match[1].toLowerCase();
+          const owner = owners.get(table);
+          if (owner && owner !== lib)
+            violations.push(`${rel(file)}:${lineOf(source, pos + match.index)} ${lib} -> ${table} (owned by ${owner})`);
+        }
+      }
+    }
+  }
+  return violations;
+}
+
+/** A foreign key may point at the context's own tables or a lower layer's, never up. */
+function migrationViolations(owners: Map<string, string>): string[] {
+  const violations: string[] = [];
+  for (const lib of libs) {
+    for (const file of tsFiles(join(LIBS, lib, 'src')).filter(isMigration)) {
+      const source = parse(file);
+      for (const { text, pos } of literalsOf(source)) {
+        for (const match of text.matchAll(/\breferences\s+"?([a-z_][a-z0-9_]*)/gi)) {
+          const table = match[1].toLowerCase();
+          const owner = owners.get(table);
+          if (owner && owner !== lib && !(RANK[owner] < RANK[lib]))
+            violations.push(`${rel(file)}:${lineOf(source, pos + match.index)} ${lib} -> ${table} (owned by ${owner})`);
+        }
+      }
+    }
+  }
+  return violations;
+}
+
+describe('architecture', () => {
+  const owners = tableOwners();
+
+  it('derives every table owner from the migrations', () => {
+    for (const [table, owner] of [
+      ['users', 'users'],
+      ['members', 'groups'],
+      ['projects', 'projects'],
+      ['project_hooks', 'hooks'],
+      ['events', 'platform'],
+    ])
+      expect(owners.get(table)).toBe(owner);
+  });
+
+  it('imports follow the layers: libs through @app/<lib> only, downward only; no app imports another', () => {
+    expect(layerViolations()).toEqual([]);
+  });
+
+  it('names a table in SQL only inside its owning context', () => {
+    expect(tableViolations(owners)).toEqual([]);
+  });
+
+  it('points foreign keys only at the own or a lower context', () => {
+    expect(migrationViolations(owners)).toEqual([]);
+  });
+});
