@@ -1,12 +1,10 @@
-import { constraintOf, Invalid, type DomainEvent, type Projector, type Recorded } from '@app/platform';
+import { assertNever, constraintOf, Invalid, type Projector, type Recorded, type Handled } from '@app/platform';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { GroupEvent } from '../domain/group';
 import { upsertMember } from './members';
 import { GROUP_CUSTOM_ATTRIBUTES, GROUP_TABLES } from './namespace.record';
-
-type Event = Recorded<GroupEvent | UserEvent>;
 
 /**
  * A username is also a top-level path: one a group holds refuses the user's personal namespace, and
@@ -24,26 +22,30 @@ function rethrowUsernameTaken(err: unknown): never {
  * Namespaces: a personal one for every user (from the users context's events) and the groups,
  * with their ancestry (`namespace_closure`) and group memberships.
  */
+/** The event types this projector handles: `apply` switches over exactly these. */
+const HANDLED = [
+  'UserCreated',
+  'UserUpdated',
+  'UserDeleted',
+  'GroupCreated',
+  'GroupUpdated',
+  'GroupDeleted',
+  'GroupMemberAdded',
+  'GroupMemberUpdated',
+  'GroupMemberRemoved',
+  'GroupCustomAttributeSet',
+  'GroupCustomAttributeRemoved',
+] as const;
+type Projected = Handled<GroupEvent | UserEvent, typeof HANDLED>;
+type Event = Recorded<Projected>;
+
 @Injectable()
-export class NamespaceProjection implements Projector {
+export class NamespaceProjection implements Projector<Projected> {
   readonly name = 'namespaces';
   readonly tables = GROUP_TABLES;
-  readonly eventTypes = [
-    'UserCreated',
-    'UserUpdated',
-    'UserDeleted',
-    'GroupCreated',
-    'GroupUpdated',
-    'GroupDeleted',
-    'GroupMemberAdded',
-    'GroupMemberUpdated',
-    'GroupMemberRemoved',
-    'GroupCustomAttributeSet',
-    'GroupCustomAttributeRemoved',
-  ];
+  readonly eventTypes = HANDLED;
 
-  async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
-    const e = event as Event;
+  async apply(e: Event, db: EntityManager): Promise<void> {
     switch (e.type) {
       case 'UserCreated': {
         const d = e.data;
@@ -167,6 +169,8 @@ export class NamespaceProjection implements Projector {
       case 'GroupCustomAttributeRemoved':
         await GROUP_CUSTOM_ATTRIBUTES.remove(db, e.data.groupId, e.data.key);
         return;
+      default:
+        return assertNever(e);
     }
   }
 

@@ -1,4 +1,4 @@
-import type { DomainEvent, Projector, Recorded } from '@app/platform';
+import { assertNever, type Projector, type Recorded, type Handled } from '@app/platform';
 import { projectExistsSql } from '@app/projects';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
@@ -18,15 +18,19 @@ const columns = (s: HookSettings) => [
   s.enableSslVerification,
 ];
 
+/** The event types this projector handles: `apply` switches over exactly these. */
+const HANDLED = ['ProjectHookAdded', 'ProjectHookUpdated', 'ProjectHookRemoved', 'ProjectHookDelivered'] as const;
+type Projected = Handled<ProjectHookEvent, typeof HANDLED>;
+type Event = Recorded<Projected>;
+
 /** `project_hooks` and their delivery log; a deleted project's hooks go with it (on delete cascade), a hook's log with the hook. */
 @Injectable()
-export class ProjectHookProjection implements Projector {
+export class ProjectHookProjection implements Projector<Projected> {
   readonly name = 'project_hooks';
   readonly tables = ['project_hooks', 'project_hook_deliveries'];
-  readonly eventTypes = ['ProjectHookAdded', 'ProjectHookUpdated', 'ProjectHookRemoved', 'ProjectHookDelivered'];
+  readonly eventTypes = HANDLED;
 
-  async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
-    const e = event as Recorded<ProjectHookEvent>;
+  async apply(e: Event, db: EntityManager): Promise<void> {
     switch (e.type) {
       case 'ProjectHookAdded':
         // A hook added by a command racing the project's deletion finds no project: nothing to keep.
@@ -68,6 +72,8 @@ export class ProjectHookProjection implements Projector {
         );
         return;
       }
+      default:
+        return assertNever(e);
     }
   }
 }

@@ -1,4 +1,4 @@
-import { CustomAttributeTable, type DomainEvent, type Projector, type Recorded } from '@app/platform';
+import { assertNever, CustomAttributeTable, type Projector, type Recorded, type Handled } from '@app/platform';
 import { removeMember, removeMembers, removeMembersWhere, upsertMember, type GroupEvent } from '@app/groups';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
@@ -6,8 +6,6 @@ import type { EntityManager } from 'typeorm';
 import type { Feature, ProjectEvent, StarEvent } from '../domain/project';
 import type { RepositoryStatistics } from '../domain/repository-push';
 import { FEATURE_COLUMNS, SETTING_COLUMNS } from './project-columns';
-
-type Event = Recorded<ProjectEvent | StarEvent | GroupEvent | UserEvent>;
 
 /** `project_custom_attributes`, written here and read by ProjectQueries. */
 export const PROJECT_CUSTOM_ATTRIBUTES = new CustomAttributeTable('project_custom_attributes', 'project_id');
@@ -19,39 +17,43 @@ export const PROJECT_TABLES = [
   'project_custom_attributes',
 ] as const;
 
+/** The event types this projector handles: `apply` switches over exactly these. */
+const HANDLED = [
+  'ProjectCreated',
+  'ProjectUpdated',
+  'ProjectArchived',
+  'ProjectUnarchived',
+  'ProjectTransferred',
+  'ProjectDeleted',
+  'ProjectMemberAdded',
+  'ProjectMemberUpdated',
+  'ProjectMemberRemoved',
+  'ProjectSharedWithGroup',
+  'ProjectUnsharedWithGroup',
+  'ProjectCustomAttributeSet',
+  'ProjectCustomAttributeRemoved',
+  'ProjectStarred',
+  'ProjectUnstarred',
+  'GroupDeleted',
+  'UserDeleted',
+  'ProjectForked',
+  'ProjectImportStatusChanged',
+  'ProjectForkRelationCreated',
+  'ProjectForkRelationRemoved',
+  'ProjectHousekeepingFinished',
+  'RepositoryPushed',
+] as const;
+type Projected = Handled<ProjectEvent | StarEvent | GroupEvent | UserEvent, typeof HANDLED>;
+type Event = Recorded<Projected>;
+
 /** Projects and their stars, shares, members and custom attributes. */
 @Injectable()
-export class ProjectProjection implements Projector {
+export class ProjectProjection implements Projector<Projected> {
   readonly name = 'projects';
   readonly tables = PROJECT_TABLES;
-  readonly eventTypes = [
-    'ProjectCreated',
-    'ProjectUpdated',
-    'ProjectArchived',
-    'ProjectUnarchived',
-    'ProjectTransferred',
-    'ProjectDeleted',
-    'ProjectMemberAdded',
-    'ProjectMemberUpdated',
-    'ProjectMemberRemoved',
-    'ProjectSharedWithGroup',
-    'ProjectUnsharedWithGroup',
-    'ProjectCustomAttributeSet',
-    'ProjectCustomAttributeRemoved',
-    'ProjectStarred',
-    'ProjectUnstarred',
-    'GroupDeleted',
-    'UserDeleted',
-    'ProjectForked',
-    'ProjectImportStatusChanged',
-    'ProjectForkRelationCreated',
-    'ProjectForkRelationRemoved',
-    'ProjectHousekeepingFinished',
-    'RepositoryPushed',
-  ];
+  readonly eventTypes = HANDLED;
 
-  async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
-    const e = event as Event;
+  async apply(e: Event, db: EntityManager): Promise<void> {
     switch (e.type) {
       case 'ProjectCreated':
       case 'ProjectForked': {
@@ -243,6 +245,8 @@ export class ProjectProjection implements Projector {
           (projectId) => `not exists (select 1 from projects p where p.id = ${projectId})`,
         );
         return;
+      default:
+        return assertNever(e);
     }
   }
 

@@ -1,12 +1,10 @@
-import type { DomainEvent, Projector, Recorded } from '@app/platform';
+import { assertNever, type Projector, type Recorded, type Handled } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AccessTokenEvent } from '../domain/access-token';
 import type { UserProfile, UserEvent } from '../domain/user';
 import type { UserActivityEvent } from '../domain/user-activity';
 import { USER_CUSTOM_ATTRIBUTES, USER_RECORDS_TABLES } from './credential.record';
-
-type Event = Recorded<UserEvent | AccessTokenEvent | UserActivityEvent>;
 
 const PROFILE_COLUMNS: Record<keyof UserProfile, string> = {
   name: 'name',
@@ -26,32 +24,36 @@ const PROFILE_COLUMNS: Record<keyof UserProfile, string> = {
   avatar: 'avatar',
 };
 
+/** The event types this projector handles: `apply` switches over exactly these. */
+const HANDLED = [
+  'UserCreated',
+  'UserUpdated',
+  'UserBlocked',
+  'UserUnblocked',
+  'UserDeleted',
+  'SshKeyAdded',
+  'SshKeyRemoved',
+  'GpgKeyAdded',
+  'GpgKeyRemoved',
+  'EmailAdded',
+  'EmailRemoved',
+  'UserCustomAttributeSet',
+  'UserCustomAttributeRemoved',
+  'AccessTokenCreated',
+  'AccessTokenRevoked',
+  'UserActivityRecorded',
+] as const;
+type Projected = Handled<UserEvent | AccessTokenEvent | UserActivityEvent, typeof HANDLED>;
+type Event = Recorded<Projected>;
+
 /** Keeps `users` and the credential tables in step with the users context's events. */
 @Injectable()
-export class UserProjection implements Projector {
+export class UserProjection implements Projector<Projected> {
   readonly name = 'users';
   readonly tables = USER_RECORDS_TABLES;
-  readonly eventTypes = [
-    'UserCreated',
-    'UserUpdated',
-    'UserBlocked',
-    'UserUnblocked',
-    'UserDeleted',
-    'SshKeyAdded',
-    'SshKeyRemoved',
-    'GpgKeyAdded',
-    'GpgKeyRemoved',
-    'EmailAdded',
-    'EmailRemoved',
-    'UserCustomAttributeSet',
-    'UserCustomAttributeRemoved',
-    'AccessTokenCreated',
-    'AccessTokenRevoked',
-    'UserActivityRecorded',
-  ];
+  readonly eventTypes = HANDLED;
 
-  async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
-    const e = event as Event;
+  async apply(e: Event, db: EntityManager): Promise<void> {
     switch (e.type) {
       case 'UserCreated': {
         const d = e.data;
@@ -215,6 +217,8 @@ export class UserProjection implements Projector {
           [e.data.userId, e.data.on],
         );
         return;
+      default:
+        return assertNever(e);
     }
   }
 }
