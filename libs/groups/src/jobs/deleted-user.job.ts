@@ -1,33 +1,36 @@
 import {
   Clock,
   EventStore,
-  logConnectionErrors,
+  JobKinds,
+  JobProcessor,
+  JobQueue,
   type DomainEvent,
+  type JobHandlers,
   type OutboxRoute,
   type Recorded,
 } from '@app/platform';
 import { UserQueries, type UserEvent } from '@app/users';
-import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger } from '@nestjs/common';
+import { InjectQueue, Processor } from '@nestjs/bullmq';
 import { Command, CommandBus, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import type { Job, Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
+import { ACCESS } from '../domain/access-level';
 import { groupDecider, type GroupEvent } from '../domain/group';
 
-export const GROUPS_QUEUE = 'groups';
-
 export type DeletedUserJob = { kind: 'deleted-user'; userId: number; hardDelete: boolean };
+
+/** The `groups` queue: the groups' side of a user's deletion. */
+export const GROUPS_JOBS = new JobQueue<DeletedUserJob>('groups', { 'deleted-user': true });
+export const GROUPS_QUEUE = GROUPS_JOBS.name;
 
 /** A deleted user leaves the groups they belonged to; that is a change to each group, made by a job. */
 export const deletedUserRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
   const e = event as Recorded<UserEvent>;
   if (e.type !== 'UserDeleted') return undefined;
-  return {
-    queue: GROUPS_QUEUE,
-    name: 'deleted-user',
-    jobId: `deleted-user-${e.data.userId}`,
-    data: { kind: 'deleted-user', userId: e.data.userId, hardDelete: e.data.hardDelete } satisfies DeletedUserJob,
-    options: { attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
-  };
+  return GROUPS_JOBS.job(
+    { kind: 'deleted-user', userId: e.data.userId, hardDelete: e.data.hardDelete },
+    `deleted-user-${e.data.userId}`,
+    { attempts: 5, backoff: { type: 'exponential', delay: 1000 } },
+  );
 };
 
 /**
@@ -63,10 +66,10 @@ export class ForgetDeletedUserHandler implements ICommandHandler<ForgetDeletedUs
           if (!s.exists || !Object.hasOwn(s.members, userId)) return [];
           const at = this.clock.now().toISOString();
           const otherOwners = Object.entries(s.members)
-            .filter(([id, level]) => level === 50 && Number(id) !== userId)
+            .filter(([id, level]) => level === ACCESS.owner && Number(id) !== userId)
             .map(([id]) => Number(id));
           const live = await this.users.countExisting(otherOwners);
-          if (hardDelete && s.members[userId] === 50 && live === 0)
+          if (hardDelete && s.members[userId] === ACCESS.owner && live === 0)
             return [{ type: 'GroupDeleted', data: { groupId: s.groupId, at } }];
           return [{ type: 'GroupMemberRemoved', data: { groupId: s.groupId, userId, at } }];
         },
@@ -77,26 +80,16 @@ export class ForgetDeletedUserHandler implements ICommandHandler<ForgetDeletedUs
 }
 
 @Processor(GROUPS_QUEUE, { concurrency: 1 })
-export class GroupsJobsProcessor extends WorkerHost {
-  private readonly logger = new Logger('GroupsJobs');
-  private lastError = '';
+export class GroupsJobsProcessor extends JobProcessor<DeletedUserJob> {
+  protected readonly handlers: JobHandlers<DeletedUserJob> = {
+    'deleted-user': (job) => this.commands.execute(new ForgetDeletedUser(job.data.userId, job.data.hardDelete)),
+  };
 
   constructor(
     private readonly commands: CommandBus,
     @InjectQueue(GROUPS_QUEUE) queue: Queue,
+    kinds: JobKinds,
   ) {
-    super();
-    logConnectionErrors(queue, this.logger, `queue ${GROUPS_QUEUE}`);
-  }
-
-  async process(job: Job<DeletedUserJob>): Promise<void> {
-    await this.commands.execute(new ForgetDeletedUser(job.data.userId, job.data.hardDelete));
-  }
-
-  @OnWorkerEvent('error')
-  onError(err: Error): void {
-    if (err.message === this.lastError) return;
-    this.lastError = err.message;
-    this.logger.warn(`worker ${GROUPS_QUEUE}: ${err.message}`);
+    super(GROUPS_JOBS, queue, kinds, 'GroupsJobs');
   }
 }

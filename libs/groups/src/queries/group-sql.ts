@@ -5,6 +5,7 @@
  * SQL expressions of the caller's statement. Where another context's table must be joined in, the
  * caller passes the join as a function of the group id expression, so each side names only its own.
  */
+import { ACCESS } from '../domain/access-level';
 
 type SourceType = 'namespace' | 'project';
 
@@ -20,9 +21,9 @@ export const inheritedGroupLevelSql = (groupIdSql: string, uid: string): string 
   `(select max(m.access_level) from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
      where c.descendant_id = ${groupIdSql} and m.user_id = ${uid} and ${ACTIVE_MEMBER})`;
 
-/** 50 (owner) when the namespace is the caller's personal one, else null. */
+/** The owner level when the namespace is the caller's personal one, else null. */
 export const personalOwnerLevelSql = (namespaceIdSql: string, uid: string): string =>
-  `(select 50 from namespaces o where o.id = ${namespaceIdSql} and o.kind = 'user' and o.owner_id = ${uid})`;
+  `(select ${ACCESS.owner} from namespaces o where o.id = ${namespaceIdSql} and o.kind = 'user' and o.owner_id = ${uid})`;
 
 /** `select m.source_id`: the groups or projects the caller is a direct member of. */
 export const memberSourceIdsSql = (sourceType: SourceType, uid: string): string =>

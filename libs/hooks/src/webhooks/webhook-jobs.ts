@@ -1,24 +1,24 @@
 import {
   GITLAB_API_VERSION,
+  JobKinds,
+  JobProcessor,
+  JobQueue,
   LodeConfig,
-  logConnectionErrors,
   type DomainEvent,
+  type JobHandlers,
   type OutboxRoute,
   type Recorded,
 } from '@app/platform';
 import { ProjectQueries, isTagRef, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
 import { UserQueries } from '@app/users';
-import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger } from '@nestjs/common';
+import { InjectQueue, Processor } from '@nestjs/bullmq';
 import { CommandBus } from '@nestjs/cqrs';
-import type { Job, Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { RecordHookDelivery } from '../commands/hook.commands';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
 import { delivered, sendWebhook } from './webhook-sender';
-
-export const WEBHOOKS_QUEUE = 'webhooks';
 
 /** Attempts per delivery, with exponential backoff (by default 10, 20 and 40 s between them). */
 export const DELIVERY_ATTEMPTS = 4;
@@ -39,6 +39,10 @@ export type DeliverJob = {
 };
 export type WebhookJob = PushFanOutJob | DeliverJob;
 
+/** The `webhooks` queue: a fan-out per recorded push, then one delivery per subscribed hook. */
+export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', { 'push-fanout': true, deliver: true });
+export const WEBHOOKS_QUEUE = WEBHOOK_JOBS.name;
+
 /**
  * One fan-out job per recorded push, written with the event (outbox), so a push's hooks are heard
  * exactly when the push was recorded. A projection rebuild runs no route: it never re-sends.
@@ -46,18 +50,11 @@ export type WebhookJob = PushFanOutJob | DeliverJob;
 export const webhookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
   const e = event as Recorded<ProjectEvent>;
   if (e.type !== 'RepositoryPushed') return undefined;
-  return {
-    queue: WEBHOOKS_QUEUE,
-    name: 'push-fanout',
-    jobId: `push-${e.data.projectId}-${e.streamVersion}`,
-    options: { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
-    data: {
-      kind: 'push-fanout',
-      projectId: e.data.projectId,
-      streamVersion: e.streamVersion,
-      push: e.data,
-    } satisfies WebhookJob,
-  };
+  return WEBHOOK_JOBS.job(
+    { kind: 'push-fanout', projectId: e.data.projectId, streamVersion: e.streamVersion, push: e.data },
+    `push-${e.data.projectId}-${e.streamVersion}`,
+    { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
+  );
 };
 
 interface HookTarget {
@@ -76,9 +73,11 @@ interface HookTarget {
  * retries it with backoff, keeping the same `X-Gitlab-Event-UUID`.
  */
 @Processor(WEBHOOKS_QUEUE, { concurrency: 16 })
-export class WebhookJobsProcessor extends WorkerHost {
-  private readonly logger = new Logger('Webhooks');
-  private lastError = '';
+export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
+  protected readonly handlers: JobHandlers<WebhookJob> = {
+    'push-fanout': (job) => this.fanOut(job.data),
+    deliver: (job) => this.deliver(job.data, job.attemptsMade + 1),
+  };
 
   constructor(
     private readonly commands: CommandBus,
@@ -87,14 +86,9 @@ export class WebhookJobsProcessor extends WorkerHost {
     private readonly db: DataSource,
     private readonly users: UserQueries,
     @InjectQueue(WEBHOOKS_QUEUE) private readonly queue: Queue,
+    kinds: JobKinds,
   ) {
-    super();
-    logConnectionErrors(queue, this.logger, `queue ${WEBHOOKS_QUEUE}`);
-  }
-
-  async process(job: Job<WebhookJob>): Promise<void> {
-    if (job.data.kind === 'push-fanout') return this.fanOut(job.data);
-    return this.deliver(job.data, job.attemptsMade + 1);
+    super(WEBHOOK_JOBS, queue, kinds, 'Webhooks');
   }
 
   private async fanOut({ projectId, streamVersion, push }: PushFanOutJob): Promise<void> {
@@ -170,13 +164,6 @@ export class WebhookJobsProcessor extends WorkerHost {
       }),
     );
     if (!delivered(outcome)) throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
-  }
-
-  @OnWorkerEvent('error')
-  onError(err: Error): void {
-    if (err.message === this.lastError) return;
-    this.lastError = err.message;
-    this.logger.warn(`worker ${WEBHOOKS_QUEUE}: ${err.message}`);
   }
 }
 

@@ -1,15 +1,21 @@
 import { GitRepositories, projectRepo } from '@app/git';
-import { logConnectionErrors, type DomainEvent, type OutboxRoute, type Recorded } from '@app/platform';
-import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { Logger } from '@nestjs/common';
+import type { GroupEvent } from '@app/groups';
+import {
+  JobKinds,
+  JobProcessor,
+  JobQueue,
+  type DomainEvent,
+  type JobHandlers,
+  type OutboxRoute,
+  type Recorded,
+} from '@app/platform';
+import { InjectQueue, OnWorkerEvent, Processor } from '@nestjs/bullmq';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Job, Queue } from 'bullmq';
 import { RecordGitJobOutcome } from '../commands/project-maintenance.commands';
 import type { ProjectEvent } from '../domain/project';
 import type { RepositoryStatistics } from '../domain/repository-push';
 import { ProjectQueries } from '../queries/project.queries';
-
-export const GIT_QUEUE = 'git';
 
 export type ForkRepositoryJob = { kind: 'fork-repository'; projectId: number; sourceProjectId: number };
 export type HousekeepingJob = { kind: 'housekeeping'; projectId: number };
@@ -18,51 +24,49 @@ export type RemoveRepositoryJob = { kind: 'remove-repository'; projectId: number
 export type RemoveGoneRepositoriesJob = { kind: 'remove-gone-repositories'; groupId: number };
 export type GitJob = ForkRepositoryJob | HousekeepingJob | RemoveRepositoryJob | RemoveGoneRepositoriesJob;
 
+/** The `git` queue: repository work that follows a project's (or a group's) events. */
+export const GIT_JOBS = new JobQueue<GitJob>('git', {
+  'fork-repository': true,
+  housekeeping: true,
+  'remove-repository': true,
+  'remove-gone-repositories': true,
+});
+export const GIT_QUEUE = GIT_JOBS.name;
+
 const RETRIES = { attempts: 5, backoff: { type: 'exponential' as const, delay: 2000 } };
 
-/** A fork's repository copy and a housekeeping run are jobs that exist exactly when their events do. */
+/** A fork's repository copy, a housekeeping run and a removal are jobs that exist exactly when their events do. */
 export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
-  const e = event as Recorded<ProjectEvent>;
-  if (e.type === 'ProjectForked')
-    return {
-      queue: GIT_QUEUE,
-      name: 'fork-repository',
-      jobId: `fork-repository-${e.data.projectId}`,
-      options: RETRIES,
-      data: {
-        kind: 'fork-repository',
-        projectId: e.data.projectId,
-        sourceProjectId: e.data.forkedFromId,
-      } satisfies GitJob,
-    };
-  if (e.type === 'ProjectHousekeepingRequested')
-    return {
+  const e = event as Recorded<ProjectEvent | GroupEvent>;
+  switch (e.type) {
+    case 'ProjectForked':
+      return GIT_JOBS.job(
+        { kind: 'fork-repository', projectId: e.data.projectId, sourceProjectId: e.data.forkedFromId },
+        `fork-repository-${e.data.projectId}`,
+        RETRIES,
+      );
+    case 'ProjectHousekeepingRequested':
       // One job per request: the stream position makes the id unique, and stable across relays.
-      queue: GIT_QUEUE,
-      name: 'housekeeping',
-      jobId: `housekeeping-${e.data.projectId}-${e.streamVersion}`,
-      options: RETRIES,
-      data: { kind: 'housekeeping', projectId: e.data.projectId } satisfies GitJob,
-    };
-  if ((e as Recorded<DomainEvent>).type === 'GroupDeleted') {
-    const groupId = (e.data as unknown as { groupId: number }).groupId;
-    return {
-      queue: GIT_QUEUE,
-      name: 'remove-gone-repositories',
-      jobId: `remove-gone-repositories-${groupId}`,
-      options: RETRIES,
-      data: { kind: 'remove-gone-repositories', groupId } satisfies GitJob,
-    };
+      return GIT_JOBS.job(
+        { kind: 'housekeeping', projectId: e.data.projectId },
+        `housekeeping-${e.data.projectId}-${e.streamVersion}`,
+        RETRIES,
+      );
+    case 'GroupDeleted':
+      return GIT_JOBS.job(
+        { kind: 'remove-gone-repositories', groupId: e.data.groupId },
+        `remove-gone-repositories-${e.data.groupId}`,
+        RETRIES,
+      );
+    case 'ProjectDeleted':
+      return GIT_JOBS.job(
+        { kind: 'remove-repository', projectId: e.data.projectId },
+        `remove-repository-${e.data.projectId}`,
+        RETRIES,
+      );
+    default:
+      return undefined;
   }
-  if (e.type === 'ProjectDeleted')
-    return {
-      queue: GIT_QUEUE,
-      name: 'remove-repository',
-      jobId: `remove-repository-${e.data.projectId}`,
-      options: RETRIES,
-      data: { kind: 'remove-repository', projectId: e.data.projectId } satisfies GitJob,
-    };
-  return undefined;
 };
 
 /**
@@ -72,18 +76,25 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
  * after the last attempt). Every step is safe to run twice.
  */
 @Processor(GIT_QUEUE, { concurrency: 2 })
-export class GitJobsProcessor extends WorkerHost {
-  private readonly logger = new Logger('GitJobs');
-  private lastError = '';
+export class GitJobsProcessor extends JobProcessor<GitJob> {
+  protected readonly handlers: JobHandlers<GitJob> = {
+    'remove-repository': (job) => this.git.remove(projectRepo(job.data.projectId)),
+    'remove-gone-repositories': async () => {
+      // Every project the log knows that the read model no longer has; removing twice is harmless.
+      for (const id of await this.projects.goneProjectIds()) await this.git.remove(projectRepo(id));
+    },
+    housekeeping: (job) => this.housekeeping(job),
+    'fork-repository': (job) => this.fork(job),
+  };
 
   constructor(
     private readonly commands: CommandBus,
     private readonly git: GitRepositories,
     private readonly projects: ProjectQueries,
     @InjectQueue(GIT_QUEUE) queue: Queue,
+    kinds: JobKinds,
   ) {
-    super();
-    logConnectionErrors(queue, this.logger, `queue ${GIT_QUEUE}`);
+    super(GIT_JOBS, queue, kinds, 'GitJobs');
   }
 
   /** Statistics over the branch HEAD names (a fork keeps its source's default branch). */
@@ -92,32 +103,27 @@ export class GitJobsProcessor extends WorkerHost {
     return this.git.statistics(repo, (await this.git.headBranch(repo)) ?? null);
   }
 
-  async process(job: Job<GitJob>): Promise<void> {
+  private async housekeeping(job: Job<HousekeepingJob>): Promise<void> {
+    const { projectId } = job.data;
+    try {
+      const repo = projectRepo(projectId);
+      if (await this.git.exists(repo)) await this.git.gc(repo);
+    } catch (err) {
+      // The lease ends with the last attempt, also when git failed, so a new request stays possible.
+      if (this.isLastAttempt(job))
+        await this.commands.execute(new RecordGitJobOutcome(projectId, { kind: 'housekeeping-finished' }));
+      throw err;
+    }
+    await this.commands.execute(
+      new RecordGitJobOutcome(projectId, {
+        kind: 'housekeeping-finished',
+        statistics: await this.statistics(projectId),
+      }),
+    );
+  }
+
+  private async fork(job: Job<ForkRepositoryJob>): Promise<void> {
     const { data } = job;
-    if (data.kind === 'remove-repository') return this.git.remove(projectRepo(data.projectId));
-    if (data.kind === 'remove-gone-repositories') {
-      // Every project the log knows that the read model no longer has; removing twice is harmless.
-      for (const id of await this.projects.goneProjectIds()) await this.git.remove(projectRepo(id));
-      return;
-    }
-    if (data.kind === 'housekeeping') {
-      try {
-        const repo = projectRepo(data.projectId);
-        if (await this.git.exists(repo)) await this.git.gc(repo);
-      } catch (err) {
-        // The lease ends with the last attempt, also when git failed, so a new request stays possible.
-        if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
-          await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished' }));
-        throw err;
-      }
-      await this.commands.execute(
-        new RecordGitJobOutcome(data.projectId, {
-          kind: 'housekeeping-finished',
-          statistics: await this.statistics(data.projectId),
-        }),
-      );
-      return;
-    }
     await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'started' }));
     try {
       await this.git.cloneBare(projectRepo(data.sourceProjectId), projectRepo(data.projectId));
@@ -132,7 +138,7 @@ export class GitJobsProcessor extends WorkerHost {
       this.logger.warn(
         `fork of project ${data.sourceProjectId} into ${data.projectId} failed (attempt ${job.attemptsMade + 1}): ${String(err)}`,
       );
-      if (job.attemptsMade + 1 >= (job.opts.attempts ?? 1))
+      if (this.isLastAttempt(job))
         await this.commands.execute(
           new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'failed', error: String(err) }),
         );
@@ -160,12 +166,5 @@ export class GitJobsProcessor extends WorkerHost {
     } catch (e) {
       this.logger.warn(`could not record the failure of job ${job.id}: ${String(e)}`);
     }
-  }
-
-  @OnWorkerEvent('error')
-  onError(err: Error): void {
-    if (err.message === this.lastError) return;
-    this.lastError = err.message;
-    this.logger.warn(`worker ${GIT_QUEUE}: ${err.message}`);
   }
 }

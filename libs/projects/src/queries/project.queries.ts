@@ -1,7 +1,8 @@
-import { Forbidden, NotFound, type Actor, type PageParams } from '@app/platform';
+import { EventStore, Forbidden, NotFound, type Actor, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
+  ACCESS,
   groupMemberUserIdsSql,
   memberUserIdsSql,
   namespaceColumnsSql,
@@ -9,7 +10,6 @@ import {
   personalNamespaceOfSql,
   personalOwnerIdSql,
 } from '@app/groups';
-import { EventStore } from '@app/platform';
 import { userJoinSql, usersFromSql } from '@app/users';
 import { PROJECT_CUSTOM_ATTRIBUTES } from '../projections/project.projection';
 import {
@@ -191,7 +191,9 @@ export class ProjectQueries {
     }
     if (f.owned) {
       // GitLab's owned_projects: the caller's personal projects and those of groups they own directly.
-      where.push(`((${personalNamespaceOfSql('n', '$1')}) or ${directGroupMemberLevelSql('p', '$1')} = 50)`);
+      where.push(
+        `((${personalNamespaceOfSql('n', '$1')}) or ${directGroupMemberLevelSql('p', '$1')} = ${ACCESS.owner})`,
+      );
     }
     if (f.membership) where.push(`p.id in ${authorizedProjectIdsSql('$1')}`);
     if (f.starred) where.push(`exists (select 1 from project_stars s where s.project_id = p.id and s.user_id = $1)`);
