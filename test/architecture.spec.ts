@@ -3,10 +3,11 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
 /**
- * The two walls of ARCHITECTURE.md, checked on every run:
+ * The walls of the architecture (docs/architecture.md), checked on every run:
  * 1. layers: `platform` <- `git` <- `users` <- `groups` <- `projects` <- `hooks`, `repositories` <- apps;
  *    a lib reaches another lib only as `@app/<lib>` (its index), never an app; no app imports another app.
  * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner.
+ * 3. processes: only libs/git starts one (git, ssh-keygen, ...) or loads nodegit.
  * Each violation prints as `file:line ...` so a failure says what to fix.
  */
 
@@ -115,6 +116,26 @@ function layerViolations(): string[] {
   return violations;
 }
 
+/** What only libs/git may load: libgit2 and the means to start a process (git, or anything else). */
+const GIT_ONLY = new Set(['nodegit', 'child_process', 'node:child_process']);
+
+/** A third wall: git is reached through the GitRepositories port, so no other code starts a process. */
+function processViolations(): string[] {
+  const violations: string[] = [];
+  const files = [
+    ...libs.filter((lib) => lib !== 'git').map((lib) => join(LIBS, lib, 'src')),
+    ...apps.map((app) => join(APPS, app, 'src')),
+  ]
+    .flatMap(tsFiles)
+    .filter((file) => !isSpec(file));
+  for (const file of files) {
+    for (const { spec, line } of importsOf(parse(file)))
+      if (GIT_ONLY.has(spec))
+        violations.push(`${rel(file)}:${line} -> ${spec} (only libs/git starts processes or loads libgit2)`);
+  }
+  return violations;
+}
+
 /** table -> owning context, from every `create table` in the migrations, so a new table is covered at once. */
 function tableOwners(): Map<string, string> {
   const owners = new Map<string, string>();
@@ -213,6 +234,10 @@ describe('architecture', () => {
 
   it('imports follow the layers: libs through @app/<lib> only, downward only; no app imports another', () => {
     expect(layerViolations()).toEqual([]);
+  });
+
+  it('starts processes and loads libgit2 only in libs/git', () => {
+    expect(processViolations()).toEqual([]);
   });
 
   it('names a table in SQL only inside its owning context', () => {
