@@ -75,12 +75,14 @@ describe('outbox relay into BullMQ', () => {
       async () => Number((await t.db.query(`select count(*) from outbox where attempts > 0`))[0].count) > 0,
       15_000,
     );
-    // Each UserDeleted waits with its two jobs: the user's files and their group memberships.
+    // Each UserDeleted waits with its three jobs: the user's files, their group memberships, and the
+    // erasure of the sealed secrets of hooks that went with the user's projects.
     const waiting = await t.db.query(
       `select name, count(*)::int as n from outbox where dispatched_at is null group by name order by name`,
     );
     expect(waiting).toEqual([
       { name: 'deleted-user', n: 3 },
+      { name: 'erase-gone-secrets', n: 3 },
       { name: 'remove-user-files', n: 3 },
     ]);
     for (const u of users) expect(existsSync(u.dir)).toBe(true);

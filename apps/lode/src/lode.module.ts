@@ -10,6 +10,7 @@ import { GitModule } from '@app/git';
 import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
 import {
   HookDeliveries1763780000600,
+  HookSecrets1763780000700,
   Hooks1763780000500,
   HooksHttpModule,
   HooksModule,
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   Projects1763780000400,
   Hooks1763780000500,
   HookDeliveries1763780000600,
+  HookSecrets1763780000700,
 ];
 
 export interface LodeParts {

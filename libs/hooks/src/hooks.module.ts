@@ -8,13 +8,14 @@ import { ChangeProjectHookHandler, RecordHookDeliveryHandler } from './commands/
 import { ProjectHooksController } from './http/project-hooks.controller';
 import { ProjectHookProjection } from './projections/project-hook.projection';
 import { HookQueries } from './queries/hook.queries';
-import { WEBHOOKS_QUEUE, WebhookJobsProcessor, webhookJobsRoute } from './webhooks/webhook-jobs';
+import { HookSecrets } from './secrets/hook-secrets';
+import { hookSecretsRoute, WEBHOOKS_QUEUE, WebhookJobsProcessor, webhookJobsRoute } from './webhooks/webhook-jobs';
 
 /** Project hooks: their records, the delivery log, and the outbox route that queues deliveries for pushes. */
 @Module({
   imports: [GroupsModule, ProjectsModule],
-  providers: [ChangeProjectHookHandler, RecordHookDeliveryHandler, ProjectHookProjection, HookQueries],
-  exports: [HookQueries],
+  providers: [ChangeProjectHookHandler, RecordHookDeliveryHandler, ProjectHookProjection, HookQueries, HookSecrets],
+  exports: [HookQueries, HookSecrets],
 })
 export class HooksModule implements OnModuleInit {
   constructor(
@@ -25,7 +26,7 @@ export class HooksModule implements OnModuleInit {
 
   onModuleInit(): void {
     this.projections.register(this.projection);
-    this.routes.register(webhookJobsRoute);
+    this.routes.register(webhookJobsRoute, hookSecretsRoute);
   }
 }
 

@@ -2,6 +2,7 @@
 export { HooksModule, HooksHttpModule, HooksWorkerModule } from './hooks.module';
 export { Hooks1763780000500 } from './migrations/1763780000500-hooks';
 export { HookDeliveries1763780000600 } from './migrations/1763780000600-hook-deliveries';
+export { HookSecrets1763780000700 } from './migrations/1763780000700-hook-secrets';
 export { WEBHOOKS_QUEUE } from './webhooks/webhook-jobs';
 export { checkHookUrl, parseHookUrl, isForbiddenAddress, pinnedLookup } from './delivery/url-guard';
 export type { ProjectHookEvent } from './domain/project-hook';

@@ -9,6 +9,7 @@ import { OutboxRoutes } from './outbox/outbox-route';
 import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
 import { JobKinds } from './queue/job-processor';
+import { SecretBox } from './secrets/secret-box';
 
 /** The shared kernel every context uses: configuration, event store, projections, outbox, clock. */
 @Global()
@@ -28,6 +29,7 @@ export class PlatformModule {
         ProjectionRebuilder,
         DependencyProbe,
         JobKinds,
+        { provide: SecretBox, useFactory: () => SecretBox.forConfig(config) },
       ],
       exports: [
         LodeConfig,
@@ -38,6 +40,7 @@ export class PlatformModule {
         ProjectionRebuilder,
         DependencyProbe,
         JobKinds,
+        SecretBox,
         ...(options.relay ? [OutboxRelay] : []),
       ],
     };

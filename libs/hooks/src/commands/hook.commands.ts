@@ -3,6 +3,7 @@ import { Clock, EventStore, LodeConfig, Unprocessable, type Actor } from '@app/p
 import { ProjectQueries } from '@app/projects';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { checkHookUrl } from '../delivery/url-guard';
+import { HookSecrets } from '../secrets/hook-secrets';
 import {
   addHook,
   projectHookDecider,
@@ -36,10 +37,15 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
     private readonly clock: Clock,
     private readonly projects: ProjectQueries,
     private readonly config: LodeConfig,
+    private readonly secrets: HookSecrets,
   ) {}
 
-  async execute({ project, change, actor }: ChangeProjectHook) {
+  async execute({ project, change: requested, actor }: ChangeProjectHook) {
     const p = await this.projects.require(project, actor, ACCESS.maintainer);
+    const change: HookChange =
+      requested.kind === 'update'
+        ? { ...requested, settings: await this.secrets.unmask(requested.hookId, requested.settings) }
+        : requested;
     if (change.kind !== 'remove') {
       // The SSRF rules. A name that does not resolve right now is accepted (DNS may be down, or the
       // receiver not set up yet): delivery resolves it again and connects only to an address it checked.
@@ -48,10 +54,15 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
     }
     const now = this.clock.now();
     const hookId = change.kind === 'add' ? await this.store.nextId('hook_id_seq') : change.hookId;
-    await this.store.decide(`hook-${hookId}`, projectHookDecider, (s) => {
-      if (change.kind === 'add') return addHook(s, hookId, p.id, change.settings, now);
-      if (change.kind === 'update') return updateHook(s, p.id, change.settings, now);
-      return removeHook(s, p.id, now);
+    await this.store.transact(async (uow) => {
+      await uow.decide(`hook-${hookId}`, projectHookDecider, (s) => {
+        if (change.kind === 'add') return addHook(s, hookId, p.id, change.settings, now);
+        if (change.kind === 'update') return updateHook(s, p.id, change.settings, now);
+        return removeHook(s, p.id, now);
+      });
+      // The secrets go beside the event, never into it; with the hook they go at once.
+      if (change.kind === 'remove') await this.secrets.erase(uow.db, hookId);
+      else await this.secrets.save(uow.db, hookId, p.id, change.settings);
     });
     return { projectId: p.id, hookId };
   }

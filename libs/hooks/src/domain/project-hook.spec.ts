@@ -1,4 +1,13 @@
-import { evolve, HOOK_DEFAULTS, initial, recordDelivery, type ProjectHookEvent } from './project-hook';
+import { maskCredentials } from './hook-url';
+import {
+  addHook,
+  evolve,
+  HOOK_DEFAULTS,
+  initial,
+  recordDelivery,
+  updateHook,
+  type ProjectHookEvent,
+} from './project-hook';
 
 const NOW = new Date('2026-11-24T10:00:00.000Z');
 const added: ProjectHookEvent = {
@@ -31,5 +40,57 @@ describe('project hook deliveries', () => {
     expect(recordDelivery(given(added, removed), delivery, NOW)).toEqual([]);
     const [e] = recordDelivery(given(added), delivery, NOW);
     expect(given(added, e)).toEqual(given(added));
+  });
+});
+
+describe('project hook secrets stay out of the events', () => {
+  const secretSettings = {
+    ...HOOK_DEFAULTS,
+    url: 'https://deploy:s3cret-pass@hooks.example.com/x?y=1',
+    token: 'the-hook-token',
+  };
+
+  it('adds a hook whose event holds no token and a masked URL', () => {
+    const events = addHook(initial(), 7, 3, secretSettings, NOW);
+    expect(events).toEqual([
+      {
+        type: 'ProjectHookAdded',
+        data: {
+          hookId: 7,
+          projectId: 3,
+          url: 'https://deploy:*****@hooks.example.com/x?y=1',
+          enableSslVerification: true,
+          events: HOOK_DEFAULTS.events,
+          at: NOW.toISOString(),
+        },
+      },
+    ]);
+    expect(JSON.stringify(events)).not.toMatch(/s3cret-pass|the-hook-token/);
+  });
+
+  it('replaces a hook with an event that holds no token and a masked URL', () => {
+    const events = updateHook(given(added), 3, secretSettings, NOW);
+    expect(events).toEqual([
+      {
+        type: 'ProjectHookUpdated',
+        data: {
+          hookId: 7,
+          projectId: 3,
+          settings: {
+            url: 'https://deploy:*****@hooks.example.com/x?y=1',
+            enableSslVerification: true,
+            events: HOOK_DEFAULTS.events,
+          },
+          at: NOW.toISOString(),
+        },
+      },
+    ]);
+  });
+
+  it('masks a password, or a user name standing alone; leaves other URLs as they are', () => {
+    expect(maskCredentials('https://u:p@h.example/')).toBe('https://u:*****@h.example/');
+    expect(maskCredentials('https://ghp_token123@h.example/p')).toBe('https://*****@h.example/p');
+    expect(maskCredentials('https://h.example/p?token=q')).toBe('https://h.example/p?token=q');
+    expect(maskCredentials('not a url')).toBe('not a url');
   });
 });

@@ -1,8 +1,11 @@
 import { NotFound } from '@app/platform';
+import { maskCredentials } from './hook-url';
 
 /*
- * A project hook. Stream `hook-<id>`. The secret `token` is kept in the events because delivery
- * must send it back (`X-Gitlab-Token`); it is never shown by the API.
+ * A project hook. Stream `hook-<id>`. Its secrets (the `token` delivery sends back as
+ * `X-Gitlab-Token`, and the password in its URL) never enter the events: the log is immutable and
+ * copied into every backup, so a rotated or deleted secret would live on there. The command seals
+ * them into `project_hook_secrets`, found by the hook id; the events keep the URL masked.
  */
 
 export const HOOK_EVENTS = [
@@ -17,11 +20,19 @@ export const HOOK_EVENTS = [
 ] as const;
 export type HookEventSwitch = (typeof HOOK_EVENTS)[number];
 
+/** A hook as the API receives it, secrets included. */
 export interface HookSettings {
   url: string;
   token: string | null;
   enableSslVerification: boolean;
   events: Record<HookEventSwitch, boolean>;
+}
+
+/** What the events keep of a hook's settings: no token, and the URL's credentials masked. */
+export type HookRecordSettings = Omit<HookSettings, 'token'>;
+
+export function recordSettings({ url, enableSslVerification, events }: HookSettings): HookRecordSettings {
+  return { url: maskCredentials(url), enableSslVerification, events };
 }
 
 /** GitLab's defaults: push events on, everything else off, certificates verified. */
@@ -41,8 +52,11 @@ export const HOOK_DEFAULTS: Omit<HookSettings, 'url'> = {
 };
 
 export type ProjectHookEvent =
-  | { type: 'ProjectHookAdded'; data: HookSettings & { hookId: number; projectId: number; at: string } }
-  | { type: 'ProjectHookUpdated'; data: { hookId: number; projectId: number; settings: HookSettings; at: string } }
+  | { type: 'ProjectHookAdded'; data: HookRecordSettings & { hookId: number; projectId: number; at: string } }
+  | {
+      type: 'ProjectHookUpdated';
+      data: { hookId: number; projectId: number; settings: HookRecordSettings; at: string };
+    }
   | { type: 'ProjectHookRemoved'; data: { hookId: number; projectId: number; at: string } }
   | { type: 'ProjectHookDelivered'; data: HookDelivery & { hookId: number; projectId: number; at: string } };
 
@@ -89,13 +103,20 @@ export function addHook(
   now: Date,
 ): ProjectHookEvent[] {
   if (s.exists) throw new Error(`hook ${hookId} exists already`);
-  return [{ type: 'ProjectHookAdded', data: { hookId, projectId, ...settings, at: now.toISOString() } }];
+  return [
+    { type: 'ProjectHookAdded', data: { hookId, projectId, ...recordSettings(settings), at: now.toISOString() } },
+  ];
 }
 
 /** PUT sends the whole hook again (GitLab requires `url`); the record is replaced. */
 export function updateHook(s: ProjectHook, projectId: number, settings: HookSettings, now: Date): ProjectHookEvent[] {
   const h = existing(s, projectId);
-  return [{ type: 'ProjectHookUpdated', data: { hookId: h.hookId, projectId, settings, at: now.toISOString() } }];
+  return [
+    {
+      type: 'ProjectHookUpdated',
+      data: { hookId: h.hookId, projectId, settings: recordSettings(settings), at: now.toISOString() },
+    },
+  ];
 }
 
 export function removeHook(s: ProjectHook, projectId: number, now: Date): ProjectHookEvent[] {

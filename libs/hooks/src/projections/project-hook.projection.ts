@@ -2,11 +2,10 @@ import { assertNever, type Projector, type Recorded, type Handled } from '@app/p
 import { projectExistsSql } from '@app/projects';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { HookSettings, ProjectHookEvent } from '../domain/project-hook';
+import type { HookRecordSettings, ProjectHookEvent } from '../domain/project-hook';
 
-const columns = (s: HookSettings) => [
+const columns = (s: HookRecordSettings) => [
   s.url,
-  s.token,
   s.events.pushEvents,
   s.events.tagPushEvents,
   s.events.issuesEvents,
@@ -35,16 +34,16 @@ export class ProjectHookProjection implements Projector<Projected> {
       case 'ProjectHookAdded':
         // A hook added by a command racing the project's deletion finds no project: nothing to keep.
         await db.query(
-          `insert into project_hooks (id, project_id, url, token, push_events, tag_push_events, issues_events, merge_requests_events, note_events,
+          `insert into project_hooks (id, project_id, url, push_events, tag_push_events, issues_events, merge_requests_events, note_events,
              job_events, pipeline_events, wiki_page_events, enable_ssl_verification, created_at)
-           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 where ${projectExistsSql('$2')}`,
+           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 where ${projectExistsSql('$2')}`,
           [e.data.hookId, e.data.projectId, ...columns(e.data), e.data.at],
         );
         return;
       case 'ProjectHookUpdated':
         await db.query(
-          `update project_hooks set url = $2, token = $3, push_events = $4, tag_push_events = $5, issues_events = $6, merge_requests_events = $7,
-             note_events = $8, job_events = $9, pipeline_events = $10, wiki_page_events = $11, enable_ssl_verification = $12 where id = $1`,
+          `update project_hooks set url = $2, push_events = $3, tag_push_events = $4, issues_events = $5, merge_requests_events = $6,
+             note_events = $7, job_events = $8, pipeline_events = $9, wiki_page_events = $10, enable_ssl_verification = $11 where id = $1`,
           [e.data.hookId, ...columns(e.data.settings)],
         );
         return;

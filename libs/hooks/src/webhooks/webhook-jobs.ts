@@ -17,6 +17,8 @@ import type { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { RecordHookDelivery } from '../commands/hook.commands';
+import { withoutCredentials } from '../domain/hook-url';
+import { HookSecrets } from '../secrets/hook-secrets';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
 import { delivered, sendWebhook } from './webhook-sender';
 
@@ -37,10 +39,16 @@ export type DeliverJob = {
   eventUuid: string;
   payload: unknown;
 };
-export type WebhookJob = PushFanOutJob | DeliverJob;
+/** Removes the sealed secrets of hooks that went with their project (deleted itself, or with its group or owner). */
+export type EraseGoneSecretsJob = { kind: 'erase-gone-secrets' };
+export type WebhookJob = PushFanOutJob | DeliverJob | EraseGoneSecretsJob;
 
-/** The `webhooks` queue: a fan-out per recorded push, then one delivery per subscribed hook. */
-export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', { 'push-fanout': true, deliver: true });
+/** The `webhooks` queue: a fan-out per recorded push, then one delivery per subscribed hook; secrets' erasure. */
+export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', {
+  'push-fanout': true,
+  deliver: true,
+  'erase-gone-secrets': true,
+});
 export const WEBHOOKS_QUEUE = WEBHOOK_JOBS.name;
 
 /**
@@ -57,10 +65,21 @@ export const webhookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
   );
 };
 
+/**
+ * A deletion that takes hooks with it by the read model's cascade (a project, a group, a user and
+ * their projects) is followed by the erasure of those hooks' secrets.
+ */
+export const hookSecretsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
+  if (!['ProjectDeleted', 'GroupDeleted', 'UserDeleted'].includes(event.type)) return undefined;
+  return WEBHOOK_JOBS.job({ kind: 'erase-gone-secrets' }, `erase-gone-secrets-${event.globalPosition}`, {
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 2000 },
+  });
+};
+
 interface HookTarget {
   id: number;
   url: string;
-  token: string | null;
   enable_ssl_verification: boolean;
   push_events: boolean;
   tag_push_events: boolean;
@@ -77,6 +96,9 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   protected readonly handlers: JobHandlers<WebhookJob> = {
     'push-fanout': (job) => this.fanOut(job.data),
     deliver: (job) => this.deliver(job.data, job.attemptsMade + 1),
+    'erase-gone-secrets': async () => {
+      await this.secrets.eraseGone();
+    },
   };
 
   constructor(
@@ -87,13 +109,14 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     private readonly users: UserQueries,
     @InjectQueue(WEBHOOKS_QUEUE) private readonly queue: Queue,
     kinds: JobKinds,
+    private readonly secrets: HookSecrets,
   ) {
     super(WEBHOOK_JOBS, queue, kinds, 'Webhooks');
   }
 
   private async fanOut({ projectId, streamVersion, push }: PushFanOutJob): Promise<void> {
     const hooks: HookTarget[] = await this.db.query(
-      `select id, url, token, enable_ssl_verification, push_events, tag_push_events from project_hooks
+      `select id, url, enable_ssl_verification, push_events, tag_push_events from project_hooks
         where project_id = $1 and (push_events or tag_push_events) order by id`,
       [projectId],
     );
@@ -134,13 +157,15 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
 
   private async deliver(job: DeliverJob, attempt: number): Promise<void> {
     const [hook]: HookTarget[] = await this.db.query(
-      `select id, url, token, enable_ssl_verification, push_events, tag_push_events from project_hooks where id = $1 and project_id = $2`,
+      `select id, url, enable_ssl_verification, push_events, tag_push_events from project_hooks where id = $1 and project_id = $2`,
       [job.hookId, job.projectId],
     );
     if (!hook) return; // removed since the push: nothing to send, no log to write
+    const secret = await this.secrets.read(hook.id);
+    const url = secret?.url ?? hook.url;
     const outcome = await sendWebhook({
-      url: hook.url,
-      token: hook.token,
+      url,
+      token: secret?.token ?? null,
       enableSslVerification: hook.enable_ssl_verification,
       timeoutMs: this.config.webhookTimeoutMs,
       allowLocal: this.config.allowLocalWebhooks,
@@ -156,7 +181,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       new RecordHookDelivery(hook.id, {
         eventUuid: job.eventUuid,
         event: job.event,
-        url: withoutUserInfo(hook.url),
+        url: withoutCredentials(url),
         attempt,
         responseStatus: outcome.status,
         error: outcome.error,
@@ -164,17 +189,5 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       }),
     );
     if (!delivered(outcome)) throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
-  }
-}
-
-/** A hook URL's user info is the receiver's password: the log shows the URL without it. */
-function withoutUserInfo(raw: string): string {
-  try {
-    const url = new URL(raw);
-    url.username = '';
-    url.password = '';
-    return url.toString();
-  } catch {
-    return raw;
   }
 }

@@ -31,6 +31,8 @@ export class LodeConfig {
   /** How often the outbox relay polls when no NOTIFY arrives. */
   outboxPollMs = 1000;
   logLevel = 'log';
+  /** The key that seals secrets at rest (hook tokens, URL passwords); unset: a key file in the data directory. */
+  secretKey?: string;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -57,6 +59,7 @@ export class LodeConfig {
     c.compareMaxLines = int(env.LODE_COMPARE_MAX_LINES, c.compareMaxLines, 'LODE_COMPARE_MAX_LINES');
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
+    c.secretKey = env.LODE_SECRET_KEY || undefined;
     return c;
   }
 

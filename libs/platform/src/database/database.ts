@@ -1,9 +1,20 @@
 import { Logger } from '@nestjs/common';
 import { Client } from 'pg';
-import { DataSource, DataSourceOptions, MixedList } from 'typeorm';
+import { DataSource, DataSourceOptions, type MigrationInterface } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 
-type Migrations = MixedList<string | (new () => unknown)>;
+/**
+ * A migration that needs the configuration (the data directory, the secret key): TypeORM builds
+ * migrations with `new` and no arguments, so this one is made into a class when migrations run.
+ */
+export interface ConfiguredMigration {
+  readonly withConfig: (config: LodeConfig) => new () => MigrationInterface;
+}
+type Migration = string | (new () => unknown) | ConfiguredMigration;
+type Migrations = Migration[];
+
+const forConfig = (config: LodeConfig, migrations: Migrations): (string | (new () => unknown))[] =>
+  migrations.map((m) => (typeof m === 'object' ? m.withConfig(config) : m));
 
 /**
  * The one place that turns configuration into a database connection (ARCHITECTURE.md, embedded mode).
@@ -12,7 +23,7 @@ export function dataSourceOptions(config: LodeConfig, migrations: Migrations = [
   return {
     type: 'postgres',
     url: config.databaseUrl,
-    migrations: migrations as DataSourceOptions['migrations'],
+    migrations: forConfig(config, migrations) as DataSourceOptions['migrations'],
     migrationsTableName: 'schema_migrations',
     synchronize: false,
     logging: false,

@@ -1,0 +1,75 @@
+import { SecretBox } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { hasCredentials, MASK, maskCredentials } from '../domain/hook-url';
+import type { HookSettings } from '../domain/project-hook';
+
+/** What delivery needs that the events do not hold. */
+export interface HookSecret {
+  token: string | null;
+  /** The URL as given, credentials included; null when it has none (the record's URL is then the URL). */
+  url: string | null;
+}
+
+/**
+ * A hook's secrets, sealed (`SecretBox`, AES-256-GCM) in `project_hook_secrets`, one row per hook that
+ * has any. Written in the command's transaction beside the hook's event and deleted with the hook, so
+ * removing or rotating a secret removes it from the database. The table is not a projection: a rebuild
+ * leaves it alone.
+ */
+@Injectable()
+export class HookSecrets {
+  constructor(
+    private readonly db: DataSource,
+    private readonly box: SecretBox,
+  ) {}
+
+  /**
+   * Keeps the secrets of `settings` for the hook, or none when it has none. Runs after the hook's
+   * event was projected in the same transaction: a hook whose project was deleted meanwhile has no
+   * row, and then no secret is kept either.
+   */
+  async save(db: EntityManager, hookId: number, projectId: number, settings: HookSettings): Promise<void> {
+    const secret: HookSecret = { token: settings.token, url: hasCredentials(settings.url) ? settings.url : null };
+    if (secret.token === null && secret.url === null) return this.erase(db, hookId);
+    await db.query(
+      `insert into project_hook_secrets (hook_id, project_id, sealed)
+       select $1, $2, $3 where exists (select 1 from project_hooks where id = $1)
+       on conflict (hook_id) do update set sealed = excluded.sealed`,
+      [hookId, projectId, this.box.seal(JSON.stringify(secret))],
+    );
+  }
+
+  async erase(db: EntityManager, hookId: number): Promise<void> {
+    await db.query(`delete from project_hook_secrets where hook_id = $1`, [hookId]);
+  }
+
+  async read(hookId: number, db: EntityManager = this.db.manager): Promise<HookSecret | undefined> {
+    const [row] = (await db.query(`select sealed from project_hook_secrets where hook_id = $1`, [hookId])) as {
+      sealed: string;
+    }[];
+    return row ? (JSON.parse(this.box.open(row.sealed)) as HookSecret) : undefined;
+  }
+
+  /**
+   * A PUT may send back the masked URL the API answered (clients that save a hook they read do):
+   * then the hook keeps the URL it has, credentials included.
+   */
+  async unmask(hookId: number, settings: HookSettings): Promise<HookSettings> {
+    if (!settings.url.includes(MASK)) return settings;
+    const stored = (await this.read(hookId))?.url;
+    return stored && maskCredentials(stored) === settings.url ? { ...settings, url: stored } : settings;
+  }
+
+  /**
+   * Removes the secrets of hooks that no longer exist: a project's hooks go with it by the read
+   * model's cascade when the project, its group or its owner is deleted. A hook's row and its secret
+   * are committed together, so a secret without a row belongs to a hook that is gone.
+   */
+  async eraseGone(): Promise<number> {
+    const [, removed] = (await this.db.query(
+      `delete from project_hook_secrets s where not exists (select 1 from project_hooks h where h.id = s.hook_id)`,
+    )) as [unknown, number];
+    return removed;
+  }
+}
