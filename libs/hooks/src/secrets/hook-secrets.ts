@@ -1,5 +1,5 @@
 import { SecretBox } from '@app/platform';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { hasCredentials, MASK, maskCredentials } from '../domain/hook-url';
 import type { HookSettings } from '../domain/project-hook';
@@ -19,6 +19,8 @@ export interface HookSecret {
  */
 @Injectable()
 export class HookSecrets {
+  private readonly logger = new Logger('HookSecrets');
+
   constructor(
     private readonly db: DataSource,
     private readonly box: SecretBox,
@@ -48,7 +50,15 @@ export class HookSecrets {
     const [row] = (await db.query(`select sealed from project_hook_secrets where hook_id = $1`, [hookId])) as {
       sealed: string;
     }[];
-    return row ? (JSON.parse(this.box.open(row.sealed)) as HookSecret) : undefined;
+    if (!row) return undefined;
+    try {
+      return JSON.parse(this.box.open(row.sealed)) as HookSecret;
+    } catch {
+      // Sealed with another key (LODE_SECRET_KEY changed, or the key file lost): the hook delivers
+      // without its secrets rather than not at all, and the operator is told which hook.
+      this.logger.warn(`hook ${hookId}: its secrets do not open with this installation's key (LODE_SECRET_KEY)`);
+      return undefined;
+    }
   }
 
   /**
