@@ -41,7 +41,7 @@ export class GroupMembersController {
   ) {}
 
   private get urls() {
-    return { externalUrl: this.config.externalUrl };
+    return { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
   }
 
   @Get()

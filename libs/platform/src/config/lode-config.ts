@@ -33,6 +33,8 @@ export class LodeConfig {
   logLevel = 'log';
   /** The key that seals secrets at rest (hook tokens, URL passwords); unset: a key file in the data directory. */
   secretKey?: string;
+  /** Gravatar URLs for users without an avatar (GitLab's default); they reveal the MD5 of the e-mail. */
+  gravatar = true;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -60,6 +62,7 @@ export class LodeConfig {
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     c.secretKey = env.LODE_SECRET_KEY || undefined;
+    c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
     return c;
   }
 

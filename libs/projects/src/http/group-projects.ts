@@ -20,7 +20,7 @@ export class ProjectGroupProjects extends GroupProjects {
   }
 
   private get urls() {
-    return { externalUrl: this.config.externalUrl };
+    return { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
   }
 
   async embedded(groupId: number, actor: Actor | undefined, withShared: boolean) {

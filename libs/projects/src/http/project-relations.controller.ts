@@ -90,7 +90,7 @@ export class ProjectMembersController {
   ) {}
 
   private get urls() {
-    return { externalUrl: this.config.externalUrl };
+    return { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
   }
 
   @Get()

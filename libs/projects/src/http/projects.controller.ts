@@ -199,7 +199,7 @@ export class ProjectsController {
     const row = await this.projects.getVisible(id, actor);
     const page = pageParams(q);
     const { rows, total } = await this.projects.users(row.id, q.search, page);
-    const urls = { externalUrl: this.config.externalUrl };
+    const urls = { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
     return new Page(
       rows.map((u: Record<string, unknown>) => serializeUserBasic(toUserRecord(u), urls)),
       total,

@@ -32,7 +32,7 @@ export class CurrentUserController {
   async me(@CurrentActor() actor: Actor) {
     const user = await this.users.get(actor.id);
     const identities = (await this.users.identities([user.id])).get(user.id) ?? [];
-    const urls = { externalUrl: this.config.externalUrl };
+    const urls = { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
     return user.isAdmin ? serializeUserAdmin(user, identities, urls) : serializeUserPublic(user, identities, urls);
   }
 

@@ -4,13 +4,21 @@ import type { UserIdentityRecord, UserRecord } from '../projections/user.record'
 /** What serializers need to build URLs. */
 export interface UrlContext {
   externalUrl: string;
+  /** LODE_GRAVATAR: whether a user without an avatar gets Gravatar's URL (which carries the MD5 of the e-mail). */
+  gravatar: boolean;
 }
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-/** GitLab's default avatar is Gravatar's identicon for the e-mail, until one is uploaded. */
-export function avatarUrl(u: Pick<UserRecord, 'id' | 'avatar' | 'email'>, ctx: UrlContext): string {
+/**
+ * GitLab's default avatar is Gravatar's identicon for the e-mail, until one is uploaded. The URL
+ * carries the MD5 of the e-mail, which anyone can match against a guessed address, so it can be
+ * turned off (LODE_GRAVATAR=false): then a user without an avatar has `avatar_url: null`, as in
+ * GitLab with Gravatar disabled.
+ */
+export function avatarUrl(u: Pick<UserRecord, 'id' | 'avatar' | 'email'>, ctx: UrlContext): string | null {
   if (u.avatar) return `${ctx.externalUrl}/uploads/-/system/user/avatar/${u.id}/${encodeURIComponent(u.avatar)}`;
+  if (!ctx.gravatar) return null;
   const hash = createHash('md5').update(u.email.trim().toLowerCase()).digest('hex');
   return `https://www.gravatar.com/avatar/${hash}?s=80&d=identicon`;
 }

@@ -35,7 +35,7 @@ export class UsersController {
   ) {}
 
   private get urls() {
-    return { externalUrl: this.config.externalUrl };
+    return { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
   }
 
   @Get()
