@@ -29,3 +29,8 @@ export async function oneRow<T>(db: Sql, sql: string, params: unknown[] = []): P
 export async function execute(db: Sql, sql: string, params: unknown[] = []): Promise<void> {
   await db.query<unknown>(sql, params);
 }
+
+/** Whether the database answers at all: the readiness probe's `select 1`. */
+export async function pingDatabase(db: Sql): Promise<void> {
+  await execute(db, 'select 1');
+}
