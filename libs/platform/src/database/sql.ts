@@ -7,7 +7,10 @@ export interface Sql {
   query<T>(sql: string, params?: unknown[]): Promise<T>;
 }
 
-/** The rows a `select` (or an `insert ... returning`) answers, typed as the caller's row shape. */
+/**
+ * The rows a `select` (or an `insert ... returning`) answers, typed as the caller's row shape. Not for
+ * `update`/`delete ... returning`: TypeORM answers those with `[rows, rowCount]`, not the rows.
+ */
 export function rows<T>(db: Sql, sql: string, params: unknown[] = []): Promise<T[]> {
   return db.query<T[]>(sql, params);
 }
