@@ -12,10 +12,103 @@ import type {
   TreeEntry,
 } from './git-repositories';
 
-/* nodegit ships no types; these are the few shapes this adapter relies on. */
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Repo = any;
-type Commit = any;
+/*
+ * nodegit ships no types; these are the few shapes this adapter relies on (nodegit 0.28's API),
+ * declared once where the library is loaded so that no `any` flows on from it.
+ */
+interface Oid {
+  tostrS(): string;
+}
+interface GitObject {
+  id(): Oid;
+  peel(type: number): Promise<GitObject>;
+}
+interface Signature {
+  name(): string;
+  email(): string;
+  when(): { time(): number; offset(): number };
+}
+interface Commit {
+  id(): Oid;
+  sha(): string;
+  message(): string;
+  author(): Signature;
+  committer(): Signature;
+  parents(): Oid[];
+  getTree(): Promise<Tree>;
+}
+interface Tree {
+  id(): Oid;
+  entries(): NodegitTreeEntry[];
+  getEntry(path: string): Promise<NodegitTreeEntry>;
+}
+interface NodegitTreeEntry {
+  name(): string;
+  sha(): string;
+  filemode(): number;
+  isTree(): boolean;
+  isSubmodule(): boolean;
+  getTree(): Promise<Tree>;
+}
+interface Blob {
+  id(): Oid;
+  rawsize(): number;
+  content(): Buffer;
+  isBinary(): number | boolean;
+}
+interface Revwalk {
+  sorting(mode: number): void;
+  push(oid: Oid): void;
+  hide(oid: Oid): void;
+  fastWalk(max: number): Promise<Oid[]>;
+}
+interface DiffFile {
+  path(): string;
+  mode(): number;
+}
+interface DiffLine {
+  origin(): number;
+  content(): string;
+}
+interface Hunk {
+  header(): string;
+  lines(): Promise<DiffLine[]>;
+}
+interface Patch {
+  hunks(): Promise<Hunk[]>;
+  oldFile(): DiffFile;
+  newFile(): DiffFile;
+  isAdded(): boolean;
+  isDeleted(): boolean;
+  isRenamed(): boolean;
+}
+interface Diff {
+  findSimilar(options: { flags: number }): Promise<void>;
+  patches(): Promise<Patch[]>;
+}
+interface Repo {
+  getCommit(oid: Oid): Promise<Commit>;
+  getBlob(oid: Oid): Promise<Blob>;
+  getReferenceNames(type: number): Promise<string[]>;
+  createRevWalk(): Revwalk;
+}
+interface NodegitApi {
+  Repository: { openBare(path: string): Promise<Repo> };
+  Revparse: { single(repo: Repo, spec: string): Promise<GitObject> };
+  Object: {
+    TYPE: { COMMIT: number; BLOB: number };
+    lookupPrefix(repo: Repo, oid: Oid, length: number, type: number): Promise<GitObject>;
+  };
+  Oid: { fromString(sha: string): Oid };
+  Reference: { TYPE: { ALL: number } };
+  Graph: { descendantOf(repo: Repo, commit: Oid, ancestor: Oid): Promise<number | boolean> };
+  Revwalk: { SORT: { TOPOLOGICAL: number; TIME: number } };
+  Merge: { base(repo: Repo, one: Oid, two: Oid): Promise<Oid> };
+  Diff: {
+    FIND: { RENAMES: number };
+    treeToTree(repo: Repo, from: Tree | null, to: Tree, options: null): Promise<Diff>;
+  };
+}
 
 /*
  * nodegit's JavaScript wraps native methods when it loads (`const raw = DiffLine.prototype.content;
@@ -25,13 +118,13 @@ type Commit = any;
  * which every registry sees, and loaded only once.
  */
 declare const __filename: string | undefined;
-function loadNodegit(): any {
+function loadNodegit(): NodegitApi {
   const load = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'));
-  const native = load('nodegit/build/Release/nodegit.node');
+  const native = load('nodegit/build/Release/nodegit.node') as { Repository: { prototype: object } };
   const holder = native.Repository.prototype as { __lodeNodegit?: unknown };
   if (!holder.__lodeNodegit)
-    Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit'), enumerable: false });
-  return holder.__lodeNodegit;
+    Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit') as unknown, enumerable: false });
+  return holder.__lodeNodegit as NodegitApi;
 }
 const NodeGit = loadNodegit();
 
@@ -50,7 +143,7 @@ const CONTRIBUTOR_CACHE = 128;
 const CONTRIBUTOR_COMMITS = 2000;
 
 const modeString = (mode: number) => mode.toString(8).padStart(6, '0');
-const iso = (sig: any) => {
+const iso = (sig: Signature) => {
   const when = sig.when();
   const offset = when.offset();
   const local = new Date((when.time() + offset * 60) * 1000).toISOString().slice(0, 19);
@@ -60,16 +153,16 @@ const iso = (sig: any) => {
 };
 
 function commitInfo(c: Commit): CommitInfo {
-  const message: string = c.message();
+  const message = c.message();
   const author = c.author();
   const committer = c.committer();
-  const id: string = c.sha();
+  const id = c.sha();
   return {
     id,
     shortId: id.slice(0, 8),
     title: message.split('\n', 1)[0],
     message,
-    parentIds: c.parents().map((p: any) => p.tostrS()),
+    parentIds: c.parents().map((p) => p.tostrS()),
     authorName: author.name(),
     authorEmail: author.email(),
     authoredDate: iso(author),
@@ -98,7 +191,7 @@ export class NodegitRepositories {
       this.open.set(path, repo);
       return repo;
     }
-    repo = NodeGit.Repository.openBare(path) as Promise<Repo>;
+    repo = NodeGit.Repository.openBare(path);
     repo.catch(() => this.open.delete(path));
     this.open.set(path, repo);
     while (this.open.size > OPEN_REPOSITORIES) this.open.delete(this.open.keys().next().value as string);
@@ -150,9 +243,9 @@ export class NodegitRepositories {
       return cached;
     }
     const entries: TreeEntry[] = [];
-    const walk = async (t: any, base: string) => {
+    const walk = async (t: Tree, base: string) => {
       for (const e of t.entries()) {
-        const name: string = e.name();
+        const name = e.name();
         const entryPath = base ? `${base}/${name}` : name;
         const type = e.isTree() ? 'tree' : e.isSubmodule() ? 'commit' : 'blob';
         entries.push({ id: e.sha(), name, type, path: entryPath, mode: modeString(e.filemode()) });
@@ -208,7 +301,7 @@ export class NodegitRepositories {
 
   async branches(path: string, defaultBranch: string | undefined): Promise<Branch[]> {
     const repo = await this.repository(path);
-    const names: string[] = await repo.getReferenceNames(NodeGit.Reference.TYPE.ALL);
+    const names = await repo.getReferenceNames(NodeGit.Reference.TYPE.ALL);
     const main = defaultBranch ? await this.commit(repo, `refs/heads/${defaultBranch}`) : undefined;
     const branches: Branch[] = [];
     for (const name of names.filter((n) => n.startsWith('refs/heads/')).sort()) {
@@ -235,7 +328,7 @@ export class NodegitRepositories {
     walk.sorting(NodeGit.Revwalk.SORT.TOPOLOGICAL | NodeGit.Revwalk.SORT.TIME);
     walk.push(head.id());
     walk.hide(base.id());
-    const oids: any[] = await walk.fastWalk(100_000);
+    const oids = await walk.fastWalk(100_000);
     const commits: CommitInfo[] = [];
     for (const oid of oids.reverse()) commits.push(commitInfo(await repo.getCommit(oid)));
     let mergeBase: Commit | undefined;
@@ -256,7 +349,7 @@ export class NodegitRepositories {
   ): Promise<{ diffs: FileDiff[]; overflow: boolean }> {
     const diff = await NodeGit.Diff.treeToTree(repo, from ? await from.getTree() : null, await to.getTree(), null);
     await diff.findSimilar({ flags: NodeGit.Diff.FIND.RENAMES });
-    const patches: any[] = await diff.patches();
+    const patches = await diff.patches();
     const diffs: FileDiff[] = [];
     let lines = 0;
     let bytes = 0;
@@ -267,7 +360,7 @@ export class NodegitRepositories {
         text += hunk.header();
         for (const line of await hunk.lines()) {
           const origin = String.fromCharCode(line.origin());
-          const content: string = line.content();
+          const content = line.content();
           text += origin === '+' || origin === '-' || origin === ' ' ? `${origin}${content}` : content;
           lines++;
         }

@@ -1,4 +1,5 @@
 import type { Actor } from './context';
+import { type Sql, execute, firstRow, rows } from './database/sql';
 import { BadParameter, FieldErrors, NotFound } from './errors';
 
 /**
@@ -33,11 +34,6 @@ export function customAttributeFilter(
   return out;
 }
 
-/** What runs SQL here: an EntityManager, a DataSource or a QueryRunner. */
-interface Sql {
-  query<T>(sql: string, params?: unknown[]): Promise<T>;
-}
-
 type CustomAttribute = { key: string; value: string };
 
 /**
@@ -51,7 +47,8 @@ export class CustomAttributeTable {
   ) {}
 
   async set(db: Sql, ownerId: number, key: string, value: string): Promise<void> {
-    await db.query<unknown>(
+    await execute(
+      db,
       `insert into ${this.table} (${this.ownerColumn}, key, value) values ($1, $2, $3)
        on conflict (${this.ownerColumn}, key) do update set value = excluded.value`,
       [ownerId, key, value],
@@ -59,11 +56,12 @@ export class CustomAttributeTable {
   }
 
   async remove(db: Sql, ownerId: number, key: string): Promise<void> {
-    await db.query<unknown>(`delete from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
+    await execute(db, `delete from ${this.table} where ${this.ownerColumn} = $1 and key = $2`, [ownerId, key]);
   }
 
   list(db: Sql, ownerId: number): Promise<CustomAttribute[]> {
-    return db.query<CustomAttribute[]>(
+    return rows<CustomAttribute>(
+      db,
       `select key, value from ${this.table} where ${this.ownerColumn} = $1 order by key`,
       [ownerId],
     );
@@ -71,7 +69,8 @@ export class CustomAttributeTable {
 
   /** GitLab's `custom_attributes.find_by!` miss is an ActiveRecord::RecordNotFound: `404 Not found`. */
   async get(db: Sql, ownerId: number, key: string): Promise<CustomAttribute> {
-    const [row] = await db.query<CustomAttribute[]>(
+    const row = await firstRow<CustomAttribute>(
+      db,
       `select key, value from ${this.table} where ${this.ownerColumn} = $1 and key = $2`,
       [ownerId, key],
     );

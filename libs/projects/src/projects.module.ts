@@ -1,5 +1,5 @@
 import { GroupProjects, GroupsModule, NamespaceContents } from '@app/groups';
-import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
+import { firstRow, OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { UsersModule } from '@app/users';
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
@@ -36,7 +36,8 @@ export class ProjectNamespaceContents extends NamespaceContents {
   }
 
   async widestProjectVisibility(namespaceId: number) {
-    const [row] = await this.db.query(
+    const row = await firstRow<{ visibility: 'private' | 'internal' | 'public' }>(
+      this.db,
       `select visibility from projects where namespace_id = $1
         order by case visibility when 'public' then 2 when 'internal' then 1 else 0 end desc limit 1`,
       [namespaceId],

@@ -1,4 +1,4 @@
-import { Clock, EventStore, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
+import { Clock, EventStore, firstRow, Forbidden, Invalid, rows, UniqueViolation, type Actor } from '@app/platform';
 import { UserQueries } from '@app/users';
 import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
@@ -98,19 +98,24 @@ export class UpdateGroupHandler implements ICommandHandler<UpdateGroup> {
 
   /** The parent's visibility and the widest visibilities below (subgroups, projects), which bound a change. */
   private async surroundings(groupId: number, parentId: number | null): Promise<Surroundings> {
-    const [parent] =
-      parentId === null ? [] : await this.db.query(`select visibility from namespaces where id = $1`, [parentId]);
-    const rows: { visibility: Visibility }[] = await this.db.query(
+    const parent =
+      parentId === null
+        ? undefined
+        : await firstRow<{ visibility: Visibility }>(this.db, `select visibility from namespaces where id = $1`, [
+            parentId,
+          ]);
+    const subgroups = await rows<{ visibility: Visibility }>(
+      this.db,
       `select visibility from namespaces where parent_id = $1`,
       [groupId],
     );
-    const widestSubgroupVisibility = rows.reduce<Visibility | undefined>(
+    const widestSubgroupVisibility = subgroups.reduce<Visibility | undefined>(
       (w, r) => (!w || moreOpenThan(r.visibility, w) ? r.visibility : w),
       undefined,
     );
     const widestProjectVisibility = await this.contents()?.widestProjectVisibility(groupId);
     return {
-      parentVisibility: parent?.visibility as Visibility | undefined,
+      parentVisibility: parent?.visibility,
       widestSubgroupVisibility,
       widestProjectVisibility,
     };

@@ -1,4 +1,13 @@
-import { assertNever, constraintOf, Invalid, type Projector, type Recorded, type Handled } from '@app/platform';
+import {
+  assertNever,
+  constraintOf,
+  firstRow,
+  Invalid,
+  rows,
+  type Projector,
+  type Recorded,
+  type Handled,
+} from '@app/platform';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
@@ -84,10 +93,14 @@ export class NamespaceProjection implements Projector<Projected> {
         return;
       case 'GroupCreated': {
         const d = e.data;
-        const [parent] =
+        const parent =
           d.parentId === null
-            ? [undefined]
-            : await db.query(`select full_path, full_name from namespaces where id = $1`, [d.parentId]);
+            ? undefined
+            : await firstRow<{ full_path: string; full_name: string }>(
+                db,
+                `select full_path, full_name from namespaces where id = $1`,
+                [d.parentId],
+              );
         await db.query(
           `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, description, visibility, lfs_enabled,
              request_access_enabled, created_at, updated_at)
@@ -184,11 +197,12 @@ export class NamespaceProjection implements Projector<Projected> {
         where n.id = self.id and n.id = $1`,
       [groupId],
     );
-    const rows: { id: number }[] = await db.query(
+    const descendants = await rows<{ id: number }>(
+      db,
       `select descendant_id as id from namespace_closure where ancestor_id = $1 and depth > 0 order by depth`,
       [groupId],
     );
-    for (const { id } of rows) {
+    for (const { id } of descendants) {
       await db.query(
         `update namespaces n set full_path = p.full_path || '/' || n.path, full_name = p.full_name || ' / ' || n.name
            from namespaces p where p.id = n.parent_id and n.id = $1`,

@@ -1,11 +1,11 @@
-import { NotFound, type Actor, type PageParams } from '@app/platform';
+import { firstRow, NotFound, oneRow, rows, type Actor, type PageParams } from '@app/platform';
 import { userJoinSql } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ACCESS } from '../domain/access-level';
 import { GROUP_CUSTOM_ATTRIBUTES, type NamespaceRecord } from '../projections/namespace.record';
 import { ACTIVE_MEMBER } from './group-sql';
-import { groupVisibleSql, toNamespace } from './namespace-access';
+import { groupVisibleSql, toNamespace, type NamespaceRow } from './namespace-access';
 
 export interface GroupListFilters {
   /** Direct children of this group only (`/groups/:id/subgroups`). */
@@ -64,20 +64,27 @@ export class GroupQueries {
       );
     const sql = where.join(' and ');
     // `$1` (the caller) is named even where no rule needs it (administrators), so PostgreSQL can type it.
-    const [{ total }] = await this.dataSource.query(
+    const { total } = await oneRow<{ total: number }>(
+      this.dataSource,
       `select count(*)::int as total, $1::int as caller from namespaces n where ${sql}`,
       params,
     );
     const order = `lower(n.${f.orderBy}) ${f.sort}, n.id ${f.sort}`;
-    const rows = await this.dataSource.query(
+    const groups = await rows<NamespaceRow>(
+      this.dataSource,
       `select n.*, $1::int as caller from namespaces n where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
       params,
     );
-    return { rows: rows.map(toNamespace), total };
+    return { rows: groups.map(toNamespace), total };
   }
 
   /** Members of a group or project with their user, `search` on name and username, by join order. */
-  async members(sourceType: 'namespace' | 'project', sourceId: number, search: string | undefined, page: PageParams) {
+  async members(
+    sourceType: 'namespace' | 'project',
+    sourceId: number,
+    search: string | undefined,
+    page: PageParams,
+  ): Promise<{ rows: MemberRow[]; total: number }> {
     const params: unknown[] = [sourceType, sourceId];
     let filter = '';
     if (search) {
@@ -85,17 +92,19 @@ export class GroupQueries {
       filter = `and (u.name ilike $3 or u.username ilike $3)`;
     }
     const base = `from members m ${userJoinSql('u', 'm.user_id')} where m.source_type = $1 and m.source_id = $2 ${filter}`;
-    const [{ total }] = await this.dataSource.query(`select count(*)::int as total ${base}`, params);
-    const rows: MemberRow[] = await this.dataSource.query(
+    const { total } = await oneRow<{ total: number }>(this.dataSource, `select count(*)::int as total ${base}`, params);
+    const members = await rows<MemberRow>(
+      this.dataSource,
       `select u.id, u.username, u.name, u.state, u.avatar, u.email, m.access_level, to_char(m.expires_at, 'YYYY-MM-DD') as expires_at
        ${base} order by m.created_at, m.user_id offset $${params.length + 1} limit $${params.length + 2}`,
       [...params, page.offset, page.perPage],
     );
-    return { rows, total };
+    return { rows: members, total };
   }
 
   async member(sourceType: 'namespace' | 'project', sourceId: number, userId: number): Promise<MemberRow> {
-    const [row] = await this.dataSource.query(
+    const row = await firstRow<MemberRow>(
+      this.dataSource,
       `select u.id, u.username, u.name, u.state, u.avatar, u.email, m.access_level, to_char(m.expires_at, 'YYYY-MM-DD') as expires_at
          from members m ${userJoinSql('u', 'm.user_id')} where m.source_type = $1 and m.source_id = $2 and m.user_id = $3`,
       [sourceType, sourceId, userId],
@@ -106,11 +115,12 @@ export class GroupQueries {
 
   /** Whether the user is a direct member of the group or project (expired or not). */
   async hasMember(sourceType: 'namespace' | 'project', sourceId: number, userId: number): Promise<boolean> {
-    const rows = await this.dataSource.query(
-      `select 1 from members where source_type = $1 and source_id = $2 and user_id = $3`,
+    const row = await firstRow<{ one: number }>(
+      this.dataSource,
+      `select 1 as one from members where source_type = $1 and source_id = $2 and user_id = $3`,
       [sourceType, sourceId, userId],
     );
-    return rows.length > 0;
+    return row !== undefined;
   }
 
   customAttributes(groupId: number): Promise<{ key: string; value: string }[]> {

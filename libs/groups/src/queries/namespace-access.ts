@@ -1,4 +1,4 @@
-import { Forbidden, NotFound, type Actor } from '@app/platform';
+import { firstRow, Forbidden, NotFound, oneRow, rows, type Actor } from '@app/platform';
 import { isInternalUserSql, TopLevelPaths } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -39,14 +39,15 @@ export class NamespaceAccess {
     actor: Actor | undefined,
   ): Promise<NamespaceRecord & { accessLevel: number }> {
     const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
-    const rows = await this.dataSource.query(
+    const row = await firstRow<NamespaceRow & { access_level: number }>(
+      this.dataSource,
       `select n.*, ${groupAccessSql('n', '$2')} as access_level from namespaces n
         where n.kind = 'group' and ${byId ? 'n.id = $1::int' : 'lower(n.full_path) = lower($1)'}
           and ${groupVisibleSql('n', actor, '$2')}`,
       [String(idOrPath), actor?.id ?? null],
     );
-    if (!rows.length) throw new NotFound('Group');
-    return { ...toNamespace(rows[0]), accessLevel: Number(rows[0].access_level) };
+    if (!row) throw new NotFound('Group');
+    return { ...toNamespace(row), accessLevel: Number(row.access_level) };
   }
 
   /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
@@ -59,32 +60,54 @@ export class NamespaceAccess {
   /** Any namespace (personal or group) by id or full path, without visibility rules. */
   async findNamespace(idOrPath: string | number): Promise<NamespaceRecord | undefined> {
     const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
-    const rows = await this.dataSource.query(
+    const row = await firstRow<NamespaceRow>(
+      this.dataSource,
       `select * from namespaces n where ${byId ? 'n.id = $1::int' : 'lower(n.full_path) = lower($1)'}`,
       [String(idOrPath)],
     );
-    return rows[0] ? toNamespace(rows[0]) : undefined;
+    return row ? toNamespace(row) : undefined;
   }
 
   /** The ids of the namespace and of its ancestors. */
   async ancestorIds(namespaceId: number): Promise<number[]> {
-    const rows: { ancestor_id: number }[] = await this.dataSource.query(
+    const ancestors = await rows<{ ancestor_id: number }>(
+      this.dataSource,
       `select ancestor_id from namespace_closure where descendant_id = $1`,
       [namespaceId],
     );
-    return rows.map((r) => r.ancestor_id);
+    return ancestors.map((r) => r.ancestor_id);
   }
 
   async personalNamespace(userId: number): Promise<NamespaceRecord> {
-    const [row] = await this.dataSource.query(`select * from namespaces where owner_id = $1 and kind = 'user'`, [
-      userId,
-    ]);
+    const row = await firstRow<NamespaceRow>(
+      this.dataSource,
+      `select * from namespaces where owner_id = $1 and kind = 'user'`,
+      [userId],
+    );
     if (!row) throw new NotFound('Namespace');
     return toNamespace(row);
   }
 }
 
-export function toNamespace(r: Record<string, unknown>): NamespaceRecord {
+/** A `namespaces` row as `select *` answers it. */
+export interface NamespaceRow {
+  id: number;
+  kind: 'user' | 'group';
+  name: string;
+  path: string;
+  parent_id: number | null;
+  full_path: string;
+  full_name: string;
+  owner_id: number | null;
+  description: string;
+  visibility: 'private' | 'internal' | 'public';
+  lfs_enabled: boolean;
+  request_access_enabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function toNamespace(r: NamespaceRow): NamespaceRecord {
   return Object.assign(new NamespaceRecord(), {
     id: r.id,
     kind: r.kind,
@@ -116,7 +139,8 @@ export abstract class NamespaceContents {
 @Injectable()
 export class NamespaceTopLevelPaths extends TopLevelPaths {
   async countNumbered(db: EntityManager, base: string): Promise<number> {
-    const [{ taken }] = await db.query(
+    const { taken } = await oneRow<{ taken: number }>(
+      db,
       `select count(*)::int as taken from namespaces where parent_id is null and lower(path) similar to $1`,
       [`${base}[0-9]*`],
     );

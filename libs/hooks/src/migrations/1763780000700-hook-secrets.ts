@@ -1,4 +1,4 @@
-import { SecretBox, type ConfiguredMigration, type LodeConfig } from '@app/platform';
+import { rows, SecretBox, type ConfiguredMigration, type LodeConfig } from '@app/platform';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { hasCredentials, maskCredentials } from '../domain/hook-url';
 
@@ -41,7 +41,7 @@ export const HookSecrets1763780000700: ConfiguredMigration = {
           )`);
         await q.query(`create index project_hook_secrets_project_idx on project_hook_secrets (project_id)`);
 
-        const hooks = (await q.query(`select id, project_id, url, token from project_hooks`)) as HookRow[];
+        const hooks = await rows<HookRow>(q, `select id, project_id, url, token from project_hooks`);
         if (hooks.some((h) => h.token || hasCredentials(h.url))) {
           // The key is needed only when there is something to seal: a fresh database creates no key file here.
           const box = SecretBox.forConfig(config);
@@ -59,9 +59,10 @@ export const HookSecrets1763780000700: ConfiguredMigration = {
         }
         await q.query(`alter table project_hooks drop column token`);
 
-        const events = (await q.query(
+        const events = await rows<HookEventRow>(
+          q,
           `select global_position, type, data from events where type in ('ProjectHookAdded', 'ProjectHookUpdated')`,
-        )) as HookEventRow[];
+        );
         for (const e of events) {
           const target = e.type === 'ProjectHookAdded' ? e.data : e.data.settings;
           if (!target) continue;

@@ -1,4 +1,4 @@
-import { NotFound, type PageParams } from '@app/platform';
+import { firstRow, NotFound, oneRow, rows, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
@@ -42,36 +42,42 @@ export class HookQueries {
 
   /** The project's hook, 404 when it has no such hook. */
   async hook(projectId: number, hookId: number): Promise<HookRow> {
-    const [row] = await this.db.query(`select ${COLUMNS} from project_hooks where id = $1 and project_id = $2`, [
-      hookId,
-      projectId,
-    ]);
+    const row = await firstRow<HookRow>(
+      this.db,
+      `select ${COLUMNS} from project_hooks where id = $1 and project_id = $2`,
+      [hookId, projectId],
+    );
     if (!row) throw new NotFound();
     return row;
   }
 
   async hooks(projectId: number, page: PageParams): Promise<{ rows: HookRow[]; total: number }> {
-    const [{ total }] = await this.db.query(`select count(*)::int as total from project_hooks where project_id = $1`, [
-      projectId,
-    ]);
-    const rows: HookRow[] = await this.db.query(
+    const { total } = await oneRow<{ total: number }>(
+      this.db,
+      `select count(*)::int as total from project_hooks where project_id = $1`,
+      [projectId],
+    );
+    const hooks = await rows<HookRow>(
+      this.db,
       `select ${COLUMNS} from project_hooks where project_id = $1 order by id offset $2 limit $3`,
       [projectId, page.offset, page.perPage],
     );
-    return { rows, total };
+    return { rows: hooks, total };
   }
 
   /** The hook's delivery log, newest first. */
   async deliveries(hookId: number, page: PageParams): Promise<{ rows: DeliveryRow[]; total: number }> {
-    const [{ total }] = await this.db.query(
+    const { total } = await oneRow<{ total: number }>(
+      this.db,
       `select count(*)::int as total from project_hook_deliveries where hook_id = $1`,
       [hookId],
     );
-    const rows: DeliveryRow[] = await this.db.query(
+    const deliveries = await rows<DeliveryRow>(
+      this.db,
       `select position, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at from project_hook_deliveries
         where hook_id = $1 order by position desc offset $2 limit $3`,
       [hookId, page.offset, page.perPage],
     );
-    return { rows, total };
+    return { rows: deliveries, total };
   }
 }

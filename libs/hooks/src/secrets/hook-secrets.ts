@@ -1,4 +1,4 @@
-import { SecretBox } from '@app/platform';
+import { firstRow, SecretBox } from '@app/platform';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { hasCredentials, MASK, maskCredentials } from '../domain/hook-url';
@@ -47,9 +47,9 @@ export class HookSecrets {
   }
 
   async read(hookId: number, db: EntityManager = this.db.manager): Promise<HookSecret | undefined> {
-    const [row] = (await db.query(`select sealed from project_hook_secrets where hook_id = $1`, [hookId])) as {
-      sealed: string;
-    }[];
+    const row = await firstRow<{ sealed: string }>(db, `select sealed from project_hook_secrets where hook_id = $1`, [
+      hookId,
+    ]);
     if (!row) return undefined;
     try {
       return JSON.parse(this.box.open(row.sealed)) as HookSecret;
@@ -77,6 +77,7 @@ export class HookSecrets {
    * are committed together, so a secret without a row belongs to a hook that is gone.
    */
   async eraseGone(): Promise<number> {
+    // A delete answers TypeORM's [rows, rowCount], not rows.
     const [, removed] = (await this.db.query(
       `delete from project_hook_secrets s where not exists (select 1 from project_hooks h where h.id = s.hook_id)`,
     )) as [unknown, number];

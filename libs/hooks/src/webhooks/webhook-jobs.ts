@@ -3,6 +3,8 @@ import {
   JobKinds,
   JobProcessor,
   JobQueue,
+  firstRow,
+  rows,
   LodeConfig,
   type DomainEvent,
   type JobHandlers,
@@ -115,7 +117,8 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   }
 
   private async fanOut({ projectId, streamVersion, push }: PushFanOutJob): Promise<void> {
-    const hooks: HookTarget[] = await this.db.query(
+    const hooks = await rows<HookTarget>(
+      this.db,
       `select id, url, enable_ssl_verification, push_events, tag_push_events from project_hooks
         where project_id = $1 and (push_events or tag_push_events) order by id`,
       [projectId],
@@ -156,7 +159,8 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   }
 
   private async deliver(job: DeliverJob, attempt: number): Promise<void> {
-    const [hook]: HookTarget[] = await this.db.query(
+    const hook = await firstRow<HookTarget>(
+      this.db,
       `select id, url, enable_ssl_verification, push_events, tag_push_events from project_hooks where id = $1 and project_id = $2`,
       [job.hookId, job.projectId],
     );

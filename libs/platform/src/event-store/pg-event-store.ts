@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { RequestContexts } from '../context';
+import { oneRow, rows } from '../database/sql';
 import { Conflict } from '../errors';
 import { OutboxRoutes } from '../outbox/outbox-route';
 import { ProjectionRegistry } from '../projections/projector';
@@ -12,7 +13,7 @@ const STREAM_VERSION_CONSTRAINT = 'events_stream_version_key';
 const VERSION_CLASH_RETRIES = 4;
 export const OUTBOX_CHANNEL = 'lode_outbox';
 
-interface EventRow {
+export interface EventRow {
   global_position: string;
   stream_id: string;
   stream_version: number;
@@ -61,8 +62,8 @@ class PgUnitOfWork implements UnitOfWork {
     let v = version;
     for (const e of events) {
       v += 1;
-      const rows: EventRow[] = await this.db
-        .query(
+      const rows = await this.db
+        .query<EventRow[]>(
           `insert into events (stream_id, stream_version, type, data, metadata)
            values ($1, $2, $3, $4, $5)
            returning global_position, stream_id, stream_version, type, data, metadata, recorded_at`,
@@ -101,14 +102,15 @@ class PgUnitOfWork implements UnitOfWork {
       await this.db.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [streamId]);
       this.locked.add(streamId);
     }
-    const rows: EventRow[] = await this.db.query(
+    const events = await rows<EventRow>(
+      this.db,
       `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
          from events where stream_id = $1 order by stream_version`,
       [streamId],
     );
     let state = decider.initial();
-    for (const row of rows) state = decider.evolve(state, toRecorded<E>(row));
-    return { state, version: rows.length ? rows[rows.length - 1].stream_version : 0 };
+    for (const row of events) state = decider.evolve(state, toRecorded<E>(row));
+    return { state, version: events.length ? events[events.length - 1].stream_version : 0 };
   }
 }
 
@@ -147,33 +149,36 @@ export class PgEventStore extends EventStore {
 
   async nextId(sequence: string): Promise<number> {
     if (!/^[a-z_]+$/.test(sequence)) throw new Error(`bad sequence name ${sequence}`);
-    const rows: { id: string }[] = await this.dataSource.query(`select nextval('${sequence}') as id`);
-    return Number(rows[0].id);
+    const { id } = await oneRow<{ id: string }>(this.dataSource, `select nextval('${sequence}') as id`);
+    return Number(id);
   }
 
   async readAll(after: string, batch: number): Promise<Recorded[]> {
-    const rows: EventRow[] = await this.dataSource.query(
+    const events = await rows<EventRow>(
+      this.dataSource,
       `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
          from events where global_position > $1 order by global_position limit $2`,
       [after, batch],
     );
-    return rows.map((r) => toRecorded(r));
+    return events.map((r) => toRecorded(r));
   }
 
   async streamIdsWith(type: string, field: string, value: number): Promise<string[]> {
-    const rows: { stream_id: string }[] = await this.dataSource.query(
+    const streams = await rows<{ stream_id: string }>(
+      this.dataSource,
       `select distinct stream_id from events where type = $1 and (data->>$2)::int = $3`,
       [type, field, value],
     );
-    return rows.map((r) => r.stream_id);
+    return streams.map((r) => r.stream_id);
   }
 
   async dataValues(types: readonly string[], field: string): Promise<number[]> {
-    const rows: { value: number }[] = await this.dataSource.query(
+    const values = await rows<{ value: number }>(
+      this.dataSource,
       `select distinct (data->>$2)::int as value from events where type = any($1::text[])`,
       [types, field],
     );
-    return rows.map((r) => r.value);
+    return values.map((r) => r.value);
   }
 }
 

@@ -11,8 +11,9 @@ import { VERBATIM } from './at-least-one-of';
  */
 export const GitlabParams = createParamDecorator((_: unknown, ctx: ExecutionContext) => {
   const req = ctx.switchToHttp().getRequest<Request>();
-  const body = req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? req.body : {};
-  return { ...(req.query as object), ...body };
+  const body: unknown = req.body; // Express types a parsed body as `any`
+  const fields = body && typeof body === 'object' && !Array.isArray(body) ? body : {};
+  return { ...(req.query as object), ...fields };
 });
 
 /**

@@ -1,44 +1,7 @@
-import { Controller, Get, Injectable, OnApplicationShutdown, Res } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import Redis from 'ioredis';
-import { DataSource } from 'typeorm';
-import { LodeConfig } from '../config/lode-config';
-import { redisOptions } from '../queue/queue-connection';
+import { DependencyProbe } from '../dependency-probe';
 import { sendJson } from './json-response';
-
-const PROBE_TIMEOUT_MS = 1500;
-
-/** Answers whether PostgreSQL and Redis really respond, each within a short timeout. */
-@Injectable()
-export class DependencyProbe implements OnApplicationShutdown {
-  private redis?: Redis;
-
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly config: LodeConfig,
-  ) {}
-
-  async database(): Promise<string | undefined> {
-    return failure(timeout(this.dataSource.query('select 1'), PROBE_TIMEOUT_MS));
-  }
-
-  async queue(): Promise<string | undefined> {
-    if (!this.redis) {
-      // Queues the PING while (re)connecting; the timeout below bounds the wait.
-      this.redis = new Redis({
-        ...redisOptions(this.config, 'producer'),
-        enableOfflineQueue: true,
-        maxRetriesPerRequest: 1,
-      });
-      this.redis.on('error', () => undefined);
-    }
-    return failure(timeout(this.redis.ping(), PROBE_TIMEOUT_MS));
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    this.redis?.disconnect();
-  }
-}
 
 @Controller('-')
 export class HealthController {
@@ -61,21 +24,4 @@ export class HealthController {
       checks: { database: check(db), redis: check(redis) },
     });
   }
-}
-
-async function failure(p: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await p;
-    return undefined;
-  } catch (err) {
-    return (err as Error).message || String(err);
-  }
-}
-
-function timeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let t: NodeJS.Timeout;
-  return Promise.race([
-    p,
-    new Promise<never>((_, r) => (t = setTimeout(() => r(new Error(`no answer within ${ms} ms`)), ms))),
-  ]).finally(() => clearTimeout(t));
 }

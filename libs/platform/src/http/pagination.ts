@@ -40,11 +40,12 @@ export class Page<T> {
 export class PaginationInterceptor implements NestInterceptor {
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
-      map((result) => {
+      map((result: unknown) => {
         if (!(result instanceof Page)) return result;
+        const page = result as Page<unknown>;
         const http = ctx.switchToHttp();
-        setPaginationHeaders(http.getRequest<Request>(), http.getResponse<Response>(), result.params, result.total);
-        return result.items;
+        setPaginationHeaders(http.getRequest<Request>(), http.getResponse<Response>(), page.params, page.total);
+        return page.items;
       }),
     );
   }

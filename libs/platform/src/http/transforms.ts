@@ -28,7 +28,7 @@ export function toInt(value: unknown): unknown {
 
 /** `name[]=a&name[]=b`, a JSON array, or `a,b` as one string. */
 export function toStringArray(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map((v) => (typeof v === 'string' ? v.trim() : v));
+  if (Array.isArray(value)) return (value as unknown[]).map((v) => (typeof v === 'string' ? v.trim() : v));
   if (typeof value === 'string') return value === '' ? [] : value.split(',').map((s) => s.trim());
   return value;
 }
@@ -38,9 +38,12 @@ export function toIntArray(value: unknown): unknown {
   return Array.isArray(arr) ? arr.map(toInt) : arr;
 }
 
-export const ToBool = () => Transform(({ value }) => toBool(value));
-export const ToInt = () => Transform(({ value }) => toInt(value));
-export const ToStringArray = () => Transform(({ value }) => toStringArray(value));
-export const ToIntArray = () => Transform(({ value }) => toIntArray(value));
+/** class-transformer hands a transform the raw input typed `any`: read it as what it is, unknown. */
+type Input = { value: unknown };
+
+export const ToBool = () => Transform(({ value }: Input) => toBool(value));
+export const ToInt = () => Transform(({ value }: Input) => toInt(value));
+export const ToStringArray = () => Transform(({ value }: Input) => toStringArray(value));
+export const ToIntArray = () => Transform(({ value }: Input) => toIntArray(value));
 /** Strings only: anything else stays as it is so that `@IsString()` reports it. */
-export const Trim = () => Transform(({ value }) => (typeof value === 'string' ? value.trim() : value));
+export const Trim = () => Transform(({ value }: Input) => (typeof value === 'string' ? value.trim() : value));

@@ -3,6 +3,7 @@ import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
+import { rows } from '../database/sql';
 import { OUTBOX_CHANNEL } from '../event-store/pg-event-store';
 import { redisOptions } from '../queue/queue-connection';
 
@@ -84,13 +85,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   private async relayBatch(): Promise<number> {
     return this.dataSource.transaction(async (db) => {
-      const rows: OutboxRow[] = await db.query(
+      const pending = await rows<OutboxRow>(
+        db,
         `select id, queue, name, job_id, data, options from outbox
           where dispatched_at is null order by id limit $1 for update skip locked`,
         [BATCH],
       );
       const done: string[] = [];
-      for (const row of rows) {
+      for (const row of pending) {
         try {
           await withTimeout(
             this.queue(row.queue).add(row.name, row.data, {
@@ -119,7 +121,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
         if (this.lastFailure) this.logger.log(`relaying again after: ${this.lastFailure}`);
         this.lastFailure = '';
       }
-      return done.length === rows.length ? done.length : 0;
+      return done.length === pending.length ? done.length : 0;
     });
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { toRecorded } from '../event-store/pg-event-store';
+import { oneRow, rows } from '../database/sql';
+import { type EventRow, toRecorded } from '../event-store/pg-event-store';
 import { ProjectionRegistry } from './projector';
 
 export interface RebuildProgress {
@@ -28,20 +29,21 @@ export class ProjectionRebuilder {
       // Writers must not append while we replay, or their events would be missed.
       await db.query(`lock table events in exclusive mode`);
       if (tables.length) await db.query(`truncate table ${tables.map((t) => `"${t}"`).join(', ')}`);
-      const [{ count }] = await db.query(`select count(*)::bigint as count from events`);
+      const { count } = await oneRow<{ count: string }>(db, `select count(*)::bigint as count from events`);
       const progress = { done: 0, total: Number(count) };
       onProgress?.(progress);
       let after = '0';
       for (;;) {
-        const rows = await db.query(
+        const batch = await rows<EventRow>(
+          db,
           `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
              from events where global_position > $1 order by global_position limit $2`,
           [after, BATCH],
         );
-        if (!rows.length) break;
-        for (const row of rows) await this.projections.apply(toRecorded(row), db);
-        after = String(rows[rows.length - 1].global_position);
-        progress.done += rows.length;
+        if (!batch.length) break;
+        for (const row of batch) await this.projections.apply(toRecorded(row), db);
+        after = String(batch[batch.length - 1].global_position);
+        progress.done += batch.length;
         onProgress?.(progress);
       }
       return progress;

@@ -1,6 +1,6 @@
 import { GitRepositories, projectRepo } from '@app/git';
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
-import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
+import { Clock, EventStore, FieldErrors, oneRow, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { UserQueries } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
@@ -22,7 +22,8 @@ export async function addTakenNameOrPath(
   exceptProjectId?: number,
 ): Promise<FieldErrors> {
   if (fields.name === undefined && fields.path === undefined) return errors;
-  const [taken] = await db.query(
+  const taken = await oneRow<{ name: boolean; path: boolean }>(
+    db,
     `select coalesce(bool_or(lower(name) = lower($2::text)), false) as name, coalesce(bool_or(lower(path) = lower($3::text)), false) as path
        from projects where namespace_id = $1 and id <> coalesce($4::int, 0) and (lower(name) = lower($2::text) or lower(path) = lower($3::text))`,
     [namespaceId, fields.name ?? null, fields.path ?? null, exceptProjectId ?? null],

@@ -19,7 +19,7 @@ import { serializeProject } from './project.serializer';
 class ForkDto {
   /** A namespace id or full path; numbers in JSON are read as ids. */
   @IsOptional()
-  @Transform(({ value }) => (typeof value === 'number' ? String(value) : value))
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value))
   @IsString()
   namespace?: string;
 }

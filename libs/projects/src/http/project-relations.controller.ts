@@ -14,7 +14,6 @@ import {
 import { UserQueries } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
 import { ChangeProject } from '../commands/change-project.command';
 import { ProjectQueries } from '../queries/project.queries';
 import { listFilters, presentProjects } from './projects.controller';
@@ -163,7 +162,7 @@ export class ProjectMembersController {
 export class ProjectSharingController {
   constructor(
     private readonly commands: CommandBus,
-    private readonly db: DataSource,
+    private readonly projects: ProjectQueries,
   ) {}
 
   @Post()
@@ -176,12 +175,7 @@ export class ProjectSharingController {
         actor,
       ),
     );
-    const [link] = await this.db.query(
-      `select id, project_id, group_id, group_access, to_char(expires_at, 'YYYY-MM-DD') as expires_at from project_group_links
-        where project_id = $1 and group_id = $2`,
-      [project.id, p.group_id],
-    );
-    return link;
+    return this.projects.groupLink(project.id, p.group_id);
   }
 
   @Delete(':group_id')

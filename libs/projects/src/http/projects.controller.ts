@@ -18,7 +18,12 @@ import { CommandBus } from '@nestjs/cqrs';
 import { ChangeProject } from '../commands/change-project.command';
 import { CreateProject } from '../commands/create-project.command';
 import { StarProject } from '../commands/star-project.command';
-import { ProjectQueries, type ProjectListFilters, type ProjectRow } from '../queries/project.queries';
+import {
+  ProjectQueries,
+  type ProjectListFilters,
+  type ProjectRow,
+  type ProjectUserRow,
+} from '../queries/project.queries';
 import { newProjectSettings, projectChanges } from './project-settings';
 import { serializeProject, serializeProjectSimple } from './project.serializer';
 import { CreateProjectDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
@@ -201,14 +206,14 @@ export class ProjectsController {
     const { rows, total } = await this.projects.users(row.id, q.search, page);
     const urls = { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
     return new Page(
-      rows.map((u: Record<string, unknown>) => serializeUserBasic(toUserRecord(u), urls)),
+      rows.map((u) => serializeUserBasic(toUserRecord(u), urls)),
       total,
       page,
     );
   }
 }
 
-function toUserRecord(u: Record<string, unknown>): UserRecord {
+function toUserRecord(u: ProjectUserRow): UserRecord {
   return Object.assign(new UserRecord(), {
     id: u.id,
     name: u.name,

@@ -1,4 +1,11 @@
-import { assertNever, CustomAttributeTable, type Projector, type Recorded, type Handled } from '@app/platform';
+import {
+  assertNever,
+  CustomAttributeTable,
+  firstRow,
+  type Projector,
+  type Recorded,
+  type Handled,
+} from '@app/platform';
 import { removeMember, removeMembers, removeMembersWhere, upsertMember, type GroupEvent } from '@app/groups';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
@@ -169,7 +176,11 @@ export class ProjectProjection implements Projector<Projected> {
         return;
       case 'ProjectDeleted': {
         await removeMembers(db, 'project', e.data.projectId);
-        const [gone] = await db.query(`select forked_from_id from projects where id = $1`, [e.data.projectId]);
+        const gone = await firstRow<{ forked_from_id: number | null }>(
+          db,
+          `select forked_from_id from projects where id = $1`,
+          [e.data.projectId],
+        );
         await db.query(`delete from projects where id = $1`, [e.data.projectId]);
         if (gone?.forked_from_id) await this.recountForks(db, gone.forked_from_id);
         return;

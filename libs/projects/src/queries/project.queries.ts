@@ -1,4 +1,4 @@
-import { EventStore, Forbidden, NotFound, type Actor, type PageParams } from '@app/platform';
+import { EventStore, firstRow, Forbidden, NotFound, oneRow, rows, type Actor, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import {
@@ -78,6 +78,25 @@ export interface ProjectRow {
   shared_with: SharedGroup[] | null;
 }
 
+/** A user with access to a project, as `/projects/:id/users` reads it (the UserBasic columns). */
+export interface ProjectUserRow {
+  id: number;
+  name: string;
+  username: string;
+  state: string;
+  avatar: string | null;
+  email: string;
+}
+
+/** A share of a project with a group, as POST /projects/:id/share answers it. */
+export interface ProjectGroupLinkRow {
+  id: number;
+  project_id: number;
+  group_id: number;
+  group_access: number;
+  expires_at: string | null;
+}
+
 export interface SharedGroup {
   project_id: number;
   group_id: number;
@@ -145,18 +164,18 @@ export class ProjectQueries {
     const match = byId ? 'p.id = $2::int' : `lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`;
     const params = byId ? [actor?.id ?? null, path] : [actor?.id ?? null, path.slice(0, slash), path.slice(slash + 1)];
     // An anonymous caller has no levels: the lean columns spare the planner and executor the access subqueries.
-    const rows: ProjectRow[] = await this.dataSource.query(
+    const row = await firstRow<ProjectRow>(
+      this.dataSource,
       `select ${actor ? SELECT : SELECT_LEAN} ${FROM} where ${match} and ${projectVisibleSql('p', actor, '$1')}`,
       params,
     );
-    if (!rows.length) throw new NotFound('Project');
-    return rows[0];
+    if (!row) throw new NotFound('Project');
+    return row;
   }
 
   /** A project whatever its visibility, without anyone's levels: for workers acting for the system. */
   async findForSystem(id: number): Promise<ProjectRow | undefined> {
-    const rows: ProjectRow[] = await this.dataSource.query(`select ${SELECT_LEAN} ${FROM} where p.id = $2`, [null, id]);
-    return rows[0];
+    return firstRow<ProjectRow>(this.dataSource, `select ${SELECT_LEAN} ${FROM} where p.id = $2`, [null, id]);
   }
 
   /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
@@ -212,10 +231,11 @@ export class ProjectQueries {
     const countFrom = namespaceFilter
       ? `from projects p ${namespaceJoinSql('n', 'p.namespace_id')}`
       : `from projects p`;
-    const [{ total }] =
+    const { total } =
       opts.count === false
-        ? [{ total: -1 }]
-        : await this.dataSource.query(
+        ? { total: -1 }
+        : await oneRow<{ total: number }>(
+            this.dataSource,
             `select count(*)::int as total, $1::int as caller ${countFrom} where ${sql}`,
             params,
           );
@@ -223,30 +243,43 @@ export class ProjectQueries {
       f.orderBy === 'name' || f.orderBy === 'path'
         ? `lower(p.${f.orderBy}) ${f.sort}, p.id ${f.sort}`
         : `p.${f.orderBy} ${f.sort}, p.id ${f.sort}`;
-    const rows: ProjectRow[] = await this.dataSource.query(
+    const projects = await rows<ProjectRow>(
+      this.dataSource,
       `select ${opts.lean ? SELECT_LEAN : SELECT} ${FROM} where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
       params,
     );
-    return { rows, total };
+    return { rows: projects, total };
   }
 
   /** The groups each project is shared with, for many projects in one statement. */
   async sharedWith(projectIds: number[]): Promise<Map<number, SharedGroup[]>> {
     const map = new Map<number, SharedGroup[]>();
     if (!projectIds.length) return map;
-    const rows: SharedGroup[] = await this.dataSource.query(
+    const links = await rows<SharedGroup>(
+      this.dataSource,
       `select l.project_id, l.group_id, g.name as group_name, l.group_access as group_access_level
          from project_group_links l ${namespaceJoinSql('g', 'l.group_id')}
         where l.project_id = any($1::int[]) order by l.id`,
       [projectIds],
     );
-    for (const r of rows) map.set(r.project_id, [...(map.get(r.project_id) ?? []), r]);
+    for (const r of links) map.set(r.project_id, [...(map.get(r.project_id) ?? []), r]);
     return map;
+  }
+
+  /** The project's share with the group (a share just made: it exists). */
+  async groupLink(projectId: number, groupId: number): Promise<ProjectGroupLinkRow | undefined> {
+    return firstRow<ProjectGroupLinkRow>(
+      this.dataSource,
+      `select id, project_id, group_id, group_access, to_char(expires_at, 'YYYY-MM-DD') as expires_at from project_group_links
+        where project_id = $1 and group_id = $2`,
+      [projectId, groupId],
+    );
   }
 
   /** Projects shared with a group and visible to the caller (`shared_projects` of a group). */
   async sharedWithGroup(groupId: number, actor: Actor | undefined): Promise<ProjectRow[]> {
-    return this.dataSource.query(
+    return rows<ProjectRow>(
+      this.dataSource,
       `select ${SELECT} ${FROM} where p.id in (select project_id from project_group_links where group_id = $2)
          and ${projectsVisibleSql('p', actor, '$1')} order by p.id`,
       [actor?.id ?? null, groupId],
@@ -254,7 +287,11 @@ export class ProjectQueries {
   }
 
   /** Every user with access to the project (members, group members, shares), GitLab's `/projects/:id/users`. */
-  async users(projectId: number, search: string | undefined, page: PageParams) {
+  async users(
+    projectId: number,
+    search: string | undefined,
+    page: PageParams,
+  ): Promise<{ rows: ProjectUserRow[]; total: number }> {
     const params: unknown[] = [projectId];
     const filter = search
       ? `and (u.name ilike $${params.push(likeEscape(search))} or u.username ilike $${params.length})`
@@ -270,24 +307,26 @@ export class ProjectQueries {
              where l.project_id = $1 and (l.expires_at is null or l.expires_at > current_date))`,
         )}
       ) ${filter}`;
-    const [{ total }] = await this.dataSource.query(`select count(*)::int as total ${base}`, params);
-    const rows = await this.dataSource.query(
+    const { total } = await oneRow<{ total: number }>(this.dataSource, `select count(*)::int as total ${base}`, params);
+    const users = await rows<ProjectUserRow>(
+      this.dataSource,
       `select u.* ${base} order by u.id offset $${params.length + 1} limit $${params.length + 2}`,
       [...params, page.offset, page.perPage],
     );
-    return { rows, total };
+    return { rows: users, total };
   }
 
   /** Which of these projects exist, whatever their visibility (for administrators' relations). */
   async existing(ids: number[]): Promise<{ id: number }[]> {
-    return this.dataSource.query(`select id from projects where id = any($1::int[])`, [ids]);
+    return rows<{ id: number }>(this.dataSource, `select id from projects where id = any($1::int[])`, [ids]);
   }
 
-  /** The fork sources of `rows` that the caller may see, by id (one statement, none when no row is a fork). */
-  async forkSources(rows: ProjectRow[], actor: Actor | undefined): Promise<Map<number, ProjectRow>> {
-    const ids = [...new Set(rows.map((r) => r.forked_from_id).filter((id): id is number => id !== null))];
+  /** The fork sources of `projects` that the caller may see, by id (one statement, none when none is a fork). */
+  async forkSources(projects: ProjectRow[], actor: Actor | undefined): Promise<Map<number, ProjectRow>> {
+    const ids = [...new Set(projects.map((r) => r.forked_from_id).filter((id): id is number => id !== null))];
     if (!ids.length) return new Map();
-    const sources: ProjectRow[] = await this.dataSource.query(
+    const sources = await rows<ProjectRow>(
+      this.dataSource,
       `select ${SELECT_LEAN} ${FROM} where p.id = any($2::int[]) and ${projectVisibleSql('p', actor, '$1')}`,
       [actor?.id ?? null, ids],
     );
@@ -301,25 +340,28 @@ export class ProjectQueries {
   async goneProjectIds(): Promise<number[]> {
     const ids = await this.store.dataValues(['ProjectCreated', 'ProjectForked'], 'projectId');
     if (!ids.length) return [];
-    const rows: { id: number }[] = await this.dataSource.query(
+    const gone = await rows<{ id: number }>(
+      this.dataSource,
       `select g.id from unnest($1::int[]) as g(id) where not exists (select 1 from projects p where p.id = g.id)`,
       [ids],
     );
-    return rows.map((r) => r.id);
+    return gone.map((r) => r.id);
   }
 
   /** The summed repository size of each namespace's own projects, for many namespaces in one statement. */
   async repositorySizes(namespaceIds: number[]): Promise<Map<number, number>> {
-    const rows: { namespace_id: number; size: string }[] = await this.dataSource.query(
+    const sizes = await rows<{ namespace_id: number; size: string }>(
+      this.dataSource,
       `select namespace_id, sum(repository_size)::bigint as size from projects where namespace_id = any($1::int[]) group by namespace_id`,
       [namespaceIds],
     );
-    return new Map(rows.map((r) => [r.namespace_id, Number(r.size)]));
+    return new Map(sizes.map((r) => [r.namespace_id, Number(r.size)]));
   }
 
   /** How many personal projects a user has, against their `projects_limit`. */
   async personalProjectCount(userId: number): Promise<number> {
-    const [{ count }] = await this.dataSource.query(
+    const { count } = await oneRow<{ count: number }>(
+      this.dataSource,
       `select count(*)::int as count from projects p ${namespaceJoinSql('n', 'p.namespace_id')} where ${personalNamespaceOfSql('n', '$1')}`,
       [userId],
     );

@@ -1,4 +1,4 @@
-import { Clock, EventStore, type UnitOfWork } from '@app/platform';
+import { Clock, EventStore, firstRow, oneRow, type UnitOfWork } from '@app/platform';
 import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { EntityManager } from 'typeorm';
@@ -59,10 +59,10 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
   /** GitLab's ghost user: made the first time someone is deleted, blocked, never signing in. */
   private async ghost(uow: UnitOfWork): Promise<number> {
     await uow.db.query(`select pg_advisory_xact_lock($1)`, [GHOST_LOCK]);
-    const [existing] = await uow.db.query(`select id from users where ghost`);
+    const existing = await firstRow<{ id: number }>(uow.db, `select id from users where ghost`);
     if (existing) return existing.id;
-    const [{ id: userId }] = await uow.db.query(`select nextval('user_id_seq')::int as id`);
-    const [{ id: namespaceId }] = await uow.db.query(`select nextval('namespace_id_seq')::int as id`);
+    const { id: userId } = await oneRow<{ id: number }>(uow.db, `select nextval('user_id_seq')::int as id`);
+    const { id: namespaceId } = await oneRow<{ id: number }>(uow.db, `select nextval('namespace_id_seq')::int as id`);
     const taken = (await this.topLevelPaths()?.countNumbered(uow.db, 'ghost')) ?? 0;
     const username = taken ? `ghost${taken}` : 'ghost';
     const now = this.clock.now();

@@ -1,4 +1,4 @@
-import { Clock, EventStore, LodeConfig } from '@app/platform';
+import { Clock, EventStore, firstRow, LodeConfig, oneRow } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
@@ -36,14 +36,21 @@ export class SeedRootHandler implements ICommandHandler<SeedRoot> {
       async (uow) => {
         // Serialises an API and a worker starting at the same moment.
         await uow.db.query(`select pg_advisory_xact_lock($1)`, [SEED_LOCK]);
-        const [{ users }] = await uow.db.query(`select count(*)::int as users from users`);
+        const { users } = await oneRow<{ users: number }>(uow.db, `select count(*)::int as users from users`);
         const now = this.clock.now();
         if (users > 0) {
           if (rootToken === undefined) return undefined;
-          const [known] = await uow.db.query(`select 1 from access_tokens where digest = $1`, [tokenDigest(rootToken)]);
-          const [root] = await uow.db.query(`select id from users where username = 'root' and is_admin`);
+          const known = await firstRow<{ one: number }>(
+            uow.db,
+            `select 1 as one from access_tokens where digest = $1`,
+            [tokenDigest(rootToken)],
+          );
+          const root = await firstRow<{ id: number }>(
+            uow.db,
+            `select id from users where username = 'root' and is_admin`,
+          );
           if (known || !root) return undefined;
-          const tokenId = Number((await uow.db.query(`select nextval('access_token_id_seq') as id`))[0].id);
+          const tokenId = await this.store.nextId('access_token_id_seq');
           await appendAccessToken(
             uow,
             tokenId,
@@ -60,8 +67,8 @@ export class SeedRootHandler implements ICommandHandler<SeedRoot> {
           this.logger.log('registered LODE_ROOT_TOKEN for root');
           return undefined;
         }
-        const userId = Number((await uow.db.query(`select nextval('user_id_seq') as id`))[0].id);
-        const namespaceId = Number((await uow.db.query(`select nextval('namespace_id_seq') as id`))[0].id);
+        const userId = await this.store.nextId('user_id_seq');
+        const namespaceId = await this.store.nextId('namespace_id_seq');
         await uow.decide(`user-${userId}`, userDecider, (s) =>
           create(
             s,
@@ -91,7 +98,7 @@ export class SeedRootHandler implements ICommandHandler<SeedRoot> {
             now,
           ),
         );
-        const tokenId = Number((await uow.db.query(`select nextval('access_token_id_seq') as id`))[0].id);
+        const tokenId = await this.store.nextId('access_token_id_seq');
         const { secret } = await appendAccessToken(
           uow,
           tokenId,

@@ -1,4 +1,4 @@
-import { Conflict, Invalid, UniqueViolation } from '@app/platform';
+import { Conflict, Invalid, oneRow, UniqueViolation } from '@app/platform';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -13,7 +13,8 @@ export async function rethrowUserConflict(
   wanted: { userId?: number; email?: string; username?: string },
 ): Promise<never> {
   if (err instanceof Invalid || err instanceof UniqueViolation) {
-    const [taken]: { email: boolean; username: boolean }[] = await db.query(
+    const taken = await oneRow<{ email: boolean; username: boolean }>(
+      db,
       `select exists (select 1 from user_email_claims where email_lower = lower($2) and user_id is distinct from $1) as email,
               exists (select 1 from users where lower(username) = lower($3) and id is distinct from $1) as username`,
       [wanted.userId ?? null, wanted.email ?? null, wanted.username ?? null],

@@ -1,4 +1,4 @@
-import { LodeConfig } from '@app/platform';
+import { firstRow, LodeConfig } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { tokenDigest } from '../domain/secrets';
@@ -18,6 +18,22 @@ export interface ResolvedToken {
     state: string;
     lastActivityOn: string | null;
   };
+}
+
+/** An access token joined to its owner, as `resolve` selects it. */
+interface TokenRow {
+  id: number;
+  scopes: string[];
+  impersonation: boolean;
+  revoked: boolean;
+  expires_at: string | null;
+  created_by: number | null;
+  user_id: number;
+  username: string;
+  is_admin: boolean;
+  external: boolean;
+  state: string;
+  last_activity_on: string | null;
 }
 
 const MAX_ENTRIES = 10_000;
@@ -41,14 +57,14 @@ export class TokenResolver {
     const now = Date.now();
     const hit = this.cache.get(digest);
     if (hit && hit.until > now) return hit.value;
-    const rows = await this.dataSource.query(
+    const r = await firstRow<TokenRow>(
+      this.dataSource,
       `select t.id, t.scopes, t.impersonation, t.revoked, to_char(t.expires_at, 'YYYY-MM-DD') as expires_at, t.created_by,
               u.id as user_id, u.username, u.is_admin, u.external, u.state, to_char(u.last_activity_on, 'YYYY-MM-DD') as last_activity_on
          from access_tokens t join users u on u.id = t.user_id
         where t.digest = $1`,
       [digest],
     );
-    const r = rows[0];
     const value: ResolvedToken | null = r
       ? {
           tokenId: r.id,

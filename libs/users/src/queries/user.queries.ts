@@ -1,4 +1,4 @@
-import { NotFound, type PageParams } from '@app/platform';
+import { NotFound, oneRow, rows, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource, In } from 'typeorm';
 import {
@@ -189,15 +189,17 @@ export class UserQueries {
 
   /** Users active on or after `from`, least recently active first. */
   async activities(from: string, page: PageParams) {
-    const [{ total }] = await this.dataSource.query(
+    const { total } = await oneRow<{ total: number }>(
+      this.dataSource,
       `select count(*)::int as total from users where last_activity_on >= $1`,
       [from],
     );
-    const rows: { username: string; last_activity_on: string }[] = await this.dataSource.query(
+    const active = await rows<{ username: string; last_activity_on: string }>(
+      this.dataSource,
       `select username, to_char(last_activity_on, 'YYYY-MM-DD') as last_activity_on from users
         where last_activity_on >= $1 order by last_activity_on, id offset $2 limit $3`,
       [from, page.offset, page.perPage],
     );
-    return { rows, total };
+    return { rows: active, total };
   }
 }

@@ -1,0 +1,57 @@
+import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import Redis from 'ioredis';
+import { DataSource } from 'typeorm';
+import { LodeConfig } from './config/lode-config';
+import { pingDatabase } from './database/sql';
+import { redisOptions } from './queue/queue-connection';
+
+const PROBE_TIMEOUT_MS = 1500;
+
+/** Answers whether PostgreSQL and Redis really respond, each within a short timeout. */
+@Injectable()
+export class DependencyProbe implements OnApplicationShutdown {
+  private redis?: Redis;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: LodeConfig,
+  ) {}
+
+  async database(): Promise<string | undefined> {
+    return failure(timeout(pingDatabase(this.dataSource), PROBE_TIMEOUT_MS));
+  }
+
+  async queue(): Promise<string | undefined> {
+    if (!this.redis) {
+      // Queues the PING while (re)connecting; the timeout below bounds the wait.
+      this.redis = new Redis({
+        ...redisOptions(this.config, 'producer'),
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: 1,
+      });
+      this.redis.on('error', () => undefined);
+    }
+    return failure(timeout(this.redis.ping(), PROBE_TIMEOUT_MS));
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.redis?.disconnect();
+  }
+}
+
+async function failure(p: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await p;
+    return undefined;
+  } catch (err) {
+    return (err as Error).message || String(err);
+  }
+}
+
+function timeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let t: NodeJS.Timeout;
+  return Promise.race([
+    p,
+    new Promise<never>((_, r) => (t = setTimeout(() => r(new Error(`no answer within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(t));
+}
