@@ -12,6 +12,12 @@ export { ProjectionRegistry, type Handled, type Projector } from './projections/
 export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
 export { OutboxRelay } from './outbox/outbox-relay';
+export {
+  Invalidations,
+  INVALIDATION_CHANNEL,
+  type InvalidationRoute,
+  type InvalidationSubscriber,
+} from './outbox/invalidations';
 export { redisOptions } from './queue/queue-connection';
 export { logConnectionErrors } from './queue/connection-errors';
 export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';

@@ -5,6 +5,7 @@ import { EventStore } from './event-store/event-store';
 import { PgEventStore } from './event-store/pg-event-store';
 import { DependencyProbe, HealthController } from './http/health.controller';
 import { OutboxRelay } from './outbox/outbox-relay';
+import { Invalidations } from './outbox/invalidations';
 import { OutboxRoutes } from './outbox/outbox-route';
 import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
@@ -24,6 +25,7 @@ export class PlatformModule {
         { provide: EventStore, useClass: PgEventStore },
         ProjectionRegistry,
         OutboxRoutes,
+        Invalidations,
         ...(options.relay ? [OutboxRelay] : []),
         ProjectionRebuilder,
         DependencyProbe,
@@ -35,6 +37,7 @@ export class PlatformModule {
         EventStore,
         ProjectionRegistry,
         OutboxRoutes,
+        Invalidations,
         ProjectionRebuilder,
         DependencyProbe,
         JobKinds,
