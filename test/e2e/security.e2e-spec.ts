@@ -7,7 +7,7 @@ import { eventually, startTestApp, type TestApp } from '../support/test-app';
 const api = (path: string) => `/api/v4${path}`;
 const BLOCKED = { message: '403 Forbidden - User is blocked' };
 
-/** The security issue's regressions: eviction of cached tokens. */
+/** The security issue's regressions: eviction of cached tokens, sudo as a blocked user. */
 describe('security', () => {
   // A cache long enough that only an eviction can explain a refusal.
   let t: TestApp;
@@ -147,6 +147,43 @@ describe('security', () => {
       ).toBe(201);
       await eventually(async () => (await whoAmI(second, otherHttp)).status === 403, 3000, 20);
       expect((await whoAmI(second, otherHttp)).body).toEqual(BLOCKED);
+    });
+  });
+
+  describe('sudo', () => {
+    it('refuses to act as a blocked user, with the answer a blocked user gets (403)', async () => {
+      const u = await createUser(t);
+      expect(
+        (
+          await t
+            .http()
+            .post(api(`/users/${u.id}/block`))
+            .set('PRIVATE-TOKEN', t.rootToken)
+        ).status,
+      ).toBe(201);
+      for (const sudo of [String(u.id), u.username]) {
+        const res = await t.http().get(api('/user')).set('PRIVATE-TOKEN', t.rootToken).set('Sudo', sudo);
+        expect(res.status).toBe(403);
+        expect(res.body).toEqual(BLOCKED);
+      }
+      const write = await t
+        .http()
+        .post(api('/user/keys'))
+        .query({ sudo: u.id })
+        .set('PRIVATE-TOKEN', t.rootToken)
+        .send({ title: 'k', key: 'ssh-ed25519 AAAA' });
+      expect(write.status).toBe(403);
+      expect(
+        (
+          await t
+            .http()
+            .post(api(`/users/${u.id}/unblock`))
+            .set('PRIVATE-TOKEN', t.rootToken)
+        ).status,
+      ).toBe(201);
+      const res = await t.http().get(api('/user')).set('PRIVATE-TOKEN', t.rootToken).set('Sudo', String(u.id));
+      expect(res.status).toBe(200);
+      expect(res.body.id).toBe(u.id);
     });
   });
 });
