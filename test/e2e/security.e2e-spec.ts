@@ -1,13 +1,17 @@
+import { repositoryPath } from '@app/git';
 import { Logger, type INestApplication } from '@nestjs/common';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import request from 'supertest';
 import { createHttpApp } from '../../apps/lode/src/http-app';
+import { gitOk, tempDirs } from '../support/git';
 import { createToken, createUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
 
 const api = (path: string) => `/api/v4${path}`;
 const BLOCKED = { message: '403 Forbidden - User is blocked' };
 
-/** The security issue's regressions: eviction of cached tokens, sudo as a blocked user. */
+/** The security issue's regressions: eviction of cached tokens, sudo as a blocked user, response headers. */
 describe('security', () => {
   // A cache long enough that only an eviction can explain a refusal.
   let t: TestApp;
@@ -184,6 +188,69 @@ describe('security', () => {
       const res = await t.http().get(api('/user')).set('PRIVATE-TOKEN', t.rootToken).set('Sudo', String(u.id));
       expect(res.status).toBe(200);
       expect(res.body.id).toBe(u.id);
+    });
+  });
+
+  describe('response headers', () => {
+    const tmp = tempDirs();
+    afterAll(() => tmp.removeAll());
+    const SAFE = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY' };
+
+    it('marks every answer nosniff and DENY, and authenticated ones private, no-store', async () => {
+      const u = await createUser(t);
+      const anonymous = [
+        await t.http().get(api('/projects')),
+        await t.http().get(api('/users/1')),
+        await t.http().get(api('/no/such/route')),
+        await t.http().get(api('/user')).set('PRIVATE-TOKEN', 'not-a-token'),
+        await t.http().get('/-/health'),
+      ];
+      for (const res of anonymous) {
+        expect(res.headers).toMatchObject(SAFE);
+        expect(res.headers['cache-control']).toBeUndefined();
+      }
+      const authenticated = [
+        await whoAmI(u.token),
+        await t.http().get(api('/projects')).query({ private_token: u.token }),
+        await t.http().get(api('/projects/987654')).set('Authorization', `Bearer ${u.token}`),
+        await t.http().get(api('/users')).query({ sudo: u.id }).set('PRIVATE-TOKEN', t.rootToken),
+        await t.http().post(api('/user/keys')).set('PRIVATE-TOKEN', u.token).send({}),
+      ];
+      expect(authenticated.map((r) => r.status)).toEqual([200, 200, 404, 200, 400]);
+      for (const res of authenticated)
+        expect(res.headers).toMatchObject({ ...SAFE, 'cache-control': 'private, no-store' });
+    });
+
+    it('keeps raw blobs sandboxed and adds the same headers', async () => {
+      const u = await createUser(t);
+      const project = (
+        await t.http().post(api('/projects')).set('PRIVATE-TOKEN', u.token).send({ name: 'raw', visibility: 'public' })
+      ).body;
+      const work = tmp.make();
+      await gitOk(['init', '-q', '-b', 'master', work]);
+      writeFileSync(join(work, 'page.html'), '<script>alert(1)</script>\n');
+      await gitOk(['add', '-A'], work);
+      await gitOk(['commit', '-q', '-m', 'page'], work, {
+        GIT_AUTHOR_NAME: 'A',
+        GIT_AUTHOR_EMAIL: 'a@example.com',
+        GIT_COMMITTER_NAME: 'A',
+        GIT_COMMITTER_EMAIL: 'a@example.com',
+      });
+      await gitOk(['push', '-q', repositoryPath(t.config.dataDir, project.id), 'master'], work);
+      const tree = (await t.http().get(api(`/projects/${project.id}/repository/tree`))).body;
+      const raw = api(`/projects/${project.id}/repository/blobs/${tree[0].id}/raw`);
+      const sandboxed = {
+        ...SAFE,
+        'content-type': 'text/plain; charset=utf-8',
+        'content-security-policy': "sandbox; default-src 'none'",
+      };
+      const anonymous = await t.http().get(raw);
+      expect(anonymous.status).toBe(200);
+      expect(anonymous.headers).toMatchObject(sandboxed);
+      expect(anonymous.headers['cache-control']).toBeUndefined();
+      const authenticated = await t.http().get(raw).set('PRIVATE-TOKEN', u.token);
+      expect(authenticated.status).toBe(200);
+      expect(authenticated.headers).toMatchObject({ ...sandboxed, 'cache-control': 'private, no-store' });
     });
   });
 });

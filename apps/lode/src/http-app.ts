@@ -5,6 +5,7 @@ import {
   LodeConfig,
   PaginationInterceptor,
   requestContextMiddleware,
+  securityHeadersMiddleware,
 } from '@app/platform';
 import { GitHttpMiddleware } from '@app/repositories';
 import type { INestApplication, LogLevel } from '@nestjs/common';
@@ -64,6 +65,7 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
     limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 },
   }).any();
   app.use(requestContextMiddleware);
+  app.use(securityHeadersMiddleware);
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
   // process serves no HTTP side, as in a worker-only test module).
   const git = gitMiddleware(app);

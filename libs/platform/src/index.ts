@@ -37,6 +37,7 @@ export {
   type PageParams,
 } from './http/pagination';
 export { requestContextMiddleware } from './http/request-context.middleware';
+export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
 export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';
 export { RouteIntPipe, intParam } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from './http/transforms';

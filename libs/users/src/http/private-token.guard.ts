@@ -4,6 +4,7 @@ import {
   Clock,
   Forbidden,
   InsufficientScope,
+  markAuthenticated,
   NotFound,
   RequestContexts,
   Unauthorized,
@@ -12,7 +13,7 @@ import {
 import { CanActivate, ExecutionContext, Injectable, Logger, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { RecordUserActivity } from '../commands/record-user-activity.command';
 import { UserQueries } from '../queries/user.queries';
 import { ActorResolver, UserBlocked } from '../queries/actor-resolver';
@@ -49,6 +50,7 @@ export class PrivateTokenGuard implements CanActivate {
     const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets);
     const secret = tokenFrom(req);
     const caller = secret === undefined ? undefined : await this.actors.byToken(secret);
+    if (caller) markAuthenticated(ctx.switchToHttp().getResponse<Response>());
     let actor = caller?.actor;
     const sudo = sudoFrom(req);
     if (sudo !== undefined) actor = await this.sudo(caller?.actor, sudo);
