@@ -4,6 +4,7 @@ import {
   GitlabValidationPipe,
   LodeConfig,
   PaginationInterceptor,
+  RedactingLogger,
   requestContextMiddleware,
   securityHeadersMiddleware,
 } from '@app/platform';
@@ -44,7 +45,7 @@ export async function createHttpApp(
     new GitlabExpressAdapter(),
     {
       bodyParser: false,
-      logger: logLevels(config.logLevel),
+      logger: new RedactingLogger(logLevels(config.logLevel)),
     },
   );
   configureHttp(app, config);

@@ -36,6 +36,7 @@ export {
   MAX_PER_PAGE,
   type PageParams,
 } from './http/pagination';
+export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './logging/redact';
 export { requestContextMiddleware } from './http/request-context.middleware';
 export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
 export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';

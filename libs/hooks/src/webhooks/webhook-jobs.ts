@@ -4,6 +4,7 @@ import {
   JobProcessor,
   JobQueue,
   LodeConfig,
+  redactSecrets,
   type DomainEvent,
   type JobHandlers,
   type OutboxRoute,
@@ -156,7 +157,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       new RecordHookDelivery(hook.id, {
         eventUuid: job.eventUuid,
         event: job.event,
-        url: withoutUserInfo(hook.url),
+        url: redactSecrets(withoutUserInfo(hook.url)),
         attempt,
         responseStatus: outcome.status,
         error: outcome.error,
@@ -167,7 +168,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   }
 }
 
-/** A hook URL's user info is the receiver's password: the log shows the URL without it. */
+/** A hook URL's user info is the receiver's password: the log shows the URL without it (and secret-named parameters filtered). */
 function withoutUserInfo(raw: string): string {
   try {
     const url = new URL(raw);
