@@ -1,6 +1,8 @@
 import { repositoryPath } from '@app/git';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
 import { createHttpApp } from '../../apps/lode/src/http-app';
@@ -11,12 +13,12 @@ import { eventually, startTestApp, type TestApp } from '../support/test-app';
 const api = (path: string) => `/api/v4${path}`;
 const BLOCKED = { message: '403 Forbidden - User is blocked' };
 
-/** The security issue's regressions: eviction of cached tokens, sudo as a blocked user, response headers. */
+/** The security issue's regressions: eviction of cached tokens, sudo as a blocked user, response headers, hook delivery log. */
 describe('security', () => {
   // A cache long enough that only an eviction can explain a refusal.
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ tokenCacheMs: 60_000 });
+    t = await startTestApp({ tokenCacheMs: 60_000, allowLocalWebhooks: true });
   });
   afterAll(async () => {
     await t.close();
@@ -251,6 +253,81 @@ describe('security', () => {
       const authenticated = await t.http().get(raw).set('PRIVATE-TOKEN', u.token);
       expect(authenticated.status).toBe(200);
       expect(authenticated.headers).toMatchObject({ ...sandboxed, 'cache-control': 'private, no-store' });
+    });
+  });
+
+  describe('hook delivery log', () => {
+    const tmp = tempDirs();
+    let receiver: Server;
+    let receiverPort: number;
+    beforeAll(async () => {
+      receiver = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(503).end('not now'));
+      });
+      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+      receiverPort = (receiver.address() as AddressInfo).port;
+      await t.app.listen(0, '127.0.0.1');
+    });
+    afterAll(async () => {
+      tmp.removeAll();
+      receiver.closeAllConnections();
+      await new Promise((r) => receiver.close(r));
+    });
+
+    it('gives maintainers a generic reason, never an address, port, DNS answer or socket error', async () => {
+      const u = await createUser(t);
+      const project = (
+        await t.http().post(api('/projects')).set('PRIVATE-TOKEN', u.token).send({ name: 'hooked-reasons' })
+      ).body;
+      const closed = createServer();
+      await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
+      const closedPort = (closed.address() as AddressInfo).port;
+      await new Promise((r) => closed.close(r));
+      const cases: [string, string][] = [
+        [`http://127.0.0.1:${receiverPort}/answers-503`, 'HTTP 503'],
+        [`http://127.0.0.1:${closedPort}/nobody`, 'connection failed'],
+        ['http://no-such-host.invalid/hook', 'connection failed'],
+        [`https://127.0.0.1:${receiverPort}/plain-http`, 'TLS error'],
+      ];
+      const hooks: number[] = [];
+      for (const [url] of cases) {
+        const res = await t
+          .http()
+          .post(api(`/projects/${project.id}/hooks`))
+          .set('PRIVATE-TOKEN', u.token)
+          .send({ url });
+        expect(res.status).toBe(201);
+        hooks.push(res.body.id);
+      }
+      const work = tmp.make();
+      await gitOk(['init', '-q', '-b', 'master', work]);
+      writeFileSync(join(work, 'a.txt'), 'a\n');
+      await gitOk(['add', '-A'], work);
+      await gitOk(['commit', '-q', '-m', 'a'], work, {
+        GIT_AUTHOR_NAME: 'A',
+        GIT_AUTHOR_EMAIL: 'a@example.com',
+        GIT_COMMITTER_NAME: 'A',
+        GIT_COMMITTER_EMAIL: 'a@example.com',
+      });
+      const port = (t.app.getHttpServer().address() as AddressInfo).port;
+      await gitOk(
+        ['push', '-q', `http://git:${u.token}@127.0.0.1:${port}/${project.path_with_namespace}.git`, 'master'],
+        work,
+      );
+      for (const [i, [, reason]] of cases.entries()) {
+        const log = await eventually(async () => {
+          const res = await t
+            .http()
+            .get(api(`/projects/${project.id}/hooks/${hooks[i]}/events`))
+            .set('PRIVATE-TOKEN', u.token);
+          return res.body.length ? res.body : false;
+        }, 15_000);
+        const first = log[log.length - 1];
+        expect(first).toMatchObject({ attempt: 1, error: reason });
+        for (const leak of ['127.0.0.1', String(closedPort), 'no-such-host', 'ECONN', 'ENOTFOUND', 'EAI_'])
+          expect(JSON.stringify(log.map((e: { error: string }) => e.error))).not.toContain(leak);
+      }
     });
   });
 });

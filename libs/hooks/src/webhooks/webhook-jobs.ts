@@ -19,7 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { RecordHookDelivery } from '../commands/hook.commands';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
-import { delivered, sendWebhook } from './webhook-sender';
+import { deliveryReason, delivered, sendWebhook } from './webhook-sender';
 
 /** Attempts per delivery, with exponential backoff (by default 10, 20 and 40 s between them). */
 export const DELIVERY_ATTEMPTS = 4;
@@ -160,11 +160,15 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
         url: redactSecrets(withoutUserInfo(hook.url)),
         attempt,
         responseStatus: outcome.status,
-        error: outcome.error,
+        error: deliveryReason(outcome),
         durationMs: outcome.durationMs,
       }),
     );
-    if (!delivered(outcome)) throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
+    if (!delivered(outcome)) {
+      // The detail (resolver answer, address, socket error) is for operators only.
+      if (outcome.error) this.logger.debug(`hook ${hook.id} delivery attempt ${attempt}: ${outcome.error}`);
+      throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
+    }
   }
 }
 
