@@ -1,4 +1,4 @@
-import { FILTERED, redactHeaders, redactSecrets } from './redact';
+import { FILTERED, redactHeaders, RedactingLogger, redactSecrets } from './redact';
 
 describe('redactSecrets', () => {
   const secret = 'glpat-abcDEF123_secret';
@@ -64,5 +64,30 @@ describe('redactHeaders', () => {
       'content-type': 'application/json',
       referer: `https://${FILTERED}@example.com/?private_token=${FILTERED}`,
     });
+  });
+});
+
+describe('RedactingLogger', () => {
+  it('filters every message and stack it prints', () => {
+    const written: string[] = [];
+    const stdout = process.stdout.write;
+    const stderr = process.stderr.write;
+    const capture = ((chunk: unknown) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write;
+    process.stdout.write = capture;
+    process.stderr.write = capture;
+    try {
+      const logger = new RedactingLogger(['log', 'error']);
+      logger.log('GET /x?private_token=s3cr3t-one', 'Test');
+      logger.error('failed with Authorization: Bearer s3cr3t-two', 'Error: at https://u:s3cr3t-three@h/', 'Test');
+    } finally {
+      process.stdout.write = stdout;
+      process.stderr.write = stderr;
+    }
+    const all = written.join('');
+    expect(all).toContain(`private_token=${FILTERED}`);
+    expect(all).not.toMatch(/s3cr3t/);
   });
 });
