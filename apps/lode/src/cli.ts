@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { EventMetadata, LodeConfig, ProjectionRebuilder, runMigrations } from '@app/platform';
+import { EventMetadata, LodeConfig, ProjectionRebuilder, RedactingLogger, runMigrations } from '@app/platform';
 import { ChangeUserBlock, CreateAccessToken, ROOT_TOKEN_SCOPES, UserQueries } from '@app/users';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
   config.logLevel = 'warn';
   await runMigrations(config, MIGRATIONS);
   const app = await NestFactory.createApplicationContext(LodeModule.forRoot(config, { http: false, worker: false }), {
-    logger: ['error', 'warn'],
+    logger: new RedactingLogger(['error', 'warn']),
   });
   try {
     switch (command) {

@@ -4,7 +4,9 @@ import {
   GitlabValidationPipe,
   LodeConfig,
   PaginationInterceptor,
+  RedactingLogger,
   requestContextMiddleware,
+  securityHeadersMiddleware,
 } from '@app/platform';
 import { GitHttpMiddleware } from '@app/repositories';
 import type { INestApplication, LogLevel } from '@nestjs/common';
@@ -43,7 +45,7 @@ export async function createHttpApp(
     new GitlabExpressAdapter(),
     {
       bodyParser: false,
-      logger: logLevels(config.logLevel),
+      logger: new RedactingLogger(logLevels(config.logLevel)),
     },
   );
   configureHttp(app, config);
@@ -64,6 +66,7 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
     limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 },
   }).any();
   app.use(requestContextMiddleware);
+  app.use(securityHeadersMiddleware);
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
   // process serves no HTTP side, as in a worker-only test module).
   const git = gitMiddleware(app);

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
-import { LodeConfig, runMigrations } from '@app/platform';
+import { LodeConfig, RedactingLogger, runMigrations } from '@app/platform';
 import { SeedRoot } from '@app/users';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -18,11 +18,15 @@ process.env.UV_THREADPOOL_SIZE ??= String(Math.max(8, cpus().length * 2));
  */
 async function bootstrap(): Promise<void> {
   const config = LodeConfig.fromEnv();
+  // Every line this process logs goes through redactSecrets (no token, password or URL credentials).
+  Logger.overrideLogger(new RedactingLogger(logLevels(config.logLevel)));
   const logger = new Logger('Lode');
   await runMigrations(config, MIGRATIONS);
   const app = config.runsApi
     ? await createHttpApp(config)
-    : await NestFactory.createApplicationContext(LodeModule.forRoot(config), { logger: logLevels(config.logLevel) });
+    : await NestFactory.createApplicationContext(LodeModule.forRoot(config), {
+        logger: new RedactingLogger(logLevels(config.logLevel)),
+      });
   await app.init(); // registers command handlers before the first command
   await app.get(CommandBus).execute(new SeedRoot());
   if (config.runsApi) {

@@ -13,6 +13,12 @@ export { ProjectionRegistry, type Handled, type Projector } from './projections/
 export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
 export { OutboxRelay } from './outbox/outbox-relay';
+export {
+  Invalidations,
+  INVALIDATION_CHANNEL,
+  type InvalidationRoute,
+  type InvalidationSubscriber,
+} from './outbox/invalidations';
 export { redisOptions } from './queue/queue-connection';
 export { logConnectionErrors } from './queue/connection-errors';
 export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';
@@ -32,7 +38,9 @@ export {
   MAX_PER_PAGE,
   type PageParams,
 } from './http/pagination';
+export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './logging/redact';
 export { requestContextMiddleware } from './http/request-context.middleware';
+export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
 export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';
 export { RouteIntPipe, intParam } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from './http/transforms';

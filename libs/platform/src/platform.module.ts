@@ -6,6 +6,7 @@ import { PgEventStore } from './event-store/pg-event-store';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
 import { OutboxRelay } from './outbox/outbox-relay';
+import { Invalidations } from './outbox/invalidations';
 import { OutboxRoutes } from './outbox/outbox-route';
 import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
@@ -26,6 +27,7 @@ export class PlatformModule {
         { provide: EventStore, useClass: PgEventStore },
         ProjectionRegistry,
         OutboxRoutes,
+        Invalidations,
         ...(options.relay ? [OutboxRelay] : []),
         ProjectionRebuilder,
         DependencyProbe,
@@ -38,6 +40,7 @@ export class PlatformModule {
         EventStore,
         ProjectionRegistry,
         OutboxRoutes,
+        Invalidations,
         ProjectionRebuilder,
         DependencyProbe,
         JobKinds,

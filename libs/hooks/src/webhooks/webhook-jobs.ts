@@ -6,6 +6,7 @@ import {
   firstRow,
   rows,
   LodeConfig,
+  redactSecrets,
   type DomainEvent,
   type JobHandlers,
   type OutboxRoute,
@@ -22,7 +23,7 @@ import { RecordHookDelivery } from '../commands/hook.commands';
 import { withoutCredentials } from '../domain/hook-url';
 import { HookSecrets } from '../secrets/hook-secrets';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
-import { delivered, sendWebhook } from './webhook-sender';
+import { deliveryReason, delivered, sendWebhook } from './webhook-sender';
 
 /** Attempts per delivery, with exponential backoff (by default 10, 20 and 40 s between them). */
 export const DELIVERY_ATTEMPTS = 4;
@@ -185,13 +186,17 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       new RecordHookDelivery(hook.id, {
         eventUuid: job.eventUuid,
         event: job.event,
-        url: withoutCredentials(url),
+        url: redactSecrets(withoutCredentials(url)),
         attempt,
         responseStatus: outcome.status,
-        error: outcome.error,
+        error: deliveryReason(outcome),
         durationMs: outcome.durationMs,
       }),
     );
-    if (!delivered(outcome)) throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
+    if (!delivered(outcome)) {
+      // The detail (resolver answer, address, socket error) is for operators only.
+      if (outcome.error) this.logger.debug(`hook ${hook.id} delivery attempt ${attempt}: ${outcome.error}`);
+      throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
+    }
   }
 }

@@ -13,11 +13,15 @@ export interface WebhookRequest {
   allowLocal: boolean;
 }
 
-/** What one attempt came to: the receiver's status, or why there was none. */
+/** Why an attempt got no answer, in words that name no address, port or resolver result. */
+export type DeliveryFailure = 'refused' | 'connection' | 'timeout' | 'tls';
+
+/** What one attempt came to: the receiver's status, or why there was none (`error` is for the server's log only). */
 export interface WebhookOutcome {
   status: number | null;
   error: string | null;
   durationMs: number;
+  failure?: DeliveryFailure;
 }
 
 /** The receiver's answer is read (so the connection ends cleanly) but only this much is kept. */
@@ -30,13 +34,14 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  */
 export async function sendWebhook(req: WebhookRequest): Promise<WebhookOutcome> {
   const started = performance.now();
-  const done = (status: number | null, error: string | null): WebhookOutcome => ({
+  const done = (status: number | null, error: string | null, failure?: DeliveryFailure): WebhookOutcome => ({
     status,
     error,
     durationMs: Math.round(performance.now() - started),
+    ...(failure ? { failure } : {}),
   });
   const verdict = await checkHookUrl(req.url, { allowLocal: req.allowLocal });
-  if (!verdict.ok) return done(null, `refused: ${verdict.reason}`);
+  if (!verdict.ok) return done(null, `refused: ${verdict.reason}`, verdict.unresolved ? 'connection' : 'refused');
   const { url, addresses } = verdict;
   const headers: Record<string, string> = { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) };
   if (req.token) headers['X-Gitlab-Token'] = req.token;
@@ -47,11 +52,12 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookOutcome> 
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   return new Promise<WebhookOutcome>((resolve) => {
     let settled = false;
-    const finish = (status: number | null, error: string | null) => {
+    let timedOut = false;
+    const finish = (status: number | null, error: string | null, failure?: DeliveryFailure) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve(done(status, error));
+      resolve(done(status, error, failure));
     };
     const request = (https ? httpsRequest : httpRequest)(
       {
@@ -77,11 +83,39 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookOutcome> 
       },
     );
     const timer = setTimeout(() => {
+      timedOut = true;
       request.destroy(new Error(`timed out after ${req.timeoutMs} ms`));
     }, req.timeoutMs);
-    request.on('error', (err: Error) => finish(null, err.message));
+    request.on('error', (err: Error) =>
+      finish(null, err.message, timedOut ? 'timeout' : isTlsError(err) ? 'tls' : 'connection'),
+    );
     request.end(req.body);
   });
+}
+
+/** Certificate and handshake failures, as Node reports them (`CERT_HAS_EXPIRED`, `ERR_SSL_...`, `EPROTO`...). */
+function isTlsError(err: NodeJS.ErrnoException): boolean {
+  const code = err.code ?? '';
+  return /CERT|SSL|TLS|SIGNATURE|EPROTO/i.test(code) || /certificate|ssl|tls/i.test(err.message);
+}
+
+/**
+ * What the hook's delivery log, which maintainers read, says about an attempt: `HTTP <status>` for a
+ * receiver's non-2xx answer, else a generic reason (`connection failed`, `TLS error`, or the
+ * timeout Lode applied). Resolver answers, addresses, ports and socket errors stay in the
+ * server's log, never in the delivery log.
+ */
+export function deliveryReason(o: WebhookOutcome): string | null {
+  if (o.status !== null) return delivered(o) ? null : `HTTP ${o.status}`;
+  switch (o.failure) {
+    case 'timeout':
+      return o.error; // "timed out after <LODE_WEBHOOK_TIMEOUT> ms": Lode's own limit, nothing of the network
+    case 'tls':
+      return 'TLS error';
+    default:
+      // Also an address the SSRF rules refuse now: naming that would tell what an internal name resolves to.
+      return 'connection failed';
+  }
 }
 
 /** GitLab counts 2xx as delivered; anything else (also a redirect) is a failed attempt. */

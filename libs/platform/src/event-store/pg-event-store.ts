@@ -3,6 +3,7 @@ import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { RequestContexts } from '../context';
 import { oneRow, rows } from '../database/sql';
 import { Conflict } from '../errors';
+import { INVALIDATION_CHANNEL, Invalidations } from '../outbox/invalidations';
 import { OutboxRoutes } from '../outbox/outbox-route';
 import { ProjectionRegistry } from '../projections/projector';
 import { EventStore, UniqueViolation, UnitOfWork } from './event-store';
@@ -39,12 +40,15 @@ class VersionClash extends Error {}
 
 class PgUnitOfWork implements UnitOfWork {
   outboxWritten = false;
+  /** Cache keys the appended events made stale: notified at commit, evicted locally right after. */
+  readonly stale = new Set<string>();
   private readonly locked = new Set<string>();
   constructor(
     readonly db: EntityManager,
     private readonly metadata: EventMetadata,
     private readonly projections: ProjectionRegistry,
     private readonly routes: OutboxRoutes,
+    private readonly invalidations: Invalidations,
   ) {}
 
   async load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<S> {
@@ -76,6 +80,7 @@ class PgUnitOfWork implements UnitOfWork {
       const r = toRecorded<E>(rows[0]);
       recorded.push(r);
       await this.projections.apply(r, this.db).catch(rethrowUnique);
+      for (const key of this.invalidations.keysFor(r)) this.stale.add(key);
       for (const job of this.routes.jobsFor(r)) {
         await this.db.query(
           `insert into outbox (global_position, queue, name, job_id, data, options) values ($1, $2, $3, $4, $5, $6)
@@ -122,6 +127,7 @@ export class PgEventStore extends EventStore {
     private readonly dataSource: DataSource,
     private readonly projections: ProjectionRegistry,
     private readonly routes: OutboxRoutes,
+    private readonly invalidations: Invalidations,
   ) {
     super();
   }
@@ -130,13 +136,21 @@ export class PgEventStore extends EventStore {
     const meta = { ...metadataFromRequest(), ...metadata };
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.dataSource.transaction(async (db) => {
-          const uow = new PgUnitOfWork(db, meta, this.projections, this.routes);
+        let stale: string[] = [];
+        const result = await this.dataSource.transaction(async (db) => {
+          const uow = new PgUnitOfWork(db, meta, this.projections, this.routes, this.invalidations);
           const result = await work(uow);
           // Delivered at commit: wakes the outbox relay without waiting for its poll.
           if (uow.outboxWritten) await db.query(`select pg_notify($1, '')`, [OUTBOX_CHANNEL]);
+          // Delivered at commit to every process's cache (this one's too, which is harmless).
+          stale = [...uow.stale];
+          if (stale.length)
+            await db.query(`select pg_notify($1, $2)`, [INVALIDATION_CHANNEL, Invalidations.payload(stale)]);
           return result;
         });
+        // Committed: this process forgets the stale entries before the command's caller answers.
+        this.invalidations.publish(stale);
+        return result;
       } catch (err) {
         if (!(err instanceof VersionClash) && !isTransient(err)) throw err;
         if (attempt > VERSION_CLASH_RETRIES) {

@@ -15,6 +15,7 @@ import {
   Unavailable,
   Unprocessable,
 } from '../errors';
+import { redactSecrets } from '../logging/redact';
 import { sendJson } from './json-response';
 
 /** The one place that turns errors into GitLab's bodies. Anything unexpected is a logged 500. */
@@ -86,7 +87,9 @@ export class GitlabErrorFilter implements ExceptionFilter {
     if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500)
       return [e.status, { error: e.message ?? 'Bad Request' }];
     this.logger.error(
-      `${req.method} ${req.originalUrl} failed (request ${String(req.headers['x-request-id'] ?? '-')}): ${(err as Error)?.stack ?? String(err)}`,
+      redactSecrets(
+        `${req.method} ${req.originalUrl} failed (request ${String(req.headers['x-request-id'] ?? '-')}): ${(err as Error)?.stack ?? String(err)}`,
+      ),
     );
     return [500, { message: '500 Internal Server Error' }];
   }

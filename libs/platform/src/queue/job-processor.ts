@@ -1,6 +1,7 @@
 import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { UnrecoverableError, type Job, type Queue } from 'bullmq';
+import { redactSecrets } from '../logging/redact';
 import type { OutboxJob } from '../outbox/outbox-route';
 import { logConnectionErrors } from './connection-errors';
 
@@ -112,6 +113,6 @@ export abstract class JobProcessor<J extends JobData> extends WorkerHost impleme
   onWorkerError(err: Error): void {
     if (err.message === this.lastError) return;
     this.lastError = err.message;
-    this.logger.warn(`worker ${this.jobQueue.name}: ${err.message}`);
+    this.logger.warn(redactSecrets(`worker ${this.jobQueue.name}: ${err.message}`));
   }
 }

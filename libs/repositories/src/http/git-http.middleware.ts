@@ -1,5 +1,5 @@
 import { GitRepositories, projectRepo, type RepoRef } from '@app/git';
-import { Actor, Clock, NotFound, Unauthorized } from '@app/platform';
+import { Actor, Clock, NotFound, redactSecrets, Unauthorized } from '@app/platform';
 import { ProjectAccessPolicy, ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
 import { ActorResolver, RecordUserActivity, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
@@ -51,7 +51,7 @@ export class GitHttpMiddleware {
     if (!route) return next();
     this.serve(req, res, route.fullPath, route.service, route.push).catch((err: unknown) => {
       if (err instanceof Refusal) return refuse(res, err);
-      this.logger.error(`git ${req.method} ${req.path}: ${String(err)}`);
+      this.logger.error(redactSecrets(`git ${req.method} ${req.originalUrl}: ${String(err)}`));
       if (!res.headersSent) res.status(500).type('text/plain').send('Internal error\n');
     });
   };

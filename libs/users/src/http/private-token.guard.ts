@@ -4,6 +4,7 @@ import {
   Clock,
   Forbidden,
   InsufficientScope,
+  markAuthenticated,
   NotFound,
   RequestContexts,
   Unauthorized,
@@ -12,10 +13,10 @@ import {
 import { CanActivate, ExecutionContext, Injectable, Logger, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { RecordUserActivity } from '../commands/record-user-activity.command';
 import { UserQueries } from '../queries/user.queries';
-import { ActorResolver } from '../queries/actor-resolver';
+import { ActorResolver, UserBlocked } from '../queries/actor-resolver';
 
 export const READ_USER_KEY = 'lode:read_user';
 /** GET routes of the Users API, which a token with only the `read_user` scope may call. */
@@ -26,7 +27,8 @@ export type ActorRequest = Request & { actor?: Actor };
 /**
  * Authenticates every API request, in GitLab's order: find the token (PRIVATE-TOKEN header,
  * `private_token` parameter, or `Authorization: Bearer`), let `ActorResolver` refuse unknown, revoked
- * or expired ones (401) and blocked users (403), apply `sudo`, then check the token's scopes (unless sudo changed
+ * or expired ones (401) and blocked users (403), apply `sudo` (refused for a blocked
+ * user, 403 as their own token), then check the token's scopes (unless sudo changed
  * the user), then the route's own requirement (signed in, administrator).
  */
 @Injectable()
@@ -48,6 +50,7 @@ export class PrivateTokenGuard implements CanActivate {
     const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets);
     const secret = tokenFrom(req);
     const caller = secret === undefined ? undefined : await this.actors.byToken(secret);
+    if (caller) markAuthenticated(ctx.switchToHttp().getResponse<Response>());
     let actor = caller?.actor;
     const sudo = sudoFrom(req);
     if (sudo !== undefined) actor = await this.sudo(caller?.actor, sudo);
@@ -79,6 +82,8 @@ export class PrivateTokenGuard implements CanActivate {
     if (!actor.scopes.includes('sudo')) throw new InsufficientScope(['sudo']);
     const user = await this.users.findByIdOrUsername(target);
     if (!user) throw new NotFound(`User with ID or username '${target}'`);
+    // A blocked user may not act through the API, whoever's token asks: the same 403 as their own token gets.
+    if (user.state !== 'active') throw new UserBlocked();
     return {
       id: user.id,
       username: user.username,

@@ -1,7 +1,16 @@
-import { firstRow, LodeConfig } from '@app/platform';
+import {
+  firstRow,
+  Invalidations,
+  LodeConfig,
+  type DomainEvent,
+  type InvalidationRoute,
+  type Recorded,
+} from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { AccessTokenEvent } from '../domain/access-token';
 import { tokenDigest } from '../domain/secrets';
+import type { UserEvent } from '../domain/user';
 
 export interface ResolvedToken {
   tokenId: number;
@@ -38,25 +47,69 @@ interface TokenRow {
 
 const MAX_ENTRIES = 10_000;
 
+/** The cache key of everything resolved for one user's tokens. */
+export const userCredentialsKey = (userId: number) => `user-credentials:${userId}`;
+
+/**
+ * The events that change what a token resolves to: the token revoked, its owner blocked, unblocked,
+ * deleted or changed (administrator flag, external, username). Passwords play no part: Basic auth
+ * takes a token as its password. `UserActivityRecorded` is kept up to date by `noteActivity`.
+ */
+export const tokenInvalidationRoute: InvalidationRoute = (event: Recorded<DomainEvent>) => {
+  const e = event as Recorded<UserEvent | AccessTokenEvent>;
+  switch (e.type) {
+    case 'AccessTokenRevoked':
+    case 'AccessTokenCreated':
+    case 'UserBlocked':
+    case 'UserUnblocked':
+    case 'UserDeleted':
+    case 'UserUpdated':
+      return userCredentialsKey(e.data.userId);
+    default:
+      return undefined;
+  }
+};
+
 /**
  * Turns a token secret into its owner with ONE indexed query (digest → token ⋈ user), cached for
- * `LODE_TOKEN_CACHE_MS` (1 s by default), which bounds how long a revoked token or a blocked user
- * may still be served by this process.
+ * `LODE_TOKEN_CACHE_MS` (1 s by default). An event that changes the answer (`tokenInvalidationRoute`)
+ * evicts the owner's entries at once: in the process that wrote it before the command returns, in
+ * the others through `Invalidations`' NOTIFY. The TTL only bounds staleness when a notification is lost.
  */
 @Injectable()
 export class TokenResolver {
   private readonly cache = new Map<string, { value: ResolvedToken | null; until: number }>();
+  /** Bumped by every eviction: a lookup that overlapped one does not cache what it read. */
+  private epoch = 0;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: LodeConfig,
-  ) {}
+    invalidations: Invalidations,
+  ) {
+    invalidations.register(tokenInvalidationRoute);
+    invalidations.subscribe((keys) => this.evict(keys));
+  }
+
+  /** Forgets the entries of the users named by `keys` (and unknown-token answers), or everything. */
+  evict(keys: readonly string[] | 'all'): void {
+    this.epoch += 1;
+    if (keys === 'all') {
+      this.cache.clear();
+      return;
+    }
+    const users = new Set(keys);
+    for (const [digest, entry] of this.cache)
+      if (entry.value === null || users.has(userCredentialsKey(entry.value.user.id))) this.cache.delete(digest);
+  }
 
   async resolve(secret: string): Promise<ResolvedToken | null> {
     const digest = tokenDigest(secret);
     const now = Date.now();
     const hit = this.cache.get(digest);
     if (hit && hit.until > now) return hit.value;
+    // An eviction that lands while this lookup runs bumps the epoch: the answer is then not cached.
+    const epoch = this.epoch;
     const r = await firstRow<TokenRow>(
       this.dataSource,
       `select t.id, t.scopes, t.impersonation, t.revoked, to_char(t.expires_at, 'YYYY-MM-DD') as expires_at, t.created_by,
@@ -83,7 +136,7 @@ export class TokenResolver {
           },
         }
       : null;
-    if (this.config.tokenCacheMs > 0) {
+    if (this.config.tokenCacheMs > 0 && epoch === this.epoch) {
       if (this.cache.size >= MAX_ENTRIES) this.cache.clear();
       this.cache.set(digest, { value, until: now + this.config.tokenCacheMs });
     }

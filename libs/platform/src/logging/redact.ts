@@ -1,0 +1,73 @@
+import { ConsoleLogger, type LogLevel } from '@nestjs/common';
+
+/** What a secret is replaced with. */
+export const FILTERED = '[FILTERED]';
+
+/** Parameter and field names whose values are secrets: `private_token`, `X-Gitlab-Token`, `password`, `user[password]`... */
+const SECRET_NAME = String.raw`[\w\-\[\]%]*?(?:token|password|passwd|secret|api[-_]?key)(?:[_-]\w+|\]|%5D)*`;
+/** Headers whose values are credentials, whatever their name says. */
+const SECRET_HEADER = String.raw`(?:proxy-)?authorization|cookie|set-cookie`;
+
+const RULES: [RegExp, string][] = [
+  // URL user info (`https://user:password@host`, `http://oauth2:<token>@host`): all of it.
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi, `$1${FILTERED}@`],
+  // Query strings and form bodies: `?private_token=...`, `&password=...`.
+  [new RegExp(String.raw`((?:^|[?&;\s"'])${SECRET_NAME}=)[^&\s#"',;:]*`, 'gi'), `$1${FILTERED}`],
+  // Headers and fields as logged: `PRIVATE-TOKEN: x`, `"token":"x"`, `authorization: 'Basic x'`.
+  [
+    new RegExp(
+      String.raw`((?<![\w./\\-])(?:${SECRET_HEADER}|${SECRET_NAME})["']?\s*[:=]\s*["']?)((?:basic|bearer|token)\s+)?[^"'\s,;:&}]+`,
+      'gi',
+    ),
+    `$1$2${FILTERED}`,
+  ],
+  // Credentials with no name before them: `Basic dXNlcjpwYXNz`, `Bearer abc`.
+  [/\b(basic|bearer)\s+[A-Za-z0-9+/=._~-]{8,}/gi, `$1 ${FILTERED}`],
+];
+
+/**
+ * The one place that strips credentials from text bound for a log: URL user info, `private_token`
+ * and other secret-named parameters, `PRIVATE-TOKEN`, `Authorization` (Basic and Bearer),
+ * `X-Gitlab-Token`, passwords. Every log line that may print a URL, headers or an error built from
+ * them goes through it (and `RedactingLogger` applies it to every line as a last resort).
+ */
+export function redactSecrets(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of RULES) out = out.replace(pattern, replacement);
+  return out;
+}
+
+const SECRET_HEADER_NAME = new RegExp(String.raw`^(?:${SECRET_HEADER}|${SECRET_NAME})$`, 'i');
+
+/** A copy of request or response headers fit for a log: credential headers' values replaced. */
+export function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(headers))
+    out[name] = SECRET_HEADER_NAME.test(name) ? FILTERED : typeof value === 'string' ? redactSecrets(value) : value;
+  return out;
+}
+
+/** Nest's console logger with `redactSecrets` applied to every message and stack it prints. */
+export class RedactingLogger extends ConsoleLogger {
+  constructor(logLevels: LogLevel[]) {
+    super({ logLevels });
+  }
+
+  protected override formatMessage(
+    logLevel: LogLevel,
+    message: unknown,
+    pidMessage: string,
+    formattedLogLevel: string,
+    contextMessage: string,
+    timestampDiff: string,
+    params?: Record<string, unknown>,
+  ): string {
+    return redactSecrets(
+      super.formatMessage(logLevel, message, pidMessage, formattedLogLevel, contextMessage, timestampDiff, params),
+    );
+  }
+
+  protected override printStackTrace(stack: string): void {
+    super.printStackTrace(typeof stack === 'string' ? redactSecrets(stack) : stack);
+  }
+}

@@ -1,0 +1,142 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Client } from 'pg';
+import { LodeConfig } from '../config/lode-config';
+import type { DomainEvent, Recorded } from '../event-store/recorded';
+
+export const INVALIDATION_CHANNEL = 'lode_invalidate';
+/** Sent instead of the keys when they would not fit in one NOTIFY payload (8000 bytes): every subscriber flushes. */
+const EVERYTHING = '*';
+const MAX_PAYLOAD = 7000;
+const RECONNECT_MS = 1000;
+
+/** A pure function from an event to the cache keys it makes stale (such as `user:42`); runs inside the append transaction. */
+export type InvalidationRoute = (event: Recorded<DomainEvent>) => string | string[] | undefined;
+
+/** Told the stale keys, or `'all'` when notifications may have been lost and anything may be stale. */
+export type InvalidationSubscriber = (keys: readonly string[] | 'all') => void;
+
+/**
+ * Evicts process-local caches when an event changes what they hold. The event store asks `keysFor`
+ * each appended event, NOTIFYs the keys on `lode_invalidate` at commit (every process LISTENs, so
+ * every process evicts), and calls `publish` itself right after the commit, before the command
+ * returns, so the process that wrote the event never serves the stale entry to the next request.
+ * While the LISTEN connection is down, subscribers are told `'all'` (on loss and again on
+ * reconnection): a cache's own TTL stays the fallback.
+ */
+@Injectable()
+export class Invalidations implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Invalidations');
+  private readonly routes: InvalidationRoute[] = [];
+  private readonly subscribers: InvalidationSubscriber[] = [];
+  private listener?: Client;
+  private retry?: NodeJS.Timeout;
+  private stopped = false;
+  private lastFailure = '';
+
+  constructor(private readonly config: LodeConfig) {}
+
+  register(...routes: InvalidationRoute[]): void {
+    for (const r of routes) if (!this.routes.includes(r)) this.routes.push(r);
+  }
+
+  subscribe(subscriber: InvalidationSubscriber): void {
+    if (!this.subscribers.includes(subscriber)) this.subscribers.push(subscriber);
+  }
+
+  keysFor(event: Recorded<DomainEvent>): string[] {
+    return this.routes.flatMap((r) => {
+      const out = r(event);
+      return out === undefined ? [] : Array.isArray(out) ? out : [out];
+    });
+  }
+
+  /** The NOTIFY payload for a transaction's keys. */
+  static payload(keys: readonly string[]): string {
+    const json = JSON.stringify(keys);
+    return Buffer.byteLength(json) > MAX_PAYLOAD ? EVERYTHING : json;
+  }
+
+  /** Tells this process's subscribers; a subscriber that throws does not keep the others from hearing. */
+  publish(keys: readonly string[] | 'all'): void {
+    if (keys !== 'all' && keys.length === 0) return;
+    for (const s of this.subscribers) {
+      try {
+        s(keys);
+      } catch (err) {
+        this.logger.warn(`an invalidation subscriber failed: ${String(err)}`);
+      }
+    }
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.listen();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    const l = this.listener;
+    this.listener = undefined;
+    await l?.end().catch(() => undefined);
+  }
+
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    const client = new Client({ connectionString: this.config.databaseUrl });
+    const lost = () => {
+      if (this.listener !== client) return;
+      this.listener = undefined;
+      client.end().catch(() => undefined);
+      this.lastFailure = 'the LISTEN connection was lost';
+      this.logger.warn(`${this.lastFailure}; reconnecting`);
+      this.publish('all');
+      this.scheduleRetry();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (n) => {
+      if (n.channel !== INVALIDATION_CHANNEL) return;
+      this.publish(parse(n.payload));
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${INVALIDATION_CHANNEL}`);
+      if (this.stopped) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      this.listener = client;
+      if (this.lastFailure) {
+        this.logger.log(`listening again after: ${this.lastFailure}`);
+        // Whatever was notified while we were away is lost.
+        this.publish('all');
+      }
+      this.lastFailure = '';
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      const message = `LISTEN ${INVALIDATION_CHANNEL} failed, caches rely on their TTL: ${String(err)}`;
+      if (message !== this.lastFailure) this.logger.warn(message);
+      this.lastFailure = message;
+      this.scheduleRetry();
+    }
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.listen();
+    }, RECONNECT_MS);
+    this.retry.unref();
+  }
+}
+
+function parse(payload: string | undefined): readonly string[] | 'all' {
+  if (!payload || payload === EVERYTHING) return 'all';
+  try {
+    const keys: unknown = JSON.parse(payload);
+    return Array.isArray(keys) ? keys.filter((k): k is string => typeof k === 'string') : 'all';
+  } catch {
+    return 'all';
+  }
+}
