@@ -41,6 +41,8 @@ export function testConfig(overrides: Partial<LodeConfig> = {}): LodeConfig {
   config.logLevel = 'error';
   config.outboxPollMs = 200;
   config.tokenCacheMs = 0;
+  // Suites send many refused tokens on purpose; the throttle has its own test (auth-throttle.e2e-spec.ts).
+  config.authFailures = 0;
   Object.assign(config, overrides);
   return config;
 }

@@ -24,6 +24,7 @@ export { logConnectionErrors } from './queue/connection-errors';
 export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';
 export { PlatformModule } from './platform.module';
 export { SecretBox, SECRET_KEY_FILE } from './secrets/secret-box';
+export { AuthFailureThrottle, BAN_SECONDS } from './throttle/auth-failures';
 export { GitlabErrorFilter } from './http/gitlab-error.filter';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { GitlabParams, GitlabValidationPipe, validateParams } from './http/gitlab-params';

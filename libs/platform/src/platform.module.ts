@@ -12,6 +12,7 @@ import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
 import { JobKinds } from './queue/job-processor';
 import { SecretBox } from './secrets/secret-box';
+import { AuthFailureThrottle } from './throttle/auth-failures';
 
 /** The shared kernel every context uses: configuration, event store, projections, outbox, clock. */
 @Global()
@@ -33,6 +34,7 @@ export class PlatformModule {
         DependencyProbe,
         JobKinds,
         { provide: SecretBox, useFactory: () => SecretBox.forConfig(config) },
+        AuthFailureThrottle,
       ],
       exports: [
         LodeConfig,
@@ -45,6 +47,7 @@ export class PlatformModule {
         DependencyProbe,
         JobKinds,
         SecretBox,
+        AuthFailureThrottle,
         ...(options.relay ? [OutboxRelay] : []),
       ],
     };

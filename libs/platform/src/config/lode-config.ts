@@ -35,6 +35,8 @@ export class LodeConfig {
   secretKey?: string;
   /** Gravatar URLs for users without an avatar (GitLab's default); they reveal the MD5 of the e-mail. */
   gravatar = true;
+  /** Refused authentications an address may make in a minute before it is refused for an hour; 0: off. */
+  authFailures = 30;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -62,6 +64,7 @@ export class LodeConfig {
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     c.secretKey = env.LODE_SECRET_KEY || undefined;
+    c.authFailures = int(env.LODE_AUTH_FAILURES, c.authFailures, 'LODE_AUTH_FAILURES');
     c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
     return c;
   }

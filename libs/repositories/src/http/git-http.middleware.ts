@@ -1,7 +1,7 @@
 import { GitRepositories, projectRepo, type RepoRef } from '@app/git';
 import { Actor, Clock, NotFound, redactSecrets, Unauthorized } from '@app/platform';
 import { ProjectAccessPolicy, ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
-import { ActorResolver, RecordUserActivity, UserBlocked, type Authenticated } from '@app/users';
+import { ActorResolver, AuthThrottled, RecordUserActivity, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { NextFunction, Request, Response } from 'express';
@@ -23,6 +23,8 @@ class Refusal {
     readonly status: 401 | 403 | 404,
     readonly message: string,
     readonly challenge = false,
+    /** Seconds a throttled address must wait (`Retry-After`). */
+    readonly retryAfter?: number,
   ) {}
 }
 const challenge = () => new Refusal(401, 'HTTP Basic: Access denied', true);
@@ -133,8 +135,9 @@ export class GitHttpMiddleware {
   /** The caller from HTTP Basic (any user name, a token as the password); undefined when none was sent. */
   private async authenticate(req: Request): Promise<Authenticated | undefined> {
     try {
-      return await this.actors.byBasicAuth(req.headers.authorization);
+      return await this.actors.byBasicAuth(req.headers.authorization, req.ip);
     } catch (err) {
+      if (err instanceof AuthThrottled) throw new Refusal(403, 'Forbidden', false, err.retryAfter);
       if (err instanceof Unauthorized) throw challenge();
       if (err instanceof UserBlocked) throw new Refusal(403, 'Your account has been blocked.');
       throw err;
@@ -163,5 +166,6 @@ export class GitHttpMiddleware {
 function refuse(res: Response, r: Refusal): void {
   if (res.headersSent) return void res.destroy();
   if (r.challenge) res.setHeader('WWW-Authenticate', 'Basic realm="Lode"');
+  if (r.retryAfter !== undefined) res.setHeader('Retry-After', String(r.retryAfter));
   res.status(r.status).type('text/plain').send(`${r.message}\n`);
 }

@@ -16,7 +16,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { Request, Response } from 'express';
 import { RecordUserActivity } from '../commands/record-user-activity.command';
 import { UserQueries } from '../queries/user.queries';
-import { ActorResolver, UserBlocked } from '../queries/actor-resolver';
+import { ActorResolver, AuthThrottled, UserBlocked } from '../queries/actor-resolver';
 
 export const READ_USER_KEY = 'lode:read_user';
 /** GET routes of the Users API, which a token with only the `read_user` scope may call. */
@@ -49,7 +49,7 @@ export class PrivateTokenGuard implements CanActivate {
     const targets = [ctx.getHandler(), ctx.getClass()];
     const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets);
     const secret = tokenFrom(req);
-    const caller = secret === undefined ? undefined : await this.actors.byToken(secret);
+    const caller = secret === undefined ? undefined : await this.byToken(secret, req, ctx);
     if (caller) markAuthenticated(ctx.switchToHttp().getResponse<Response>());
     let actor = caller?.actor;
     const sudo = sudoFrom(req);
@@ -74,6 +74,17 @@ export class PrivateTokenGuard implements CanActivate {
     if (access && !actor) throw new Unauthorized();
     if (access === 'admin' && !actor?.isAdmin) throw new Forbidden();
     return true;
+  }
+
+  /** A throttled address is told when to come back. */
+  private async byToken(secret: string, req: ActorRequest, ctx: ExecutionContext) {
+    try {
+      return await this.actors.byToken(secret, req.ip);
+    } catch (err) {
+      if (err instanceof AuthThrottled)
+        ctx.switchToHttp().getResponse<Response>().setHeader('Retry-After', String(err.retryAfter));
+      throw err;
+    }
   }
 
   private async sudo(actor: Actor | undefined, target: string): Promise<Actor> {

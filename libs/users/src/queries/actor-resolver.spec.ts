@@ -1,8 +1,10 @@
-import { Clock, Unauthorized } from '@app/platform';
+import { AuthFailureThrottle, Clock, LodeConfig, Unauthorized } from '@app/platform';
 import { ActorResolver, UserBlocked } from './actor-resolver';
 import type { ResolvedToken, TokenResolver } from './token-resolver';
 
 const TODAY = '2026-03-10';
+/** The throttle is off here (no Redis): the e2e test covers it. */
+const NO_THROTTLE = new AuthFailureThrottle(Object.assign(new LodeConfig(), { authFailures: 0 }));
 
 class FixedClock extends Clock {
   now(): Date {
@@ -32,7 +34,7 @@ const token = (over: Partial<ResolvedToken> = {}, user: Partial<ResolvedToken['u
 /** A resolver over one known secret, `s3cret`, standing for `known`. */
 function given(known: ResolvedToken | null): ActorResolver {
   const tokens = { resolve: async (secret: string) => (secret === 's3cret' ? known : null) };
-  return new ActorResolver(tokens as unknown as TokenResolver, new FixedClock());
+  return new ActorResolver(tokens as unknown as TokenResolver, new FixedClock(), NO_THROTTLE);
 }
 
 const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
@@ -83,7 +85,7 @@ describe('ActorResolver', () => {
     it('keeps a colon inside the password', async () => {
       const known = token();
       const tokens = { resolve: async (secret: string) => (secret === 'a:b' ? known : null) };
-      const resolver = new ActorResolver(tokens as unknown as TokenResolver, new FixedClock());
+      const resolver = new ActorResolver(tokens as unknown as TokenResolver, new FixedClock(), NO_THROTTLE);
       expect((await resolver.byBasicAuth(basic('git:a:b')))?.actor.id).toBe(3);
     });
 

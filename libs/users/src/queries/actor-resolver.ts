@@ -1,4 +1,4 @@
-import { Clock, Forbidden, Unauthorized, type Actor } from '@app/platform';
+import { AuthFailureThrottle, Clock, Forbidden, Unauthorized, type Actor } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { TokenResolver } from './token-resolver';
 
@@ -12,6 +12,13 @@ export interface Authenticated {
 export class UserBlocked extends Forbidden {
   constructor() {
     super('User is blocked');
+  }
+}
+
+/** The caller's address made too many refused authentications: 403 for `retryAfter` seconds (GitLab's Rack::Attack). */
+export class AuthThrottled extends Forbidden {
+  constructor(readonly retryAfter: number) {
+    super();
   }
 }
 
@@ -29,10 +36,26 @@ export class ActorResolver {
   constructor(
     private readonly tokens: TokenResolver,
     private readonly clock: Clock,
+    private readonly throttle: AuthFailureThrottle,
   ) {}
 
-  /** The owner of a personal or impersonation token's secret. */
-  async byToken(secret: string): Promise<Authenticated> {
+  /**
+   * The owner of a personal or impersonation token's secret. `from`, the caller's address, is
+   * refused (`AuthThrottled`) while it is throttled, and each refusal from it is counted.
+   */
+  async byToken(secret: string, from?: string): Promise<Authenticated> {
+    if (from === undefined) return this.resolve(secret);
+    const wait = await this.throttle.refusedFor(from);
+    if (wait > 0) throw new AuthThrottled(wait);
+    try {
+      return await this.resolve(secret);
+    } catch (err) {
+      if (err instanceof Unauthorized || err instanceof UserBlocked) await this.throttle.failed(from);
+      throw err;
+    }
+  }
+
+  private async resolve(secret: string): Promise<Authenticated> {
     const token = await this.tokens.resolve(secret);
     const today = this.clock.now().toISOString().slice(0, 10);
     if (!token || token.revoked || (token.expiresAt !== null && token.expiresAt <= today)) throw new Unauthorized();
@@ -56,14 +79,17 @@ export class ActorResolver {
    * HTTP Basic as git sends it: any user name, a token as the password (as GitLab). Undefined when the
    * `Authorization` header holds no Basic credentials; an empty password is `Unauthorized`.
    */
-  async byBasicAuth(authorization: string | undefined): Promise<Authenticated | undefined> {
+  async byBasicAuth(authorization: string | undefined, from?: string): Promise<Authenticated | undefined> {
     const m = /^Basic\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!m) return undefined;
     const decoded = Buffer.from(m[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     const secret = colon < 0 ? '' : decoded.slice(colon + 1);
-    if (!secret) throw new Unauthorized();
-    return this.byToken(secret);
+    if (!secret) {
+      if (from !== undefined) await this.throttle.failed(from);
+      throw new Unauthorized();
+    }
+    return this.byToken(secret, from);
   }
 
   /** Notes a recorded activity day for the token's cached owner, so the next request does not record it again. */

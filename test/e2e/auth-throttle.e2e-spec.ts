@@ -1,0 +1,100 @@
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gitOk, tempDirs } from '../support/git';
+import { createUser, type SeededUser } from '../support/seed';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** Failed authentication is throttled per address, on the API and git alike (GitLab's Rack::Attack). */
+describe('failed-authentication throttle', () => {
+  const LIMIT = 5;
+  let t: TestApp;
+  let port: number;
+  let user: SeededUser;
+  const tmp = tempDirs();
+
+  /** A request from a chosen loopback address (all of 127/8 is this machine's). */
+  function from(address: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path, localAddress: address, headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+  const basic = (secret: string) => `Basic ${Buffer.from(`git:${secret}`).toString('base64')}`;
+
+  beforeAll(async () => {
+    t = await startTestApp({ authFailures: LIMIT });
+    await t.app.listen(0, '127.0.0.1');
+    port = (t.app.getHttpServer().address() as AddressInfo).port;
+    user = await createUser(t);
+  });
+  afterAll(async () => {
+    tmp.removeAll();
+    await t.close();
+  });
+
+  it('refuses an address for an hour once it passes the limit, valid credentials included', async () => {
+    const a = '127.0.0.21';
+    for (let i = 0; i <= LIMIT; i++) {
+      const r = await from(a, '/api/v4/user', { 'PRIVATE-TOKEN': `wrong-${i}` });
+      expect(r.status).toBe(401);
+    }
+    const refused = await from(a, '/api/v4/user', { 'PRIVATE-TOKEN': user.token });
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body)).toEqual({ message: '403 Forbidden' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(3500);
+    // Git over HTTP from the same address is refused too, with the same wait.
+    const git = await from(a, `/${user.username}/anything.git/info/refs?service=git-upload-pack`, {
+      Authorization: basic(user.token),
+    });
+    expect(git.status).toBe(403);
+    expect(Number(git.headers['retry-after'])).toBeGreaterThan(3500);
+    // Another address is not affected.
+    expect((await from('127.0.0.22', '/api/v4/user', { 'PRIVATE-TOKEN': user.token })).status).toBe(200);
+  });
+
+  it('counts refused git credentials, but never anonymous requests or accepted credentials', async () => {
+    const b = '127.0.0.23';
+    // Anonymous requests (git's first request of every clone is one) and good tokens never count.
+    for (let i = 0; i < LIMIT * 3; i++) {
+      expect((await from(b, '/api/v4/projects')).status).toBe(200);
+      expect((await from(b, '/api/v4/user', { 'PRIVATE-TOKEN': user.token })).status).toBe(200);
+    }
+    for (let i = 0; i < LIMIT; i++) {
+      const r = await from(b, `/${user.username}/x.git/info/refs?service=git-upload-pack`, {
+        Authorization: basic(`guess-${i}`),
+      });
+      expect(r.status).toBe(401);
+    }
+    // At the limit, not past it: still served.
+    expect((await from(b, '/api/v4/user', { 'PRIVATE-TOKEN': user.token })).status).toBe(200);
+    expect((await from(b, '/api/v4/user', { 'PRIVATE-TOKEN': 'one-more' })).status).toBe(401);
+    expect((await from(b, '/api/v4/user', { 'PRIVATE-TOKEN': user.token })).status).toBe(403);
+  });
+
+  it('lets the stock git client through from an address that is not throttled', async () => {
+    const work = tmp.make();
+    const project = await t
+      .http()
+      .post('/api/v4/projects')
+      .set('PRIVATE-TOKEN', user.token)
+      .send({ name: 'Throttled', visibility: 'private' });
+    await gitOk([
+      'clone',
+      '-q',
+      `http://git:${user.token}@127.0.0.1:${port}/${project.body.path_with_namespace}.git`,
+      work,
+    ]);
+  });
+});
