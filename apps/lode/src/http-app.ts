@@ -85,7 +85,7 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   });
   app.useGlobalPipes(new GitlabValidationPipe());
   app.useGlobalFilters(new GitlabErrorFilter());
-  app.useGlobalInterceptors(new PaginationInterceptor());
+  app.useGlobalInterceptors(new PaginationInterceptor(config.externalUrl));
 }
 
 function gitMiddleware(app: NestExpressApplication): GitHttpMiddleware | undefined {

@@ -84,9 +84,9 @@ describe('pagination', () => {
 
   function headers(page: number, perPage: number, total: number, url = '/api/v4/users?search=a&per_page=2') {
     const set: Record<string, string> = {};
-    const req = { originalUrl: url, protocol: 'http', get: () => 'lode.test:8080' } as unknown as Request;
+    const req = { originalUrl: url, protocol: 'http', get: () => 'evil.example' } as unknown as Request;
     const res = { setHeader: (k: string, v: string) => (set[k] = v) } as unknown as Response;
-    setPaginationHeaders(req, res, { page, perPage, offset: (page - 1) * perPage }, total);
+    setPaginationHeaders(req, res, { page, perPage, offset: (page - 1) * perPage }, total, 'http://lode.test:8080');
     return set;
   }
 
