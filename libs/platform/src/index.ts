@@ -32,8 +32,8 @@ export {
 } from './http/pagination';
 export { requestContextMiddleware } from './http/request-context.middleware';
 export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';
-export { RouteIntPipe, intParam } from './http/id-params';
-export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from './http/transforms';
+export { RouteIntPipe, intParam, NO_SUCH_ID } from './http/id-params';
+export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt, MAX_INT } from './http/transforms';
 export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
 export {
