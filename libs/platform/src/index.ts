@@ -18,7 +18,7 @@ export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from
 export { PlatformModule } from './platform.module';
 export { GitlabErrorFilter } from './http/gitlab-error.filter';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
-export { GitlabParams, GitlabValidationPipe, validateParams } from './http/gitlab-params';
+export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';
 export {
   Page,

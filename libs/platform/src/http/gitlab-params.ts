@@ -5,6 +5,27 @@ import type { Request } from 'express';
 import { BadParameter } from '../errors';
 import { VERBATIM } from './at-least-one-of';
 
+const NULLABLE = Symbol('gitlab:nullable');
+
+/**
+ * A parameter for which `null` means something (`expires_at: null`: never expires). For every other
+ * optional parameter a JSON `null` counts as absent, and for a required one (`@IsDefined()`) as
+ * missing: it never reaches a handler that expects a string, a boolean or a number.
+ */
+export function Nullable() {
+  return (target: object, propertyName: string) => {
+    const inherited = (Reflect.getMetadata(NULLABLE, target) as string[] | undefined) ?? [];
+    Reflect.defineMetadata(NULLABLE, [...inherited, propertyName], target);
+  };
+}
+
+function withoutNulls(type: new () => object, plain: object): object {
+  const nullable = (Reflect.getMetadata(NULLABLE, type.prototype) as string[] | undefined) ?? [];
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(plain)) if (v !== null || nullable.includes(k)) out[k] = v;
+  return out;
+}
+
 /**
  * GitLab reads a parameter from wherever it comes: the query string, a JSON body, a form or a
  * multipart body. This merges them (the body wins) into one object for a DTO.
@@ -30,7 +51,7 @@ export class GitlabValidationPipe implements PipeTransform {
 }
 
 export async function validateParams<T extends object>(type: new () => T, value: unknown): Promise<T> {
-  const plain = value && typeof value === 'object' ? value : {};
+  const plain = value && typeof value === 'object' ? withoutNulls(type, value) : {};
   const instance = plainToInstance(type, plain, { exposeDefaultValues: true });
   const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false, stopAtFirstError: true });
   if (errors.length) throw new BadParameter(errors.map(describe).join(', '));
