@@ -16,9 +16,11 @@ export { redisOptions } from './queue/queue-connection';
 export { logConnectionErrors } from './queue/connection-errors';
 export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';
 export { PlatformModule } from './platform.module';
-export { GitlabErrorFilter } from './http/gitlab-error.filter';
+export { GitlabErrorFilter, MalformedMultipart } from './http/gitlab-error.filter';
+export { sendClientError } from './http/client-error';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
+export { requestInputMiddleware, MAX_INPUT_DEPTH } from './http/request-input';
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';
 export {
   Page,

@@ -4,6 +4,7 @@ import { ValidationError, validate } from 'class-validator';
 import type { Request } from 'express';
 import { BadParameter } from '../errors';
 import { VERBATIM } from './at-least-one-of';
+import { hasControlCharacters } from './request-input';
 
 const NULLABLE = Symbol('gitlab:nullable');
 
@@ -44,6 +45,9 @@ export const GitlabParams = createParamDecorator((_: unknown, ctx: ExecutionCont
 @Injectable()
 export class GitlabValidationPipe implements PipeTransform {
   async transform(value: unknown, meta: ArgumentMetadata): Promise<unknown> {
+    // Path parameters: the query and the body were checked by requestInputMiddleware.
+    if (meta.type === 'param' && typeof value === 'string' && hasControlCharacters(value))
+      throw new BadParameter(`${meta.data ?? 'id'} is invalid`);
     const type = meta.metatype;
     if (meta.type === 'custom' && type && !isPrimitive(type)) return validateParams(type as new () => object, value);
     return value;
