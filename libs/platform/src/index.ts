@@ -20,7 +20,7 @@ export { GitlabErrorFilter, MalformedMultipart } from './http/gitlab-error.filte
 export { sendClientError } from './http/client-error';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
-export { requestInputMiddleware, MAX_INPUT_DEPTH } from './http/request-input';
+export { requestInputMiddleware, hasControlCharacters, MAX_INPUT_DEPTH } from './http/request-input';
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';
 export {
   Page,
