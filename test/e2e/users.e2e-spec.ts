@@ -302,7 +302,8 @@ describe('users API', () => {
       ] as const) {
         const u = links[rel];
         expect(u.protocol).toBe('http:');
-        expect(u.host).toMatch(/^127\.0\.0\.1:\d+$/);
+        // On LODE_EXTERNAL_URL, not on the Host the client sent (here 127.0.0.1:<port>).
+        expect(u.host).toBe(new URL(t.config.externalUrl).host);
         expect(u.pathname).toBe('/api/v4/users');
         expect(u.searchParams.get('active')).toBe('true');
         expect(u.searchParams.get('per_page')).toBe('2');

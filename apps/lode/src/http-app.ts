@@ -3,10 +3,13 @@ import {
   GitlabExpressAdapter,
   GitlabValidationPipe,
   LodeConfig,
+  MalformedMultipart,
   PaginationInterceptor,
   RedactingLogger,
   requestContextMiddleware,
   securityHeadersMiddleware,
+  requestInputMiddleware,
+  sendClientError,
 } from '@app/platform';
 import { GitHttpMiddleware } from '@app/repositories';
 import type { INestApplication, LogLevel } from '@nestjs/common';
@@ -74,10 +77,20 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));
   // Project uploads stream their own body to disk under a size limit (libs/projects/src/uploads).
+  // Multer's own limits keep their `LIMIT_*` code; busboy's errors (no boundary, a truncated body)
+  // are the client's: 400.
   app.use((req: Request, res: Response, next: NextFunction) =>
-    PROJECT_UPLOAD.test(req.path) && req.method === 'POST' ? next() : upload(req, res, next),
+    PROJECT_UPLOAD.test(req.path) && req.method === 'POST'
+      ? next()
+      : upload(req, res, (err?: unknown) =>
+          next(err && !(err instanceof multer.MulterError) ? new MalformedMultipart(err) : err),
+        ),
   );
   app.use(removeTemporaryUploads);
+  app.use(requestInputMiddleware);
+  // What failed before routing (body parsers, multipart, the input checks) is answered as GitLab's errors.
+  const errors = new GitlabErrorFilter();
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => errors.respond(err, req, res));
   app.setGlobalPrefix(API_PREFIX, {
     exclude: [
       { path: '-/health', method: RequestMethod.GET },
@@ -87,8 +100,11 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
     ],
   });
   app.useGlobalPipes(new GitlabValidationPipe());
-  app.useGlobalFilters(new GitlabErrorFilter());
-  app.useGlobalInterceptors(new PaginationInterceptor());
+  app.useGlobalFilters(errors);
+  app.useGlobalInterceptors(new PaginationInterceptor(config.externalUrl));
+  // Node answers what it cannot parse (431 for oversized headers, 400 for a malformed request)
+  // before Express sees it: in JSON too.
+  app.getHttpServer().on('clientError', sendClientError);
 }
 
 function gitMiddleware(app: NestExpressApplication): GitHttpMiddleware | undefined {

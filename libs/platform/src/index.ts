@@ -25,9 +25,11 @@ export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from
 export { PlatformModule } from './platform.module';
 export { SecretBox, SECRET_KEY_FILE } from './secrets/secret-box';
 export { AuthFailureThrottle, BAN_SECONDS } from './throttle/auth-failures';
-export { GitlabErrorFilter } from './http/gitlab-error.filter';
+export { GitlabErrorFilter, MalformedMultipart } from './http/gitlab-error.filter';
+export { sendClientError } from './http/client-error';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
-export { GitlabParams, GitlabValidationPipe, validateParams } from './http/gitlab-params';
+export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
+export { requestInputMiddleware, hasControlCharacters, MAX_INPUT_DEPTH } from './http/request-input';
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';
 export {
   Page,
@@ -43,8 +45,8 @@ export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './loggi
 export { requestContextMiddleware } from './http/request-context.middleware';
 export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
 export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';
-export { RouteIntPipe, intParam } from './http/id-params';
-export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt } from './http/transforms';
+export { RouteIntPipe, intParam, NO_SUCH_ID } from './http/id-params';
+export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt, MAX_INT } from './http/transforms';
 export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
 export {

@@ -1,4 +1,4 @@
-import { PaginationDto, ToBool, ToInt, ToIntArray } from '@app/platform';
+import { Nullable, PaginationDto, ToBool, ToInt, ToIntArray } from '@app/platform';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
 import { GROUP_ACCESS_LEVELS, VISIBILITIES, type Visibility } from '../domain/access-level';
 
@@ -40,12 +40,12 @@ export class ListMembersDto extends PaginationDto {
 export class AddMemberDto {
   @IsDefined() @ToInt() @IsInt() user_id: number;
   @IsDefined() @ToInt() @IsIn(GROUP_ACCESS_LEVELS) access_level: number;
-  @IsOptional() @IsString() expires_at?: string | null;
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
 }
 
 export class UpdateMemberDto {
   @IsDefined() @ToInt() @IsIn(GROUP_ACCESS_LEVELS) access_level: number;
-  @IsOptional() @IsString() expires_at?: string | null;
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
 }
 
 export class CustomAttributeValueDto {

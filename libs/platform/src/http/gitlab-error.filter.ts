@@ -18,6 +18,13 @@ import {
 import { redactSecrets } from '../logging/redact';
 import { sendJson } from './json-response';
 
+/** A multipart body busboy could not read: no boundary, truncated, a malformed part. */
+export class MalformedMultipart extends Error {
+  constructor(cause: unknown) {
+    super(`malformed multipart body: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
 /** The one place that turns errors into GitLab's bodies. Anything unexpected is a logged 500. */
 @Catch()
 export class GitlabErrorFilter implements ExceptionFilter {
@@ -25,8 +32,11 @@ export class GitlabErrorFilter implements ExceptionFilter {
 
   catch(err: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
-    const res = ctx.getResponse<Response>();
-    const req = ctx.getRequest<Request>();
+    this.respond(err, ctx.getRequest<Request>(), ctx.getResponse<Response>());
+  }
+
+  /** Also Express's error handler, for what fails before routing (body parsers, multipart, input checks). */
+  respond(err: unknown, req: Request, res: Response): void {
     if (res.headersSent) {
       res.destroy();
       return;
@@ -80,6 +90,7 @@ export class GitlabErrorFilter implements ExceptionFilter {
     };
     // Body parsers and multer: a malformed body is the client's fault, never a 500.
     if (e?.type === 'entity.parse.failed') return [400, { error: 'The request body could not be parsed' }];
+    if (err instanceof MalformedMultipart) return [400, { error: 'The multipart body could not be parsed' }];
     if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE')
       return [413, { message: '413 Request Entity Too Large' }];
     if (typeof e?.code === 'string' && e.code.startsWith('LIMIT_'))

@@ -4,6 +4,7 @@ import { BadParameter } from '../errors';
 import { AtLeastOneOf } from './at-least-one-of';
 import { validateParams } from './gitlab-params';
 import { pageParams, setPaginationHeaders } from './pagination';
+import { unacceptableParameter } from './request-input';
 import { toBool, toInt, toStringArray, ToBool, ToInt } from './transforms';
 
 describe('GitLab parameter coercion', () => {
@@ -84,9 +85,9 @@ describe('pagination', () => {
 
   function headers(page: number, perPage: number, total: number, url = '/api/v4/users?search=a&per_page=2') {
     const set: Record<string, string> = {};
-    const req = { originalUrl: url, protocol: 'http', get: () => 'lode.test:8080' } as unknown as Request;
+    const req = { originalUrl: url, protocol: 'http', get: () => 'evil.example' } as unknown as Request;
     const res = { setHeader: (k: string, v: string) => (set[k] = v) } as unknown as Response;
-    setPaginationHeaders(req, res, { page, perPage, offset: (page - 1) * perPage }, total);
+    setPaginationHeaders(req, res, { page, perPage, offset: (page - 1) * perPage }, total, 'http://lode.test:8080');
     return set;
   }
 
@@ -115,5 +116,28 @@ describe('pagination', () => {
     expect(h).toMatchObject({ 'X-Total': '0', 'X-Total-Pages': '1', 'X-Next-Page': '', 'X-Prev-Page': '' });
     expect(h.Link).not.toContain('rel="next"');
     expect(h.Link).not.toContain('rel="prev"');
+  });
+});
+
+describe('input bounds', () => {
+  it('reads integers only within PostgreSQL integer range', () => {
+    expect(toInt('2147483647')).toBe(2147483647);
+    expect(toInt('-2147483648')).toBe(-2147483648);
+    expect(toInt('2147483648')).toBeNaN();
+    expect(toInt(1e300)).toBeNaN();
+    expect(toInt(1.5)).toBe(1.5);
+  });
+
+  it('names the parameter holding a control character or nesting too deep', () => {
+    expect(unacceptableParameter({ name: 'a\tb\r\nc', tags: ['x'] })).toBeUndefined();
+    expect(unacceptableParameter({ name: 'ok', description: 'a\u0000b' })).toBe('description');
+    expect(unacceptableParameter({ custom_attributes: { k: ['a\u0007'] } })).toBe('custom_attributes');
+    expect(unacceptableParameter({ attrs: { 'k\u0000': 'v' } })).toBe('attrs');
+    let deep: unknown = 1;
+    for (let i = 0; i < 3000; i++) deep = { a: deep };
+    expect(unacceptableParameter({ name: deep })).toBe('name');
+    let fine: unknown = 1;
+    for (let i = 0; i < 10; i++) fine = { a: fine };
+    expect(unacceptableParameter({ name: fine })).toBeUndefined();
   });
 });

@@ -1,5 +1,18 @@
 import { Injectable, NotFoundException, PipeTransform } from '@nestjs/common';
 import { BadParameter } from '../errors';
+import { MAX_INT } from './transforms';
+
+/**
+ * An id no record has: what a path id above PostgreSQL's `integer` range becomes, so that the
+ * route's own lookup answers it as GitLab's `find` does (`404 User Not Found`) instead of the
+ * query failing with `out of range for type integer`.
+ */
+export const NO_SUCH_ID = 0;
+
+function pathId(value: string): number {
+  const n = Number(value);
+  return n > MAX_INT ? NO_SUCH_ID : n;
+}
 
 /**
  * A numeric path id where GitLab's route requires digits (`/users/:id`): anything else does not
@@ -9,7 +22,7 @@ import { BadParameter } from '../errors';
 export class RouteIntPipe implements PipeTransform<string, number> {
   transform(value: string): number {
     if (!/^\d{1,15}$/.test(value)) throw new NotFoundException();
-    return Number(value);
+    return pathId(value);
   }
 }
 
@@ -18,6 +31,6 @@ export const intParam = (name: string) =>
   new (class implements PipeTransform<string, number> {
     transform(value: string): number {
       if (!/^\d{1,15}$/.test(value)) throw new BadParameter(`${name} is invalid`);
-      return Number(value);
+      return pathId(value);
     }
   })();

@@ -38,20 +38,35 @@ export class Page<T> {
 /** Sets GitLab's pagination headers for a `Page` result and answers with its items. */
 @Injectable()
 export class PaginationInterceptor implements NestInterceptor {
+  /** `externalUrl`: LODE_EXTERNAL_URL, the only origin links are built from (never the request's `Host`). */
+  constructor(private readonly externalUrl: string) {}
+
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       map((result: unknown) => {
         if (!(result instanceof Page)) return result;
         const page = result as Page<unknown>;
         const http = ctx.switchToHttp();
-        setPaginationHeaders(http.getRequest<Request>(), http.getResponse<Response>(), page.params, page.total);
+        setPaginationHeaders(
+          http.getRequest<Request>(),
+          http.getResponse<Response>(),
+          page.params,
+          page.total,
+          this.externalUrl,
+        );
         return page.items;
       }),
     );
   }
 }
 
-export function setPaginationHeaders(req: Request, res: Response, p: PageParams, total: number): void {
+export function setPaginationHeaders(
+  req: Request,
+  res: Response,
+  p: PageParams,
+  total: number,
+  externalUrl: string,
+): void {
   const totalPages = Math.max(1, Math.ceil(total / p.perPage));
   const next = p.page < totalPages ? p.page + 1 : undefined;
   // Kaminari's prev_page: none on the first page, and none past the last page either.
@@ -62,8 +77,9 @@ export function setPaginationHeaders(req: Request, res: Response, p: PageParams,
   res.setHeader('X-Page', String(p.page));
   res.setHeader('X-Next-Page', next ? String(next) : '');
   res.setHeader('X-Prev-Page', prev ? String(prev) : '');
-  // Links are absolute, from the URL the client called, keeping every query parameter.
-  const base = new URL(req.originalUrl, `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  // Links are absolute, on LODE_EXTERNAL_URL (never the caller's `Host`, which anyone may set to
+  // anything), with the path and every query parameter the client called.
+  const base = new URL(externalUrl.replace(/\/+$/, '') + req.originalUrl);
   const link = (page: number, rel: string) => {
     const u = new URL(base);
     u.searchParams.set('page', String(page));

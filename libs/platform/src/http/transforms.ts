@@ -20,10 +20,23 @@ export function toBool(value: unknown): unknown {
   return value;
 }
 
+/** PostgreSQL's `integer`, the type of every id and count column a parameter is compared with. */
+export const MAX_INT = 2 ** 31 - 1;
+export const MIN_INT = -(2 ** 31);
+
+/**
+ * A number or a digit string; out of PostgreSQL's `integer` range (`2147483648`, `1e300`) it becomes
+ * NaN so that `@IsInt()` answers `<name> is invalid` rather than the query failing.
+ */
 export function toInt(value: unknown): unknown {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'string' && /^\s*-?\d{1,15}\s*$/.test(value)) return Number(value);
-  return value;
+  const n =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && /^\s*-?\d{1,15}\s*$/.test(value)
+        ? Number(value)
+        : undefined;
+  if (n === undefined) return value;
+  return Number.isInteger(n) && (n > MAX_INT || n < MIN_INT) ? NaN : n;
 }
 
 /** `name[]=a&name[]=b`, a JSON array, or `a,b` as one string. */

@@ -1,5 +1,5 @@
 import { PROJECT_ACCESS_LEVELS, VISIBILITIES, type Visibility } from '@app/groups';
-import { PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
+import { Nullable, PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
 
 export const ORDER_BY = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at'] as const;
@@ -63,19 +63,19 @@ export class ProjectUsersDto extends PaginationDto {
 export class AddProjectMemberDto {
   @IsDefined() @ToInt() @IsInt() user_id: number;
   @IsDefined() @ToInt() @IsInt() access_level: number;
-  @IsOptional() @IsString() expires_at?: string | null;
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
 }
 
 export class UpdateProjectMemberDto {
   @IsDefined() @ToInt() @IsInt() access_level: number;
-  @IsOptional() @IsString() expires_at?: string | null;
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
 }
 
 export class ShareProjectDto {
   @IsDefined() @ToInt() @IsInt() group_id: number;
   // Decorators apply bottom-up: the type is checked first (`is invalid`), then the values.
   @IsDefined() @ToInt() @IsIn(PROJECT_ACCESS_LEVELS) @IsInt() group_access: number;
-  @IsOptional() @IsString() expires_at?: string | null;
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
 }
 
 export class CustomAttributeDto {

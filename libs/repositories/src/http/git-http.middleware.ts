@@ -1,5 +1,5 @@
 import { GitRepositories, projectRepo, type RepoRef } from '@app/git';
-import { Actor, Clock, NotFound, redactSecrets, Unauthorized } from '@app/platform';
+import { Actor, Clock, hasControlCharacters, NotFound, redactSecrets, Unauthorized } from '@app/platform';
 import { ProjectAccessPolicy, ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
 import { ActorResolver, AuthThrottled, RecordUserActivity, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
@@ -69,6 +69,8 @@ export class GitHttpMiddleware {
     } catch {
       return null;
     }
+    // No project path has one (and PostgreSQL cannot compare a NUL): not a repository, so the API's 404.
+    if (hasControlCharacters(fullPath)) return null;
     const wanted = service === 'info/refs' ? req.query.service : service;
     return { fullPath, service, push: wanted === RECEIVE };
   }

@@ -1,4 +1,4 @@
-import { AllOrNoneOf, AtLeastOneOf, PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
+import { AllOrNoneOf, AtLeastOneOf, Nullable, PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
 
 /** Profile fields shared by POST and PUT /users, GitLab's wire names. */
@@ -96,7 +96,7 @@ export class ListImpersonationTokensDto extends PaginationDto {
 
 export class CreateImpersonationTokenDto {
   @IsDefined() @IsString() name: string;
-  @IsOptional() @IsString() expires_at?: string | null;
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
   @IsDefined() @ToStringArray() @IsString({ each: true }) scopes: string[];
 }
 
