@@ -3,9 +3,9 @@ import {
   GitlabExpressAdapter,
   GitlabValidationPipe,
   LodeConfig,
-  MalformedMultipart,
   PaginationInterceptor,
   RedactingLogger,
+  multipartFields,
   requestContextMiddleware,
   securityHeadersMiddleware,
   requestInputMiddleware,
@@ -17,14 +17,17 @@ import { RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import multer from 'multer';
-import { mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { LodeModule, type LodeParts } from './lode.module';
 
 export const API_PREFIX = 'api/v4';
 const PROJECT_UPLOAD = /^\/api\/v4\/projects\/[^/]+\/uploads\/?$/;
+const USERS = /^\/api\/v4\/users\/?$/;
+const USER = /^\/api\/v4\/users\/[^/]+\/?$/;
+
+/** The requests whose multipart body is read by their route (AcceptsFiles, or the upload stream), not by the global parser. */
+const takesFiles = (req: Request): boolean =>
+  (req.method === 'POST' && (PROJECT_UPLOAD.test(req.path) || USERS.test(req.path))) ||
+  (req.method === 'PUT' && USER.test(req.path));
 const BODY_LIMIT = '1mb';
 
 /** Log levels from `LODE_LOG_LEVEL`: the named level and every more severe one. */
@@ -60,14 +63,6 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.set('query parser', 'extended');
   app.set('etag', false);
   app.disable('x-powered-by');
-  const tmp = join(config.dataDir, 'tmp');
-  mkdirSync(tmp, { recursive: true });
-  // Clients send file names as raw UTF-8; multer's default (latin1) would store `cafÃ©.png` for `café.png`.
-  const upload = multer({
-    dest: tmp,
-    defParamCharset: 'utf8',
-    limits: { fileSize: config.maxUploadBytes, fieldSize: 1024 * 1024, fields: 200, files: 10 },
-  }).any();
   app.use(requestContextMiddleware);
   app.use(securityHeadersMiddleware);
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
@@ -76,17 +71,10 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   if (git) app.use(git.handle);
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));
-  // Project uploads stream their own body to disk under a size limit (libs/projects/src/uploads).
-  // Multer's own limits keep their `LIMIT_*` code; busboy's errors (no boundary, a truncated body)
-  // are the client's: 400.
-  app.use((req: Request, res: Response, next: NextFunction) =>
-    PROJECT_UPLOAD.test(req.path) && req.method === 'POST'
-      ? next()
-      : upload(req, res, (err?: unknown) =>
-          next(err && !(err instanceof multer.MulterError) ? new MalformedMultipart(err) : err),
-        ),
-  );
-  app.use(removeTemporaryUploads);
+  // Multipart fields are parameters on every route; files reach the disk only on the routes that take
+  // them, after authentication (AcceptsFiles), and project uploads stream their own body
+  // (libs/projects/src/uploads).
+  app.use(multipartFields(takesFiles));
   app.use(requestInputMiddleware);
   // What failed before routing (body parsers, multipart, the input checks) is answered as GitLab's errors.
   const errors = new GitlabErrorFilter();
@@ -113,15 +101,4 @@ function gitMiddleware(app: NestExpressApplication): GitHttpMiddleware | undefin
   } catch {
     return undefined;
   }
-}
-
-/** Multipart files land in `$LODE_DATA_DIR/tmp`; whatever a handler did not move away goes when the response ends. */
-function removeTemporaryUploads(req: Request, res: Response, next: NextFunction): void {
-  const files = (req as Request & { files?: Express.Multer.File[] }).files;
-  if (Array.isArray(files) && files.length) {
-    res.on('close', () => {
-      for (const f of files) void rm(f.path, { force: true });
-    });
-  }
-  next();
 }

@@ -27,6 +27,7 @@ export { SecretBox, SECRET_KEY_FILE } from './secrets/secret-box';
 export { AuthFailureThrottle, BAN_SECONDS } from './throttle/auth-failures';
 export { GitlabErrorFilter, MalformedMultipart } from './http/gitlab-error.filter';
 export { sendClientError } from './http/client-error';
+export { AcceptsFiles, multipartFields, FIELDS_BODY_LIMIT } from './http/multipart';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
 export { requestInputMiddleware, hasControlCharacters, MAX_INPUT_DEPTH } from './http/request-input';

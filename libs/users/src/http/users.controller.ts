@@ -1,4 +1,5 @@
 import {
+  AcceptsFiles,
   AdminOnly,
   BadParameter,
   CurrentActor,
@@ -11,7 +12,7 @@ import {
   Unauthorized,
   type Actor,
 } from '@app/platform';
-import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseInterceptors } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Request } from 'express';
 import { ChangeUserBlock } from '../commands/block-user.command';
@@ -85,6 +86,7 @@ export class UsersController {
 
   @Post()
   @AdminOnly()
+  @UseInterceptors(AcceptsFiles)
   async create(@GitlabParams() p: CreateUserDto, @Req() req: Request) {
     const profile: UserProfile = {
       name: p.name,
@@ -118,6 +120,7 @@ export class UsersController {
 
   @Put(':id')
   @AdminOnly()
+  @UseInterceptors(AcceptsFiles)
   async update(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: UpdateUserDto, @Req() req: Request) {
     const avatar = uploadedFile(req, 'avatar');
     const given = p as unknown as Record<string, unknown>;

@@ -1,0 +1,162 @@
+import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import multer from 'multer';
+import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { from, switchMap, throwError, type Observable } from 'rxjs';
+import { LodeConfig } from '../config/lode-config';
+import { BadParameter } from '../errors';
+import { MalformedMultipart } from './gitlab-error.filter';
+import { unacceptableParameter, hasControlCharacters } from './request-input';
+
+/*
+ * Multipart bodies. GitLab takes every parameter from a multipart form as from JSON, so every route
+ * reads multipart *fields*; but only a route that takes a file (`@AcceptsFiles()`) lets one reach
+ * the disk, and only after the caller was authenticated (the interceptor runs after the guard).
+ * Before, a global parser wrote every anonymous multipart body to disk on every route and read an
+ * oversized one to its end before answering 413.
+ */
+
+/** A parameter as Grape names it: the top-level key, without the characters that made it unacceptable. */
+// eslint-disable-next-line no-control-regex -- removing control characters is the point
+const paramName = (raw: string): string => raw.replace(/[\u0000-\u001f\u007f]/g, '').replace(/\[.*$/, '') || 'body';
+
+/** A body without files is parameters only: at most this much, as JSON's limit. */
+export const FIELDS_BODY_LIMIT = 1024 * 1024;
+
+const isMultipart = (req: Request): boolean => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
+
+/** Answers past a limit close the connection, so the rest of an oversized body is never read. */
+function closeAfterAnswer(req: Request, res: Response): void {
+  res.setHeader('Connection', 'close');
+  res.once('finish', () => req.destroy());
+}
+
+const refuseTooLarge = (req: Request, res: Response, next: NextFunction): void => {
+  closeAfterAnswer(req, res);
+  next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }));
+};
+
+/** Multer's errors are the client's: its LIMIT_* codes as they are, busboy's parse failures 400. */
+const clientError = (err: unknown): unknown => (err instanceof multer.MulterError ? err : new MalformedMultipart(err));
+
+/**
+ * The global parser: multipart fields into `req.body`, in memory, the body bounded to
+ * FIELDS_BODY_LIMIT (by `Content-Length` before reading, and while reading when the body is chunked);
+ * a file part is refused (400). `takesFiles(req)` names the requests left to `AcceptsFiles`.
+ */
+export function multipartFields(takesFiles: (req: Request) => boolean): RequestHandler {
+  const parse = multer({
+    storage: multer.memoryStorage(),
+    defParamCharset: 'utf8',
+    limits: { files: 0, fieldSize: FIELDS_BODY_LIMIT, fields: 200, parts: 200 },
+  }).any();
+  return (req, res, next) => {
+    if (!isMultipart(req)) return next();
+    if (takesFiles(req)) {
+      // Refused before its body was read (no token, not allowed): the rest is never read either.
+      res.once('finish', () => {
+        if (!req.complete) req.destroy();
+      });
+      return next();
+    }
+    const length = Number(req.headers['content-length'] ?? NaN);
+    if (length > FIELDS_BODY_LIMIT) return refuseTooLarge(req, res, next);
+    let seen = 0;
+    let refused = false;
+    const count = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > FIELDS_BODY_LIMIT && !refused) {
+        refused = true;
+        req.off('data', count);
+        refuseTooLarge(req, res, next);
+      }
+    };
+    req.on('data', count);
+    parse(req, res, (err?: unknown) => {
+      req.off('data', count);
+      if (!refused) next(err ? clientError(err) : undefined);
+    });
+  };
+}
+
+/**
+ * Files for the routes that take them (`@UseInterceptors(AcceptsFiles)`): parsed after the guard,
+ * so only an authenticated caller's upload reaches `$LODE_DATA_DIR/tmp`, each file bounded by
+ * LODE_MAX_UPLOAD_BYTES while it streams (past it: 413 and the connection closed). What the handler
+ * did not move away is removed when the response ends.
+ */
+@Injectable()
+export class AcceptsFiles implements NestInterceptor {
+  private readonly parse: RequestHandler;
+  /**
+   * The most a body may hold: one file at its limit and the fields. Checked before reading (by
+   * `Content-Length`) and while reading, since multer, past a file's limit, reads the part to its end
+   * before it reports.
+   */
+  private readonly bodyLimit: number;
+
+  constructor(config: LodeConfig) {
+    this.bodyLimit = config.maxUploadBytes + FIELDS_BODY_LIMIT;
+    const tmp = join(config.dataDir, 'tmp');
+    mkdirSync(tmp, { recursive: true });
+    this.parse = multer({
+      dest: tmp,
+      // Clients send file names as raw UTF-8; multer's default (latin1) would store `cafÃ©.png` for `café.png`.
+      defParamCharset: 'utf8',
+      limits: { fileSize: config.maxUploadBytes, fieldSize: FIELDS_BODY_LIMIT, fields: 200, files: 10 },
+    }).any();
+  }
+
+  intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const req = ctx.switchToHttp().getRequest<Request & { files?: Express.Multer.File[] }>();
+    const res = ctx.switchToHttp().getResponse<Response>();
+    if (!isMultipart(req)) return next.handle();
+    const tooLarge = () => Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
+    if (Number(req.headers['content-length'] ?? NaN) > this.bodyLimit) {
+      closeAfterAnswer(req, res);
+      return throwError(tooLarge);
+    }
+    const parsed = new Promise<void>((resolve, reject) => {
+      let seen = 0;
+      let settled = false;
+      const count = (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen <= this.bodyLimit || settled) return;
+        settled = true;
+        req.off('data', count);
+        req.unpipe();
+        req.pause();
+        closeAfterAnswer(req, res);
+        reject(tooLarge());
+      };
+      req.on('data', count);
+      this.parse(req, res, (err?: unknown) => {
+        req.off('data', count);
+        if (settled) return;
+        settled = true;
+        const files = Array.isArray(req.files) ? req.files : [];
+        if (files.length)
+          res.on('close', () => {
+            for (const f of files) void rm(f.path, { force: true });
+          });
+        if (err) {
+          // Multer drains the rest of the body after an error; past a limit it is not read at all.
+          req.removeAllListeners('readable');
+          req.removeAllListeners('data');
+          req.pause();
+          closeAfterAnswer(req, res);
+          return reject(clientError(err));
+        }
+        // The same gate as every other parameter (request-input.ts), for what was parsed here.
+        const bad =
+          unacceptableParameter(req.body) ??
+          files.find((f) => hasControlCharacters(f.originalname) || hasControlCharacters(f.fieldname))?.fieldname;
+        if (bad !== undefined) return reject(new BadParameter(`${paramName(bad)} is invalid`));
+        resolve();
+      });
+    });
+    return from(parsed).pipe(switchMap(() => next.handle()));
+  }
+}
