@@ -77,6 +77,13 @@ export class PayloadTooLarge extends DomainError {
   }
 }
 
+/** 429 `{"message":"429 Too Many Requests"}`: a request limit (LODE_RATE_LIMIT_*) was reached; `retryAfter` in seconds. */
+export class TooManyRequests extends DomainError {
+  constructor(readonly retryAfter: number) {
+    super('429 Too Many Requests');
+  }
+}
+
 /** 503 with a reason: a dependency (PostgreSQL, Redis) is not answering. */
 export class Unavailable extends DomainError {
   constructor(reason: string) {

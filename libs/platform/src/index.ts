@@ -25,6 +25,8 @@ export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from
 export { PlatformModule } from './platform.module';
 export { SecretBox, SECRET_KEY_FILE } from './secrets/secret-box';
 export { AuthFailureThrottle, BAN_SECONDS } from './throttle/auth-failures';
+export { RequestRateLimits } from './throttle/rate-limits';
+export { SharedCounters } from './throttle/counters';
 export { GitlabErrorFilter, MalformedMultipart } from './http/gitlab-error.filter';
 export { sendClientError } from './http/client-error';
 export { AcceptsFiles, multipartFields, FIELDS_BODY_LIMIT } from './http/multipart';

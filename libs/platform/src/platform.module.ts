@@ -13,6 +13,8 @@ import { ProjectionRebuilder } from './projections/rebuild';
 import { JobKinds } from './queue/job-processor';
 import { SecretBox } from './secrets/secret-box';
 import { AuthFailureThrottle } from './throttle/auth-failures';
+import { SharedCounters } from './throttle/counters';
+import { RequestRateLimits } from './throttle/rate-limits';
 
 /** The shared kernel every context uses: configuration, event store, projections, outbox, clock. */
 @Global()
@@ -35,6 +37,8 @@ export class PlatformModule {
         JobKinds,
         { provide: SecretBox, useFactory: () => SecretBox.forConfig(config) },
         AuthFailureThrottle,
+        SharedCounters,
+        RequestRateLimits,
       ],
       exports: [
         LodeConfig,
@@ -48,6 +52,7 @@ export class PlatformModule {
         JobKinds,
         SecretBox,
         AuthFailureThrottle,
+        RequestRateLimits,
         ...(options.relay ? [OutboxRelay] : []),
       ],
     };

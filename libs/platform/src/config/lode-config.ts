@@ -37,6 +37,11 @@ export class LodeConfig {
   gravatar = true;
   /** Refused authentications an address may make in a minute before it is refused for an hour; 0: off. */
   authFailures = 30;
+  /** Requests a signed-in user may make per rateLimitPeriod; 0: no limit. */
+  rateLimitAuthenticated = 0;
+  /** Requests an address without credentials may make per rateLimitPeriod; 0: no limit. */
+  rateLimitUnauthenticated = 0;
+  rateLimitPeriod = 60;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -65,6 +70,17 @@ export class LodeConfig {
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     c.secretKey = env.LODE_SECRET_KEY || undefined;
     c.authFailures = int(env.LODE_AUTH_FAILURES, c.authFailures, 'LODE_AUTH_FAILURES');
+    c.rateLimitAuthenticated = int(
+      env.LODE_RATE_LIMIT_AUTHENTICATED,
+      c.rateLimitAuthenticated,
+      'LODE_RATE_LIMIT_AUTHENTICATED',
+    );
+    c.rateLimitUnauthenticated = int(
+      env.LODE_RATE_LIMIT_UNAUTHENTICATED,
+      c.rateLimitUnauthenticated,
+      'LODE_RATE_LIMIT_UNAUTHENTICATED',
+    );
+    c.rateLimitPeriod = Math.max(1, int(env.LODE_RATE_LIMIT_PERIOD, c.rateLimitPeriod, 'LODE_RATE_LIMIT_PERIOD'));
     c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
     return c;
   }

@@ -14,6 +14,7 @@ import {
   Unauthorized,
   Unavailable,
   Unprocessable,
+  TooManyRequests,
 } from '../errors';
 import { redactSecrets } from '../logging/redact';
 import { sendJson } from './json-response';
@@ -70,6 +71,7 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof Unprocessable) return [422, { error: err.error }];
       if (err instanceof NotModified) return [304, undefined];
       if (err instanceof PayloadTooLarge) return [413, { message: err.message }];
+      if (err instanceof TooManyRequests) return [429, { message: err.message }];
       if (err instanceof Unavailable) return [503, { message: err.message }];
     }
     if (err instanceof HttpException) {

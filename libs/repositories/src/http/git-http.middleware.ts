@@ -1,5 +1,14 @@
 import { GitRepositories, projectRepo, type RepoRef } from '@app/git';
-import { Actor, Clock, hasControlCharacters, NotFound, redactSecrets, Unauthorized } from '@app/platform';
+import {
+  Actor,
+  Clock,
+  hasControlCharacters,
+  NotFound,
+  redactSecrets,
+  RequestRateLimits,
+  TooManyRequests,
+  Unauthorized,
+} from '@app/platform';
 import { ProjectAccessPolicy, ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
 import { ActorResolver, AuthThrottled, RecordUserActivity, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
@@ -20,7 +29,7 @@ const RECEIVE = 'git-receive-pack';
 /** Why a git request is refused; answered as plain text, which git shows to its user. */
 class Refusal {
   constructor(
-    readonly status: 401 | 403 | 404,
+    readonly status: 401 | 403 | 404 | 429,
     readonly message: string,
     readonly challenge = false,
     /** Seconds a throttled address must wait (`Retry-After`). */
@@ -45,6 +54,7 @@ export class GitHttpMiddleware {
     private readonly git: GitRepositories,
     private readonly clock: Clock,
     private readonly commands: CommandBus,
+    private readonly rateLimits: RequestRateLimits,
   ) {}
 
   /** Bound so http-app can `app.use()` it directly. */
@@ -81,6 +91,11 @@ export class GitHttpMiddleware {
       throw new Refusal(403, 'Only the smart HTTP protocol is supported');
     const caller = await this.authenticate(req);
     const actor = caller?.actor;
+    await this.rateLimits.count(actor ? { userId: actor.id } : { address: req.ip ?? 'unknown' }, res).catch((err) => {
+      // Rack::Attack's words for a throttled request.
+      if (err instanceof TooManyRequests) throw new Refusal(429, 'Retry later', false, err.retryAfter);
+      throw err;
+    });
     if (push && !actor) throw challenge();
     const project = await this.projects.getVisible(fullPath, actor).catch((err: unknown) => {
       // Anonymous callers get the challenge, not a 404, so git asks for credentials (as GitLab).

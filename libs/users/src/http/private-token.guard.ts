@@ -7,6 +7,7 @@ import {
   markAuthenticated,
   NotFound,
   RequestContexts,
+  RequestRateLimits,
   Unauthorized,
   type RouteAccess,
 } from '@app/platform';
@@ -41,6 +42,7 @@ export class PrivateTokenGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly commands: CommandBus,
     private readonly clock: Clock,
+    private readonly rateLimits: RequestRateLimits,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
@@ -65,6 +67,11 @@ export class PrivateTokenGuard implements CanActivate {
       ))
         throw new InsufficientScope(['api']);
     }
+    // LODE_RATE_LIMIT_*: the token's owner (whoever sudo acts as), else the address.
+    await this.rateLimits.count(
+      caller ? { userId: caller.actor.id } : { address: req.ip ?? 'unknown' },
+      ctx.switchToHttp().getResponse<Response>(),
+    );
     const today = this.clock.now().toISOString().slice(0, 10);
     if (secret !== undefined && caller && (caller.lastActivityOn === null || caller.lastActivityOn < today))
       await this.recordActivity(secret, caller.actor.id);

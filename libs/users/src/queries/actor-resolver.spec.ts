@@ -1,10 +1,11 @@
-import { AuthFailureThrottle, Clock, LodeConfig, Unauthorized } from '@app/platform';
+import { AuthFailureThrottle, Clock, LodeConfig, SharedCounters, Unauthorized } from '@app/platform';
 import { ActorResolver, UserBlocked } from './actor-resolver';
 import type { ResolvedToken, TokenResolver } from './token-resolver';
 
 const TODAY = '2026-03-10';
 /** The throttle is off here (no Redis): the e2e test covers it. */
-const NO_THROTTLE = new AuthFailureThrottle(Object.assign(new LodeConfig(), { authFailures: 0 }));
+const OFF = Object.assign(new LodeConfig(), { authFailures: 0 });
+const NO_THROTTLE = new AuthFailureThrottle(OFF, new SharedCounters(OFF));
 
 class FixedClock extends Clock {
   now(): Date {
