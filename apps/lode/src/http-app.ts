@@ -23,11 +23,15 @@ export const API_PREFIX = 'api/v4';
 const PROJECT_UPLOAD = /^\/api\/v4\/projects\/[^/]+\/uploads\/?$/;
 const USERS = /^\/api\/v4\/users\/?$/;
 const USER = /^\/api\/v4\/users\/[^/]+\/?$/;
+/** POST /projects and POST /projects/user/:user_id (a project's avatar). */
+const PROJECTS = /^\/api\/v4\/projects(\/user\/[^/]+)?\/?$/;
+/** PUT /projects/:id (a project's avatar). */
+const PROJECT = /^\/api\/v4\/projects\/[^/]+\/?$/;
 
 /** The requests whose multipart body is read by their route (AcceptsFiles, or the upload stream), not by the global parser. */
 const takesFiles = (req: Request): boolean =>
-  (req.method === 'POST' && (PROJECT_UPLOAD.test(req.path) || USERS.test(req.path))) ||
-  (req.method === 'PUT' && USER.test(req.path));
+  (req.method === 'POST' && (PROJECT_UPLOAD.test(req.path) || USERS.test(req.path) || PROJECTS.test(req.path))) ||
+  (req.method === 'PUT' && (USER.test(req.path) || PROJECT.test(req.path)));
 const BODY_LIMIT = '1mb';
 
 /** Log levels from `LODE_LOG_LEVEL`: the named level and every more severe one. */
@@ -84,6 +88,7 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
       { path: '-/health', method: RequestMethod.GET },
       { path: '-/readiness', method: RequestMethod.GET },
       { path: 'uploads/-/system/user/avatar/:id/:filename', method: RequestMethod.GET },
+      { path: 'uploads/-/system/project/avatar/:id/:filename', method: RequestMethod.GET },
       { path: '*path/uploads/:secret/:filename', method: RequestMethod.GET },
     ],
   });

@@ -16,7 +16,13 @@ import {
   HooksModule,
   HooksWorkerModule,
 } from '@app/hooks';
-import { Projects1763780000400, ProjectsHttpModule, ProjectsModule, ProjectsWorkerModule } from '@app/projects';
+import {
+  ProjectAvatars1763780000800,
+  Projects1763780000400,
+  ProjectsHttpModule,
+  ProjectsModule,
+  ProjectsWorkerModule,
+} from '@app/projects';
 import { RepositoriesHttpModule } from '@app/repositories';
 import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
@@ -33,6 +39,7 @@ export const MIGRATIONS = [
   Hooks1763780000500,
   HookDeliveries1763780000600,
   HookSecrets1763780000700,
+  ProjectAvatars1763780000800,
 ];
 
 export interface LodeParts {

@@ -3,6 +3,7 @@ export { ProjectsModule, ProjectsHttpModule } from './projects.module';
 export { ProjectsWorkerModule } from './projects-worker.module';
 export { GIT_QUEUE } from './jobs/git-jobs';
 export { Projects1763780000400 } from './migrations/1763780000400-projects';
+export { ProjectAvatars1763780000800 } from './migrations/1763780000800-project-avatars';
 export { ProjectQueries, type ProjectRow } from './queries/project.queries';
 export { projectExistsSql } from './queries/project-sql';
 export type { ProjectEvent } from './domain/project';

@@ -1,6 +1,6 @@
 import { GroupProjects, GroupsModule, NamespaceContents } from '@app/groups';
 import { firstRow, OutboxRoutes, ProjectionRegistry } from '@app/platform';
-import { UsersModule } from '@app/users';
+import { ProjectAvatarStore, UsersModule } from '@app/users';
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ChangeProjectHandler } from './commands/change-project.command';
@@ -15,6 +15,7 @@ import {
 } from './commands/project-maintenance.commands';
 import { ForksController } from './http/forks.controller';
 import { HousekeepingController } from './http/housekeeping.controller';
+import { ProjectAvatarsController } from './http/project-avatars.controller';
 import { gitJobsRoute } from './jobs/git-jobs';
 import { ProjectGroupProjects } from './http/group-projects';
 import {
@@ -60,8 +61,9 @@ export class ProjectNamespaceContents extends NamespaceContents {
     ProjectProjection,
     ProjectQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
+    ProjectAvatarStore,
   ],
-  exports: [ProjectQueries, NamespaceContents],
+  exports: [ProjectQueries, NamespaceContents, ProjectAvatarStore],
 })
 export class ProjectsModule implements OnModuleInit {
   constructor(
@@ -88,6 +90,7 @@ export class ProjectsModule implements OnModuleInit {
     UploadsController,
     ForksController,
     HousekeepingController,
+    ProjectAvatarsController,
   ],
   providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }],
 })

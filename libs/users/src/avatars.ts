@@ -14,10 +14,23 @@ export interface UploadedFileRef {
 const IMAGE_EXTENSIONS = new Set(['.png', '.jpg', '.jpeg', '.gif', '.bmp', '.tiff', '.ico']);
 export const MAX_AVATAR_BYTES = 200 * 1024;
 
-/** Users' avatars under `$LODE_DATA_DIR/uploads/-/system/user/avatar/<id>/`, where GitLab keeps them. */
-@Injectable()
-export class AvatarStore {
-  constructor(private readonly config: LodeConfig) {}
+/** Whose avatar: GitLab keeps each kind under `uploads/-/system/<kind>/avatar/<id>/`. */
+export type AvatarOwnerKind = 'user' | 'project';
+
+/** Where GitLab serves an avatar, below the external URL: `/uploads/-/system/<kind>/avatar/<id>/<file>`. */
+export function avatarPath(kind: AvatarOwnerKind, ownerId: number, fileName: string): string {
+  return `/uploads/-/system/${kind}/avatar/${ownerId}/${encodeURIComponent(fileName)}`;
+}
+
+/**
+ * Avatars of one kind of owner under `$LODE_DATA_DIR/uploads/-/system/<kind>/avatar/<id>/`, where
+ * GitLab keeps them, and their URLs under `LODE_EXTERNAL_URL`.
+ */
+export abstract class OwnerAvatarStore {
+  protected constructor(
+    private readonly config: LodeConfig,
+    readonly kind: AvatarOwnerKind,
+  ) {}
 
   /** The stored file name for an upload, or a field error in GitLab's words. */
   check(file: UploadedFileRef, errors: FieldErrors): string | undefined {
@@ -38,17 +51,17 @@ export class AvatarStore {
     return name;
   }
 
-  dir(userId: number): string {
-    return join(this.config.dataDir, 'uploads', '-', 'system', 'user', 'avatar', String(userId));
+  dir(ownerId: number): string {
+    return join(this.config.dataDir, 'uploads', '-', 'system', this.kind, 'avatar', String(ownerId));
   }
 
-  url(userId: number, fileName: string): string {
-    return `${this.config.externalUrl}/uploads/-/system/user/avatar/${userId}/${encodeURIComponent(fileName)}`;
+  url(ownerId: number, fileName: string): string {
+    return this.config.externalUrl + avatarPath(this.kind, ownerId, fileName);
   }
 
   /** Moves the upload into place, replacing an earlier avatar. */
-  async place(userId: number, file: UploadedFileRef, fileName: string): Promise<void> {
-    const dir = this.dir(userId);
+  async place(ownerId: number, file: UploadedFileRef, fileName: string): Promise<void> {
+    const dir = this.dir(ownerId);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true });
     const target = join(dir, fileName);
@@ -58,8 +71,24 @@ export class AvatarStore {
     });
   }
 
-  async remove(userId: number): Promise<void> {
-    await rm(this.dir(userId), { recursive: true, force: true });
+  async remove(ownerId: number): Promise<void> {
+    await rm(this.dir(ownerId), { recursive: true, force: true });
+  }
+}
+
+/** Users' avatars: `uploads/-/system/user/avatar/<user id>/`. */
+@Injectable()
+export class AvatarStore extends OwnerAvatarStore {
+  constructor(config: LodeConfig) {
+    super(config, 'user');
+  }
+}
+
+/** Projects' avatars: `uploads/-/system/project/avatar/<project id>/` (provided by the projects context). */
+@Injectable()
+export class ProjectAvatarStore extends OwnerAvatarStore {
+  constructor(config: LodeConfig) {
+    super(config, 'project');
   }
 }
 

@@ -23,3 +23,15 @@ export { CreateAccessToken } from './commands/access-token.commands';
 export { ChangeUserBlock } from './commands/block-user.command';
 export { MAINTENANCE_QUEUE } from './jobs/remove-user-files.job';
 export { RecordUserActivity } from './commands/record-user-activity.command';
+/** Avatars: GitLab's AvatarUploader rules, files under the data directory, and serving them. */
+export {
+  AvatarStore,
+  ProjectAvatarStore,
+  OwnerAvatarStore,
+  MAX_AVATAR_BYTES,
+  avatarPath,
+  type AvatarOwnerKind,
+  type UploadedFileRef,
+} from './avatars';
+export { uploadedFile } from './http/request-files';
+export { sendAvatar } from './http/avatars.controller';

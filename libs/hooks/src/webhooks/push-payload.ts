@@ -41,7 +41,7 @@ export function pushPayload(update: RefUpdate, project: ProjectRow, pusher: Push
       name: project.name,
       description: project.description,
       web_url: basics.web_url,
-      avatar_url: null,
+      avatar_url: basics.avatar_url,
       git_ssh_url: basics.ssh_url_to_repo,
       git_http_url: basics.http_url_to_repo,
       namespace: project.ns_kind === 'user' ? (project.owner_name ?? project.ns_name) : project.ns_name,

@@ -30,7 +30,21 @@ const isMultipart = (req: Request): boolean => /^multipart\/form-data\b/i.test(r
 /** Answers past a limit close the connection, so the rest of an oversized body is never read. */
 function closeAfterAnswer(req: Request, res: Response): void {
   res.setHeader('Connection', 'close');
-  res.once('finish', () => req.destroy());
+  res.once('finish', () => endConnection(req));
+}
+
+/** How long a connection ended after an answer stays before it is destroyed. */
+const ANSWER_GRACE_MS = 50;
+
+/**
+ * Ends a connection whose body was not read to its end: the answer goes first (FIN), the socket is
+ * destroyed a moment later. Destroyed at once with unread bytes, it is reset, and a client still
+ * sending (a chunked body) loses the answer it was sent. The moment is short: a refused upload's
+ * partial file goes when the request is destroyed.
+ */
+function endConnection(req: Request): void {
+  req.socket.end();
+  setTimeout(() => req.destroy(), ANSWER_GRACE_MS).unref();
 }
 
 const refuseTooLarge = (req: Request, res: Response, next: NextFunction): void => {
@@ -57,7 +71,7 @@ export function multipartFields(takesFiles: (req: Request) => boolean): RequestH
     if (takesFiles(req)) {
       // Refused before its body was read (no token, not allowed): the rest is never read either.
       res.once('finish', () => {
-        if (!req.complete) req.destroy();
+        if (!req.complete) endConnection(req);
       });
       return next();
     }

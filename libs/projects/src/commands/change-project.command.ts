@@ -1,11 +1,12 @@
 import { ACCESS, GroupQueries, NamespaceAccess, type Visibility } from '@app/groups';
 import { Clock, EventStore, Forbidden, NotFound, type Actor } from '@app/platform';
-import { UserQueries } from '@app/users';
+import { ProjectAvatarStore, UserQueries, type UploadedFileRef } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import {
   addMember,
   archive,
+  changeAvatar,
   projectDecider,
   remove,
   removeCustomAttribute,
@@ -27,7 +28,7 @@ import { addTakenNameOrPath, rethrowTakenNameOrPath } from './create-project.com
 
 /** Every change to an existing project, with the level each needs (administrators pass every check). */
 export type ProjectChange =
-  | { kind: 'update'; changes: Partial<ProjectSettings> }
+  | { kind: 'update'; changes: Partial<ProjectSettings>; avatar?: UploadedFileRef }
   | { kind: 'archive' }
   | { kind: 'unarchive' }
   | { kind: 'delete' }
@@ -83,6 +84,7 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
     private readonly groups: GroupQueries,
     private readonly users: UserQueries,
     private readonly db: DataSource,
+    private readonly avatars: ProjectAvatarStore,
   ) {}
 
   async execute({ project, change, actor }: ChangeProject): Promise<ProjectRow> {
@@ -105,7 +107,16 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
       throw new Forbidden();
     const now = this.clock.now();
     const decide = await this.decision(row, change, now, actor);
-    await this.store.decide(`project-${row.id}`, projectDecider, decide).catch(rethrowTakenNameOrPath);
+    const avatar = change.kind === 'update' ? change.avatar : undefined;
+    await this.store
+      .transact(async (uow) => {
+        const events = await uow.decide(`project-${row.id}`, projectDecider, decide);
+        // The new avatar's file replaces the old once its event is recorded.
+        const changed = events.find((e) => e.type === 'ProjectAvatarChanged');
+        if (avatar && changed?.type === 'ProjectAvatarChanged' && changed.data.avatar)
+          await this.avatars.place(row.id, avatar, changed.data.avatar);
+      })
+      .catch(rethrowTakenNameOrPath);
     return row;
   }
 
@@ -119,8 +130,12 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
     switch (c.kind) {
       case 'update': {
         const errors = validateSettings(c.changes, groupVisibility);
+        const avatarName = c.avatar ? this.avatars.check(c.avatar, errors) : undefined;
         (await addTakenNameOrPath(this.db, errors, row.namespace_id, c.changes, row.id)).throwIfAny();
-        return (s) => update(s, c.changes, groupVisibility, now);
+        return (s) => {
+          const events = update(s, c.changes, groupVisibility, now);
+          return avatarName ? [...events, ...changeAvatar(s, avatarName, now)] : events;
+        };
       }
       case 'archive':
         return (s) => archive(s, now);

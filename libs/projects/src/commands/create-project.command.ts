@@ -2,11 +2,18 @@ import { GitRepositories, projectRepo } from '@app/git';
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
 import { Clock, EventStore, FieldErrors, oneRow, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
 import { Logger } from '@nestjs/common';
-import { UserQueries } from '@app/users';
+import { ProjectAvatarStore, UserQueries, type UploadedFileRef } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { create, projectDecider, validateSettings, type ProjectSettings } from '../domain/project';
+import {
+  changeAvatar,
+  create,
+  evolve,
+  projectDecider,
+  validateSettings,
+  type ProjectSettings,
+} from '../domain/project';
 import { ProjectQueries } from '../queries/project.queries';
 
 /**
@@ -49,6 +56,8 @@ export class CreateProject extends Command<number> {
     readonly namespaceId: number | undefined,
     readonly actor: Actor,
     readonly ownerId = actor.id,
+    /** A multipart `avatar`: checked with the settings, recorded as ProjectAvatarChanged, its file placed once recorded. */
+    readonly avatar?: UploadedFileRef,
   ) {
     super();
   }
@@ -66,9 +75,10 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     private readonly users: UserQueries,
     private readonly db: DataSource,
     private readonly git: GitRepositories,
+    private readonly avatars: ProjectAvatarStore,
   ) {}
 
-  async execute({ settings, namespaceId, actor, ownerId }: CreateProject): Promise<number> {
+  async execute({ settings, namespaceId, actor, ownerId, avatar }: CreateProject): Promise<number> {
     const personal = await this.namespaces.personalNamespace(ownerId);
     let target = personal;
     let namespaceVisibility: Visibility | undefined;
@@ -102,6 +112,7 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
         );
     }
     const errors = validateSettings(settings, namespaceVisibility);
+    const avatarName = avatar ? this.avatars.check(avatar, errors) : undefined;
     (await addTakenNameOrPath(this.db, errors, target.id, settings)).throwIfAny();
     const projectId = await this.store.nextId('project_id_seq');
     const runnersToken = randomBytes(15).toString('base64url');
@@ -111,21 +122,27 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     const repo = projectRepo(projectId);
     await this.git.init(repo, settings.defaultBranch ?? 'master');
     try {
-      await this.store.decide(`project-${projectId}`, projectDecider, (s) =>
-        create(
-          s,
-          {
-            projectId,
-            namespaceId: target.id,
-            settings,
-            creatorId: ownerId,
-            runnersToken,
-            namespaceVisibility,
-            personalOwnerId: target.kind === 'user' ? (target.ownerId ?? undefined) : undefined,
-          },
-          this.clock.now(),
-        ),
-      );
+      await this.store.transact(async (uow) => {
+        await uow.decide(`project-${projectId}`, projectDecider, (s) => {
+          const now = this.clock.now();
+          const events = create(
+            s,
+            {
+              projectId,
+              namespaceId: target.id,
+              settings,
+              creatorId: ownerId,
+              runnersToken,
+              namespaceVisibility,
+              personalOwnerId: target.kind === 'user' ? (target.ownerId ?? undefined) : undefined,
+            },
+            now,
+          );
+          return avatarName ? [...events, ...changeAvatar(events.reduce(evolve, s), avatarName, now)] : events;
+        });
+        // The file is placed once its event is recorded (and within the transaction: no file without it).
+        if (avatar && avatarName) await this.avatars.place(projectId, avatar, avatarName);
+      });
     } catch (err) {
       await this.removeUnusedRepository(projectId);
       rethrowTakenNameOrPath(err);

@@ -83,6 +83,8 @@ export type ProjectEvent =
         at: string;
       };
     }
+  // The avatar's stored file name (under uploads/-/system/project/avatar/<id>/), or null without one.
+  | { type: 'ProjectAvatarChanged'; data: { projectId: number; avatar: string | null; at: string } }
   | { type: 'ProjectArchived'; data: { projectId: number; at: string } }
   | { type: 'ProjectUnarchived'; data: { projectId: number; at: string } }
   | {
@@ -198,6 +200,8 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       const { features, ...rest } = e.data.changes;
       return { ...s, settings: { ...s.settings, ...rest, features: { ...s.settings.features, ...features } } };
     }
+    case 'ProjectAvatarChanged':
+      return s; // the read model's concern only: no decision depends on the avatar
     case 'ProjectArchived':
       return { ...s, archived: true };
     case 'ProjectUnarchived':
@@ -390,6 +394,12 @@ export function update(
   return Object.keys(real).length
     ? [{ type: 'ProjectUpdated', data: { projectId: p.projectId, changes: real, at: now.toISOString() } }]
     : [];
+}
+
+/** A new avatar (its stored file name) for an existing project: recorded even when the name is the same, the bytes differ. */
+export function changeAvatar(s: Project, avatar: string | null, now: Date): ProjectEvent[] {
+  const p = existing(s);
+  return [{ type: 'ProjectAvatarChanged', data: { projectId: p.projectId, avatar, at: now.toISOString() } }];
 }
 
 /** Archiving twice is no error: GitLab answers with the unchanged project. */

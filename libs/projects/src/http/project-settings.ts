@@ -53,10 +53,10 @@ const UPDATE_AT_LEAST_ONE_OF = [
   'wiki_enabled',
 ];
 
-/** PUT: only what was sent; at least one parameter (GitLab's `at_least_one_of`). */
-export function projectChanges(p: ProjectWriteDto): Partial<ProjectSettings> {
+/** PUT: only what was sent; at least one parameter (GitLab's `at_least_one_of`), a multipart `avatar` counting as one. */
+export function projectChanges(p: ProjectWriteDto, withAvatar = false): Partial<ProjectSettings> {
   const given = p as unknown as Record<string, unknown>;
-  if (!WRITE_PARAMS.some((k) => given[k] !== undefined))
+  if (!withAvatar && !WRITE_PARAMS.some((k) => given[k] !== undefined))
     throw new BadParameter(`${UPDATE_AT_LEAST_ONE_OF.join(', ')} are missing, at least one parameter must be provided`);
   const features: Partial<Record<Feature, boolean>> = {};
   for (const [f, param] of featureColumns()) {

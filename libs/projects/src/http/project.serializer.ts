@@ -1,5 +1,6 @@
 import { ACCESS } from '@app/groups';
 import type { Actor } from '@app/platform';
+import { avatarPath } from '@app/users';
 import type { ProjectRow, SharedGroup } from '../queries/project.queries';
 
 export interface SerializeCtx {
@@ -24,6 +25,11 @@ const fullPath = (p: ProjectRow) => `${p.ns_full_path}/${p.path}`;
 /** GitLab's notification level "global" (3), the default of a membership. */
 const access = (level: number | null) => (level ? { access_level: Number(level), notification_level: 3 } : null);
 
+/** GitLab 10.x: the absolute URL of the avatar (`/uploads/-/system/project/avatar/<id>/<file>`), null without one. */
+export function projectAvatarUrl(p: Pick<ProjectRow, 'id' | 'avatar'>, externalUrl: string): string | null {
+  return p.avatar ? externalUrl + avatarPath('project', p.id, p.avatar) : null;
+}
+
 /** `simple=true` and anonymous lists: GitLab's BasicProjectDetails. */
 export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
   const web = `${ctx.externalUrl}/${fullPath(p)}`;
@@ -41,7 +47,7 @@ export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
     ssh_url_to_repo: `git@${host}:${fullPath(p)}.git`,
     http_url_to_repo: `${web}.git`,
     web_url: web,
-    avatar_url: null as string | null,
+    avatar_url: projectAvatarUrl(p, ctx.externalUrl),
     star_count: p.star_count,
     forks_count: p.forks_count,
     last_activity_at: iso(p.last_activity_at),

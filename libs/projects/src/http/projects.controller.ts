@@ -1,5 +1,6 @@
 import { ACCESS } from '@app/groups';
 import {
+  AcceptsFiles,
   Authenticated,
   AdminOnly,
   BadParameter,
@@ -12,9 +13,10 @@ import {
   pageParams,
   type Actor,
 } from '@app/platform';
-import { serializeUserBasic, UserQueries, UserRecord } from '@app/users';
-import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { serializeUserBasic, uploadedFile, UserQueries, UserRecord } from '@app/users';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseInterceptors } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import type { Request } from 'express';
 import { ChangeProject } from '../commands/change-project.command';
 import { CreateProject } from '../commands/create-project.command';
 import { StarProject } from '../commands/star-project.command';
@@ -132,33 +134,49 @@ export class ProjectsController {
     });
   }
 
+  /** A multipart `avatar` is stored as GitLab's project avatar; a bad one is a 400 on `avatar`, nothing created. */
   @Post()
   @Authenticated()
-  async create(@GitlabParams() p: CreateProjectDto, @CurrentActor() actor: Actor) {
-    const id = await this.commands.execute(new CreateProject(newProjectSettings(p), p.namespace_id, actor));
+  @UseInterceptors(AcceptsFiles)
+  async create(@GitlabParams() p: CreateProjectDto, @CurrentActor() actor: Actor, @Req() req: Request) {
+    const id = await this.commands.execute(
+      new CreateProject(newProjectSettings(p), p.namespace_id, actor, actor.id, uploadedFile(req, 'avatar')),
+    );
     return this.present(id, actor, { adminFields: true });
   }
 
   /** The project is created as if by that user (GitLab runs its CreateService as them): they are its creator. */
   @Post('user/:user_id')
   @AdminOnly()
+  @UseInterceptors(AcceptsFiles)
   async createForUser(
     @Param('user_id', intParam('user_id')) userId: number,
     @GitlabParams() p: ProjectWriteDto,
     @CurrentActor() actor: Actor,
+    @Req() req: Request,
   ) {
     // Grape's `requires :name` (the inherited optional `name` would make a DTO's @IsDefined moot).
     if (p.name === undefined) throw new BadParameter('name is missing');
     await this.users.get(userId);
-    const id = await this.commands.execute(new CreateProject(newProjectSettings(p), undefined, actor, userId));
+    const id = await this.commands.execute(
+      new CreateProject(newProjectSettings(p), undefined, actor, userId, uploadedFile(req, 'avatar')),
+    );
     return this.present(id, actor, { adminFields: true });
   }
 
+  /** A multipart `avatar` replaces the project's avatar, and counts as a parameter on its own. */
   @Put(':id')
   @Authenticated()
-  async update(@Param('id') id: string, @GitlabParams() p: ProjectWriteDto, @CurrentActor() actor: Actor) {
+  @UseInterceptors(AcceptsFiles)
+  async update(
+    @Param('id') id: string,
+    @GitlabParams() p: ProjectWriteDto,
+    @CurrentActor() actor: Actor,
+    @Req() req: Request,
+  ) {
+    const avatar = uploadedFile(req, 'avatar');
     const row = await this.commands.execute(
-      new ChangeProject(id, { kind: 'update', changes: projectChanges(p) }, actor),
+      new ChangeProject(id, { kind: 'update', changes: projectChanges(p, avatar !== undefined), avatar }, actor),
     );
     return this.present(row.id, actor, { adminFields: true });
   }

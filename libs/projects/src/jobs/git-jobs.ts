@@ -9,6 +9,7 @@ import {
   type OutboxRoute,
   type Recorded,
 } from '@app/platform';
+import { ProjectAvatarStore } from '@app/users';
 import { InjectQueue, OnWorkerEvent, Processor } from '@nestjs/bullmq';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Job, Queue } from 'bullmq';
@@ -78,10 +79,17 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
 @Processor(GIT_QUEUE, { concurrency: 2 })
 export class GitJobsProcessor extends JobProcessor<GitJob> {
   protected readonly handlers: JobHandlers<GitJob> = {
-    'remove-repository': (job) => this.git.remove(projectRepo(job.data.projectId)),
+    // The avatar's files go with the repository (both idempotent).
+    'remove-repository': async (job) => {
+      await this.git.remove(projectRepo(job.data.projectId));
+      await this.avatars.remove(job.data.projectId);
+    },
     'remove-gone-repositories': async () => {
       // Every project the log knows that the read model no longer has; removing twice is harmless.
-      for (const id of await this.projects.goneProjectIds()) await this.git.remove(projectRepo(id));
+      for (const id of await this.projects.goneProjectIds()) {
+        await this.git.remove(projectRepo(id));
+        await this.avatars.remove(id);
+      }
     },
     housekeeping: (job) => this.housekeeping(job),
     'fork-repository': (job) => this.fork(job),
@@ -91,6 +99,7 @@ export class GitJobsProcessor extends JobProcessor<GitJob> {
     private readonly commands: CommandBus,
     private readonly git: GitRepositories,
     private readonly projects: ProjectQueries,
+    private readonly avatars: ProjectAvatarStore,
     @InjectQueue(GIT_QUEUE) queue: Queue,
     kinds: JobKinds,
   ) {

@@ -28,6 +28,7 @@ export const PROJECT_TABLES = [
 const HANDLED = [
   'ProjectCreated',
   'ProjectUpdated',
+  'ProjectAvatarChanged',
   'ProjectArchived',
   'ProjectUnarchived',
   'ProjectTransferred',
@@ -159,6 +160,13 @@ export class ProjectProjection implements Projector<Projected> {
         );
         return;
       }
+      case 'ProjectAvatarChanged':
+        await db.query(`update projects set avatar = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
+          e.data.projectId,
+          e.data.avatar,
+          e.data.at,
+        ]);
+        return;
       case 'ProjectArchived':
       case 'ProjectUnarchived':
         await db.query(`update projects set archived = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [

@@ -50,6 +50,8 @@ export interface ProjectRow {
   import_url: string | null;
   import_status: string;
   import_error: string | null;
+  /** The avatar's stored file name, null without one. */
+  avatar: string | null;
   tag_list: string[];
   forked_from_id: number | null;
   star_count: number;
