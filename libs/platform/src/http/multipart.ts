@@ -1,14 +1,14 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
 import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { from, switchMap, throwError, type Observable } from 'rxjs';
 import { LodeConfig } from '../config/lode-config';
-import { BadParameter } from '../errors';
+import { PayloadTooLarge } from '../errors';
 import { MalformedMultipart } from './gitlab-error.filter';
-import { unacceptableParameter, hasControlCharacters } from './request-input';
+import { unacceptableInput } from './request-input';
 
 /*
  * Multipart bodies. GitLab takes every parameter from a multipart form as from JSON, so every route
@@ -17,10 +17,6 @@ import { unacceptableParameter, hasControlCharacters } from './request-input';
  * Before, a global parser wrote every anonymous multipart body to disk on every route and read an
  * oversized one to its end before answering 413.
  */
-
-/** A parameter as Grape names it: the top-level key, without the characters that made it unacceptable. */
-// eslint-disable-next-line no-control-regex -- removing control characters is the point
-const paramName = (raw: string): string => raw.replace(/[\u0000-\u001f\u007f]/g, '').replace(/\[.*$/, '') || 'body';
 
 /** A body without files is parameters only: at most this much, as JSON's limit. */
 export const FIELDS_BODY_LIMIT = 1024 * 1024;
@@ -47,10 +43,23 @@ function endConnection(req: Request): void {
   setTimeout(() => req.destroy(), ANSWER_GRACE_MS).unref();
 }
 
-const refuseTooLarge = (req: Request, res: Response, next: NextFunction): void => {
-  closeAfterAnswer(req, res);
-  next(Object.assign(new Error('request entity too large'), { type: 'entity.too.large' }));
-};
+/**
+ * Calls `exceeded` once when more than `limit` bytes of the body have been read, for a body without
+ * `Content-Length` (or with a false one); answers a function that stops counting.
+ */
+function countBody(req: Request, limit: number, exceeded: () => void): () => void {
+  let seen = 0;
+  const count = (chunk: Buffer) => {
+    seen += chunk.length;
+    if (seen <= limit) return;
+    req.off('data', count);
+    exceeded();
+  };
+  req.on('data', count);
+  return () => req.off('data', count);
+}
+
+const declaredLength = (req: Request): number => Number(req.headers['content-length'] ?? NaN);
 
 /** Multer's errors are the client's: its LIMIT_* codes as they are, busboy's parse failures 400. */
 const clientError = (err: unknown): unknown => (err instanceof multer.MulterError ? err : new MalformedMultipart(err));
@@ -75,21 +84,18 @@ export function multipartFields(takesFiles: (req: Request) => boolean): RequestH
       });
       return next();
     }
-    const length = Number(req.headers['content-length'] ?? NaN);
-    if (length > FIELDS_BODY_LIMIT) return refuseTooLarge(req, res, next);
-    let seen = 0;
-    let refused = false;
-    const count = (chunk: Buffer) => {
-      seen += chunk.length;
-      if (seen > FIELDS_BODY_LIMIT && !refused) {
-        refused = true;
-        req.off('data', count);
-        refuseTooLarge(req, res, next);
-      }
+    const refuse = () => {
+      closeAfterAnswer(req, res);
+      next(new PayloadTooLarge());
     };
-    req.on('data', count);
+    if (declaredLength(req) > FIELDS_BODY_LIMIT) return refuse();
+    let refused = false;
+    const stopCounting = countBody(req, FIELDS_BODY_LIMIT, () => {
+      refused = true;
+      refuse();
+    });
     parse(req, res, (err?: unknown) => {
-      req.off('data', count);
+      stopCounting();
       if (!refused) next(err ? clientError(err) : undefined);
     });
   };
@@ -127,27 +133,22 @@ export class AcceptsFiles implements NestInterceptor {
     const req = ctx.switchToHttp().getRequest<Request & { files?: Express.Multer.File[] }>();
     const res = ctx.switchToHttp().getResponse<Response>();
     if (!isMultipart(req)) return next.handle();
-    const tooLarge = () => Object.assign(new Error('request entity too large'), { type: 'entity.too.large' });
-    if (Number(req.headers['content-length'] ?? NaN) > this.bodyLimit) {
+    if (declaredLength(req) > this.bodyLimit) {
       closeAfterAnswer(req, res);
-      return throwError(tooLarge);
+      return throwError(() => new PayloadTooLarge());
     }
     const parsed = new Promise<void>((resolve, reject) => {
-      let seen = 0;
       let settled = false;
-      const count = (chunk: Buffer) => {
-        seen += chunk.length;
-        if (seen <= this.bodyLimit || settled) return;
+      const stopCounting = countBody(req, this.bodyLimit, () => {
+        if (settled) return;
         settled = true;
-        req.off('data', count);
         req.unpipe();
         req.pause();
         closeAfterAnswer(req, res);
-        reject(tooLarge());
-      };
-      req.on('data', count);
+        reject(new PayloadTooLarge());
+      });
       this.parse(req, res, (err?: unknown) => {
-        req.off('data', count);
+        stopCounting();
         if (settled) return;
         settled = true;
         const files = Array.isArray(req.files) ? req.files : [];
@@ -164,10 +165,8 @@ export class AcceptsFiles implements NestInterceptor {
           return reject(clientError(err));
         }
         // The same gate as every other parameter (request-input.ts), for what was parsed here.
-        const bad =
-          unacceptableParameter(req.body) ??
-          files.find((f) => hasControlCharacters(f.originalname) || hasControlCharacters(f.fieldname))?.fieldname;
-        if (bad !== undefined) return reject(new BadParameter(`${paramName(bad)} is invalid`));
+        const invalid = unacceptableInput(req);
+        if (invalid) return reject(invalid);
         resolve();
       });
     });

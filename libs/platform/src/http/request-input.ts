@@ -49,6 +49,14 @@ export function unacceptableParameter(input: unknown, rootName = 'body'): string
  * their names.
  */
 export function requestInputMiddleware(req: Request, _res: Response, next: NextFunction): void {
+  next(unacceptableInput(req));
+}
+
+/**
+ * The gate's verdict on a request's query, body and multipart files: the 400 to answer, or undefined.
+ * Also asked by AcceptsFiles, which parses a file route's body after this middleware has run.
+ */
+export function unacceptableInput(req: Request): BadParameter | undefined {
   const files = (req as Request & { files?: Express.Multer.File[] }).files;
   const bad =
     unacceptableParameter(req.query) ??
@@ -56,6 +64,7 @@ export function requestInputMiddleware(req: Request, _res: Response, next: NextF
     (Array.isArray(files)
       ? files.find((f) => CONTROL.test(f.originalname) || CONTROL.test(f.fieldname))?.fieldname
       : undefined);
-  if (bad === undefined) return next();
-  next(new BadParameter(`${bad.replace(CONTROLS, '').replace(/\[.*$/, '') || 'body'} is invalid`));
+  return bad === undefined
+    ? undefined
+    : new BadParameter(`${bad.replace(CONTROLS, '').replace(/\[.*$/, '') || 'body'} is invalid`);
 }
