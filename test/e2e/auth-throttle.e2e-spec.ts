@@ -1,14 +1,8 @@
-import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gitOk, tempDirs } from '../support/git';
+import { getFrom } from '../support/from-address';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
 
 /** Failed authentication is throttled per address, on the API and git alike (GitLab's Rack::Attack). */
 describe('failed-authentication throttle', () => {
@@ -18,19 +12,8 @@ describe('failed-authentication throttle', () => {
   let user: SeededUser;
   const tmp = tempDirs();
 
-  /** A request from a chosen loopback address (all of 127/8 is this machine's). */
-  function from(address: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path, localAddress: address, headers }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      });
-      req.on('error', reject);
-      req.end();
-    });
-  }
+  const from = (address: string, path: string, headers: Record<string, string> = {}) =>
+    getFrom(port, address, path, headers);
   const basic = (secret: string) => `Basic ${Buffer.from(`git:${secret}`).toString('base64')}`;
 
   beforeAll(async () => {

@@ -1,13 +1,7 @@
-import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getFrom } from '../support/from-address';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
 
 /** LODE_RATE_LIMIT_*: per user and per anonymous address, 429 with Retry-After and GitLab's RateLimit-* headers. */
 describe('request rate limits', () => {
@@ -16,18 +10,8 @@ describe('request rate limits', () => {
   let limited: SeededUser;
   let other: SeededUser;
 
-  function from(address: string, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-    return new Promise((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, path, localAddress: address, headers }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      });
-      req.on('error', reject);
-      req.end();
-    });
-  }
+  const from = (address: string, path: string, headers: Record<string, string> = {}) =>
+    getFrom(port, address, path, headers);
 
   beforeAll(async () => {
     t = await startTestApp({ rateLimitUnauthenticated: 2, rateLimitPeriod: 60 });
