@@ -24,7 +24,13 @@ import {
   ProjectsWorkerModule,
 } from '@app/projects';
 import { RepositoriesHttpModule } from '@app/repositories';
-import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
+import {
+  SshKeyFingerprints1763780001200,
+  Users1763780000100,
+  UsersHttpModule,
+  UsersModule,
+  UsersWorkerModule,
+} from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -40,6 +46,7 @@ export const MIGRATIONS = [
   HookDeliveries1763780000600,
   HookSecrets1763780000700,
   ProjectAvatars1763780000800,
+  SshKeyFingerprints1763780001200,
 ];
 
 export interface LodeParts {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
 /*
  * The one door to git (ARCHITECTURE.md, "Repositories"): every git operation Lode does goes through
@@ -165,6 +165,31 @@ export interface GitHttpOptions {
   beforeEnd?: (succeeded: boolean) => Promise<void>;
 }
 
+/** The services git over SSH runs (the command a client's `exec` names). */
+export type GitPackService = 'git-upload-pack' | 'git-receive-pack' | 'git-upload-archive';
+
+/** The byte streams of one git-over-SSH exchange: the channel's input, output and error output. */
+export interface GitPackIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+}
+
+export interface GitPackOptions {
+  /** The client's `GIT_PROTOCOL` (`version=2`), passed on to git. */
+  protocol?: string;
+  /** As in `GitHttpOptions`: runs after git exited, before the exit status is reported. */
+  beforeEnd?: (succeeded: boolean) => Promise<void>;
+}
+
+/** A running git service. */
+export interface GitPackSession {
+  /** git's exit status, once it has exited, its output has been handed on and `beforeEnd` has run. */
+  done: Promise<number>;
+  /** Ends git at once (the client went away); leaves no process behind. */
+  cancel: () => void;
+}
+
 /**
  * Everything git, for every context. No method may be called inside a database transaction: git
  * work is slow and cannot be rolled back, so callers do it before or after theirs.
@@ -221,4 +246,9 @@ export abstract class GitRepositories {
     remoteUser: string,
     options?: GitHttpOptions,
   ): void;
+  /**
+   * Runs `service` on the repository over the given streams (git over SSH), streaming both ways.
+   * The caller has decided access already.
+   */
+  abstract servePack(repo: RepoRef, service: GitPackService, io: GitPackIo, options?: GitPackOptions): GitPackSession;
 }

@@ -14,6 +14,10 @@ import {
   type Comparison,
   type Contributor,
   type GitHttpOptions,
+  type GitPackIo,
+  type GitPackOptions,
+  type GitPackService,
+  type GitPackSession,
   type HeldBlob,
   type RawBlob,
   type RefCommand,
@@ -24,6 +28,7 @@ import {
 } from './git-repositories';
 import { serveGitHttp } from './http-backend';
 import { NodegitRepositories } from './nodegit-repositories';
+import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
 import { describeRefUpdates, listRefs } from './ref-updates';
 
@@ -149,5 +154,9 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
     options?: GitHttpOptions,
   ): void {
     serveGitHttp(req, res, this.path(repo), service, remoteUser, options);
+  }
+
+  servePack(repo: RepoRef, service: GitPackService, io: GitPackIo, options?: GitPackOptions): GitPackSession {
+    return servePack(this.path(repo), service, io, options);
   }
 }

@@ -1,3 +1,5 @@
-/** The repositories context: git over smart HTTP. */
+/** The repositories context: the repository API, git over smart HTTP and over SSH. */
 export { RepositoriesHttpModule } from './repositories.module';
 export { GitHttpMiddleware } from './http/git-http.middleware';
+/** Git over SSH: the built-in server (started with the API when LODE_SSH_PORT is not 0). */
+export { GitSshServer } from './ssh/git-ssh-server';

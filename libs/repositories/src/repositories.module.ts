@@ -3,12 +3,17 @@ import { UsersModule } from '@app/users';
 import { Module } from '@nestjs/common';
 import { GitHttpMiddleware } from './http/git-http.middleware';
 import { RepositoryReadsController } from './http/repository-reads.controller';
+import { GitSshServer } from './ssh/git-ssh-server';
+import { GitAccess } from './transport/git-access';
 
-/** The HTTP side of repositories: git over smart HTTP (mounted by http-app as Express middleware) and the read API. */
+/**
+ * The serving side of repositories: the read API, git over smart HTTP (mounted by http-app as Express
+ * middleware) and git over SSH (its own listener, started with the API).
+ */
 @Module({
   imports: [UsersModule, ProjectsModule],
   controllers: [RepositoryReadsController],
-  providers: [GitHttpMiddleware],
-  exports: [GitHttpMiddleware],
+  providers: [GitAccess, GitHttpMiddleware, GitSshServer],
+  exports: [GitHttpMiddleware, GitSshServer],
 })
 export class RepositoriesHttpModule {}

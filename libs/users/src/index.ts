@@ -2,9 +2,16 @@
 export { UsersModule, UsersHttpModule, USER_ENTITIES } from './users.module';
 export { UsersWorkerModule } from './users-worker.module';
 export { Users1763780000100 } from './migrations/1763780000100-users';
+export { SshKeyFingerprints1763780001200 } from './migrations/1763780001200-ssh-key-fingerprints';
 export { UserQueries } from './queries/user.queries';
 /** Credentials (a token, HTTP Basic) to the `Actor` every transport acts as. */
-export { ActorResolver, AuthThrottled, UserBlocked, type Authenticated } from './queries/actor-resolver';
+export {
+  ActorResolver,
+  AuthThrottled,
+  UserBlocked,
+  type Authenticated,
+  type SshKeyHolder,
+} from './queries/actor-resolver';
 export { userJoinSql, usersFromSql, isInternalUserSql, isExternalUserSql } from './queries/user-sql';
 export { TopLevelPaths } from './commands/delete-user.command';
 export { UserRecord } from './projections/user.record';

@@ -63,13 +63,14 @@ const readsStatistics = (p: ProjectRow, actor: Actor | undefined) =>
 export async function presentProjects(
   projects: ProjectQueries,
   rows: ProjectRow[],
-  ctx: { externalUrl: string; actor?: Actor; simple?: boolean; statistics?: boolean },
+  ctx: { externalUrl: string; sshCloneBase: string; actor?: Actor; simple?: boolean; statistics?: boolean },
 ) {
   if (ctx.simple || !ctx.actor) return rows.map((p) => serializeProjectSimple(p, ctx));
   const sources = await projects.forkSources(rows, ctx.actor);
   return rows.map((p) =>
     serializeProject(p, {
       externalUrl: ctx.externalUrl,
+      sshCloneBase: ctx.sshCloneBase,
       actor: ctx.actor,
       statistics: ctx.statistics && readsStatistics(p, ctx.actor),
       adminFields: false,
@@ -101,6 +102,7 @@ export class ProjectsController {
     const sources = await this.projects.forkSources([row], actor);
     return serializeProject(row, {
       externalUrl: this.config.externalUrl,
+      sshCloneBase: this.config.sshCloneBase,
       actor,
       statistics: how.statistics,
       forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
@@ -115,6 +117,7 @@ export class ProjectsController {
     const { rows, total } = await this.projects.list(actor, listFilters(q, actor), page);
     const items = await presentProjects(this.projects, rows, {
       externalUrl: this.config.externalUrl,
+      sshCloneBase: this.config.sshCloneBase,
       actor,
       simple: q.simple,
       statistics: q.statistics,
@@ -126,7 +129,11 @@ export class ProjectsController {
   @Get(':id')
   async get(@Param('id') id: string, @GitlabParams() q: StatisticsDto, @CurrentActor() actor?: Actor) {
     const row = await this.projects.getVisible(id, actor);
-    if (!actor) return serializeProjectSimple(row, { externalUrl: this.config.externalUrl });
+    if (!actor)
+      return serializeProjectSimple(row, {
+        externalUrl: this.config.externalUrl,
+        sshCloneBase: this.config.sshCloneBase,
+      });
     return this.present(row, actor, {
       permissions: true,
       statistics: q.statistics === true && readsStatistics(row, actor),

@@ -1,0 +1,101 @@
+import { GitRepositories, projectRepo } from '@app/git';
+import { Clock, NotFound, type Actor } from '@app/platform';
+import { ProjectAccessPolicy, ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
+import { RecordUserActivity } from '@app/users';
+import { Injectable, Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PushCommand } from '../push/push-commands';
+import { PushInspector } from '../push/push-inspector';
+
+/** Attempts to record an accepted push when PostgreSQL stumbles (the refs have moved already). */
+const RECORD_ATTEMPTS = 4;
+
+/** GitLab's words (`Gitlab::GitAccess`) for a refused git request, which the git client shows its user. */
+export const GIT_REFUSALS = {
+  notFound: 'The project you were looking for could not be found.',
+  download: 'You are not allowed to download code from this project.',
+  push: 'You are not allowed to push code to this project.',
+  archived: 'You are not allowed to push code to an archived project.',
+} as const;
+
+/** A git request refused for `message` (one of GIT_REFUSALS); each transport words the status its own way. */
+export class GitRefused extends Error {
+  constructor(readonly reason: keyof typeof GIT_REFUSALS) {
+    super(GIT_REFUSALS[reason]);
+  }
+}
+
+/**
+ * What git over HTTP and git over SSH share once they know their caller: finding the project by the
+ * path the client named, the one access policy, the activity a clone or push counts as, and the
+ * `RepositoryPushed` record of an accepted push. The transports differ only in how they authenticate
+ * and how they word a refusal (an HTTP status, or a line on SSH's stderr and an exit status).
+ */
+@Injectable()
+export class GitAccess {
+  private readonly logger = new Logger('GitAccess');
+
+  constructor(
+    private readonly projects: ProjectQueries,
+    private readonly git: GitRepositories,
+    private readonly clock: Clock,
+    private readonly commands: CommandBus,
+  ) {}
+
+  /**
+   * The project at `fullPath` (the path a client names, with or without `.git`, current after a
+   * rename or transfer) as `actor` sees it; `GitRefused('notFound')` when it sees none.
+   */
+  async project(fullPath: string, actor: Actor | undefined): Promise<ProjectRow> {
+    return this.projects.getVisible(fullPath, actor).catch((err: unknown) => {
+      if (err instanceof NotFound) throw new GitRefused('notFound');
+      throw err;
+    });
+  }
+
+  /** GitLab's download_code and push_code as `ProjectAccessPolicy` decides them; `GitRefused` when refused. */
+  authorize(project: ProjectRow, actor: Actor | undefined, push: boolean): void {
+    if (!push) {
+      if (!ProjectAccessPolicy.mayDownloadCode(project, actor)) throw new GitRefused('download');
+      return;
+    }
+    const refusal = ProjectAccessPolicy.pushCodeRefusal(project, actor);
+    if (refusal === 'access') throw new GitRefused('push');
+    if (refusal === 'archived') throw new GitRefused('archived');
+  }
+
+  /** GitLab counts a clone, fetch or push as the user's activity of the day: at most once a day, never in the way. */
+  recordActivity(userId: number, lastActivityOn: string | null): void {
+    const today = this.clock.now().toISOString().slice(0, 10);
+    if (lastActivityOn !== null && lastActivityOn >= today) return;
+    this.commands.execute(new RecordUserActivity(userId)).catch((err: unknown) => {
+      this.logger.warn(`could not record activity of user ${userId}: ${String(err)}`);
+    });
+  }
+
+  /**
+   * Records what an accepted push changed as a `RepositoryPushed` event, before the client hears the
+   * end of its answer. A rejected command (non-fast-forward, a lost race) moved no ref and is left
+   * out. If PostgreSQL stays away through every attempt the refs have still moved: that is logged.
+   */
+  async recordPush(project: ProjectRow, actor: Actor, commands: PushCommand[]): Promise<void> {
+    if (!commands.length) return;
+    const repo = projectRepo(project.id);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const push = await new PushInspector(this.git, repo).inspect(commands, project.default_branch);
+        await this.commands.execute(new RecordRepositoryPush(project.id, { userId: actor.id, ...push }, actor));
+        return;
+      } catch (err) {
+        if (attempt >= RECORD_ATTEMPTS) {
+          this.logger.error(
+            `push to project ${project.id} by ${actor.username} was accepted but could not be recorded: ${String(err)}`,
+          );
+          return;
+        }
+        await sleep(250 * 2 ** attempt);
+      }
+    }
+  }
+}
