@@ -56,6 +56,7 @@ describe(`a ${PACK_MB} MB push streams through the server`, () => {
         REDIS_URL: TEST_REDIS,
         LODE_REDIS_PREFIX: prefix,
         LODE_DATA_DIR: dataDir,
+        LODE_SSH_PORT: '0',
         LODE_ROOT_TOKEN: token,
         LODE_LOG_LEVEL: 'error',
       },

@@ -140,12 +140,13 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
       // A connection that offered credentials and never got in counts once against its address.
       if (!caller && refusedCredentials) void this.actors.refused(address).catch(() => undefined);
     });
-    void this.actors.throttledFor(address).then(
-      (wait) => {
-        if (wait > 0) client.end();
-      },
-      () => undefined,
+    // An address past LODE_AUTH_FAILURES is cut off, valid key or not (as HTTP answers it 403); the
+    // check fails open while Redis is away, as the throttle does everywhere.
+    const throttled = this.actors.throttledFor(address).then(
+      (wait) => wait > 0,
+      () => false,
     );
+    void throttled.then((refused) => refused && client.end());
     client.on('authentication', (ctx) => {
       const refuse = () => {
         if (ctx.method !== 'none') {
@@ -156,8 +157,9 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
         ctx.reject(['publickey']);
       };
       if (ctx.method !== 'publickey' || ctx.username !== SSH_USER) return refuse();
-      this.authenticate(ctx).then(
-        (found) => {
+      Promise.all([throttled, this.authenticate(ctx)]).then(
+        ([refused, found]) => {
+          if (refused) return void client.end();
           if (found === 'refused') return refuse();
           if (found === 'acceptable') return ctx.accept();
           caller = found;
