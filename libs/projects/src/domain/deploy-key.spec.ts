@@ -59,9 +59,7 @@ describe('deploy key decider', () => {
       ['   ', "can't be blank"],
       ['x'.repeat(256), 'is too long (maximum is 255 characters)'],
     ])('refuses the title %j under GitLab nested field name', (title, message) => {
-      expect(() => add(given(), newKey({ title }), NOW)).toThrow(
-        new Invalid({ 'deploy_key.title': [message] }),
-      );
+      expect(() => add(given(), newKey({ title }), NOW)).toThrow(new Invalid({ 'deploy_key.title': [message] }));
     });
 
     it('takes a title of exactly 255 characters', () => {

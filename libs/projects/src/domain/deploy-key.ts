@@ -50,8 +50,7 @@ export type DeployKeyEvent =
   | { type: 'DeployKeyRemoved'; data: { keyId: number; at: string } };
 
 export type DeployKey =
-  | { exists: false }
-  | { exists: true; keyId: number; title: string; links: Record<number, { canPush: boolean }> };
+  { exists: false } | { exists: true; keyId: number; title: string; links: Record<number, { canPush: boolean }> };
 
 export const initial = (): DeployKey => ({ exists: false });
 
