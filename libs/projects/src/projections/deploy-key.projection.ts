@@ -85,6 +85,8 @@ export class DeployKeyProjection implements Projector<Projected> {
           e.data.userId,
           e.data.ghostUserId ?? null,
         ]);
+        // The user's personal projects went by the namespaces' cascade, their links with them.
+        await db.query(DROP_ORPHANS);
         return;
       default:
         return assertNever(e);
