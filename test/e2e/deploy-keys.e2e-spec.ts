@@ -1,3 +1,4 @@
+import { ProjectionRebuilder } from '@app/platform';
 import { DeployKeyQueries } from '@app/projects';
 import { parseSshPublicKey } from '@app/users';
 import { execFileSync } from 'node:child_process';
@@ -452,6 +453,24 @@ describe('deploy keys', () => {
     });
   });
 
+  describe('deleting a group', () => {
+    it("drops the keys left on none of its projects (the projects go by the namespaces' cascade)", async () => {
+      const group = await as(owner.token).post('/groups', { name: 'Deployers', path: `deployers-${owner.id}` });
+      expect(group.status).toBe(201);
+      const inGroup = await as(owner.token).post('/projects', { name: 'grouped', namespace_id: group.body.id });
+      expect(inGroup.status).toBe(201);
+      const onlyThere = sshKey();
+      const alsoOnA = sshKey();
+      await deploy(owner.token, inGroup.body.id, { title: 'only', key: onlyThere });
+      const kept = await deploy(owner.token, inGroup.body.id, { title: 'also', key: alsoOnA });
+      await deploy(owner.token, projectA, { title: 'also', key: alsoOnA });
+      expect((await as(owner.token).delete(`/groups/${group.body.id}`)).status).toBe(204);
+      await eventually(async () => expect(await grant(onlyThere)).toBeUndefined());
+      expect((await grant(alsoOnA))?.projects).toEqual([{ projectId: projectA, canPush: false }]);
+      expect((await as(owner.token).get(`/projects/${projectA}/deploy_keys/${kept.id}`)).status).toBe(200);
+    });
+  });
+
   describe('for the SSH server', () => {
     it('byFingerprint answers the key, who added it and its projects with can_push, or nothing', async () => {
       const key = sshKey();
@@ -485,5 +504,17 @@ describe('deploy keys', () => {
       await eventually(async () => expect((await grant(key))?.userId).toBe(ghost.id));
       expect((await grant(key))?.projects).toEqual([{ projectId: p, canPush: false }]);
     });
+  });
+
+  // Last: after every history above (enables, updates, removals, project, group and user deletions).
+  it('rebuilds the deploy key tables from the events into exactly the live ones', async () => {
+    const dump = async () => ({
+      keys: await t.db.query(`select * from deploy_keys order by id`),
+      links: await t.db.query(`select * from deploy_keys_projects order by deploy_key_id, project_id`),
+    });
+    const live = await dump();
+    expect(live.keys.length).toBeGreaterThan(10);
+    await t.app.get(ProjectionRebuilder).rebuild();
+    expect(await dump()).toEqual(live);
   });
 });
