@@ -235,6 +235,10 @@ describe('deploy keys', () => {
       const res = await as(owner.token).post(`/projects/${projectA}/deploy_keys`, { title: 'mine', key });
       expect(res.status).toBe(400);
       expect(res.body).toEqual(DEPLOY_KEY_TAKEN);
+      // GitLab's POST reuses `accessible_deploy_keys` only, which an administrator's rank does not widen.
+      expect((await root().post(`/projects/${projectA}/deploy_keys`, { title: 'admin', key })).body).toEqual(
+        DEPLOY_KEY_TAKEN,
+      );
       // The same key under another comment is the same key.
       const [type, blob] = key.split(' ');
       expect(

@@ -127,7 +127,8 @@ export class EnableDeployKeyHandler implements ICommandHandler<EnableDeployKey> 
     const p = await this.projects.require(project, actor, ACCESS.maintainer);
     await this.store.transact(async (uow) => {
       // A key the caller cannot reach is as missing as one that does not exist: its id reveals nothing.
-      if ((await this.keys.accessibleId(uow.db, actor, { id: keyId })) === undefined) throw new NotFound('Deploy Key');
+      if ((await this.keys.accessibleId(uow.db, actor, { id: keyId, adminReachesAll: true })) === undefined)
+        throw new NotFound('Deploy Key');
       await uow.decide(stream(keyId), deployKeyDecider, (s) => enable(s, p.id, false, this.clock.now()));
     });
     return keyId;

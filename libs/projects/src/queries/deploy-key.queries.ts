@@ -37,9 +37,8 @@ const KEY_COLUMNS = 'k.id, k.title, k.key, k.created_at';
 
 /**
  * The keys a caller may reuse on another project (GitLab's `accessible_deploy_keys`): those enabled on
- * a project the caller is a member of, at any level, directly or through a group. Administrators
- * reach every key (later GitLab's `EnableDeployKeyService`; 10.x gave them public keys, which Lode
- * does not have). `uid` names the parameter holding the caller's id.
+ * a project the caller is a member of, at any level, directly or through a group. `uid` names the
+ * parameter holding the caller's id.
  */
 const accessibleSql = (uid: string) =>
   `exists (select 1 from deploy_keys_projects a
@@ -125,17 +124,23 @@ export class DeployKeyQueries {
     return row?.id;
   }
 
-  /** The id of a key the caller may reuse, found by its text or by its id. */
+  /**
+   * The id of a key the caller may reuse, found by its text (`POST .../deploy_keys`: GitLab asks
+   * `accessible_deploy_keys` alone) or by its id (`POST .../enable`, where `adminReachesAll`: later
+   * GitLab's `EnableDeployKeyService` lets administrators enable any key; 10.x gave them public keys,
+   * which Lode does not have).
+   */
   async accessibleId(
     db: EntityManager,
     actor: Actor,
-    by: { key: string } | { id: number },
+    by: { key: string } | { id: number; adminReachesAll: boolean },
   ): Promise<number | undefined> {
     const [match, value] = 'key' in by ? ['k.key = $1', by.key] : ['k.id = $1', by.id];
+    const anyKey = 'id' in by && by.adminReachesAll && actor.isAdmin;
     const row = await firstRow<{ id: number }>(
       db,
-      `select k.id from deploy_keys k where ${match}${actor.isAdmin ? '' : ` and ${accessibleSql('$2')}`}`,
-      actor.isAdmin ? [value] : [value, actor.id],
+      `select k.id from deploy_keys k where ${match}${anyKey ? '' : ` and ${accessibleSql('$2')}`}`,
+      anyKey ? [value] : [value, actor.id],
     );
     return row?.id;
   }
