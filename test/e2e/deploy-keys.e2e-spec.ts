@@ -208,7 +208,20 @@ describe('deploy keys', () => {
       expect((await post({ title: 'x'.repeat(256), key: sshKey() })).body).toEqual({
         message: { 'deploy_key.title': ['is too long (maximum is 255 characters)'] },
       });
+      // Wrong types and sizes are 400s, never 500s.
+      expect((await post({ title: ['x'], key: sshKey() })).body).toEqual({ error: 'title is invalid' });
+      expect((await post({ title: 'x', key: { a: 1 } })).body).toEqual({ error: 'key is invalid' });
+      expect((await post({ title: 'x', key: `ssh-ed25519 ${'A'.repeat(9000)}` })).status).toBe(400);
       expect(await keyCount_('deploy_keys')).toBe(before);
+      const huge = '99999999999999';
+      expect((await as(owner.token).get(`/projects/${projectA}/deploy_keys/${huge}`)).body).toEqual(NOT_FOUND);
+      expect((await as(owner.token).put(`/projects/${projectA}/deploy_keys/${huge}`, { title: 'x' })).body).toEqual(
+        NOT_FOUND,
+      );
+      expect((await as(owner.token).delete(`/projects/${projectA}/deploy_keys/${huge}`)).body).toEqual(KEY_NOT_FOUND);
+      expect((await as(owner.token).post(`/projects/${projectA}/deploy_keys/${huge}/enable`)).body).toEqual(
+        KEY_NOT_FOUND,
+      );
     });
 
     it('answers a key already on the project unchanged', async () => {
