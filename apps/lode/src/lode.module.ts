@@ -17,6 +17,7 @@ import {
   HooksWorkerModule,
 } from '@app/hooks';
 import {
+  DeployKeys1763780001100,
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProjectsHttpModule,
@@ -46,6 +47,7 @@ export const MIGRATIONS = [
   HookDeliveries1763780000600,
   HookSecrets1763780000700,
   ProjectAvatars1763780000800,
+  DeployKeys1763780001100,
   SshKeyFingerprints1763780001200,
 ];
 

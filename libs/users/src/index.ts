@@ -14,6 +14,14 @@ export {
 } from './queries/actor-resolver';
 export { userJoinSql, usersFromSql, isInternalUserSql, isExternalUserSql } from './queries/user-sql';
 export { TopLevelPaths } from './commands/delete-user.command';
+/** One key text is a user's key or a deploy key, never both: the port projects implements, and the lock both sides take. */
+export {
+  DeployKeyFingerprints,
+  lockSshKeyFingerprint,
+  userSshKeyFingerprintTaken,
+} from './queries/ssh-key-fingerprints';
+/** GitLab's SSH public key parsing and fingerprints, for every kind of key (users' and deploy keys). */
+export { parseSshPublicKey, SshKeyError, type ParsedSshKey } from './domain/ssh-public-key';
 export { UserRecord } from './projections/user.record';
 export type { UserEvent } from './domain/user';
 export { namespacePathErrors, RESERVED_TOP_LEVEL } from './domain/namespace-path';
