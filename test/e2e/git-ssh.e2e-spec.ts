@@ -337,6 +337,61 @@ describe('git over SSH', () => {
     expect(refused.out).toContain('Permission denied (publickey)');
   });
 
+  it('lets a deploy key clone where it is enabled (and public projects), push only with can_push, as the user who added it', async () => {
+    const target = await project(owner, 'Deployed');
+    const elsewhere = await project(owner, 'Not Deployed');
+    const open = await project(other, 'Open To All', 'public');
+    const dir = await workingCopy(['app.js']);
+    for (const p of [target, elsewhere])
+      await gitOk(['push', '-q', sshUrl(p.path_with_namespace), 'master'], dir, sshEnv(keys.owner));
+    await gitOk(['push', '-q', sshUrl(open.path_with_namespace), 'master'], dir, sshEnv(keys.other));
+    const deployKey = await newKey('deploy_ed25519', 'ed25519');
+    const added = await t
+      .http()
+      .post(`/api/v4/projects/${target.id}/deploy_keys`)
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({ title: 'ci', key: readFileSync(`${deployKey}.pub`, 'utf8').trim(), can_push: false });
+    expect(added.status).toBe(201);
+    const env = sshEnv(deployKey);
+
+    expect(await ssh(deployKey, [], ['-T'])).toEqual({ status: 0, out: 'Welcome to Lode, Anonymous!\n' });
+    expect((await git(['ls-remote', sshUrl(target.path_with_namespace)], undefined, env)).status).toBe(0);
+    expect((await git(['ls-remote', sshUrl(open.path_with_namespace)], undefined, env)).status).toBe(0);
+    const hidden = await git(['ls-remote', sshUrl(elsewhere.path_with_namespace)], undefined, env);
+    expect(hidden.status).not.toBe(0);
+    expect(hidden.out).toContain('GitLab: The project you were looking for could not be found.');
+
+    await gitOk(['checkout', '-q', '-b', 'deployed'], dir);
+    const readOnly = await git(['push', sshUrl(target.path_with_namespace), 'deployed'], dir, env);
+    expect(readOnly.status).not.toBe(0);
+    expect(readOnly.out).toContain('GitLab: This deploy key does not have write access to this project.');
+    const publicPush = await git(['push', sshUrl(open.path_with_namespace), 'deployed'], dir, env);
+    expect(publicPush.out).toContain('GitLab: This deploy key does not have write access to this project.');
+
+    const writable = await t
+      .http()
+      .put(`/api/v4/projects/${target.id}/deploy_keys/${added.body.id}`)
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({ can_push: true });
+    expect(writable.status).toBe(200);
+    await gitOk(['push', '-q', sshUrl(target.path_with_namespace), 'deployed'], dir, env);
+    const recorded = await pushes(target.id);
+    expect(recorded.at(-1)).toMatchObject({
+      userId: owner.id,
+      updates: [expect.objectContaining({ ref: 'refs/heads/deployed', before: ZERO, after: await rev(dir) })],
+    });
+    // can_push is per project: the key still may not push to the public project it is not enabled on.
+    expect((await git(['push', sshUrl(open.path_with_namespace), 'deployed'], dir, env)).status).not.toBe(0);
+
+    // Removed from its project, the key opens nothing there any more.
+    const removed = await t
+      .http()
+      .delete(`/api/v4/projects/${target.id}/deploy_keys/${added.body.id}`)
+      .set('PRIVATE-TOKEN', owner.token);
+    expect(removed.status).toBe(204);
+    expect((await git(['ls-remote', sshUrl(target.path_with_namespace)], undefined, env)).status).not.toBe(0);
+  });
+
   it('runs no other command, no pty, no subsystem and no port forwarding', async () => {
     const shell = await ssh(keys.owner, ['ls', '-la', '/']);
     expect(shell.status).toBe(1);

@@ -180,6 +180,20 @@ export class ProjectQueries {
     return firstRow<ProjectRow>(this.dataSource, `select ${SELECT_LEAN} ${FROM} where p.id = $2`, [null, id]);
   }
 
+  /**
+   * A project by its full path whatever its visibility, without anyone's levels: for a caller that is
+   * no user (a deploy key), whose access the caller decides from the row.
+   */
+  async findByPathForSystem(fullPath: string): Promise<ProjectRow | undefined> {
+    const slash = fullPath.lastIndexOf('/');
+    if (slash <= 0) return undefined;
+    return firstRow<ProjectRow>(
+      this.dataSource,
+      `select ${SELECT_LEAN} ${FROM} where lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`,
+      [null, fullPath.slice(0, slash), fullPath.slice(slash + 1)],
+    );
+  }
+
   /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
   async require(idOrPath: string | number, actor: Actor | undefined, level: number): Promise<ProjectRow> {
     const project = await this.getVisible(idOrPath, actor);

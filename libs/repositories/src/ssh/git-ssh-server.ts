@@ -1,5 +1,6 @@
 import { GitRepositories, projectRepo, type GitPackSession } from '@app/git';
 import { LodeConfig, redactSecrets, type Actor } from '@app/platform';
+import { DeployKeyQueries, type DeployKeyGrant, type ProjectRow } from '@app/projects';
 import { ActorResolver, UserBlocked, type SshKeyHolder } from '@app/users';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { createHash } from 'node:crypto';
@@ -17,8 +18,8 @@ const MAX_AUTH_ATTEMPTS = 6;
 /** The one user name git over SSH takes, as GitLab's `git@host:...`. */
 const SSH_USER = 'git';
 
-/** Who an authenticated connection acts for. */
-type SshCaller = { kind: 'user'; holder: SshKeyHolder };
+/** Who an authenticated connection acts for: a user's key, or a deploy key (no user: its projects). */
+type SshCaller = { kind: 'user'; holder: SshKeyHolder } | { kind: 'deploy-key'; key: DeployKeyGrant };
 
 /** `SHA256:<base64>` of a public key blob, as `ssh-keygen -l` prints it and `ssh_keys.fingerprint_sha256` stores it. */
 const fingerprintOf = (blob: Buffer) =>
@@ -26,7 +27,8 @@ const fingerprintOf = (blob: Buffer) =>
 
 /**
  * Git over SSH, built into the Lode process (as gitlab-sshd and Gitea's built-in server), on the
- * `ssh2` package. Public keys only, user `git`: the offered key names the caller (a user's SSH key),
+ * `ssh2` package. Public keys only, user `git`: the offered key names the caller (a user's SSH key,
+ * or a project's deploy key),
  * and its signature is verified before anything is granted. A session may only `exec` git's three
  * services on a project path, or open a shell that prints the welcome line people use to check their
  * key; everything else (ptys, port and agent forwarding, X11, subsystems, other commands) is refused,
@@ -50,6 +52,7 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly actors: ActorResolver,
     private readonly access: GitAccess,
     private readonly git: GitRepositories,
+    private readonly deployKeys: DeployKeyQueries,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -186,18 +189,25 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
    */
   private async authenticate(ctx: AuthContext): Promise<SshCaller | 'acceptable' | 'refused'> {
     if (ctx.method !== 'publickey') return 'refused';
-    let holder: SshKeyHolder | undefined;
-    try {
-      holder = await this.actors.bySshKey(fingerprintOf(ctx.key.data));
-    } catch (err) {
-      if (err instanceof UserBlocked) return 'refused';
-      throw err;
-    }
-    if (!holder) return 'refused';
+    const caller = await this.callerFor(fingerprintOf(ctx.key.data));
+    if (!caller) return 'refused';
     if (!ctx.signature || !ctx.blob) return 'acceptable';
     const key = utils.parseKey(ctx.key.data);
     if (key instanceof Error) return 'refused';
-    return key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true ? { kind: 'user', holder } : 'refused';
+    return key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) === true ? caller : 'refused';
+  }
+
+  /** A user's key or a deploy key (never both: one key text is one or the other, GitLab's rule). */
+  private async callerFor(fingerprint: string): Promise<SshCaller | undefined> {
+    try {
+      const holder = await this.actors.bySshKey(fingerprint);
+      if (holder) return { kind: 'user', holder };
+    } catch (err) {
+      if (err instanceof UserBlocked) return undefined;
+      throw err;
+    }
+    const key = await this.deployKeys.byFingerprint(fingerprint);
+    return key ? { kind: 'deploy-key', key } : undefined;
   }
 
   private onSession(session: Session, caller: SshCaller): void {
@@ -212,7 +222,9 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     // `ssh git@host` with no command: GitLab's way to check a key, "Welcome to GitLab, @username!".
     session.on('shell', (accept) => {
       const channel = accept();
-      channel.write(`Welcome to Lode, @${caller.holder.actor.username}!\n`);
+      // gitlab-shell greets a deploy key, which is no user, as "Anonymous".
+      const name = caller.kind === 'user' ? `@${caller.holder.actor.username}` : 'Anonymous';
+      channel.write(`Welcome to Lode, ${name}!\n`);
       finish(channel, 0);
     });
     session.on('exec', (accept, _reject, info) => {
@@ -233,29 +245,36 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     const command = parseGitSshCommand(line);
     // gitlab-shell's words for anything but git's services.
     if (!command || this.draining) return finish(channel, 1, 'Disallowed command');
-    const actor = caller.holder.actor;
     const push = command.service === 'git-receive-pack';
-    let project;
+    let project: ProjectRow;
+    let pusher: Actor | undefined;
     try {
-      project = await this.access.project(command.fullPath, actor);
-      this.access.authorize(project, actor, push);
+      if (caller.kind === 'user') {
+        pusher = caller.holder.actor;
+        project = await this.access.project(command.fullPath, pusher);
+        this.access.authorize(project, pusher, push);
+      } else {
+        project = await this.access.projectForDeployKey(command.fullPath, caller.key);
+        pusher = await this.access.authorizeDeployKey(project, caller.key, push);
+      }
     } catch (err) {
       if (err instanceof GitRefused) return finish(channel, 1, err.message);
       throw err;
     }
-    this.access.recordActivity(actor.id, caller.holder.lastActivityOn);
-    await this.run(channel, command, project, actor, protocol);
+    if (caller.kind === 'user') this.access.recordActivity(caller.holder.actor.id, caller.holder.lastActivityOn);
+    await this.run(channel, command, project, pusher, protocol);
   }
 
   private async run(
     channel: ServerChannel,
     command: GitSshCommand,
-    project: Parameters<GitAccess['recordPush']>[0],
-    actor: Actor,
+    project: ProjectRow,
+    /** Who a push is recorded as; undefined for a fetch. */
+    pusher: Actor | undefined,
     protocol: string | undefined,
   ): Promise<void> {
     const push = command.service === 'git-receive-pack';
-    const commands = push ? readPushCommands(channel, false) : undefined;
+    const commands = push && pusher ? readPushCommands(channel, false) : undefined;
     const run = this.git.servePack(
       projectRepo(project.id),
       command.service,
@@ -264,7 +283,7 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
         protocol,
         beforeEnd: commands
           ? async (succeeded) => {
-              if (succeeded) await this.access.recordPush(project, actor, await commands);
+              if (succeeded && pusher) await this.access.recordPush(project, pusher, await commands);
             }
           : undefined,
       },

@@ -1,7 +1,15 @@
 import { GitRepositories, projectRepo } from '@app/git';
 import { Clock, NotFound, type Actor } from '@app/platform';
-import { ProjectAccessPolicy, ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
-import { RecordUserActivity } from '@app/users';
+import {
+  DEPLOY_KEY_REFUSALS,
+  deployKeyLink,
+  ProjectAccessPolicy,
+  ProjectQueries,
+  RecordRepositoryPush,
+  type DeployKeyGrant,
+  type ProjectRow,
+} from '@app/projects';
+import { RecordUserActivity, UserQueries } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +25,7 @@ export const GIT_REFUSALS = {
   download: 'You are not allowed to download code from this project.',
   push: 'You are not allowed to push code to this project.',
   archived: 'You are not allowed to push code to an archived project.',
+  deployKeyReadOnly: DEPLOY_KEY_REFUSALS['read-only'],
 } as const;
 
 /** A git request refused for `message` (one of GIT_REFUSALS); each transport words the status its own way. */
@@ -41,6 +50,7 @@ export class GitAccess {
     private readonly git: GitRepositories,
     private readonly clock: Clock,
     private readonly commands: CommandBus,
+    private readonly users: UserQueries,
   ) {}
 
   /**
@@ -63,6 +73,40 @@ export class GitAccess {
     const refusal = ProjectAccessPolicy.pushCodeRefusal(project, actor);
     if (refusal === 'access') throw new GitRefused('push');
     if (refusal === 'archived') throw new GitRefused('archived');
+  }
+
+  /**
+   * The project at `fullPath` for a deploy key: one it is enabled on, or a public one (GitLab's
+   * git_access for deploy keys); `GitRefused('notFound')` for any other, as for an invisible project.
+   */
+  async projectForDeployKey(fullPath: string, key: DeployKeyGrant): Promise<ProjectRow> {
+    const project = await this.projects.findByPathForSystem(fullPath);
+    if (!project || !ProjectAccessPolicy.deployKeyMayDownloadCode(project, deployKeyLink(key, project.id)))
+      throw new GitRefused('notFound');
+    return project;
+  }
+
+  /**
+   * A deploy key pushes only where it is enabled with `can_push`, never into an archived project,
+   * and as the user who added it (GitLab records the push as theirs): the actor its pushes are
+   * recorded under. A key whose user was deleted for good clones but no longer pushes.
+   */
+  async authorizeDeployKey(project: ProjectRow, key: DeployKeyGrant, push: boolean): Promise<Actor | undefined> {
+    if (!push) return undefined;
+    const refusal = ProjectAccessPolicy.deployKeyPushRefusal(project, deployKeyLink(key, project.id));
+    if (refusal === 'not-found') throw new GitRefused('notFound');
+    if (refusal === 'read-only') throw new GitRefused('deployKeyReadOnly');
+    if (refusal === 'archived') throw new GitRefused('archived');
+    const owner = key.userId === null ? null : await this.users.find(key.userId);
+    if (!owner) throw new GitRefused('deployKeyReadOnly');
+    return {
+      id: owner.id,
+      username: owner.username,
+      isAdmin: false,
+      external: owner.external,
+      scopes: [],
+      impersonation: false,
+    };
   }
 
   /** GitLab counts a clone, fetch or push as the user's activity of the day: at most once a day, never in the way. */
