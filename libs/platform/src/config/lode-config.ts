@@ -42,6 +42,12 @@ export class LodeConfig {
   /** Requests an address without credentials may make per rateLimitPeriod; 0: no limit. */
   rateLimitUnauthenticated = 0;
   rateLimitPeriod = 60;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` is believed (Express' `trust proxy`): addresses, CIDRs,
+   * or `loopback`, `linklocal`, `uniquelocal`. Empty: the client is the TCP peer and the header is
+   * ignored, so a client cannot choose its own address for the throttle and the rate limits.
+   */
+  trustedProxies: string[] = [];
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -81,6 +87,7 @@ export class LodeConfig {
       'LODE_RATE_LIMIT_UNAUTHENTICATED',
     );
     c.rateLimitPeriod = Math.max(1, int(env.LODE_RATE_LIMIT_PERIOD, c.rateLimitPeriod, 'LODE_RATE_LIMIT_PERIOD'));
+    c.trustedProxies = (env.LODE_TRUSTED_PROXIES ?? '').split(/[\s,]+/).filter(Boolean);
     c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
     return c;
   }
