@@ -48,6 +48,7 @@ export {
   setPaginationHeaders,
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
+  LINK_HEADER_BUDGET,
   type PageParams,
 } from './http/pagination';
 export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './logging/redact';
