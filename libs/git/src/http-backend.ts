@@ -33,7 +33,8 @@ export function serveGitHttp(
     CONTENT_TYPE: header(req, 'content-type'),
     // receive-pack is refused by the CGI when REMOTE_USER is empty.
     REMOTE_USER: remoteUser,
-    REMOTE_ADDR: req.socket.remoteAddress ?? '',
+    // Express' `req.ip` where there is one: the client behind a trusted proxy (LODE_TRUSTED_PROXIES).
+    REMOTE_ADDR: (req as IncomingMessage & { ip?: string }).ip ?? req.socket.remoteAddress ?? '',
     // Without it the CGI silently falls back to protocol v0.
     GIT_PROTOCOL: header(req, 'git-protocol'),
     // git gzips large upload-pack requests; the CGI inflates them only when told.

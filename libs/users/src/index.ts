@@ -48,5 +48,5 @@ export {
   type AvatarOwnerKind,
   type UploadedFileRef,
 } from './avatars';
-export { uploadedFile } from './http/request-files';
+export { avatarParam, uploadedFile } from './http/request-files';
 export { sendAvatar } from './http/avatars.controller';

@@ -55,6 +55,12 @@ export class LodeConfig {
   sshLoginTimeout = 10;
   /** Seconds without any traffic after which a connection is closed. */
   sshIdleTimeout = 300;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` is believed (Express' `trust proxy`): addresses, CIDRs,
+   * or `loopback`, `linklocal`, `uniquelocal`. Empty: the client is the TCP peer and the header is
+   * ignored, so a client cannot choose its own address for the throttle and the rate limits.
+   */
+  trustedProxies: string[] = [];
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -106,6 +112,7 @@ export class LodeConfig {
     );
     c.sshLoginTimeout = int(env.LODE_SSH_LOGIN_TIMEOUT, c.sshLoginTimeout, 'LODE_SSH_LOGIN_TIMEOUT');
     c.sshIdleTimeout = int(env.LODE_SSH_IDLE_TIMEOUT, c.sshIdleTimeout, 'LODE_SSH_IDLE_TIMEOUT');
+    c.trustedProxies = (env.LODE_TRUSTED_PROXIES ?? '').split(/[\s,]+/).filter(Boolean);
     c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
     return c;
   }

@@ -13,7 +13,7 @@ import {
   pageParams,
   type Actor,
 } from '@app/platform';
-import { serializeUserBasic, uploadedFile, UserQueries, UserRecord } from '@app/users';
+import { avatarParam, serializeUserBasic, uploadedFile, UserQueries, UserRecord } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseInterceptors } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Request } from 'express';
@@ -171,7 +171,7 @@ export class ProjectsController {
     return this.present(id, actor, { adminFields: true });
   }
 
-  /** A multipart `avatar` replaces the project's avatar, and counts as a parameter on its own. */
+  /** A multipart `avatar` replaces the project's avatar, a blank one removes it; either counts as a parameter. */
   @Put(':id')
   @Authenticated()
   @UseInterceptors(AcceptsFiles)
@@ -181,7 +181,7 @@ export class ProjectsController {
     @CurrentActor() actor: Actor,
     @Req() req: Request,
   ) {
-    const avatar = uploadedFile(req, 'avatar');
+    const avatar = avatarParam(req);
     const row = await this.commands.execute(
       new ChangeProject(id, { kind: 'update', changes: projectChanges(p, avatar !== undefined), avatar }, actor),
     );

@@ -1,6 +1,6 @@
 import { EventStore, firstRow, Forbidden, NotFound, oneRow, rows, type Actor, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import {
   ACCESS,
   groupMemberUserIdsSql,
@@ -391,4 +391,10 @@ export class ProjectQueries {
   customAttribute(projectId: number, key: string): Promise<{ key: string; value: string }> {
     return PROJECT_CUSTOM_ATTRIBUTES.get(this.dataSource, projectId, key);
   }
+}
+
+/** The project's avatar file name in the read model (null without one, undefined without the project), read in `db`'s transaction. */
+export async function currentAvatar(db: EntityManager, projectId: number): Promise<string | null | undefined> {
+  return (await firstRow<{ avatar: string | null }>(db, `select avatar from projects where id = $1`, [projectId]))
+    ?.avatar;
 }
