@@ -156,8 +156,23 @@ export interface Archive {
   cached: boolean;
 }
 
+/** A ref update a push proposes, before git applies it. */
+export interface ProposedRefUpdate extends RefCommand {
+  /** Neither side is zero and the old tip is not an ancestor of the new one (a force push). */
+  forced: boolean;
+}
+
+/**
+ * Asked once per push, after the pack is received and before any ref moves (git's pre-receive):
+ * undefined lets every update happen, a message refuses them all (git moves nothing and shows the
+ * message to its user). A check that throws refuses the push too.
+ */
+export type RefUpdateCheck = (updates: ProposedRefUpdate[]) => Promise<string | undefined>;
+
 /** Hooks of one smart-HTTP exchange. */
 export interface GitHttpOptions {
+  /** For `git-receive-pack`: the check the ref updates must pass. */
+  checkRefUpdates?: RefUpdateCheck;
   /**
    * Runs after the CGI exited, before the response ends (so a push is recorded before git's client
    * sees the end of its answer and can read the API). `succeeded`: the CGI exited with status 0.
@@ -178,6 +193,8 @@ export interface GitPackIo {
 export interface GitPackOptions {
   /** The client's `GIT_PROTOCOL` (`version=2`), passed on to git. */
   protocol?: string;
+  /** For `git-receive-pack`: the check the ref updates must pass. */
+  checkRefUpdates?: RefUpdateCheck;
   /** As in `GitHttpOptions`: runs after git exited, before the exit status is reported. */
   beforeEnd?: (succeeded: boolean) => Promise<void>;
 }

@@ -18,6 +18,8 @@ export function serveGitHttp(
   service: string,
   remoteUser: string,
   options: GitHttpOptions = {},
+  /** The ref-update hook's environment for this push (`RefUpdateHooks.register`), and its release. */
+  hook?: { env: NodeJS.ProcessEnv; release: () => void },
 ): void {
   const query = new URL(req.url ?? '/', 'http://x').search.slice(1);
   const env: NodeJS.ProcessEnv = {
@@ -42,6 +44,7 @@ export function serveGitHttp(
   };
   const length = header(req, 'content-length');
   if (length) env.CONTENT_LENGTH = length;
+  Object.assign(env, hook?.env);
 
   const cgi = spawn(BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const stop = () => {
@@ -49,6 +52,7 @@ export function serveGitHttp(
   };
   // A client that goes away mid-pack must not leave upload-pack or receive-pack running.
   res.on('close', stop);
+  cgi.on('close', () => hook?.release());
   cgi.on('error', () => fail(res, 500));
   // The CGI may exit before reading the whole body (an error, a refused push): ignore EPIPE.
   cgi.stdin.on('error', () => undefined);

@@ -19,6 +19,8 @@ export {
   type GitPackOptions,
   type GitPackService,
   type GitPackSession,
+  type ProposedRefUpdate,
+  type RefUpdateCheck,
   type HeldBlob,
   type PushedCommit,
   type RawBlob,

@@ -23,8 +23,10 @@ export function servePack(
   service: GitPackService,
   io: GitPackIo,
   options: GitPackOptions = {},
+  /** The ref-update hook's environment for this push (`RefUpdateHooks.register`), and its release. */
+  hook?: { env: NodeJS.ProcessEnv; release: () => void },
 ): GitPackSession {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0' };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0', ...hook?.env };
   // Protocol v2 (and later) is asked for through GIT_PROTOCOL, as OpenSSH's AcceptEnv passes it.
   if (options.protocol && GIT_PROTOCOL.test(options.protocol)) env.GIT_PROTOCOL = options.protocol;
   const child = spawn('git', [SUBCOMMANDS[service], repoPath], { env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -45,6 +47,7 @@ export function servePack(
   });
   const done = exited.then(async (code) => {
     finished = true;
+    hook?.release();
     io.stdin.unpipe(child.stdin);
     if (options.beforeEnd) await options.beforeEnd(code === 0).catch(() => undefined);
     return code;
