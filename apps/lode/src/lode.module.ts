@@ -18,6 +18,7 @@ import {
 } from '@app/hooks';
 import {
   DeployKeys1763780001100,
+  PendingPushes1763780001500,
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProjectsHttpModule,
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   ProjectAvatars1763780000800,
   DeployKeys1763780001100,
   SshKeyFingerprints1763780001200,
+  PendingPushes1763780001500,
 ];
 
 export interface LodeParts {

@@ -38,3 +38,6 @@ export {
 } from './domain/repository-push';
 export { serializeProject, serializeProjectSimple } from './http/project.serializer';
 export { RecordRepositoryPush } from './commands/project-maintenance.commands';
+/** Pushes written down at their pre-receive until recorded: what the git transports and the reconciler use. */
+export { PendingPushes, type PendingPush, type ProposedUpdate, type Pusher } from './pushes/pending-pushes';
+export { PendingPushes1763780001500 } from './migrations/1763780001500-pending-pushes';

@@ -35,6 +35,7 @@ import { DeployKeysController } from './http/deploy-keys.controller';
 import { DeployKeyProjection } from './projections/deploy-key.projection';
 import { ProjectProjection } from './projections/project.projection';
 import { DeployKeyQueries } from './queries/deploy-key.queries';
+import { PendingPushes } from './pushes/pending-pushes';
 import { ProjectQueries } from './queries/project.queries';
 import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
 
@@ -87,11 +88,19 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     DeployKeyProjection,
     ProjectQueries,
     DeployKeyQueries,
+    PendingPushes,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
     { provide: DeployKeyFingerprints, useClass: ProjectDeployKeyFingerprints },
     ProjectAvatarStore,
   ],
-  exports: [ProjectQueries, DeployKeyQueries, NamespaceContents, DeployKeyFingerprints, ProjectAvatarStore],
+  exports: [
+    ProjectQueries,
+    DeployKeyQueries,
+    PendingPushes,
+    NamespaceContents,
+    DeployKeyFingerprints,
+    ProjectAvatarStore,
+  ],
 })
 export class ProjectsModule implements OnModuleInit {
   constructor(

@@ -3,6 +3,7 @@ import { UsersModule } from '@app/users';
 import { Module } from '@nestjs/common';
 import { GitHttpMiddleware } from './http/git-http.middleware';
 import { RepositoryReadsController } from './http/repository-reads.controller';
+import { PushReconciler } from './push/push-reconciler';
 import { GitSshServer } from './ssh/git-ssh-server';
 import { GitAccess } from './transport/git-access';
 
@@ -13,7 +14,7 @@ import { GitAccess } from './transport/git-access';
 @Module({
   imports: [UsersModule, ProjectsModule],
   controllers: [RepositoryReadsController],
-  providers: [GitAccess, GitHttpMiddleware, GitSshServer],
-  exports: [GitHttpMiddleware, GitSshServer],
+  providers: [GitAccess, GitHttpMiddleware, GitSshServer, PushReconciler],
+  exports: [GitHttpMiddleware, GitSshServer, PushReconciler, GitAccess],
 })
 export class RepositoriesHttpModule {}

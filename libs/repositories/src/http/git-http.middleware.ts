@@ -3,7 +3,6 @@ import { hasControlCharacters, redactSecrets, RequestRateLimits, TooManyRequests
 import { ActorResolver, AuthThrottled, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { readPushCommands } from '../push/push-commands';
 import { GitAccess, GitRefused } from '../transport/git-access';
 
 /** `/<full path>[.git]/<service>`: the three smart-HTTP endpoints, outside `/api/v4` as in GitLab. */
@@ -98,11 +97,10 @@ export class GitHttpMiddleware {
     const repo = projectRepo(project.id);
     if (caller && service !== 'info/refs') this.access.recordActivity(caller.actor.id, caller.lastActivityOn);
     if (service !== RECEIVE || !actor) return this.git.serveHttp(req, res, repo, service, actor?.username ?? '');
-    const commands = readPushCommands(req, /gzip/i.test(String(req.headers['content-encoding'] ?? '')));
+    const session = this.access.pushSession(project, actor);
     this.git.serveHttp(req, res, repo, service, actor.username, {
-      beforeEnd: async (succeeded) => {
-        if (succeeded) await this.access.recordPush(project, actor, await commands);
-      },
+      checkRefUpdates: session.check,
+      beforeEnd: () => session.finish(),
     });
   }
 

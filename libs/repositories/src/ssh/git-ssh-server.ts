@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Server, utils, type AuthContext, type Connection, type ServerChannel, type Session } from 'ssh2';
-import { readPushCommands } from '../push/push-commands';
 import { GitAccess, GitRefused } from '../transport/git-access';
 import { parseGitSshCommand, type GitSshCommand } from './ssh-command';
 import { loadHostKeys } from './ssh-host-keys';
@@ -273,20 +272,13 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     pusher: Actor | undefined,
     protocol: string | undefined,
   ): Promise<void> {
-    const push = command.service === 'git-receive-pack';
-    const commands = push && pusher ? readPushCommands(channel, false) : undefined;
+    const push =
+      pusher && command.service === 'git-receive-pack' ? this.access.pushSession(project, pusher) : undefined;
     const run = this.git.servePack(
       projectRepo(project.id),
       command.service,
       { stdin: channel, stdout: channel, stderr: channel.stderr },
-      {
-        protocol,
-        beforeEnd: commands
-          ? async (succeeded) => {
-              if (succeeded && pusher) await this.access.recordPush(project, pusher, await commands);
-            }
-          : undefined,
-      },
+      { protocol, checkRefUpdates: push?.check, beforeEnd: push ? () => push.finish() : undefined },
     );
     this.running.add(run);
     // A client that goes away mid-transfer leaves no git process behind.

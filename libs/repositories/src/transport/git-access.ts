@@ -1,8 +1,9 @@
-import { GitRepositories, projectRepo } from '@app/git';
+import { GitRepositories, projectRepo, type RefCommand, type RefUpdateCheck } from '@app/git';
 import { Clock, NotFound, type Actor } from '@app/platform';
 import {
   DEPLOY_KEY_REFUSALS,
   deployKeyLink,
+  PendingPushes,
   ProjectAccessPolicy,
   ProjectQueries,
   RecordRepositoryPush,
@@ -13,11 +14,21 @@ import { RecordUserActivity, UserQueries } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PushCommand } from '../push/push-commands';
 import { PushInspector } from '../push/push-inspector';
 
-/** Attempts to record an accepted push when PostgreSQL stumbles (the refs have moved already). */
-const RECORD_ATTEMPTS = 4;
+/**
+ * Attempts to record an accepted push when PostgreSQL stumbles (the refs have moved already): waits
+ * of 0.5, 1, 2 and 4 s, about 8 s in all. Past them the push stays written down for the reconciler.
+ */
+const RECORD_ATTEMPTS = 5;
+
+/** One push as a transport runs it: the gate git asks before any ref moves, and the record after. */
+export interface PushSession {
+  /** git's pre-receive: writes the push down (PostgreSQL must take it, or the push is refused). */
+  check: RefUpdateCheck;
+  /** After git exited, whatever its status: records what moved before the client hears the end. */
+  finish: () => Promise<void>;
+}
 
 /** GitLab's words (`Gitlab::GitAccess`) for a refused git request, which the git client shows its user. */
 export const GIT_REFUSALS = {
@@ -51,6 +62,7 @@ export class GitAccess {
     private readonly clock: Clock,
     private readonly commands: CommandBus,
     private readonly users: UserQueries,
+    private readonly pending: PendingPushes,
   ) {}
 
   /**
@@ -119,22 +131,51 @@ export class GitAccess {
   }
 
   /**
-   * Records what an accepted push changed as a `RepositoryPushed` event, before the client hears the
-   * end of its answer. A rejected command (non-fast-forward, a lost race) moved no ref and is left
-   * out. If PostgreSQL stays away through every attempt the refs have still moved: that is logged.
+   * The gate and the record of one push by `pusher` (a user, or the user behind a deploy key).
+   * Record first: the proposed updates are written to PostgreSQL at pre-receive, before git moves a
+   * ref, so a push whose process dies before its `RepositoryPushed` is still recorded, by the
+   * reconciler, with its pusher; if PostgreSQL cannot take them, git refuses the push and nothing moves.
    */
-  async recordPush(project: ProjectRow, actor: Actor, commands: PushCommand[]): Promise<void> {
-    if (!commands.length) return;
+  pushSession(project: ProjectRow, pusher: Actor): PushSession {
+    let pendingId: string | undefined;
+    let proposed: RefCommand[] = [];
+    return {
+      check: async (updates) => {
+        proposed = updates.map(({ ref, before, after }) => ({ ref, before, after }));
+        pendingId = await this.pending.begin(project.id, proposed, pusher);
+        return undefined;
+      },
+      finish: async () => {
+        if (pendingId !== undefined) await this.recordPush(project, pusher, proposed, pendingId);
+      },
+    };
+  }
+
+  /**
+   * Records what a push changed as a `RepositoryPushed` event (the updates git accepted: those whose
+   * ref now holds the proposed value), striking the written-down push off in the same transaction.
+   * If PostgreSQL stays away through every attempt, the push stays written down and the reconciler
+   * records it once PostgreSQL is back.
+   */
+  async recordPush(
+    project: Pick<ProjectRow, 'id' | 'default_branch'>,
+    pusher: Pick<Actor, 'id' | 'username' | 'tokenId' | 'impersonatedBy'>,
+    commands: RefCommand[],
+    pendingPushId: string,
+    origin = 'git',
+  ): Promise<void> {
     const repo = projectRepo(project.id);
     for (let attempt = 1; ; attempt++) {
       try {
         const push = await new PushInspector(this.git, repo).inspect(commands, project.default_branch);
-        await this.commands.execute(new RecordRepositoryPush(project.id, { userId: actor.id, ...push }, actor));
+        await this.commands.execute(
+          new RecordRepositoryPush(project.id, { userId: pusher.id, ...push }, pusher, pendingPushId, origin),
+        );
         return;
       } catch (err) {
         if (attempt >= RECORD_ATTEMPTS) {
           this.logger.error(
-            `push to project ${project.id} by ${actor.username} was accepted but could not be recorded: ${String(err)}`,
+            `push to project ${project.id} by ${pusher.username} could not be recorded yet (${String(err)}); the reconciler will record it`,
           );
           return;
         }
