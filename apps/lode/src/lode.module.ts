@@ -20,6 +20,7 @@ import {
   DeployKeys1763780001100,
   ProjectAvatars1763780000800,
   Projects1763780000400,
+  ProtectedBranches1763780001300,
   ProjectsHttpModule,
   ProjectsModule,
   ProjectsWorkerModule,
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   ProjectAvatars1763780000800,
   DeployKeys1763780001100,
   SshKeyFingerprints1763780001200,
+  ProtectedBranches1763780001300,
 ];
 
 export interface LodeParts {

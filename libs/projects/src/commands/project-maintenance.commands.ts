@@ -1,5 +1,5 @@
 import { ACCESS } from '@app/groups';
-import { Clock, EventStore, NotFound, type Actor } from '@app/platform';
+import { Clock, EventStore, LodeConfig, NotFound, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import {
   createForkRelation,
@@ -112,7 +112,8 @@ export class RecordGitJobOutcomeHandler implements ICommandHandler<RecordGitJobO
 /**
  * What a push did, reported by the git transport after receive-pack accepted it: a
  * `RepositoryPushed` event on the project's stream (hooks, `last_activity_at`, the default branch,
- * statistics follow from it). Answers false when nothing was recorded (no ref moved).
+ * statistics follow from it), and in the same append the default branch's protection when the push
+ * created it (LODE_DEFAULT_BRANCH_PROTECTION). Answers false when nothing was recorded (no ref moved).
  */
 export class RecordRepositoryPush extends Command<boolean> {
   constructor(
@@ -129,13 +130,14 @@ export class RecordRepositoryPushHandler implements ICommandHandler<RecordReposi
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
+    private readonly config: LodeConfig,
   ) {}
 
   async execute({ projectId, push, actor }: RecordRepositoryPush): Promise<boolean> {
     const events = await this.store.decide(
       `project-${projectId}`,
       projectDecider,
-      (s) => recordPush(s, push, this.clock.now()),
+      (s) => recordPush(s, push, this.clock.now(), this.config.defaultBranchProtection),
       {
         actorId: actor.id,
         tokenId: actor.tokenId,
