@@ -20,8 +20,8 @@ import { serializeProtectedBranch } from './protected-branch.serializer';
 
 export class ProtectBranchDto {
   @IsDefined() @IsString() name: string;
-  @IsOptional() @ToInt() @IsInt() @IsIn(PROTECTED_BRANCH_ACCESS_LEVELS) push_access_level?: number;
-  @IsOptional() @ToInt() @IsInt() @IsIn(PROTECTED_BRANCH_ACCESS_LEVELS) merge_access_level?: number;
+  @IsOptional() @ToInt() @IsIn(PROTECTED_BRANCH_ACCESS_LEVELS) @IsInt() push_access_level?: number;
+  @IsOptional() @ToInt() @IsIn(PROTECTED_BRANCH_ACCESS_LEVELS) @IsInt() merge_access_level?: number;
 }
 
 /**
