@@ -343,6 +343,18 @@ describe('ProtectedBranchPolicy.refusal (the pre-receive gate)', () => {
     });
   });
 
+  it('never refuses a deploy key that may push (10.x skips every change check for one)', () => {
+    const facts = { defaultBranch: 'master', empty: false, defaultBranchProtection: 2 as const };
+    for (const change of [
+      push('master'),
+      push('frozen'),
+      push('master', { forced: true }),
+      push('release-1', { deletion: true }),
+      push('master', { deletion: true }),
+    ])
+      expect(refusal(rules, change, { deployKey: true }, facts)).toBeUndefined();
+  });
+
   it("words every refusal as GitLab 10.x's change_access.rb", () => {
     expect(REFUSED).toEqual({
       deleteDefaultBranch: 'The default branch of a project cannot be deleted.',

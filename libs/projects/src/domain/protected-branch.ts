@@ -99,16 +99,14 @@ export interface BranchChange {
 }
 
 /**
- * Who asks: the caller's membership level on the project (direct, through a group or a share; an
- * administrator's is not raised: GitLab's `max_member_access`) and whether they are an
- * administrator. GitLab 10.x checks a deploy key's push as the user who added the key
- * (`UserAccess.new(deploy_key.user)`): pass that user's level, or `{ accessLevel: 0, isAdmin: false }`
- * when the key has no user any more.
+ * Who asks: a user, with their membership level on the project (direct, through a group or a share;
+ * an administrator's is not raised: GitLab's `max_member_access`) and whether they are an
+ * administrator; or a deploy key that may push to the project (`ProjectAccessPolicy.deployKeyPushRefusal`
+ * said yes). GitLab 10.x runs no branch check at all for a deploy key (`GitAccess` builds its
+ * `ChangeAccess` with `skip_authorization: deploy_key?`): it pushes, force-pushes and deletes
+ * protected branches, the default branch included.
  */
-export interface BranchCaller {
-  accessLevel: number;
-  isAdmin: boolean;
-}
+export type BranchCaller = { accessLevel: number; isAdmin: boolean } | { deployKey: true };
 
 /** What the gate knows of the repository beside the rules; without it those two checks are skipped. */
 export interface BranchRepositoryFacts {
@@ -139,7 +137,8 @@ const emptyRepositoryProtected = (p: DefaultBranchProtection) => p === 2 || p ==
 /**
  * Why GitLab 10.x refuses this branch update, or undefined when it goes through. Only the branch
  * rules: whether the caller may push to the project at all is `ProjectAccessPolicy`'s question,
- * asked first. In 10.x's order (`ChangeAccess#branch_checks`):
+ * asked first. A deploy key is never refused here (10.x's `skip_authorization`); for a user, in
+ * 10.x's order (`ChangeAccess#branch_checks`):
  * 1. deleting the default branch is refused to everyone;
  * 2. a branch is protected when a rule matches it, or (any branch) when the repository is empty and
  *    the setting is 2 or 3 (`ProtectedBranch.protected?`);
@@ -157,6 +156,7 @@ function refusal(
   caller: BranchCaller,
   repository?: BranchRepositoryFacts,
 ): string | undefined {
+  if ('deployKey' in caller) return undefined;
   if (change.deletion && repository?.defaultBranch === change.branch)
     return PROTECTED_BRANCH_REFUSALS.deleteDefaultBranch;
   const matching = matchingRules(rules, change.branch);
