@@ -287,6 +287,10 @@ describe('protected branches', () => {
       const notInt = await post({ name: 'x', push_access_level: 'masters' });
       expect([notInt.status, notInt.body]).toEqual([400, { error: 'push_access_level is invalid' }]);
       expect((await post({ name: ['a', 'b'] })).status).toBe(400);
+      const long = await post({ name: `${'x'.repeat(5000)}*` });
+      expect([long.status, long.body]).toEqual([422, { message: ['Name is too long (maximum is 255 characters)'] }]);
+      const longGet = await as(owner.token).get(`/projects/${project}/protected_branches/${'x'.repeat(5000)}`);
+      expect([longGet.status, longGet.body]).toEqual([404, NOT_FOUND]);
       const blank = await post({ name: ' ' });
       expect([blank.status, blank.body]).toEqual([422, { message: ["Name can't be blank"] }]);
       expect(await rulesOf(project)).toEqual([rule('master')]);

@@ -567,6 +567,14 @@ describe('project decider', () => {
       expect(events[0].data).toMatchObject({ defaultBranch: null });
     });
 
+    it('cannot protect a default branch whose name is longer than a rule may be (255), and still records the push', () => {
+      const long = 'b'.repeat(256);
+      const longPush = { ...push, updates: [{ ...update, ref: `refs/heads/${long}` }], defaultBranch: long };
+      expect(recordPush(given(created({ defaultBranch: null })), longPush, NOW, 2).map((e) => e.type)).toEqual([
+        'RepositoryPushed',
+      ]);
+    });
+
     it('leaves a default branch a rule already covers (an exact name or a wildcard) as it is', () => {
       const wildcard: ProjectEvent = {
         type: 'ProtectedBranchCreated',

@@ -13,6 +13,7 @@ import {
   defaultBranchLevels,
   evolveRules,
   matchingRules,
+  MAX_PROTECTED_BRANCH_NAME,
   type DefaultBranchProtection,
   type ProtectedBranchRule,
 } from './protected-branch';
@@ -700,7 +701,9 @@ export function recordPush(
   const createsDefault =
     target !== null &&
     push.updates.some((u) => u.ref === `refs/heads/${target}` && u.before === ZERO_SHA && u.after !== ZERO_SHA);
-  if (levels && createsDefault && !matchingRules(p.protectedBranches, target).length)
+  // A name too long for a rule (the API refuses it too) stays unprotected rather than failing the record.
+  const protectable = target !== null && target.length <= MAX_PROTECTED_BRANCH_NAME;
+  if (levels && createsDefault && protectable && !matchingRules(p.protectedBranches, target).length)
     events.push({ type: 'ProtectedBranchCreated', data: { projectId: p.projectId, name: target, ...levels, at } });
   return events;
 }

@@ -102,6 +102,12 @@ describe('protected branches on the project stream', () => {
       const blank = () => protectBranch(given(created), { name: '  ', pushAccessLevel: 40, mergeAccessLevel: 40 }, NOW);
       expect(blank).toThrow(RecordInvalid);
       expect(blank).toThrow("Name can't be blank");
+      const long = () =>
+        protectBranch(given(created), { name: 'x'.repeat(256), pushAccessLevel: 40, mergeAccessLevel: 40 }, NOW);
+      expect(long).toThrow('Name is too long (maximum is 255 characters)');
+      expect(
+        protectBranch(given(created), { name: 'x'.repeat(255), pushAccessLevel: 40, mergeAccessLevel: 40 }, NOW),
+      ).toHaveLength(1);
       expect(() => protectBranch(initial(), { name: 'm', pushAccessLevel: 40, mergeAccessLevel: 40 }, NOW)).toThrow(
         NotFound,
       );

@@ -195,9 +195,13 @@ const existing = (s: Project): Existing => {
 };
 const byName = (s: Existing, name: string) => s.protectedBranches.find((r) => r.name === name);
 
+/** Longer names would not fit the read model's primary key index (and no branch name needs them). */
+export const MAX_PROTECTED_BRANCH_NAME = 255;
+
 /**
  * `POST /projects/:id/protected_branches`: 409 when a rule of that exact name exists; a blank name
- * fails GitLab's model validation (`validates :name, presence: true`), which the API answers 422.
+ * fails GitLab's model validation (`validates :name, presence: true`), which the API answers 422, and
+ * so does a name over 255 characters here (in Rails' words).
  */
 export function protectBranch(
   s: Project,
@@ -207,6 +211,8 @@ export function protectBranch(
   const p = existing(s);
   if (byName(p, rule.name)) throw new Conflict(`Protected branch '${rule.name}' already exists`);
   if (!rule.name.trim()) throw new RecordInvalid(["Name can't be blank"]);
+  if (rule.name.length > MAX_PROTECTED_BRANCH_NAME)
+    throw new RecordInvalid([`Name is too long (maximum is ${MAX_PROTECTED_BRANCH_NAME} characters)`]);
   return [{ type: 'ProtectedBranchCreated', data: { projectId: p.projectId, ...rule, at: now.toISOString() } }];
 }
 
