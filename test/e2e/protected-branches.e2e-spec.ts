@@ -412,6 +412,22 @@ describe('protected branches', () => {
       await as(owner.token).delete(`/projects/${project}/protected_branches/release-*`);
     });
 
+    it("forProject is one statement on the table's primary key", async () => {
+      const runner = t.db.createQueryRunner();
+      try {
+        // A handful of rows would be read sequentially anyway; the plan a large table gets is the question.
+        await runner.query('set enable_seqscan = off');
+        const plan = (await runner.query(
+          `explain select name from protected_branches where project_id = $1 order by position`,
+          [project],
+        )) as { 'QUERY PLAN': string }[];
+        expect(plan.map((r) => r['QUERY PLAN']).join('\n')).toContain('protected_branches_pkey');
+      } finally {
+        await runner.query('reset enable_seqscan');
+        await runner.release();
+      }
+    });
+
     it('rebuilds the read model from the events to the same rules, and a deleted project takes its rules along', async () => {
       const p = await newProject('doomed');
       await as(owner.token).post(`/projects/${p.id}/protected_branches`, { name: 'x*', push_access_level: 0 });
