@@ -228,6 +228,7 @@ describe('architecture', () => {
       ['projects', 'projects'],
       ['deploy_keys', 'projects'],
       ['deploy_keys_projects', 'projects'],
+      ['protected_branches', 'projects'],
       ['project_hooks', 'hooks'],
       ['events', 'platform'],
     ])

@@ -21,6 +21,7 @@ import {
   PendingPushes1763780001500,
   ProjectAvatars1763780000800,
   Projects1763780000400,
+  ProtectedBranches1763780001300,
   ProjectsHttpModule,
   ProjectsModule,
   ProjectsWorkerModule,
@@ -51,6 +52,7 @@ export const MIGRATIONS = [
   DeployKeys1763780001100,
   SshKeyFingerprints1763780001200,
   PendingPushes1763780001500,
+  ProtectedBranches1763780001300,
 ];
 
 export interface LodeParts {

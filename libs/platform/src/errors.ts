@@ -56,6 +56,13 @@ export class BadParameter extends DomainError {
 /** 400 `{"message":"<text>"}`: GitLab's `render_api_error!` with a sentence. */
 export class BadRequestMessage extends DomainError {}
 
+/** 422 `{"message":["<full message>", ...]}`: GitLab's `render_api_error!(record.errors.full_messages, 422)`. */
+export class RecordInvalid extends DomainError {
+  constructor(readonly messages: string[]) {
+    super(messages.join(', '));
+  }
+}
+
 /** 422 `{"error":"<text>"}`. */
 export class Unprocessable extends DomainError {
   constructor(readonly error: string) {

@@ -5,6 +5,7 @@ export { GIT_QUEUE } from './jobs/git-jobs';
 export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectAvatars1763780000800 } from './migrations/1763780000800-project-avatars';
 export { DeployKeys1763780001100 } from './migrations/1763780001100-deploy-keys';
+export { ProtectedBranches1763780001300 } from './migrations/1763780001300-protected-branches';
 export { ProjectQueries, type ProjectRow } from './queries/project.queries';
 export { projectExistsSql } from './queries/project-sql';
 export type { ProjectEvent } from './domain/project';
@@ -41,3 +42,20 @@ export { RecordRepositoryPush } from './commands/project-maintenance.commands';
 /** Pushes written down at their pre-receive until recorded: what the git transports and the reconciler use. */
 export { PendingPushes, type PendingPush, type ProposedUpdate, type Pusher } from './pushes/pending-pushes';
 export { PendingPushes1763780001500 } from './migrations/1763780001500-pending-pushes';
+/**
+ * Protected branches: a project's rules in one indexed query (`ProtectedBranchQueries.forProject`),
+ * the pure decisions on them (`ProtectedBranchPolicy.refusal` for the pre-receive gate,
+ * `ProtectedBranchPolicy.branchFlags` for the Branch entity), and the command behind the endpoints.
+ */
+export { ProtectedBranchQueries } from './queries/protected-branch.queries';
+export {
+  ProtectedBranchPolicy,
+  PROTECTED_BRANCH_REFUSALS,
+  type BranchCaller,
+  type BranchChange,
+  type BranchProtectionFlags,
+  type BranchRepositoryFacts,
+  type DefaultBranchProtection,
+  type ProtectedBranchRule,
+} from './domain/protected-branch';
+export { ChangeProtectedBranch } from './commands/protected-branch.commands';

@@ -13,6 +13,7 @@ import { ChangeProjectHandler } from './commands/change-project.command';
 import { CreateProjectHandler } from './commands/create-project.command';
 import { StarProjectHandler } from './commands/star-project.command';
 import { ForkProjectHandler } from './commands/fork-project.command';
+import { ChangeProtectedBranchHandler } from './commands/protected-branch.commands';
 import {
   ChangeForkRelationHandler,
   RecordGitJobOutcomeHandler,
@@ -32,11 +33,14 @@ import {
 } from './http/project-relations.controller';
 import { ProjectsController } from './http/projects.controller';
 import { DeployKeysController } from './http/deploy-keys.controller';
+import { ProtectedBranchesController } from './http/protected-branches.controller';
 import { DeployKeyProjection } from './projections/deploy-key.projection';
 import { ProjectProjection } from './projections/project.projection';
+import { ProtectedBranchProjection } from './projections/protected-branch.projection';
 import { DeployKeyQueries } from './queries/deploy-key.queries';
 import { PendingPushes } from './pushes/pending-pushes';
 import { ProjectQueries } from './queries/project.queries';
+import { ProtectedBranchQueries } from './queries/protected-branch.queries';
 import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
 
 /** The groups context asks this port what visibility a namespace's projects need. */
@@ -84,11 +88,14 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     EnableDeployKeyHandler,
     UpdateDeployKeyHandler,
     RemoveDeployKeyHandler,
+    ChangeProtectedBranchHandler,
     ProjectProjection,
     DeployKeyProjection,
+    ProtectedBranchProjection,
     ProjectQueries,
     DeployKeyQueries,
     PendingPushes,
+    ProtectedBranchQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
     { provide: DeployKeyFingerprints, useClass: ProjectDeployKeyFingerprints },
     ProjectAvatarStore,
@@ -97,6 +104,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     ProjectQueries,
     DeployKeyQueries,
     PendingPushes,
+    ProtectedBranchQueries,
     NamespaceContents,
     DeployKeyFingerprints,
     ProjectAvatarStore,
@@ -108,11 +116,13 @@ export class ProjectsModule implements OnModuleInit {
     private readonly routes: OutboxRoutes,
     private readonly projection: ProjectProjection,
     private readonly deployKeys: DeployKeyProjection,
+    private readonly protectedBranches: ProtectedBranchProjection,
   ) {}
 
   onModuleInit(): void {
     // Deploy keys after projects: a project's deletion removes its row before its keys' orphans are dropped.
-    this.projections.register(this.projection, this.deployKeys);
+    // Protected branches after projects: their rows reference the project's.
+    this.projections.register(this.projection, this.deployKeys, this.protectedBranches);
     this.routes.register(gitJobsRoute);
   }
 }
@@ -131,6 +141,7 @@ export class ProjectsModule implements OnModuleInit {
     HousekeepingController,
     ProjectAvatarsController,
     DeployKeysController,
+    ProtectedBranchesController,
   ],
   providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }],
 })

@@ -1,6 +1,7 @@
 import { ProjectsModule } from '@app/projects';
 import { UsersModule } from '@app/users';
 import { Module } from '@nestjs/common';
+import { BranchProtectionController } from './http/branch-protection.controller';
 import { GitHttpMiddleware } from './http/git-http.middleware';
 import { RepositoryReadsController } from './http/repository-reads.controller';
 import { PushReconciler } from './push/push-reconciler';
@@ -13,7 +14,7 @@ import { GitAccess } from './transport/git-access';
  */
 @Module({
   imports: [UsersModule, ProjectsModule],
-  controllers: [RepositoryReadsController],
+  controllers: [RepositoryReadsController, BranchProtectionController],
   providers: [GitAccess, GitHttpMiddleware, GitSshServer, PushReconciler],
   exports: [GitHttpMiddleware, GitSshServer, PushReconciler, GitAccess],
 })

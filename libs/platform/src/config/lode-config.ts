@@ -61,6 +61,11 @@ export class LodeConfig {
    * ignored, so a client cannot choose its own address for the throttle and the rate limits.
    */
   trustedProxies: string[] = [];
+  /**
+   * GitLab's `default_branch_protection`, applied when a push creates a project's default branch:
+   * 0 none, 1 developers may push, 2 (default) only maintainers push, 3 developers may merge but not push.
+   */
+  defaultBranchProtection: 0 | 1 | 2 | 3 = 2;
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -113,6 +118,13 @@ export class LodeConfig {
     c.sshLoginTimeout = int(env.LODE_SSH_LOGIN_TIMEOUT, c.sshLoginTimeout, 'LODE_SSH_LOGIN_TIMEOUT');
     c.sshIdleTimeout = int(env.LODE_SSH_IDLE_TIMEOUT, c.sshIdleTimeout, 'LODE_SSH_IDLE_TIMEOUT');
     c.trustedProxies = (env.LODE_TRUSTED_PROXIES ?? '').split(/[\s,]+/).filter(Boolean);
+    const protection = int(
+      env.LODE_DEFAULT_BRANCH_PROTECTION,
+      c.defaultBranchProtection,
+      'LODE_DEFAULT_BRANCH_PROTECTION',
+    );
+    if (protection > 3) throw new Error(`LODE_DEFAULT_BRANCH_PROTECTION must be 0, 1, 2 or 3, not ${protection}`);
+    c.defaultBranchProtection = protection as 0 | 1 | 2 | 3;
     c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
     return c;
   }

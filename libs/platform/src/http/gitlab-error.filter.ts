@@ -11,6 +11,7 @@ import {
   NotFound,
   NotModified,
   PayloadTooLarge,
+  RecordInvalid,
   Unauthorized,
   Unavailable,
   Unprocessable,
@@ -70,6 +71,7 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof BadParameter) return [400, { error: err.error }];
       if (err instanceof BadRequestMessage) return [400, { message: err.message }];
       if (err instanceof Unprocessable) return [422, { error: err.error }];
+      if (err instanceof RecordInvalid) return [422, { message: err.messages }];
       if (err instanceof NotModified) return [304, undefined];
       if (err instanceof PayloadTooLarge) return [413, { message: err.message }];
       if (err instanceof UriTooLong) return [414, { message: err.message }];

@@ -1,5 +1,5 @@
 import { ACCESS } from '@app/groups';
-import { Clock, EventStore, NotFound, type Actor } from '@app/platform';
+import { Clock, EventStore, LodeConfig, NotFound, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import {
   createForkRelation,
@@ -113,10 +113,11 @@ export class RecordGitJobOutcomeHandler implements ICommandHandler<RecordGitJobO
 /**
  * What a push did, reported by the git transport after receive-pack accepted it: a
  * `RepositoryPushed` event on the project's stream (hooks, `last_activity_at`, the default branch,
- * statistics follow from it). `pendingPushId` names the push as written down at its pre-receive
- * (`PendingPushes`): it is struck off in the same transaction, and a push struck off already (by the
- * reconciler, or by this very command retried) is not recorded twice. Answers false when nothing
- * was recorded (no ref moved, or recorded already).
+ * statistics follow from it), and in the same append the default branch's protection when the push
+ * created it (LODE_DEFAULT_BRANCH_PROTECTION). `pendingPushId` names the push as written down at its
+ * pre-receive (`PendingPushes`): it is struck off in the same transaction, and a push struck off
+ * already (by the reconciler, or by this very command retried) is not recorded twice. Answers false
+ * when nothing was recorded (no ref moved, or recorded already).
  */
 export class RecordRepositoryPush extends Command<boolean> {
   constructor(
@@ -137,13 +138,16 @@ export class RecordRepositoryPushHandler implements ICommandHandler<RecordReposi
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly pending: PendingPushes,
+    private readonly config: LodeConfig,
   ) {}
 
   async execute({ projectId, push, actor, pendingPushId, origin }: RecordRepositoryPush): Promise<boolean> {
     const events = await this.store.transact(
       async (uow) => {
         if (pendingPushId !== undefined && !(await this.pending.strike(uow.db, pendingPushId))) return [];
-        return uow.decide(`project-${projectId}`, projectDecider, (s) => recordPush(s, push, this.clock.now()));
+        return uow.decide(`project-${projectId}`, projectDecider, (s) =>
+          recordPush(s, push, this.clock.now(), this.config.defaultBranchProtection),
+        );
       },
       { actorId: actor.id, tokenId: actor.tokenId, impersonatedBy: actor.impersonatedBy, origin },
     );

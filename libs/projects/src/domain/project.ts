@@ -9,7 +9,15 @@ import {
   holdsCustomAttribute,
 } from '@app/platform';
 import { ACCESS, moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
-import type { RepositoryPushedData, RepositoryStatistics } from './repository-push';
+import {
+  defaultBranchLevels,
+  evolveRules,
+  matchingRules,
+  MAX_PROTECTED_BRANCH_NAME,
+  type DefaultBranchProtection,
+  type ProtectedBranchRule,
+} from './protected-branch';
+import { ZERO_SHA, type RepositoryPushedData, type RepositoryStatistics } from './repository-push';
 
 /*
  * A project. Stream `project-<id>`. Stars live on their own streams (`star-<project>-<user>`), so a
@@ -142,7 +150,14 @@ export type ProjectEvent =
   | { type: 'ProjectForkRelationRemoved'; data: { projectId: number; forkedFromId: number; at: string } }
   | { type: 'ProjectHousekeepingRequested'; data: { projectId: number; at: string } }
   | { type: 'ProjectHousekeepingFinished'; data: { projectId: number; at: string; statistics?: RepositoryStatistics } }
-  | { type: 'RepositoryPushed'; data: RepositoryPushedData };
+  | { type: 'RepositoryPushed'; data: RepositoryPushedData }
+  // Protected branches (see domain/protected-branch.ts): a rule per exact name or wildcard.
+  | { type: 'ProtectedBranchCreated'; data: ProtectedBranchRule & { projectId: number; at: string } }
+  | {
+      type: 'ProtectedBranchUpdated';
+      data: { projectId: number; name: string; pushAccessLevel?: number; mergeAccessLevel?: number; at: string };
+    }
+  | { type: 'ProtectedBranchRemoved'; data: { projectId: number; name: string; at: string } };
 
 /** `none` for ordinary projects; a fork goes scheduled → started → finished (or failed). */
 export type ImportStatus = 'none' | 'scheduled' | 'started' | 'finished' | 'failed';
@@ -161,6 +176,8 @@ export type Project =
       forkedFromId: number | null;
       importStatus: ImportStatus;
       housekeepingPending: boolean;
+      /** In creation order, as GitLab lists them. */
+      protectedBranches: ProtectedBranchRule[];
     };
 
 export const initial = (): Project => ({ exists: false });
@@ -192,6 +209,7 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       forkedFromId,
       importStatus: forkedFromId === null ? 'none' : 'scheduled',
       housekeepingPending: false,
+      protectedBranches: [],
     };
   }
   if (!s.exists) return s;
@@ -244,6 +262,10 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       return { ...s, housekeepingPending: false };
     case 'RepositoryPushed':
       return e.data.defaultBranch ? { ...s, settings: { ...s.settings, defaultBranch: e.data.defaultBranch } } : s;
+    case 'ProtectedBranchCreated':
+    case 'ProtectedBranchUpdated':
+    case 'ProtectedBranchRemoved':
+      return { ...s, protectedBranches: evolveRules(s.protectedBranches, e) };
     default:
       return assertNever(e);
   }
@@ -655,18 +677,33 @@ export function finishHousekeeping(s: Project, now: Date, statistics?: Repositor
 
 /**
  * Records what a push did. The refs have moved already (git accepted the push), so this never
- * refuses an existing project; it only decides whether the push names the default branch: when
- * the project still has none.
+ * refuses an existing project; it only decides whether the push names the default branch (when
+ * the project still has none) and whether it protects it: GitLab's `GitPushService#process_default_branch`
+ * protects the default branch when a push creates it (the first push into an empty repository) and no
+ * rule covers it yet, with the levels `defaultBranchProtection` (LODE_DEFAULT_BRANCH_PROTECTION) says.
+ * Both events are appended together, so a push is never recorded without its protection.
  */
 export function recordPush(
   s: Project,
   push: Omit<RepositoryPushedData, 'projectId' | 'at'>,
   now: Date,
+  defaultBranchProtection: DefaultBranchProtection,
 ): ProjectEvent[] {
   const p = existing(s);
   if (!push.updates.length) return [];
+  const at = now.toISOString();
   const defaultBranch = p.settings.defaultBranch === null ? push.defaultBranch : null;
-  return [
-    { type: 'RepositoryPushed', data: { ...push, defaultBranch, projectId: p.projectId, at: now.toISOString() } },
+  const events: ProjectEvent[] = [
+    { type: 'RepositoryPushed', data: { ...push, defaultBranch, projectId: p.projectId, at } },
   ];
+  const target = p.settings.defaultBranch ?? defaultBranch;
+  const levels = defaultBranchLevels(defaultBranchProtection);
+  const createsDefault =
+    target !== null &&
+    push.updates.some((u) => u.ref === `refs/heads/${target}` && u.before === ZERO_SHA && u.after !== ZERO_SHA);
+  // A name too long for a rule (the API refuses it too) stays unprotected rather than failing the record.
+  const protectable = target !== null && target.length <= MAX_PROTECTED_BRANCH_NAME;
+  if (levels && createsDefault && protectable && !matchingRules(p.protectedBranches, target).length)
+    events.push({ type: 'ProtectedBranchCreated', data: { projectId: p.projectId, name: target, ...levels, at } });
+  return events;
 }
