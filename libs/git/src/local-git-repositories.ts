@@ -7,25 +7,55 @@ import {
   GitRepositories,
   type Archive,
   type ArchiveExtension,
+  type BlameRange,
   type BlobInfo,
   type Branch,
   type CommitInfo,
+  type CommitLogPage,
+  type CommitLogQuery,
+  type CommitStats,
   type CompareLimits,
   type Comparison,
   type Contributor,
+  type FileDiff,
+  type FileEntry,
   type GitHttpOptions,
   type HeldBlob,
   type RawBlob,
   type RefCommand,
+  type RefName,
   type RefUpdate,
   type RepoRef,
   type RepositoryStatistics,
+  type Tag,
   type TreeEntry,
 } from './git-repositories';
+import * as history from './history';
 import { serveGitHttp } from './http-backend';
 import { NodegitRepositories } from './nodegit-repositories';
 import { RawBlobs } from './raw-blob';
 import { describeRefUpdates, listRefs } from './ref-updates';
+
+/** Commit counts and last-commit lookups kept: both are keyed by immutable commit ids, so never stale. */
+const HISTORY_CACHE = 1024;
+
+/** A small least-recently-used map of promises: callers arriving while the first one runs share its work. */
+class PromiseCache<T> {
+  private readonly entries = new Map<string, Promise<T>>();
+  constructor(private readonly size: number) {}
+
+  get(key: string, make: () => Promise<T>): Promise<T> {
+    let value = this.entries.get(key);
+    if (value) this.entries.delete(key);
+    else {
+      value = make();
+      value.catch(() => this.entries.delete(key));
+    }
+    this.entries.set(key, value);
+    while (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value as string);
+    return value;
+  }
+}
 
 /**
  * GitRepositories on the local data directory (`$LODE_DATA_DIR/repositories/@hashed/...`): reads
@@ -38,6 +68,8 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
   private readonly reads = new NodegitRepositories();
   private readonly rawBlobs = new RawBlobs();
   private readonly archives: ArchiveStore;
+  private readonly counts = new PromiseCache<number>(HISTORY_CACHE);
+  private readonly lastCommits = new PromiseCache<string | undefined>(HISTORY_CACHE);
 
   constructor(private readonly config: LodeConfig) {
     super();
@@ -130,6 +162,93 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
 
   archive(repo: RepoRef, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive> {
     return this.archives.open(repo, this.path(repo), sha, ext, prefix);
+  }
+
+  /*
+   * A page is `git log --skip=<offset> --max-count=<limit>`: git stops walking at the page's end, so
+   * page N reads the commits up to it, never the whole history. The total (X-Total) is one
+   * `git rev-list --count`, kept by what makes it immutable: the resolved commit (or, with `all`,
+   * every ref's target) and the filters. The 40th page of 5,000 commits thus costs a walk of 4,000
+   * and no count after the first page.
+   */
+  async commitLog(repo: RepoRef, q: CommitLogQuery): Promise<CommitLogPage> {
+    const path = this.path(repo);
+    let sha: string | undefined;
+    let tips: string;
+    if (q.all) {
+      const refs = await listRefs(path);
+      if (!refs.size) return { commits: [], total: 0 };
+      tips = [...refs].map(([ref, id]) => `${id} ${ref}`).join('\n');
+    } else {
+      // GitLab 10.x (`raw_log`): an unknown ref lists nothing, rather than a 404.
+      sha = q.ref ? (await this.reads.resolveCommit(path, q.ref))?.id : undefined;
+      if (!sha) return { commits: [], total: 0 };
+      tips = sha;
+    }
+    const filter: history.WalkFilter = { sha, all: q.all, path: q.path || undefined, since: q.since, until: q.until };
+    const key = [path, tips, filter.path ?? '', q.since?.getTime() ?? '', q.until?.getTime() ?? ''].join('\0');
+    const [total, page] = await Promise.all([
+      this.counts.get(key, () => history.countCommits(path, filter)),
+      q.limit > 0 ? history.logPage(path, filter, q.offset, q.limit, q.withStats) : Promise.resolve([]),
+    ]);
+    const infos = await this.reads.commitsBySha(
+      path,
+      page.map((p) => p.sha),
+    );
+    const stats = new Map(page.map((p) => [p.sha, p.stats]));
+    return {
+      commits: infos.map((c) => (q.withStats ? { ...c, stats: stats.get(c.id) } : c)),
+      total,
+    };
+  }
+
+  commitStats(repo: RepoRef, sha: string): Promise<CommitStats> {
+    return this.reads.commitStats(this.path(repo), sha);
+  }
+
+  commitDiff(repo: RepoRef, sha: string, limits: CompareLimits): Promise<{ diffs: FileDiff[]; overflow: boolean }> {
+    return this.reads.commitDiff(this.path(repo), sha, limits);
+  }
+
+  refsContaining(repo: RepoRef, sha: string): Promise<RefName[]> {
+    return history.refsContaining(this.path(repo), sha);
+  }
+
+  async tags(repo: RepoRef): Promise<Tag[]> {
+    const path = this.path(repo);
+    const refs = await history.listTags(path);
+    const tags: Tag[] = [];
+    for (const t of refs) {
+      // Peeled through any chain of tag objects; a tag of a tree or a blob is no tag GitLab lists.
+      const commit = await this.reads.resolveCommit(path, `refs/tags/${t.name}`);
+      if (commit) tags.push({ ...t, commit });
+    }
+    return tags;
+  }
+
+  fileEntry(repo: RepoRef, sha: string, path: string): Promise<FileEntry | undefined> {
+    return this.reads.fileEntry(this.path(repo), sha, path);
+  }
+
+  lastCommitFor(repo: RepoRef, sha: string, file: string): Promise<string | undefined> {
+    const path = this.path(repo);
+    return this.lastCommits.get(`${path}\0${sha}\0${file}`, () => history.lastCommitFor(path, sha, file));
+  }
+
+  async blame(repo: RepoRef, sha: string, file: string): Promise<BlameRange[]> {
+    const path = this.path(repo);
+    const lines = await history.blameLines(path, sha, file);
+    const commits = new Map(
+      (await this.reads.commitsBySha(path, [...new Set(lines.map((l) => l.sha))])).map((c) => [c.id, c]),
+    );
+    // GitLab's `Blame#groups`: consecutive lines from one commit make one range.
+    const ranges: BlameRange[] = [];
+    for (const { sha: id, line } of lines) {
+      const last = ranges[ranges.length - 1];
+      if (last && last.commit.id === id) last.lines.push(line);
+      else ranges.push({ commit: commits.get(id)!, lines: [line] });
+    }
+    return ranges;
   }
 
   refs(repo: RepoRef): Promise<Map<string, string>> {
