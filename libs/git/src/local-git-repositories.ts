@@ -1,5 +1,6 @@
 import { LodeConfig } from '@app/platform';
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ArchiveStore } from './archive-store';
 import * as cli from './git-cli';
@@ -186,11 +187,12 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
       tips = sha;
     }
     const filter: history.WalkFilter = { sha, all: q.all, path: q.path || undefined, since: q.since, until: q.until };
-    const key = [path, tips, filter.path ?? '', q.since?.getTime() ?? '', q.until?.getTime() ?? ''].join('\0');
-    const [total, page] = await Promise.all([
-      this.counts.get(key, () => history.countCommits(path, filter)),
-      q.limit > 0 ? history.logPage(path, filter, q.offset, q.limit, q.withStats) : Promise.resolve([]),
-    ]);
+    const tipsKey = createHash('sha256').update(tips).digest('hex');
+    const key = [path, tipsKey, filter.path ?? '', q.since?.getTime() ?? '', q.until?.getTime() ?? ''].join('\0');
+    const total = await this.counts.get(key, () => history.countCommits(path, filter));
+    // Past the end nothing is walked (and git never sees a skip too large for its integers).
+    const page =
+      q.offset < total && q.limit > 0 ? await history.logPage(path, filter, q.offset, q.limit, q.withStats) : [];
     const infos = await this.reads.commitsBySha(
       path,
       page.map((p) => p.sha),

@@ -1,5 +1,6 @@
 import { GitRepositories } from '@app/git';
 import {
+  BadParameter,
   CurrentActor,
   GitlabParams,
   LodeConfig,
@@ -39,6 +40,14 @@ export class CommitRefsDto extends PaginationDto {
   @IsOptional() @IsIn(['branch', 'tag', 'all']) type?: 'branch' | 'tag' | 'all';
 }
 
+/** An ISO 8601 time JavaScript can hold (`+275760-09-14` passes the format and is no Date): else Grape's 400. */
+function date(name: string, value: string | undefined): Date | undefined {
+  if (value === undefined) return undefined;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) throw new BadParameter(`${name} is invalid`);
+  return d;
+}
+
 /**
  * GitLab's commits API (`lib/api/commits.rb`), its reads: the list, one commit, its diff and the refs
  * containing it. `:sha` is a commit id (full or abbreviated), a branch or a tag; a name with a slash is
@@ -68,8 +77,8 @@ export class RepositoryCommitsController {
       ref,
       all: q.all === true,
       path: q.path,
-      since: q.since ? new Date(q.since) : undefined,
-      until: q.until ? new Date(q.until) : undefined,
+      since: date('since', q.since),
+      until: date('until', q.until),
       offset: page.offset,
       limit: page.perPage,
       withStats: q.with_stats === true,
