@@ -110,6 +110,9 @@ describe('repository commits, files, branches and tags (GitLab 10.x reads)', () 
       expect(await list('path=src/a.txt')).toMatchObject({ ids: [h.sha.c2, h.sha.c1], total: '2' });
       expect(await list('path=docs')).toMatchObject({ ids: [h.sha.c2], total: '1' });
       expect(await list('path=*.md')).toMatchObject({ ids: [], total: '0' });
+      expect(await list('path=%2Fsrc%2Fa.txt')).toMatchObject({ ids: [h.sha.c2, h.sha.c1], total: '2' });
+      expect(await list('path=..')).toMatchObject({ ids: [], total: '0' });
+      expect(await list('all=true&path=src%2F..%2F..')).toMatchObject({ ids: [], total: '0' });
       expect(await list('since=2020-01-15T00:00:00Z')).toMatchObject({ ids: [h.sha.c3, h.sha.c2], total: '2' });
       expect(await list('until=2020-01-15')).toMatchObject({ ids: [h.sha.c1], total: '1' });
       expect(await list('since=2020-01-15T00:00:00Z&until=2020-02-20T00:00:00Z&path=src%2Fa.txt')).toMatchObject({

@@ -186,7 +186,11 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
       if (!sha) return { commits: [], total: 0 };
       tips = sha;
     }
-    const filter: history.WalkFilter = { sha, all: q.all, path: q.path || undefined, since: q.since, until: q.until };
+    // A path is relative to the repository's top: leading slashes go, and one that climbs out of it
+    // (`..`), which git refuses, names nothing that changed.
+    const file = q.path?.replace(/^\/+/, '') || undefined;
+    if (file?.split('/').includes('..')) return { commits: [], total: 0 };
+    const filter: history.WalkFilter = { sha, all: q.all, path: file, since: q.since, until: q.until };
     const tipsKey = createHash('sha256').update(tips).digest('hex');
     const key = [path, tipsKey, filter.path ?? '', q.since?.getTime() ?? '', q.until?.getTime() ?? ''].join('\0');
     const total = await this.counts.get(key, () => history.countCommits(path, filter));
