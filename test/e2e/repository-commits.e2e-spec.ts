@@ -455,9 +455,10 @@ describe('repository commits, files, branches and tags (GitLab 10.x reads)', () 
       expect(h.annotatedTag).not.toBe(h.sha.c2);
       const light = await as().get(`/projects/${pub.id}/repository/tags/v1.0`);
       expect(light.body).toMatchObject({ name: 'v1.0', message: null, target: h.sha.c1, commit: { id: h.sha.c1 } });
-      const none = await as().get(`/projects/${pub.id}/repository/tags/v9`);
-      expect(none.status).toBe(404);
-      expect(none.body).toEqual({ message: '404 Tag Not Found' });
+      for (const name of ['v9', 'v1', 'v*', 'v1.%3F', '..', '-v1.0']) {
+        const none = await as().get(`/projects/${pub.id}/repository/tags/${name}`);
+        expect([name, none.status, none.body]).toEqual([name, 404, { message: '404 Tag Not Found' }]);
+      }
     });
   });
 

@@ -276,6 +276,8 @@ export abstract class GitRepositories {
   abstract refsContaining(repo: RepoRef, sha: string): Promise<RefName[]>;
   /** Every tag, by name, with the commit it points at. */
   abstract tags(repo: RepoRef): Promise<Tag[]>;
+  /** The tag `name` with the commit it points at; undefined when there is none. */
+  abstract tag(repo: RepoRef, name: string): Promise<Tag | undefined>;
   /** The blob at `path` in commit `sha`; undefined for a missing path, a directory or a submodule. */
   abstract fileEntry(repo: RepoRef, sha: string, path: string): Promise<FileEntry | undefined>;
   /** The newest commit reachable from `sha` that changed `path`. */

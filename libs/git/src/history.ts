@@ -120,12 +120,12 @@ export interface TagRef {
   message: string | null;
 }
 
-/** Every tag, by name. */
-export async function listTags(path: string): Promise<TagRef[]> {
+/** Every tag by name, or only the tag `name` (a pattern for-each-ref may widen, so the caller compares names). */
+export async function listTags(path: string, name?: string): Promise<TagRef[]> {
   const out = await read(path, [
     'for-each-ref',
     `--format=${RECORD}%(refname)%00%(objectname)%00%(objecttype)%00%(contents)`,
-    'refs/tags/',
+    name === undefined ? 'refs/tags/' : `refs/tags/${name}`,
   ]);
   return out
     .split(RECORD)

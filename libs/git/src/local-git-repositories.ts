@@ -220,11 +220,19 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
     return history.refsContaining(this.path(repo), sha);
   }
 
-  async tags(repo: RepoRef): Promise<Tag[]> {
-    const path = this.path(repo);
-    const refs = await history.listTags(path);
+  tags(repo: RepoRef): Promise<Tag[]> {
+    return this.peeledTags(this.path(repo), undefined);
+  }
+
+  async tag(repo: RepoRef, name: string): Promise<Tag | undefined> {
+    // A name git refuses as a ref (`..`, a leading `-`, a space) names no tag; for-each-ref would widen a `*`.
+    if (!name || name.startsWith('-') || /[\s\0]|\.\./.test(name)) return undefined;
+    return (await this.peeledTags(this.path(repo), name)).find((t) => t.name === name);
+  }
+
+  private async peeledTags(path: string, name: string | undefined): Promise<Tag[]> {
     const tags: Tag[] = [];
-    for (const t of refs) {
+    for (const t of await history.listTags(path, name)) {
       // Peeled through any chain of tag objects; a tag of a tree or a blob is no tag GitLab lists.
       const commit = await this.reads.resolveCommit(path, `refs/tags/${t.name}`);
       if (commit) tags.push({ ...t, commit });

@@ -64,7 +64,7 @@ export class RepositoryTagsController {
   @Get(':tag_name')
   async get(@Param('id') id: string, @Param('tag_name') name: string, @CurrentActor() actor?: Actor) {
     const { repo } = await readableRepository(this.projects, id, actor);
-    const tag = (await this.git.tags(repo)).find((t) => t.name === name);
+    const tag = await this.git.tag(repo, name);
     if (!tag) throw new NotFound('Tag');
     return serializeTag(tag);
   }
