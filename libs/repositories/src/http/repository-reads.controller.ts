@@ -52,10 +52,6 @@ export class RepositoryReadsController {
     private readonly config: LodeConfig,
   ) {}
 
-  private readable(id: string, actor: Actor | undefined): Promise<{ project: ProjectRow; repo: RepoRef }> {
-    return readableRepository(this.projects, id, actor);
-  }
-
   /** The default ref: the project's default branch, else what HEAD names. */
   private async defaultRef(project: ProjectRow, repo: RepoRef): Promise<string | undefined> {
     return project.default_branch ?? (await this.git.headBranch(repo));
@@ -63,7 +59,7 @@ export class RepositoryReadsController {
 
   @Get('tree')
   async tree(@Param('id') id: string, @GitlabParams() q: TreeDto, @CurrentActor() actor?: Actor) {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const ref = q.ref || (await this.defaultRef(project, repo));
     const entries = ref ? await this.git.tree(repo, ref, q.path ?? '', q.recursive === true) : undefined;
     if (!entries) throw new NotFound('Tree');
@@ -73,7 +69,7 @@ export class RepositoryReadsController {
 
   @Get('blobs/:sha')
   async blob(@Param('id') id: string, @Param('sha') sha: string, @CurrentActor() actor?: Actor) {
-    const { repo } = await this.readable(id, actor);
+    const { repo } = await readableRepository(this.projects, id, actor);
     const blob = await this.git.blob(repo, sha);
     if (!blob) throw new NotFound('Blob');
     return { size: blob.size, encoding: 'base64', content: blob.content.toString('base64'), sha: blob.sha };
@@ -82,7 +78,7 @@ export class RepositoryReadsController {
   /** The blob's bytes, streamed (see sendRawBlob for the headers that keep a browser from running them). */
   @Get('blobs/:sha/raw')
   async raw(@Param('id') id: string, @Param('sha') sha: string, @Res() res: Response, @CurrentActor() actor?: Actor) {
-    const { repo } = await this.readable(id, actor);
+    const { repo } = await readableRepository(this.projects, id, actor);
     const blob = await this.git.rawBlob(repo, sha);
     if (!blob) throw new NotFound('Blob');
     sendRawBlob(res, blob);
@@ -116,7 +112,7 @@ export class RepositoryReadsController {
     res: Response,
     actor: Actor | undefined,
   ): Promise<void> {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const ext = archiveExtension(format);
     if (!ext) throw new NotFound();
     const ref = q.sha || (await this.defaultRef(project, repo));
@@ -142,7 +138,7 @@ export class RepositoryReadsController {
   /** GitLab 10.x: an unknown `from` or `to` gives an empty comparison (200), not a 404. */
   @Get('compare')
   async compare(@Param('id') id: string, @GitlabParams() q: CompareDto, @CurrentActor() actor?: Actor) {
-    const { repo } = await this.readable(id, actor);
+    const { repo } = await readableRepository(this.projects, id, actor);
     const c = await this.git.compare(repo, q.from, q.to, {
       maxFiles: this.config.compareMaxFiles,
       maxLines: this.config.compareMaxLines,
@@ -160,7 +156,7 @@ export class RepositoryReadsController {
 
   @Get('contributors')
   async contributors(@Param('id') id: string, @GitlabParams() q: PaginationDto, @CurrentActor() actor?: Actor) {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const ref = await this.defaultRef(project, repo);
     const all = ref ? await this.git.contributors(repo, ref) : [];
     const page = pageParams(q);
@@ -170,7 +166,7 @@ export class RepositoryReadsController {
   /** GitLab 10.x's `search`: a case-insensitive substring of the name. Sorted by name, as git lists them. */
   @Get('branches')
   async branches(@Param('id') id: string, @GitlabParams() q: BranchesDto, @CurrentActor() actor?: Actor) {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const search = q.search?.toLowerCase();
     const main = await this.defaultRef(project, repo);
     const all = (await this.git.branches(repo, main)).filter((b) => !search || b.name.toLowerCase().includes(search));
@@ -187,7 +183,7 @@ export class RepositoryReadsController {
   /** `:branch` may hold slashes when encoded (`feature%2Fx`); Express decodes the parameter. */
   @Get('branches/:branch')
   async branch(@Param('id') id: string, @Param('branch') name: string, @CurrentActor() actor?: Actor) {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const main = await this.defaultRef(project, repo);
     const branch = (await this.git.branches(repo, main)).find((b) => b.name === name);
     if (!branch) throw new NotFound('Branch');
