@@ -14,6 +14,8 @@ WORKDIR /app
 ENV npm_config_nodedir=/usr/local \
     JOBS=max
 COPY package.json package-lock.json ./
+# postinstall: scripts/patch-dependencies.cjs mends a dependency's known bug.
+COPY scripts ./scripts
 # `npm install`, not `npm ci`: the lock file is made on linux-x64 and lacks other platforms' optional
 # packages (@swc/core-*, msgpackr-extract), which `npm ci` refuses. `npm install` keeps the lock's versions.
 RUN npm install --no-audit --no-fund
@@ -41,7 +43,8 @@ COPY --from=build /app/dist ./dist
 RUN mkdir -p "$LODE_DATA_DIR" && chown node:node "$LODE_DATA_DIR"
 USER node
 VOLUME ["/var/lib/lode"]
-EXPOSE 8080
+# 8080: HTTP (the API and git over HTTP); 2222: git over SSH (LODE_SSH_PORT).
+EXPOSE 8080 2222
 # Liveness only (/-/health); /-/readiness also checks PostgreSQL and Redis.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/-/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

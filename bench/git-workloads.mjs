@@ -1,10 +1,12 @@
-// Workloads that drive git itself: webhook fan-out after real pushes (PERF-15) and clones (CLONE).
+// Workloads that drive git itself: webhook fan-out after real pushes (PERF-15) and clones over HTTP
+// (CLONE) and SSH (SSH-CLONE).
 import { createServer } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { Agent } from 'node:http';
+import { createConnection } from 'node:net';
 import { percentile as nearestRank, send } from './open-load.mjs';
 import { repositoryDir } from './support.mjs';
 import { run } from './repository.mjs';
@@ -302,4 +304,118 @@ export const GIT_WORKLOADS = [
         `git http-backend alone: 10 at once ${tenDirect} ms, ${(tenDirect / direct).toFixed(2)} x its one)`,
     }),
   },
+  {
+    id: 'SSH-CLONE',
+    ownDataset: true,
+    name: 'git clone of the synthetic repository (bare, over SSH)',
+    target:
+      "<= 1.3 x cloning through OpenSSH's sshd (git-upload-pack run directly); 10 concurrent clones no slower than 10 through sshd",
+    run: async (ctx) => {
+      if (!existsSync(SSHD)) return { skipped: `${SSHD} is missing (Debian: apt-get install openssh-server)` };
+      const repo = await ctx.syntheticRepository(ctx);
+      const work = mkdtempSync(join(tmpdir(), 'lode-bench-ssh-'));
+      const key = join(work, 'id_ed25519');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+      const publicKey = readFileSync(`${key}.pub`, 'utf8').trim();
+      await ctx.lode.call('POST', '/user/keys', ctx.lode.rootToken, { title: 'bench', key: publicKey });
+      // The baseline serves Lode's own copy of the repository (the same packs) through OpenSSH.
+      const onDisk = repositoryDir(ctx.lode.dataDir, repo.project.id);
+      const sshd = await openSsh(work, publicKey);
+      const sshCommand = `ssh -F /dev/null -i ${key} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`;
+      let n = 0;
+      const clone = async (url) => {
+        const target = join(work, `c${n++}`);
+        const started = performance.now();
+        await run('git', ['clone', '-q', '--bare', url, target], {
+          env: { ...process.env, GIT_SSH_COMMAND: sshCommand },
+        });
+        const ms = performance.now() - started;
+        rmSync(target, { recursive: true, force: true });
+        return ms;
+      };
+      const lodeUrl = `ssh://git@127.0.0.1:${ctx.lode.sshPort}/${repo.project.path_with_namespace}.git`;
+      const directUrl = `ssh://${process.env.USER || 'root'}@127.0.0.1:${sshd.port}${onDisk}`;
+      try {
+        const med = (xs) => percentile(xs, 50);
+        const runs = ctx.settings.runs;
+        const lode = [];
+        const openssh = [];
+        for (let i = 0; i < runs; i++) {
+          openssh.push(await clone(directUrl));
+          lode.push(await clone(lodeUrl));
+        }
+        const tenAtOnce = async (url) => {
+          const times = [];
+          for (let i = 0; i < runs; i++) {
+            const started = performance.now();
+            await Promise.all(Array.from({ length: 10 }, () => clone(url)));
+            times.push(performance.now() - started);
+          }
+          return med(times);
+        };
+        const ten = await tenAtOnce(lodeUrl);
+        const tenDirect = await tenAtOnce(directUrl);
+        return { lode: med(lode), direct: med(openssh), ten, tenDirect };
+      } finally {
+        sshd.stop();
+        rmSync(work, { recursive: true, force: true });
+      }
+    },
+    check: (r) =>
+      r.skipped
+        ? { met: false, detail: `not run: ${r.skipped}` }
+        : {
+            met: r.lode <= 1.3 * r.direct && r.ten <= r.tenDirect,
+            detail:
+              `one clone ${r.lode} ms (OpenSSH ${r.direct} ms, ${(r.lode / r.direct).toFixed(2)} x); ` +
+              `10 at once ${r.ten} ms (OpenSSH ${r.tenDirect} ms, ${(r.ten / r.tenDirect).toFixed(2)} x)`,
+          },
+  },
 ];
+
+const SSHD = '/usr/sbin/sshd';
+
+/**
+ * OpenSSH's sshd on a loopback port with a throwaway configuration: its own host key, the bench key
+ * as the only authorized key, no PAM and no passwords. The client's `git-upload-pack '<path>'` runs
+ * through the login shell, as on any git server behind sshd.
+ */
+async function openSsh(dir, authorizedKey) {
+  const port = 22000 + Math.floor(Math.random() * 1000);
+  const hostKey = join(dir, 'ssh_host_ed25519_key');
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', hostKey]);
+  writeFileSync(join(dir, 'authorized_keys'), `${authorizedKey}\n`, { mode: 0o600 });
+  const config = join(dir, 'sshd_config');
+  writeFileSync(
+    config,
+    [
+      `Port ${port}`,
+      'ListenAddress 127.0.0.1',
+      `HostKey ${hostKey}`,
+      `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+      `PidFile ${join(dir, 'sshd.pid')}`,
+      'PermitRootLogin prohibit-password',
+      'PasswordAuthentication no',
+      'KbdInteractiveAuthentication no',
+      'UsePAM no',
+      'StrictModes no',
+      'MaxStartups 100:30:200',
+      'MaxSessions 20',
+      // Not ERROR: the readiness probe's bare connect would be logged as a failed key exchange.
+      'LogLevel FATAL',
+    ].join('\n'),
+  );
+  // Privilege separation wants its empty directory.
+  mkdirSync('/run/sshd', { recursive: true });
+  const child = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 2] });
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise((resolve) => {
+      const s = createConnection(port, '127.0.0.1');
+      s.on('connect', () => (s.destroy(), resolve(true)));
+      s.on('error', () => resolve(false));
+    });
+    if (up) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { port, stop: () => child.kill() };
+}

@@ -69,7 +69,8 @@ async function baselineServer(mode, target) {
 }
 
 // Webhook workloads deliver to a receiver on this machine's loopback.
-const lode = await startLode(20000, { LODE_ALLOW_LOCAL_WEBHOOKS: 'true' });
+// LODE_SSH_PORT: the server's SSH port (SSH-CLONE), near its HTTP port.
+const lode = await startLode(20000, { LODE_ALLOW_LOCAL_WEBHOOKS: 'true' }, [], { ssh: true });
 log(`Lode ready in ${Math.round(lode.readyMs)} ms (pid ${lode.pid})`);
 const results = [];
 try {

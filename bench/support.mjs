@@ -25,7 +25,8 @@ export function memoryMb(pid) {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
+/** `options.ssh`: serve git over SSH on `port + 1` (`sshPort`); otherwise no SSH server. */
+export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options = {}) {
   const root = new URL('..', import.meta.url).pathname;
   execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: ['ignore', 2, 2] });
   const id = randomBytes(4).toString('hex');
@@ -46,6 +47,8 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
       LODE_ROOT_TOKEN: rootToken,
       LODE_REDIS_PREFIX: `lode-bench-${id}`,
       LODE_LOG_LEVEL: 'warn',
+      LODE_SSH_PORT: options.ssh ? String(port + 1) : '0',
+      LODE_SSH_HOST: '127.0.0.1',
       NODE_ENV: 'production',
       ...extraEnv,
     },
@@ -90,6 +93,7 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = []) {
     rootToken,
     stop,
     port,
+    sshPort: options.ssh ? port + 1 : undefined,
     pid: server.pid,
     readyMs,
     dataDir,

@@ -388,4 +388,5 @@ export const WORKLOADS = [
     }),
   },
   GIT_WORKLOADS.find((w) => w.id === 'CLONE'),
+  GIT_WORKLOADS.find((w) => w.id === 'SSH-CLONE'),
 ];

@@ -226,6 +226,8 @@ describe('architecture', () => {
       ['users', 'users'],
       ['members', 'groups'],
       ['projects', 'projects'],
+      ['deploy_keys', 'projects'],
+      ['deploy_keys_projects', 'projects'],
       ['project_hooks', 'hooks'],
       ['events', 'platform'],
     ])

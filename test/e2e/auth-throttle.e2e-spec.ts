@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { getFrom } from '../support/from-address';
 import { createUser, type SeededUser } from '../support/seed';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { eventually, freePort, startTestApp, type TestApp } from '../support/test-app';
 
 /** Failed authentication is throttled per address, on the API and git alike (GitLab's Rack::Attack). */
 describe('failed-authentication throttle', () => {
@@ -16,8 +19,11 @@ describe('failed-authentication throttle', () => {
     getFrom(port, address, path, headers);
   const basic = (secret: string) => `Basic ${Buffer.from(`git:${secret}`).toString('base64')}`;
 
+  let sshPort: number;
+
   beforeAll(async () => {
-    t = await startTestApp({ authFailures: LIMIT });
+    sshPort = await freePort();
+    t = await startTestApp({ authFailures: LIMIT, sshPort, sshHost: '127.0.0.1' });
     await t.app.listen(0, '127.0.0.1');
     port = (t.app.getHttpServer().address() as AddressInfo).port;
     user = await createUser(t);
@@ -79,5 +85,44 @@ describe('failed-authentication throttle', () => {
       `http://git:${user.token}@127.0.0.1:${port}/${project.body.path_with_namespace}.git`,
       work,
     ]);
+  });
+
+  it('counts an SSH connection that offered only refused keys once, and then cuts that address off, valid key or not', async () => {
+    const keys = tmp.make();
+    const ssh = (address: string, key: string) =>
+      new Promise<{ status: number; out: string }>((resolve) => {
+        execFile(
+          'ssh',
+          [
+            ...['-F', '/dev/null', '-b', address, '-i', key, '-p', String(sshPort), '-T'],
+            ...['-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes', '-o', 'StrictHostKeyChecking=no'],
+            ...['-o', `UserKnownHostsFile=${join(keys, 'known_hosts')}`, '-o', 'LogLevel=ERROR'],
+            'git@127.0.0.1',
+          ],
+          (err, stdout, stderr) =>
+            resolve({ status: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: `${stdout}${stderr}` }),
+        );
+      });
+    const keygen = (name: string) =>
+      new Promise<string>((resolve, reject) =>
+        execFile('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(keys, name)], (err) =>
+          err ? reject(err) : resolve(join(keys, name)),
+        ),
+      );
+    const good = await keygen('good');
+    const bad = await keygen('bad');
+    const added = await t
+      .http()
+      .post('/api/v4/user/keys')
+      .set('PRIVATE-TOKEN', user.token)
+      .send({ title: 'good', key: readFileSync(`${good}.pub`, 'utf8').trim() });
+    expect(added.status).toBe(201);
+    const c = '127.0.0.24';
+    expect((await ssh(c, good)).out).toContain(`Welcome to Lode, @${user.username}!`);
+    for (let i = 0; i <= LIMIT; i++) expect((await ssh(c, bad)).out).toContain('Permission denied (publickey)');
+    // Past the limit the valid key is cut off too, and the API refuses the address as well.
+    await eventually(async () => (await ssh(c, good)).status === 255, 5000);
+    expect((await from(c, '/api/v4/user', { 'PRIVATE-TOKEN': user.token })).status).toBe(403);
+    expect((await ssh('127.0.0.25', good)).status).toBe(0);
   });
 });

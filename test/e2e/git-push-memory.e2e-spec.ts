@@ -37,6 +37,7 @@ describe(`a ${PACK_MB} MB push streams through the server`, () => {
   const tmp = tempDirs();
   let dataDir: string;
   let port: number;
+  let sshPort: number;
   let child: ChildProcess;
   let projectId: number;
 
@@ -45,6 +46,7 @@ describe(`a ${PACK_MB} MB push streams through the server`, () => {
       execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
     dataDir = await mkdtemp(join(tmpdir(), 'lode-mem-'));
     port = await freePort();
+    sshPort = await freePort();
     child = spawn(process.execPath, [MAIN], {
       stdio: 'ignore',
       env: {
@@ -56,6 +58,8 @@ describe(`a ${PACK_MB} MB push streams through the server`, () => {
         REDIS_URL: TEST_REDIS,
         LODE_REDIS_PREFIX: prefix,
         LODE_DATA_DIR: dataDir,
+        LODE_SSH_PORT: String(sshPort),
+        LODE_SSH_HOST: '127.0.0.1',
         LODE_ROOT_TOKEN: token,
         LODE_LOG_LEVEL: 'error',
       },
@@ -108,6 +112,34 @@ describe(`a ${PACK_MB} MB push streams through the server`, () => {
     expect(ls).toContain((await gitOk(['rev-parse', 'HEAD'], dir)).trim());
     expect(growth).toBeLessThanOrEqual(ALLOWED_GROWTH_KB);
   }, 120_000);
+
+  it('streams a 100 MB push and clone over SSH the same way', async () => {
+    const keys = tmp.make();
+    const key = join(keys, 'id');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+    const added = await fetch(`http://127.0.0.1:${port}/api/v4/user/keys`, {
+      method: 'POST',
+      headers: { 'PRIVATE-TOKEN': token, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'memory', key: readFileSync(`${key}.pub`, 'utf8').trim() }),
+    });
+    expect(added.status).toBe(201);
+    const env = {
+      GIT_SSH_COMMAND: `ssh -F /dev/null -i ${key} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`,
+    };
+    const remote = `ssh://git@127.0.0.1:${sshPort}/root/big.git`;
+    const dir = tmp.make();
+    await gitOk(['clone', '-q', '--depth', '1', remote, dir], undefined, env);
+    const before = peakKb(child.pid!);
+    writeFileSync(join(dir, 'over-ssh.bin'), randomBytes(100 * 1024 * 1024));
+    await gitOk(['add', '.'], dir);
+    await gitOk(['commit', '-q', '-m', 'over ssh'], dir);
+    await gitOk(['push', '-q', remote, 'master'], dir, env);
+    await gitOk(['clone', '-q', '--bare', remote, join(tmp.make(), 'copy.git')], undefined, env);
+    expect(peakKb(child.pid!) - before).toBeLessThanOrEqual(ALLOWED_GROWTH_KB);
+    expect((await gitOk(['ls-remote', remote, 'refs/heads/master'], undefined, env)).split('\t')[0]).toBe(
+      (await gitOk(['rev-parse', 'HEAD'], dir)).trim(),
+    );
+  }, 180_000);
 
   it('finishes a push in flight when told to stop (SIGTERM drains before closing)', async () => {
     const dir = tmp.make();

@@ -211,6 +211,54 @@ describe('input that must never reach a 500', () => {
       expect(create.body).toEqual({ error: 'name is missing' });
     });
 
+    it('clears optional text with null, as GitLab (Grape keeps a key sent as null): projects', async () => {
+      const created = await admin()
+        .post('/projects')
+        .send({ name: 'nulled', description: 'old', ci_config_path: 'a.yml' });
+      expect(created.status).toBe(201);
+      const res = await admin().put(`/projects/${created.body.id}`).send({ description: null, ci_config_path: null });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ description: null, ci_config_path: null, name: 'nulled' });
+      // A null alone is a parameter sent, so it satisfies at_least_one_of, as in Grape.
+      await admin().put(`/projects/${created.body.id}`).send({ description: 'again' });
+      const alone = await admin().put(`/projects/${created.body.id}`).send({ description: null });
+      expect(alone.status).toBe(200);
+      expect(alone.body.description).toBeNull();
+      // name and path stay required values: null is not sent (and never a 500).
+      const names = await admin().put(`/projects/${created.body.id}`).send({ name: null, path: null });
+      expect(names.status).toBe(400);
+      expect(names.body.error).toMatch(/at least one parameter must be provided/);
+    });
+
+    it('clears optional text with null: groups (empty text, the column is not null) and users', async () => {
+      const g = await createGroup(t, { description: 'old' });
+      const group = await admin().put(`/groups/${g.id}`).send({ description: null });
+      expect(group.status).toBe(200);
+      expect(group.body.description).toBe('');
+      const user = await admin().post('/users').send({
+        email: 'nulled@example.com',
+        username: 'nulled',
+        name: 'Nulled',
+        password: 'secret-password',
+        bio: 'b',
+        location: 'l',
+        organization: 'o',
+        website_url: 'https://example.com',
+      });
+      expect(user.status).toBe(201);
+      const res = await admin()
+        .put(`/users/${user.body.id}`)
+        .send({ bio: null, location: null, organization: null, website_url: null, name: null });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        bio: null,
+        location: null,
+        organization: null,
+        website_url: '',
+        name: 'Nulled',
+      });
+    });
+
     it('keeps null where it means something: expires_at null on a member', async () => {
       const g = await createGroup(t);
       const res = await admin().put(`/groups/${g.id}/members/1`).send({ access_level: 50, expires_at: null });

@@ -76,6 +76,7 @@ describe('logs never show credentials', () => {
         REDIS_URL: TEST_REDIS,
         LODE_REDIS_PREFIX: prefix,
         LODE_DATA_DIR: dataDir,
+        LODE_SSH_PORT: '0',
         LODE_EXTERNAL_URL: `http://127.0.0.1:${port}`,
         LODE_ROOT_TOKEN: rootToken,
         LODE_ROOT_PASSWORD: password,

@@ -21,6 +21,7 @@ describe('processes: npm start and the admin command line', () => {
   const prefix = `lode-proc-${id}`;
   let dataDir: string;
   let port: number;
+  let sshPort: number;
   let env: NodeJS.ProcessEnv;
   const children: ChildProcess[] = [];
 
@@ -51,6 +52,7 @@ describe('processes: npm start and the admin command line', () => {
       execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
     dataDir = await mkdtemp(join(tmpdir(), 'lode-proc-'));
     port = await freePort();
+    sshPort = await freePort();
     env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -61,6 +63,8 @@ describe('processes: npm start and the admin command line', () => {
       LODE_REDIS_PREFIX: prefix,
       LODE_DATA_DIR: dataDir,
       LODE_LOG_LEVEL: 'log',
+      LODE_SSH_PORT: String(sshPort),
+      LODE_SSH_HOST: '127.0.0.1',
     };
   }, 120_000);
 
@@ -147,5 +151,60 @@ describe('processes: npm start and the admin command line', () => {
     );
     await expect(api('/-/health')).rejects.toThrow();
     await stop(child);
+  }, 60_000);
+
+  it('serves git over SSH, logs its host key fingerprints, and lets a running SSH exchange finish on SIGTERM', async () => {
+    const child = start();
+    await eventually(async () => (await api('/-/health')).status === 200, 30_000, 200);
+    const output = () => (child as ChildProcess & { output: () => string }).output();
+    expect(output()).toMatch(new RegExp(`git over SSH on 127\\.0\\.0\\.1:${sshPort}.*ssh-ed25519 SHA256:`));
+    const keyDir = await mkdtemp(join(tmpdir(), 'lode-proc-key-'));
+    try {
+      const key = join(keyDir, 'id');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+      const headers = { 'PRIVATE-TOKEN': rootToken, 'Content-Type': 'application/json' };
+      const added = await fetch(`http://127.0.0.1:${port}/api/v4/user/keys`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ title: 'proc', key: readFileSync(`${key}.pub`, 'utf8').trim() }),
+      });
+      expect(added.status).toBe(201);
+      const created = await fetch(`http://127.0.0.1:${port}/api/v4/projects`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ name: 'Over SSH' }),
+      });
+      const project = (await created.json()) as { path_with_namespace: string };
+      const ssh = (command: string[]) =>
+        spawn(
+          'ssh',
+          [
+            ...['-F', '/dev/null', '-i', key, '-p', String(sshPort), '-o', 'IdentitiesOnly=yes', '-o', 'BatchMode=yes'],
+            ...['-o', `UserKnownHostsFile=${join(keyDir, 'known_hosts')}`, '-o', 'StrictHostKeyChecking=accept-new'],
+            'git@127.0.0.1',
+            ...command,
+          ],
+          { stdio: ['pipe', 'pipe', 'pipe'] },
+        );
+      const exitOf = (c: ChildProcess) => new Promise<number | null>((r) => c.once('exit', (code) => r(code)));
+
+      // upload-pack advertises its capabilities and waits for the client: an exchange in flight.
+      const running = ssh([`git-upload-pack '${project.path_with_namespace}.git'`]);
+      const runningExit = exitOf(running);
+      await new Promise<void>((resolve) => running.stdout!.once('data', () => resolve()));
+      const serverExit = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await eventually(() => output().includes('SIGTERM: stopping'), 10_000, 50);
+      // No new connections while draining...
+      const late = ssh([]);
+      late.stdin!.end();
+      expect(await exitOf(late)).toBe(255);
+      // ...but the running one completes: a flush with no wants ends upload-pack cleanly.
+      running.stdin!.end('0000');
+      expect(await runningExit).toBe(0);
+      await serverExit;
+    } finally {
+      await rm(keyDir, { recursive: true, force: true });
+    }
   }, 60_000);
 });

@@ -43,6 +43,10 @@ export function testConfig(overrides: Partial<LodeConfig> = {}): LodeConfig {
   config.tokenCacheMs = 0;
   // Suites send many refused tokens on purpose; the throttle has its own test (auth-throttle.e2e-spec.ts).
   config.authFailures = 0;
+  // The SSH server is started only by the suites that use it, each on a port of its own.
+  config.sshPort = 0;
+  config.sshExternalHost = 'lode.test';
+  config.sshExternalPort = 22;
   Object.assign(config, overrides);
   return config;
 }

@@ -67,6 +67,7 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.set('query parser', 'extended');
   app.set('etag', false);
   app.disable('x-powered-by');
+  trustProxies(app, config.trustedProxies);
   app.use(requestContextMiddleware);
   app.use(securityHeadersMiddleware);
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
@@ -98,6 +99,24 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   // Node answers what it cannot parse (431 for oversized headers, 400 for a malformed request)
   // before Express sees it: in JSON too.
   app.getHttpServer().on('clientError', sendClientError);
+}
+
+/**
+ * `req.ip`, which the failed-authentication throttle, the rate limits and git's `REMOTE_ADDR` use, is
+ * the TCP peer unless that peer is one of LODE_TRUSTED_PROXIES: then it is the address that peer put
+ * in `X-Forwarded-For` (the rightmost one not itself trusted, so a client's own header, which the
+ * proxy keeps on the left, chooses nothing). With no trusted proxy the header is never read.
+ */
+export function trustProxies(app: { set(setting: string, value: unknown): unknown }, proxies: string[]): void {
+  if (!proxies.length) {
+    app.set('trust proxy', false);
+    return;
+  }
+  try {
+    app.set('trust proxy', proxies);
+  } catch (err) {
+    throw new Error(`LODE_TRUSTED_PROXIES: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 function gitMiddleware(app: NestExpressApplication): GitHttpMiddleware | undefined {

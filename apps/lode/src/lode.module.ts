@@ -17,6 +17,8 @@ import {
   HooksWorkerModule,
 } from '@app/hooks';
 import {
+  DeployKeys1763780001100,
+  PendingPushes1763780001500,
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProjectsHttpModule,
@@ -24,7 +26,13 @@ import {
   ProjectsWorkerModule,
 } from '@app/projects';
 import { RepositoriesHttpModule } from '@app/repositories';
-import { Users1763780000100, UsersHttpModule, UsersModule, UsersWorkerModule } from '@app/users';
+import {
+  SshKeyFingerprints1763780001200,
+  Users1763780000100,
+  UsersHttpModule,
+  UsersModule,
+  UsersWorkerModule,
+} from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -40,6 +48,9 @@ export const MIGRATIONS = [
   HookDeliveries1763780000600,
   HookSecrets1763780000700,
   ProjectAvatars1763780000800,
+  DeployKeys1763780001100,
+  SshKeyFingerprints1763780001200,
+  PendingPushes1763780001500,
 ];
 
 export interface LodeParts {

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { LodeConfig, RedactingLogger, runMigrations } from '@app/platform';
+import { GitSshServer } from '@app/repositories';
 import { SeedRoot } from '@app/users';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -44,8 +45,8 @@ async function bootstrap(): Promise<void> {
 const DRAIN_MS = 25_000;
 
 /**
- * SIGTERM and SIGINT first stop taking connections and let the requests in flight finish (up to
- * DRAIN_MS), then close the application (workers, queues, the database pool). Nest's own shutdown
+ * SIGTERM and SIGINT first stop taking connections and let the requests and git-over-SSH commands in
+ * flight finish (up to DRAIN_MS), then close the application (workers, queues, the database pool). Nest's own shutdown
  * hooks close the pool while requests still run, which fails them with `Connection terminated`.
  */
 function stopGracefully(
@@ -60,11 +61,15 @@ function stopGracefully(
     logger.log(`${signal}: stopping`);
     if (http) {
       const server = (app as INestApplication).getHttpServer() as import('node:http').Server;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        setTimeout(resolve, DRAIN_MS).unref();
-      });
+      await Promise.all([
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          setTimeout(resolve, DRAIN_MS).unref();
+        }),
+        // Running clones and pushes over SSH get the same window.
+        app.get(GitSshServer).stop(DRAIN_MS),
+      ]);
     }
     await app.close();
     process.exit(0);

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 
 /*
  * The one door to git (ARCHITECTURE.md, "Repositories"): every git operation Lode does goes through
@@ -216,13 +216,55 @@ export interface Archive {
   cached: boolean;
 }
 
+/** A ref update a push proposes, before git applies it. */
+export interface ProposedRefUpdate extends RefCommand {
+  /** Neither side is zero and the old tip is not an ancestor of the new one (a force push). */
+  forced: boolean;
+}
+
+/**
+ * Asked once per push, after the pack is received and before any ref moves (git's pre-receive):
+ * undefined lets every update happen, a message refuses them all (git moves nothing and shows the
+ * message to its user). A check that throws refuses the push too.
+ */
+export type RefUpdateCheck = (updates: ProposedRefUpdate[]) => Promise<string | undefined>;
+
 /** Hooks of one smart-HTTP exchange. */
 export interface GitHttpOptions {
+  /** For `git-receive-pack`: the check the ref updates must pass. */
+  checkRefUpdates?: RefUpdateCheck;
   /**
    * Runs after the CGI exited, before the response ends (so a push is recorded before git's client
    * sees the end of its answer and can read the API). `succeeded`: the CGI exited with status 0.
    */
   beforeEnd?: (succeeded: boolean) => Promise<void>;
+}
+
+/** The services git over SSH runs (the command a client's `exec` names). */
+export type GitPackService = 'git-upload-pack' | 'git-receive-pack' | 'git-upload-archive';
+
+/** The byte streams of one git-over-SSH exchange: the channel's input, output and error output. */
+export interface GitPackIo {
+  stdin: Readable;
+  stdout: Writable;
+  stderr: Writable;
+}
+
+export interface GitPackOptions {
+  /** The client's `GIT_PROTOCOL` (`version=2`), passed on to git. */
+  protocol?: string;
+  /** For `git-receive-pack`: the check the ref updates must pass. */
+  checkRefUpdates?: RefUpdateCheck;
+  /** As in `GitHttpOptions`: runs after git exited, before the exit status is reported. */
+  beforeEnd?: (succeeded: boolean) => Promise<void>;
+}
+
+/** A running git service. */
+export interface GitPackSession {
+  /** git's exit status, once it has exited, its output has been handed on and `beforeEnd` has run. */
+  done: Promise<number>;
+  /** Ends git at once (the client went away); leaves no process behind. */
+  cancel: () => void;
 }
 
 /**
@@ -303,4 +345,9 @@ export abstract class GitRepositories {
     remoteUser: string,
     options?: GitHttpOptions,
   ): void;
+  /**
+   * Runs `service` on the repository over the given streams (git over SSH), streaming both ways.
+   * The caller has decided access already.
+   */
+  abstract servePack(repo: RepoRef, service: GitPackService, io: GitPackIo, options?: GitPackOptions): GitPackSession;
 }

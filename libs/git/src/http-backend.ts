@@ -18,6 +18,8 @@ export function serveGitHttp(
   service: string,
   remoteUser: string,
   options: GitHttpOptions = {},
+  /** The ref-update hook's environment for this push (`RefUpdateHooks.register`), and its release. */
+  hook?: { env: NodeJS.ProcessEnv; release: () => void },
 ): void {
   const query = new URL(req.url ?? '/', 'http://x').search.slice(1);
   const env: NodeJS.ProcessEnv = {
@@ -33,7 +35,8 @@ export function serveGitHttp(
     CONTENT_TYPE: header(req, 'content-type'),
     // receive-pack is refused by the CGI when REMOTE_USER is empty.
     REMOTE_USER: remoteUser,
-    REMOTE_ADDR: req.socket.remoteAddress ?? '',
+    // Express' `req.ip` where there is one: the client behind a trusted proxy (LODE_TRUSTED_PROXIES).
+    REMOTE_ADDR: (req as IncomingMessage & { ip?: string }).ip ?? req.socket.remoteAddress ?? '',
     // Without it the CGI silently falls back to protocol v0.
     GIT_PROTOCOL: header(req, 'git-protocol'),
     // git gzips large upload-pack requests; the CGI inflates them only when told.
@@ -41,6 +44,7 @@ export function serveGitHttp(
   };
   const length = header(req, 'content-length');
   if (length) env.CONTENT_LENGTH = length;
+  Object.assign(env, hook?.env);
 
   const cgi = spawn(BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const stop = () => {
@@ -48,6 +52,7 @@ export function serveGitHttp(
   };
   // A client that goes away mid-pack must not leave upload-pack or receive-pack running.
   res.on('close', stop);
+  cgi.on('close', () => hook?.release());
   cgi.on('error', () => fail(res, 500));
   // The CGI may exit before reading the whole body (an error, a refused push): ignore EPIPE.
   cgi.stdin.on('error', () => undefined);

@@ -1,5 +1,5 @@
 import { LodeConfig } from '@app/platform';
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ArchiveStore } from './archive-store';
@@ -21,6 +21,10 @@ import {
   type FileDiff,
   type FileEntry,
   type GitHttpOptions,
+  type GitPackIo,
+  type GitPackOptions,
+  type GitPackService,
+  type GitPackSession,
   type HeldBlob,
   type RawBlob,
   type RefCommand,
@@ -34,7 +38,9 @@ import {
 import * as history from './history';
 import { serveGitHttp } from './http-backend';
 import { NodegitRepositories } from './nodegit-repositories';
+import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
+import { RefUpdateHooks } from './ref-update-hooks';
 import { describeRefUpdates, listRefs } from './ref-updates';
 
 /** Commit counts and last-commit lookups kept: both are keyed by immutable commit ids, so never stale. */
@@ -65,16 +71,23 @@ class PromiseCache<T> {
  * (`git http-backend`, `git archive`) where the output is large.
  */
 @Injectable()
-export class LocalGitRepositories extends GitRepositories implements OnModuleDestroy {
+export class LocalGitRepositories extends GitRepositories implements OnModuleInit, OnModuleDestroy {
   private readonly reads = new NodegitRepositories();
   private readonly rawBlobs = new RawBlobs();
   private readonly archives: ArchiveStore;
+  private readonly hooks: RefUpdateHooks;
   private readonly counts = new PromiseCache<number>(HISTORY_CACHE);
   private readonly lastCommits = new PromiseCache<string | undefined>(HISTORY_CACHE);
 
   constructor(private readonly config: LodeConfig) {
     super();
     this.archives = new ArchiveStore(config.dataDir);
+    this.hooks = new RefUpdateHooks(config.dataDir);
+  }
+
+  /** The pre-receive hook is in place and its port open before the first push. */
+  async onModuleInit(): Promise<void> {
+    await this.hooks.start();
   }
 
   private path(repo: RepoRef): string {
@@ -86,8 +99,9 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
    * so it neither keeps a stopping process alive nor is stopped here (another application in the
    * same process, as in the tests, may still use it); it exits with its parent.
    */
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.rawBlobs.close();
+    await this.hooks.close();
   }
 
   async init(repo: RepoRef, defaultBranch: string): Promise<void> {
@@ -281,6 +295,18 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleDes
     remoteUser: string,
     options?: GitHttpOptions,
   ): void {
-    serveGitHttp(req, res, this.path(repo), service, remoteUser, options);
+    const hook =
+      options?.checkRefUpdates && service === 'git-receive-pack'
+        ? this.hooks.register(options.checkRefUpdates)
+        : undefined;
+    serveGitHttp(req, res, this.path(repo), service, remoteUser, options, hook);
+  }
+
+  servePack(repo: RepoRef, service: GitPackService, io: GitPackIo, options?: GitPackOptions): GitPackSession {
+    const hook =
+      options?.checkRefUpdates && service === 'git-receive-pack'
+        ? this.hooks.register(options.checkRefUpdates)
+        : undefined;
+    return servePack(this.path(repo), service, io, options, hook);
   }
 }

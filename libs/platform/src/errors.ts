@@ -77,6 +77,13 @@ export class PayloadTooLarge extends DomainError {
   }
 }
 
+/** 414 `{"message":"414 Request-URI Too Large"}`: nginx's answer in front of GitLab to a request line past 8 KB. */
+export class UriTooLong extends DomainError {
+  constructor() {
+    super('414 Request-URI Too Large');
+  }
+}
+
 /** 429 `{"message":"429 Too Many Requests"}`: a request limit (LODE_RATE_LIMIT_*) was reached; `retryAfter` in seconds. */
 export class TooManyRequests extends DomainError {
   constructor(readonly retryAfter: number) {

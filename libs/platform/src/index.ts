@@ -29,7 +29,13 @@ export { RequestRateLimits } from './throttle/rate-limits';
 export { SharedCounters } from './throttle/counters';
 export { GitlabErrorFilter, MalformedMultipart } from './http/gitlab-error.filter';
 export { sendClientError } from './http/client-error';
-export { AcceptsFiles, multipartFields, FIELDS_BODY_LIMIT } from './http/multipart';
+export {
+  AcceptsFiles,
+  credentialsMayFollowInBody,
+  deferAuthentication,
+  multipartFields,
+  FIELDS_BODY_LIMIT,
+} from './http/multipart';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
 export { requestInputMiddleware, hasControlCharacters, MAX_INPUT_DEPTH } from './http/request-input';
@@ -42,6 +48,7 @@ export {
   setPaginationHeaders,
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
+  LINK_HEADER_BUDGET,
   type PageParams,
 } from './http/pagination';
 export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './logging/redact';

@@ -4,15 +4,28 @@ export { ProjectsWorkerModule } from './projects-worker.module';
 export { GIT_QUEUE } from './jobs/git-jobs';
 export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectAvatars1763780000800 } from './migrations/1763780000800-project-avatars';
+export { DeployKeys1763780001100 } from './migrations/1763780001100-deploy-keys';
 export { ProjectQueries, type ProjectRow } from './queries/project.queries';
 export { projectExistsSql } from './queries/project-sql';
 export type { ProjectEvent } from './domain/project';
+export type { DeployKeyEvent } from './domain/deploy-key';
+/** Deploy keys for the SSH server: an offered key by its SHA256 fingerprint, with the projects it is enabled on. */
+export {
+  DeployKeyQueries,
+  deployKeyLink,
+  type DeployKeyGrant,
+  type DeployKeyRow,
+  type ProjectDeployKeyRow,
+} from './queries/deploy-key.queries';
 /** The one policy of who may read, download, fork and push a project, which every transport asks. */
 export {
   ProjectAccessPolicy,
   type ProjectAccessFacts,
   type ProjectCaller,
   type PushRefusal,
+  DEPLOY_KEY_REFUSALS,
+  type DeployKeyLink,
+  type DeployKeyPushRefusal,
 } from './domain/project-access-policy';
 export {
   ZERO_SHA,
@@ -25,3 +38,6 @@ export {
 } from './domain/repository-push';
 export { serializeProject, serializeProjectSimple } from './http/project.serializer';
 export { RecordRepositoryPush } from './commands/project-maintenance.commands';
+/** Pushes written down at their pre-receive until recorded: what the git transports and the reconciler use. */
+export { PendingPushes, type PendingPush, type ProposedUpdate, type Pusher } from './pushes/pending-pushes';
+export { PendingPushes1763780001500 } from './migrations/1763780001500-pending-pushes';

@@ -1,8 +1,14 @@
 import { GroupProjects, GroupsModule, NamespaceContents } from '@app/groups';
 import { firstRow, OutboxRoutes, ProjectionRegistry } from '@app/platform';
-import { ProjectAvatarStore, UsersModule } from '@app/users';
+import { DeployKeyFingerprints, ProjectAvatarStore, UsersModule } from '@app/users';
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import {
+  AddDeployKeyHandler,
+  EnableDeployKeyHandler,
+  RemoveDeployKeyHandler,
+  UpdateDeployKeyHandler,
+} from './commands/deploy-key.commands';
 import { ChangeProjectHandler } from './commands/change-project.command';
 import { CreateProjectHandler } from './commands/create-project.command';
 import { StarProjectHandler } from './commands/star-project.command';
@@ -25,7 +31,11 @@ import {
   ProjectSharingController,
 } from './http/project-relations.controller';
 import { ProjectsController } from './http/projects.controller';
+import { DeployKeysController } from './http/deploy-keys.controller';
+import { DeployKeyProjection } from './projections/deploy-key.projection';
 import { ProjectProjection } from './projections/project.projection';
+import { DeployKeyQueries } from './queries/deploy-key.queries';
+import { PendingPushes } from './pushes/pending-pushes';
 import { ProjectQueries } from './queries/project.queries';
 import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
 
@@ -47,6 +57,18 @@ export class ProjectNamespaceContents extends NamespaceContents {
   }
 }
 
+/** The users context asks this port whether a key text is a deploy key before it becomes a user's key. */
+@Injectable()
+export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
+  constructor(private readonly keys: DeployKeyQueries) {
+    super();
+  }
+
+  taken(db: EntityManager, fingerprint: string): Promise<boolean> {
+    return this.keys.fingerprintTaken(db, fingerprint);
+  }
+}
+
 @Module({
   imports: [UsersModule, GroupsModule],
   providers: [
@@ -58,22 +80,39 @@ export class ProjectNamespaceContents extends NamespaceContents {
     RequestHousekeepingHandler,
     RecordGitJobOutcomeHandler,
     RecordRepositoryPushHandler,
+    AddDeployKeyHandler,
+    EnableDeployKeyHandler,
+    UpdateDeployKeyHandler,
+    RemoveDeployKeyHandler,
     ProjectProjection,
+    DeployKeyProjection,
     ProjectQueries,
+    DeployKeyQueries,
+    PendingPushes,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
+    { provide: DeployKeyFingerprints, useClass: ProjectDeployKeyFingerprints },
     ProjectAvatarStore,
   ],
-  exports: [ProjectQueries, NamespaceContents, ProjectAvatarStore],
+  exports: [
+    ProjectQueries,
+    DeployKeyQueries,
+    PendingPushes,
+    NamespaceContents,
+    DeployKeyFingerprints,
+    ProjectAvatarStore,
+  ],
 })
 export class ProjectsModule implements OnModuleInit {
   constructor(
     private readonly projections: ProjectionRegistry,
     private readonly routes: OutboxRoutes,
     private readonly projection: ProjectProjection,
+    private readonly deployKeys: DeployKeyProjection,
   ) {}
 
   onModuleInit(): void {
-    this.projections.register(this.projection);
+    // Deploy keys after projects: a project's deletion removes its row before its keys' orphans are dropped.
+    this.projections.register(this.projection, this.deployKeys);
     this.routes.register(gitJobsRoute);
   }
 }
@@ -91,6 +130,7 @@ export class ProjectsModule implements OnModuleInit {
     ForksController,
     HousekeepingController,
     ProjectAvatarsController,
+    DeployKeysController,
   ],
   providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }],
 })

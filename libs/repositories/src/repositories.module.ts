@@ -6,8 +6,14 @@ import { RepositoryCommitsController } from './http/repository-commits.controlle
 import { RepositoryFilesController } from './http/repository-files.controller';
 import { RepositoryReadsController } from './http/repository-reads.controller';
 import { RepositoryTagsController } from './http/repository-tags.controller';
+import { PushReconciler } from './push/push-reconciler';
+import { GitSshServer } from './ssh/git-ssh-server';
+import { GitAccess } from './transport/git-access';
 
-/** The HTTP side of repositories: git over smart HTTP (mounted by http-app as Express middleware) and the read API. */
+/**
+ * The serving side of repositories: the read API, git over smart HTTP (mounted by http-app as Express
+ * middleware) and git over SSH (its own listener, started with the API).
+ */
 @Module({
   imports: [UsersModule, ProjectsModule],
   controllers: [
@@ -16,7 +22,7 @@ import { RepositoryTagsController } from './http/repository-tags.controller';
     RepositoryFilesController,
     RepositoryTagsController,
   ],
-  providers: [GitHttpMiddleware],
-  exports: [GitHttpMiddleware],
+  providers: [GitAccess, GitHttpMiddleware, GitSshServer, PushReconciler],
+  exports: [GitHttpMiddleware, GitSshServer, PushReconciler, GitAccess],
 })
 export class RepositoriesHttpModule {}

@@ -2,11 +2,26 @@
 export { UsersModule, UsersHttpModule, USER_ENTITIES } from './users.module';
 export { UsersWorkerModule } from './users-worker.module';
 export { Users1763780000100 } from './migrations/1763780000100-users';
+export { SshKeyFingerprints1763780001200 } from './migrations/1763780001200-ssh-key-fingerprints';
 export { UserQueries } from './queries/user.queries';
 /** Credentials (a token, HTTP Basic) to the `Actor` every transport acts as. */
-export { ActorResolver, AuthThrottled, UserBlocked, type Authenticated } from './queries/actor-resolver';
+export {
+  ActorResolver,
+  AuthThrottled,
+  UserBlocked,
+  type Authenticated,
+  type SshKeyHolder,
+} from './queries/actor-resolver';
 export { userJoinSql, usersFromSql, isInternalUserSql, isExternalUserSql } from './queries/user-sql';
 export { TopLevelPaths } from './commands/delete-user.command';
+/** One key text is a user's key or a deploy key, never both: the port projects implements, and the lock both sides take. */
+export {
+  DeployKeyFingerprints,
+  lockSshKeyFingerprint,
+  userSshKeyFingerprintTaken,
+} from './queries/ssh-key-fingerprints';
+/** GitLab's SSH public key parsing and fingerprints, for every kind of key (users' and deploy keys). */
+export { parseSshPublicKey, SshKeyError, type ParsedSshKey } from './domain/ssh-public-key';
 export { UserRecord } from './projections/user.record';
 export type { UserEvent } from './domain/user';
 export { namespacePathErrors, RESERVED_TOP_LEVEL } from './domain/namespace-path';
@@ -33,5 +48,5 @@ export {
   type AvatarOwnerKind,
   type UploadedFileRef,
 } from './avatars';
-export { uploadedFile } from './http/request-files';
+export { avatarParam, uploadedFile } from './http/request-files';
 export { sendAvatar } from './http/avatars.controller';

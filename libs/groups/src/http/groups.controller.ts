@@ -127,7 +127,8 @@ export class GroupsController {
     const changes: Partial<GroupSettings> = {
       name: p.name,
       path: p.path,
-      description: p.description,
+      // GitLab's namespaces.description is NOT NULL (a null there is a 500 in 10.x): empty text instead.
+      description: p.description === null ? '' : p.description,
       visibility: p.visibility,
       lfsEnabled: p.lfs_enabled,
       requestAccessEnabled: p.request_access_enabled,

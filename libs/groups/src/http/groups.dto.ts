@@ -24,10 +24,11 @@ export class CreateGroupDto {
   @IsOptional() @ToInt() @IsInt() parent_id?: number;
 }
 
+/** A JSON `null` description clears it (Grape keeps a key sent as null); any other null counts as not sent. */
 export class UpdateGroupDto {
   @IsOptional() @IsString() name?: string;
   @IsOptional() @IsString() path?: string;
-  @IsOptional() @IsString() description?: string;
+  @Nullable() @IsOptional() @IsString() description?: string | null;
   @IsOptional() @IsIn(VISIBILITIES) visibility?: Visibility;
   @IsOptional() @ToBool() @IsBoolean() lfs_enabled?: boolean;
   @IsOptional() @ToBool() @IsBoolean() request_access_enabled?: boolean;

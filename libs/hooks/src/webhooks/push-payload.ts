@@ -18,8 +18,14 @@ export const hookEventName = (ref: string) => (isTagRef(ref) ? 'Tag Push Hook' :
  * `project` is `Project#hook_attrs(backward: false)`, `repository` the deprecated subset with the
  * backward-compatible names, commits as `Commit#hook_attrs`.
  */
-export function pushPayload(update: RefUpdate, project: ProjectRow, pusher: Pusher, externalUrl: string) {
-  const basics = serializeProjectSimple(project, { externalUrl });
+/** `urls`: LODE_EXTERNAL_URL and the SSH clone URL's base (`LodeConfig.sshCloneBase`). */
+export function pushPayload(
+  update: RefUpdate,
+  project: ProjectRow,
+  pusher: Pusher,
+  urls: { externalUrl: string; sshCloneBase: string },
+) {
+  const basics = serializeProjectSimple(project, urls);
   const kind = isTagRef(update.ref) ? 'tag_push' : 'push';
   const visibilityLevel = VISIBILITY_LEVEL[project.visibility];
   return {

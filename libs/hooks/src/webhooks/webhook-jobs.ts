@@ -135,7 +135,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       const tag = isTagRef(update.ref);
       const subscribed = hooks.filter((h) => (tag ? h.tag_push_events : h.push_events));
       if (!subscribed.length) return [];
-      const payload = pushPayload(update, project, pusher, this.config.externalUrl);
+      const payload = pushPayload(update, project, pusher, this.config);
       const event = hookEventName(update.ref);
       return subscribed.map((h) => ({
         name: 'deliver',

@@ -42,6 +42,25 @@ export class LodeConfig {
   /** Requests an address without credentials may make per rateLimitPeriod; 0: no limit. */
   rateLimitUnauthenticated = 0;
   rateLimitPeriod = 60;
+  /** The built-in SSH server's port (git over SSH); 0 turns it off. */
+  sshPort = 2222;
+  /** The address the SSH server listens on; defaults to HOST. */
+  sshHost = '0.0.0.0';
+  /** The host and port clone URLs name (`ssh_url_to_repo`); default: LODE_EXTERNAL_URL's host and LODE_SSH_PORT. */
+  sshExternalHost = 'localhost';
+  sshExternalPort = 2222;
+  /** Connections one address may hold open at once. */
+  sshMaxConnectionsPerAddress = 20;
+  /** Seconds a connection may take from its first byte to a successful authentication. */
+  sshLoginTimeout = 10;
+  /** Seconds without any traffic after which a connection is closed. */
+  sshIdleTimeout = 300;
+  /**
+   * Reverse proxies whose `X-Forwarded-For` is believed (Express' `trust proxy`): addresses, CIDRs,
+   * or `loopback`, `linklocal`, `uniquelocal`. Empty: the client is the TCP peer and the header is
+   * ignored, so a client cannot choose its own address for the throttle and the rate limits.
+   */
+  trustedProxies: string[] = [];
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -81,8 +100,30 @@ export class LodeConfig {
       'LODE_RATE_LIMIT_UNAUTHENTICATED',
     );
     c.rateLimitPeriod = Math.max(1, int(env.LODE_RATE_LIMIT_PERIOD, c.rateLimitPeriod, 'LODE_RATE_LIMIT_PERIOD'));
+    c.sshPort = int(env.LODE_SSH_PORT, c.sshPort, 'LODE_SSH_PORT');
+    c.sshHost = env.LODE_SSH_HOST || c.host;
+    c.sshExternalHost = env.LODE_SSH_EXTERNAL_HOST || new URL(c.externalUrl).hostname.replace(/^\[(.*)\]$/, '$1');
+    // With the server off, clone URLs still name the standard port a proxy or a system sshd may serve.
+    c.sshExternalPort = int(env.LODE_SSH_EXTERNAL_PORT, c.sshPort || 22, 'LODE_SSH_EXTERNAL_PORT');
+    c.sshMaxConnectionsPerAddress = int(
+      env.LODE_SSH_MAX_CONNECTIONS_PER_ADDRESS,
+      c.sshMaxConnectionsPerAddress,
+      'LODE_SSH_MAX_CONNECTIONS_PER_ADDRESS',
+    );
+    c.sshLoginTimeout = int(env.LODE_SSH_LOGIN_TIMEOUT, c.sshLoginTimeout, 'LODE_SSH_LOGIN_TIMEOUT');
+    c.sshIdleTimeout = int(env.LODE_SSH_IDLE_TIMEOUT, c.sshIdleTimeout, 'LODE_SSH_IDLE_TIMEOUT');
+    c.trustedProxies = (env.LODE_TRUSTED_PROXIES ?? '').split(/[\s,]+/).filter(Boolean);
     c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
     return c;
+  }
+
+  /**
+   * What a project's full path and `.git` follow in `ssh_url_to_repo`, GitLab's two forms:
+   * `git@host:` on port 22, `ssh://git@host:port/` on any other.
+   */
+  get sshCloneBase(): string {
+    const host = this.sshExternalHost.includes(':') ? `[${this.sshExternalHost}]` : this.sshExternalHost;
+    return this.sshExternalPort === 22 ? `git@${host}:` : `ssh://git@${host}:${this.sshExternalPort}/`;
   }
 
   get runsApi(): boolean {

@@ -15,6 +15,7 @@ import {
   Unavailable,
   Unprocessable,
   TooManyRequests,
+  UriTooLong,
 } from '../errors';
 import { redactSecrets } from '../logging/redact';
 import { sendJson } from './json-response';
@@ -71,6 +72,7 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof Unprocessable) return [422, { error: err.error }];
       if (err instanceof NotModified) return [304, undefined];
       if (err instanceof PayloadTooLarge) return [413, { message: err.message }];
+      if (err instanceof UriTooLong) return [414, { message: err.message }];
       if (err instanceof TooManyRequests) return [429, { message: err.message }];
       if (err instanceof Unavailable) return [503, { message: err.message }];
     }

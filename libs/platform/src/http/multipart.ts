@@ -1,4 +1,6 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
+import type { Reflector } from '@nestjs/core';
 import type { Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
 import { mkdirSync } from 'node:fs';
@@ -6,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { from, switchMap, throwError, type Observable } from 'rxjs';
 import { LodeConfig } from '../config/lode-config';
-import { PayloadTooLarge } from '../errors';
+import { DomainError, PayloadTooLarge } from '../errors';
 import { MalformedMultipart } from './gitlab-error.filter';
 import { unacceptableInput } from './request-input';
 
@@ -61,8 +63,48 @@ function countBody(req: Request, limit: number, exceeded: () => void): () => voi
 
 const declaredLength = (req: Request): number => Number(req.headers['content-length'] ?? NaN);
 
-/** Multer's errors are the client's: its LIMIT_* codes as they are, busboy's parse failures 400. */
-const clientError = (err: unknown): unknown => (err instanceof multer.MulterError ? err : new MalformedMultipart(err));
+/**
+ * Multer's errors are the client's: its LIMIT_* codes as they are, busboy's parse failures 400. A
+ * refusal of the deferred authentication (401, 403, 400) stays what it is.
+ */
+const clientError = (err: unknown): unknown =>
+  err instanceof multer.MulterError || err instanceof DomainError ? err : new MalformedMultipart(err);
+
+const DEFERRED = Symbol('lode:deferred-authentication');
+type Deferring = Request & { [DEFERRED]?: { run: () => Promise<void>; ran?: Promise<void> } };
+
+/**
+ * Whether this request's credentials may still be in its body, for the guard to defer to: it is
+ * multipart, and its route reads the body itself after the guard (`@UseInterceptors(AcceptsFiles)`).
+ * GitLab takes `private_token` (and `sudo`) from a multipart form like any other parameter.
+ */
+export function credentialsMayFollowInBody(ctx: ExecutionContext, reflector: Reflector): boolean {
+  const interceptors = reflector.get<unknown[] | undefined>(INTERCEPTORS_METADATA, ctx.getHandler()) ?? [];
+  return isMultipart(ctx.switchToHttp().getRequest<Request>()) && interceptors.includes(AcceptsFiles);
+}
+
+/**
+ * The guard's authentication of a request whose token may be a multipart field: AcceptsFiles runs it
+ * once, when the first file part arrives (the fields sent before it are in `req.body`; the file is
+ * written only if it succeeds), or after the body when it holds no file, and always before the
+ * handler. So an anonymous caller's file still never reaches the disk; a token sent after the file
+ * part is not seen in time, and the request is answered as anonymous.
+ */
+export function deferAuthentication(req: Request, authenticate: () => Promise<void>): void {
+  (req as Deferring)[DEFERRED] = { run: authenticate };
+}
+
+function runDeferredAuthentication(req: Request): Promise<void> {
+  const deferred = (req as Deferring)[DEFERRED];
+  if (!deferred) return Promise.resolve();
+  // The fields read so far pass the same gate as every parameter before they are looked up.
+  deferred.ran ??= (async () => {
+    const invalid = unacceptableInput(req);
+    if (invalid) throw invalid;
+    await deferred.run();
+  })();
+  return deferred.ran;
+}
 
 /**
  * The global parser: multipart fields into `req.body`, in memory, the body bounded to
@@ -126,16 +168,24 @@ export class AcceptsFiles implements NestInterceptor {
       // Clients send file names as raw UTF-8; multer's default (latin1) would store `cafÃ©.png` for `café.png`.
       defParamCharset: 'utf8',
       limits: { fileSize: config.maxUploadBytes, fieldSize: FIELDS_BODY_LIMIT, fields: 200, files: 10 },
+      // Before a file part is written, the caller is known: a deferred authentication runs here.
+      fileFilter: (req, _file, accept) =>
+        void runDeferredAuthentication(req).then(
+          () => accept(null, true),
+          (err: Error) => accept(err),
+        ),
     }).any();
   }
 
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     const req = ctx.switchToHttp().getRequest<Request & { files?: Express.Multer.File[] }>();
     const res = ctx.switchToHttp().getResponse<Response>();
-    if (!isMultipart(req)) return next.handle();
+    if (!isMultipart(req)) return from(runDeferredAuthentication(req)).pipe(switchMap(() => next.handle()));
     if (declaredLength(req) > this.bodyLimit) {
       closeAfterAnswer(req, res);
-      return throwError(() => new PayloadTooLarge());
+      // None of the body is read, so a token in it is not seen: a caller without one in the headers is
+      // answered as anonymous first (401 where the route needs a caller), as before the token could be a field.
+      return from(runDeferredAuthentication(req)).pipe(switchMap(() => throwError(() => new PayloadTooLarge())));
     }
     const parsed = new Promise<void>((resolve, reject) => {
       let settled = false;
@@ -167,7 +217,8 @@ export class AcceptsFiles implements NestInterceptor {
         // The same gate as every other parameter (request-input.ts), for what was parsed here.
         const invalid = unacceptableInput(req);
         if (invalid) return reject(invalid);
-        resolve();
+        // A body without a file part: the deferred authentication has not run yet.
+        runDeferredAuthentication(req).then(resolve, reject);
       });
     });
     return from(parsed).pipe(switchMap(() => next.handle()));

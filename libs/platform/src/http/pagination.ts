@@ -2,11 +2,23 @@ import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nes
 import { IsInt, IsOptional } from 'class-validator';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
+import { UriTooLong } from '../errors';
 import { ToInt } from './transforms';
 
 export const DEFAULT_PER_PAGE = 20;
 /** GitLab (Kaminari's max_per_page) caps every list at 100; larger values are clamped, not refused. */
 export const MAX_PER_PAGE = 100;
+
+/**
+ * The most bytes the `Link` header may take. Each link repeats the request's URL, so four of them for
+ * a long query passed Node's 16 KB limit on an answer's headers: gitbeaker, or any Node client, could
+ * not read the answer at all (Python's http.client stops at 64 KB a line). Clients need only
+ * `rel="next"` to iterate: python-gitlab follows it and, without it, stops after the page it has,
+ * silently. So the links are kept in the order next, prev, first, last while they fit, and a list
+ * whose `next` alone does not fit is refused with 414, the answer GitLab's own nginx gives a request
+ * line past 8 KB, rather than an answer a client reads as the last page.
+ */
+export const LINK_HEADER_BUDGET = 8 * 1024;
 
 /** `page` and `per_page`, for DTOs of list endpoints to extend. */
 export class PaginationDto {
@@ -71,12 +83,6 @@ export function setPaginationHeaders(
   const next = p.page < totalPages ? p.page + 1 : undefined;
   // Kaminari's prev_page: none on the first page, and none past the last page either.
   const prev = p.page > 1 && p.page <= totalPages ? p.page - 1 : undefined;
-  res.setHeader('X-Total', String(total));
-  res.setHeader('X-Total-Pages', String(totalPages));
-  res.setHeader('X-Per-Page', String(p.perPage));
-  res.setHeader('X-Page', String(p.page));
-  res.setHeader('X-Next-Page', next ? String(next) : '');
-  res.setHeader('X-Prev-Page', prev ? String(prev) : '');
   // Links are absolute, on LODE_EXTERNAL_URL (never the caller's `Host`, which anyone may set to
   // anything), with the path and every query parameter the client called.
   const base = new URL(externalUrl.replace(/\/+$/, '') + req.originalUrl);
@@ -86,9 +92,32 @@ export function setPaginationHeaders(
     u.searchParams.set('per_page', String(p.perPage));
     return `<${u.toString()}>; rel="${rel}"`;
   };
-  const links = [];
-  if (prev) links.push(link(prev, 'prev'));
-  if (next) links.push(link(next, 'next'));
-  links.push(link(1, 'first'), link(totalPages, 'last'));
-  res.setHeader('Link', links.join(', '));
+  const wanted: [string, number | undefined][] = [
+    ['next', next],
+    ['prev', prev],
+    ['first', 1],
+    ['last', totalPages],
+  ];
+  const kept = new Map<string, string>();
+  let bytes = 0;
+  for (const [rel, page] of wanted) {
+    if (page === undefined) continue;
+    const text = link(page, rel);
+    const size = Buffer.byteLength(text) + (kept.size ? 2 : 0);
+    if (bytes + size > LINK_HEADER_BUDGET) {
+      if (rel === 'next') throw new UriTooLong();
+      continue;
+    }
+    kept.set(rel, text);
+    bytes += size;
+  }
+  res.setHeader('X-Total', String(total));
+  res.setHeader('X-Total-Pages', String(totalPages));
+  res.setHeader('X-Per-Page', String(p.perPage));
+  res.setHeader('X-Page', String(p.page));
+  res.setHeader('X-Next-Page', next ? String(next) : '');
+  res.setHeader('X-Prev-Page', prev ? String(prev) : '');
+  // GitLab's order: prev, next, first, last.
+  const links = ['prev', 'next', 'first', 'last'].flatMap((rel) => kept.get(rel) ?? []);
+  if (links.length) res.setHeader('Link', links.join(', '));
 }

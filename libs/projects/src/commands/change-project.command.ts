@@ -23,12 +23,13 @@ import {
   type ProjectSettings,
   type Project,
 } from '../domain/project';
-import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
+import { currentAvatar, ProjectQueries, type ProjectRow } from '../queries/project.queries';
 import { addTakenNameOrPath, rethrowTakenNameOrPath } from './create-project.command';
 
 /** Every change to an existing project, with the level each needs (administrators pass every check). */
 export type ProjectChange =
-  | { kind: 'update'; changes: Partial<ProjectSettings>; avatar?: UploadedFileRef }
+  /** `avatar`: a new one, or null to remove it (GitLab's blank `avatar`). */
+  | { kind: 'update'; changes: Partial<ProjectSettings>; avatar?: UploadedFileRef | null }
   | { kind: 'archive' }
   | { kind: 'unarchive' }
   | { kind: 'delete' }
@@ -107,16 +108,15 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
       throw new Forbidden();
     const now = this.clock.now();
     const decide = await this.decision(row, change, now, actor);
+    const events = await this.store.decide(`project-${row.id}`, projectDecider, decide).catch(rethrowTakenNameOrPath);
+    // The avatar's file follows once its event is committed: a change that fails leaves the old one.
+    const changed = events.find((e) => e.type === 'ProjectAvatarChanged');
     const avatar = change.kind === 'update' ? change.avatar : undefined;
-    await this.store
-      .transact(async (uow) => {
-        const events = await uow.decide(`project-${row.id}`, projectDecider, decide);
-        // The new avatar's file replaces the old once its event is recorded.
-        const changed = events.find((e) => e.type === 'ProjectAvatarChanged');
-        if (avatar && changed?.type === 'ProjectAvatarChanged' && changed.data.avatar)
-          await this.avatars.place(row.id, avatar, changed.data.avatar);
-      })
-      .catch(rethrowTakenNameOrPath);
+    if (changed?.type === 'ProjectAvatarChanged' && avatar !== undefined) {
+      const file =
+        avatar && changed.data.avatar ? { fileName: changed.data.avatar, upload: avatar } : { fileName: null };
+      await this.avatars.publish(this.store, `project-${row.id}`, row.id, file, (db) => currentAvatar(db, row.id));
+    }
     return row;
   }
 
@@ -132,9 +132,12 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
         const errors = validateSettings(c.changes, groupVisibility);
         const avatarName = c.avatar ? this.avatars.check(c.avatar, errors) : undefined;
         (await addTakenNameOrPath(this.db, errors, row.namespace_id, c.changes, row.id)).throwIfAny();
+        // Removing an avatar the project does not have records nothing.
+        const removal = c.avatar === null && row.avatar !== null;
         return (s) => {
           const events = update(s, c.changes, groupVisibility, now);
-          return avatarName ? [...events, ...changeAvatar(s, avatarName, now)] : events;
+          if (avatarName) return [...events, ...changeAvatar(s, avatarName, now)];
+          return removal ? [...events, ...changeAvatar(s, null, now)] : events;
         };
       }
       case 'archive':

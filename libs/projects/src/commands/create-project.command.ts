@@ -14,7 +14,7 @@ import {
   validateSettings,
   type ProjectSettings,
 } from '../domain/project';
-import { ProjectQueries } from '../queries/project.queries';
+import { currentAvatar, ProjectQueries } from '../queries/project.queries';
 
 /**
  * GitLab validates uniqueness with the other validations, so a name and a path both taken (or a
@@ -56,7 +56,7 @@ export class CreateProject extends Command<number> {
     readonly namespaceId: number | undefined,
     readonly actor: Actor,
     readonly ownerId = actor.id,
-    /** A multipart `avatar`: checked with the settings, recorded as ProjectAvatarChanged, its file placed once recorded. */
+    /** A multipart `avatar`: checked with the settings, recorded as ProjectAvatarChanged, its file placed once committed. */
     readonly avatar?: UploadedFileRef,
   ) {
     super();
@@ -140,13 +140,20 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
           );
           return avatarName ? [...events, ...changeAvatar(events.reduce(evolve, s), avatarName, now)] : events;
         });
-        // The file is placed once its event is recorded (and within the transaction: no file without it).
-        if (avatar && avatarName) await this.avatars.place(projectId, avatar, avatarName);
       });
     } catch (err) {
       await this.removeUnusedRepository(projectId);
       rethrowTakenNameOrPath(err);
     }
+    // The file is placed once its event is committed: a creation that fails leaves none.
+    if (avatar && avatarName)
+      await this.avatars.publish(
+        this.store,
+        `project-${projectId}`,
+        projectId,
+        { fileName: avatarName, upload: avatar },
+        (db) => currentAvatar(db, projectId),
+      );
     return projectId;
   }
 

@@ -1,11 +1,12 @@
 import { ACCESS, NamespaceAccess, moreOpenThan, type Visibility } from '@app/groups';
 import { Clock, Conflict, EventStore, NotFound, UniqueViolation, type Actor } from '@app/platform';
+import { ProjectAvatarStore } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { ProjectAccessPolicy } from '../domain/project-access-policy';
-import { fork, projectDecider, type Feature, type ProjectSettings } from '../domain/project';
+import { changeAvatar, evolve, fork, projectDecider, type Feature, type ProjectSettings } from '../domain/project';
 import { featureColumns } from '../projections/project-columns';
-import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
+import { currentAvatar, ProjectQueries, type ProjectRow } from '../queries/project.queries';
 
 /** The fork takes the source's settings; its visibility is no more open than the target group allows. */
 function forkSettings(source: ProjectRow, groupVisibility: Visibility | undefined): ProjectSettings {
@@ -49,6 +50,7 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
     private readonly clock: Clock,
     private readonly projects: ProjectQueries,
     private readonly namespaces: NamespaceAccess,
+    private readonly avatars: ProjectAvatarStore,
   ) {}
 
   async execute({ source, namespace, actor }: ForkProject): Promise<number> {
@@ -72,8 +74,9 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
     }
     const projectId = await this.store.nextId('project_id_seq');
     await this.store
-      .decide(`project-${projectId}`, projectDecider, (s) =>
-        fork(
+      .decide(`project-${projectId}`, projectDecider, (s) => {
+        const now = this.clock.now();
+        const events = fork(
           s,
           {
             projectId,
@@ -84,9 +87,11 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
             forkedFromId: from.id,
             personalOwnerId: target.kind === 'user' ? (target.ownerId ?? undefined) : undefined,
           },
-          this.clock.now(),
-        ),
-      )
+          now,
+        );
+        // GitLab's ForkService hands the source's avatar to the new project.
+        return from.avatar ? [...events, ...changeAvatar(events.reduce(evolve, s), from.avatar, now)] : events;
+      })
       .catch((err) => {
         // GitLab: the name or path is taken in the target namespace → 409 with both fields.
         if (
@@ -96,6 +101,14 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
           throw new Conflict({ name: ['has already been taken'], path: ['has already been taken'] });
         throw err;
       });
+    if (from.avatar)
+      await this.avatars.publish(
+        this.store,
+        `project-${projectId}`,
+        projectId,
+        { fileName: from.avatar, copyOf: from.id },
+        (db) => currentAvatar(db, projectId),
+      );
     return projectId;
   }
 }

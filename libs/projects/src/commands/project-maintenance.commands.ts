@@ -13,6 +13,7 @@ import {
 } from '../domain/project';
 import type { RepositoryPushedData, RepositoryStatistics } from '../domain/repository-push';
 import { ProjectQueries } from '../queries/project.queries';
+import { PendingPushes } from '../pushes/pending-pushes';
 
 /** Administrators relate an existing project to its source (`forkedFromId`), or undo the relation (undefined; owners too). */
 export class ChangeForkRelation extends Command<number> {
@@ -112,13 +113,19 @@ export class RecordGitJobOutcomeHandler implements ICommandHandler<RecordGitJobO
 /**
  * What a push did, reported by the git transport after receive-pack accepted it: a
  * `RepositoryPushed` event on the project's stream (hooks, `last_activity_at`, the default branch,
- * statistics follow from it). Answers false when nothing was recorded (no ref moved).
+ * statistics follow from it). `pendingPushId` names the push as written down at its pre-receive
+ * (`PendingPushes`): it is struck off in the same transaction, and a push struck off already (by the
+ * reconciler, or by this very command retried) is not recorded twice. Answers false when nothing
+ * was recorded (no ref moved, or recorded already).
  */
 export class RecordRepositoryPush extends Command<boolean> {
   constructor(
     readonly projectId: number,
     readonly push: Omit<RepositoryPushedData, 'projectId' | 'at'>,
-    readonly actor: Actor,
+    readonly actor: Pick<Actor, 'id' | 'tokenId' | 'impersonatedBy'>,
+    readonly pendingPushId?: string,
+    /** Set when the reconciler records a push its own process could not: `reconciler`. */
+    readonly origin = 'git',
   ) {
     super();
   }
@@ -129,19 +136,16 @@ export class RecordRepositoryPushHandler implements ICommandHandler<RecordReposi
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
+    private readonly pending: PendingPushes,
   ) {}
 
-  async execute({ projectId, push, actor }: RecordRepositoryPush): Promise<boolean> {
-    const events = await this.store.decide(
-      `project-${projectId}`,
-      projectDecider,
-      (s) => recordPush(s, push, this.clock.now()),
-      {
-        actorId: actor.id,
-        tokenId: actor.tokenId,
-        impersonatedBy: actor.impersonatedBy,
-        origin: 'git',
+  async execute({ projectId, push, actor, pendingPushId, origin }: RecordRepositoryPush): Promise<boolean> {
+    const events = await this.store.transact(
+      async (uow) => {
+        if (pendingPushId !== undefined && !(await this.pending.strike(uow.db, pendingPushId))) return [];
+        return uow.decide(`project-${projectId}`, projectDecider, (s) => recordPush(s, push, this.clock.now()));
       },
+      { actorId: actor.id, tokenId: actor.tokenId, impersonatedBy: actor.impersonatedBy, origin },
     );
     return events.length > 0;
   }

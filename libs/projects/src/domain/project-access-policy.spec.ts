@@ -1,6 +1,12 @@
 import { ACCESS, type Visibility } from '@app/groups';
 import { Forbidden } from '@app/platform';
-import { ProjectAccessPolicy, type ProjectAccessFacts, type ProjectCaller } from './project-access-policy';
+import {
+  DEPLOY_KEY_REFUSALS,
+  ProjectAccessPolicy,
+  type DeployKeyLink,
+  type ProjectAccessFacts,
+  type ProjectCaller,
+} from './project-access-policy';
 
 const LEVELS = [ACCESS.none, ACCESS.guest, ACCESS.reporter, ACCESS.developer, ACCESS.maintainer, ACCESS.owner];
 const VISIBILITIES: Visibility[] = ['public', 'internal', 'private'];
@@ -142,6 +148,51 @@ describe('ProjectAccessPolicy', () => {
         'archived',
       );
       expect(ProjectAccessPolicy.pushCodeRefusal(given('private', ACCESS.none, true), CALLERS.admin)).toBe('archived');
+    });
+  });
+
+  describe('deploy keys: the link to the project decides, not a level', () => {
+    type LinkKind = 'not enabled' | 'read-only' | 'can push';
+    const LINKS: Record<LinkKind, DeployKeyLink> = {
+      'not enabled': undefined,
+      'read-only': { canPush: false },
+      'can push': { canPush: true },
+    };
+    // One answer per visibility (public, internal, private) for each link, live and archived projects.
+    const DOWNLOAD_BY_KEY: Record<LinkKind, string> = { 'not enabled': 'y--', 'read-only': 'yyy', 'can push': 'yyy' };
+    const PUSH_BY_KEY: Record<LinkKind, [string, string, string]> = {
+      'not enabled': ['read-only', 'not-found', 'not-found'],
+      'read-only': ['read-only', 'read-only', 'read-only'],
+      'can push': ['ok', 'ok', 'ok'],
+    };
+    const keyCases = (Object.keys(LINKS) as LinkKind[]).flatMap((link) =>
+      VISIBILITIES.flatMap((v, i) => [false, true].map((archived) => [link, v, archived, i] as const)),
+    );
+
+    it.each(keyCases)('may download: key %s, %s project, archived %s', (link, v, archived, i) => {
+      expect(ProjectAccessPolicy.deployKeyMayDownloadCode(given(v, ACCESS.none, archived), LINKS[link])).toBe(
+        DOWNLOAD_BY_KEY[link][i] === 'y',
+      );
+    });
+
+    it.each(keyCases)('push: key %s, %s project, archived %s', (link, v, archived, i) => {
+      const refusal = ProjectAccessPolicy.deployKeyPushRefusal(given(v, ACCESS.none, archived), LINKS[link]);
+      const expected = PUSH_BY_KEY[link][i];
+      // An archived project refuses a key that could push there; the other refusals come first.
+      if (expected === 'ok') expect(refusal).toBe(archived ? 'archived' : undefined);
+      else expect(refusal).toBe(expected);
+    });
+
+    it('ignores the level a user would have: a key is no member', () => {
+      expect(ProjectAccessPolicy.deployKeyMayDownloadCode(given('private', ACCESS.owner), undefined)).toBe(false);
+      expect(ProjectAccessPolicy.deployKeyPushRefusal(given('private', ACCESS.owner), { canPush: false })).toBe(
+        'read-only',
+      );
+    });
+
+    it("words the refusals as GitLab's git_access", () => {
+      expect(DEPLOY_KEY_REFUSALS['read-only']).toBe('This deploy key does not have write access to this project.');
+      expect(DEPLOY_KEY_REFUSALS['not-found']).toBe('The project you were looking for could not be found.');
     });
   });
 });

@@ -43,6 +43,41 @@ function mayDownloadCode(project: ProjectAccessFacts, actor: ProjectCaller): boo
   );
 }
 
+/** A deploy key's link to one project (`can_push` is per project since GitLab 10.3.4); undefined when not enabled there. */
+export type DeployKeyLink = { canPush: boolean } | undefined;
+
+/** Why a deploy key may not push: it may not even see the project, it is read-only there, or the project is archived. */
+export type DeployKeyPushRefusal = 'not-found' | 'read-only' | 'archived';
+
+/** GitLab's wording (`lib/gitlab/git_access.rb`) for each refusal, which a transport may show as it is. */
+export const DEPLOY_KEY_REFUSALS: Record<DeployKeyPushRefusal, string> = {
+  'not-found': 'The project you were looking for could not be found.',
+  'read-only': 'This deploy key does not have write access to this project.',
+  archived: "You can't push code to an archived project.",
+};
+
+/**
+ * GitLab's git_access for a deploy key: it reads (clones, fetches) the projects it is enabled on,
+ * and public ones as a guest would (`Guest.can?(:read_project)`); `download_code` asks nothing more
+ * of a deploy key. An internal project is not the key's: a key is no signed-in user.
+ */
+function deployKeyMayDownloadCode(project: Pick<ProjectAccessFacts, 'visibility'>, link: DeployKeyLink): boolean {
+  return link !== undefined || project.visibility === 'public';
+}
+
+/**
+ * A deploy key pushes only where it is enabled with `can_push` (`deploy_key.can_push_to?(project)`),
+ * and never into an archived project. A project it may not read answers as a missing one.
+ */
+function deployKeyPushRefusal(
+  project: Pick<ProjectAccessFacts, 'visibility' | 'archived'>,
+  link: DeployKeyLink,
+): DeployKeyPushRefusal | undefined {
+  if (!deployKeyMayDownloadCode(project, link)) return 'not-found';
+  if (!link?.canPush) return 'read-only';
+  return project.archived ? 'archived' : undefined;
+}
+
 /** GitLab's `push_code`: developer or more (administrators pass), and never into an archived project. */
 function pushCodeRefusal(project: ProjectAccessFacts, actor: ProjectCaller): PushRefusal | undefined {
   if (actor?.isAdmin !== true && project.access < ACCESS.developer) return 'access';
@@ -64,6 +99,9 @@ export const ProjectAccessPolicy = {
   pushCodeRefusal,
   mayPushCode: (project: ProjectAccessFacts, actor: ProjectCaller): boolean =>
     pushCodeRefusal(project, actor) === undefined,
+  /** The same questions for a deploy key, which is no user: its link to the project decides. */
+  deployKeyMayDownloadCode,
+  deployKeyPushRefusal,
   /** `download_code` or 403 `{"message":"403 Forbidden"}`, as the repository API answers. */
   requireDownloadCode(project: ProjectAccessFacts, actor: ProjectCaller): void {
     if (!mayDownloadCode(project, actor)) throw new Forbidden();

@@ -38,6 +38,7 @@ export class ForksController {
     // GitLab answers these writes with the plain Project entity, without `permissions`.
     return serializeProject(row, {
       externalUrl: this.config.externalUrl,
+      sshCloneBase: this.config.sshCloneBase,
       actor,
       withoutPermissions: true,
       forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),

@@ -20,7 +20,11 @@ export class ProjectGroupProjects extends GroupProjects {
   }
 
   private get urls() {
-    return { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
+    return {
+      externalUrl: this.config.externalUrl,
+      sshCloneBase: this.config.sshCloneBase,
+      gravatar: this.config.gravatar,
+    };
   }
 
   async embedded(groupId: number, actor: Actor | undefined, withShared: boolean) {
@@ -91,6 +95,7 @@ export class ProjectGroupProjects extends GroupProjects {
     return rows.map((p) =>
       serializeProject(p, {
         externalUrl: this.urls.externalUrl,
+        sshCloneBase: this.urls.sshCloneBase,
         actor,
         sharedWith: links.get(p.id),
         withoutPermissions: true,

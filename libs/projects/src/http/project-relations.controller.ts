@@ -44,6 +44,7 @@ export class ProjectListsController {
     return new Page(
       await presentProjects(this.projects, rows, {
         externalUrl: this.config.externalUrl,
+        sshCloneBase: this.config.sshCloneBase,
         actor,
         simple: q.simple,
         statistics: q.statistics,
@@ -65,6 +66,7 @@ export class ProjectListsController {
     return new Page(
       await presentProjects(this.projects, rows, {
         externalUrl: this.config.externalUrl,
+        sshCloneBase: this.config.sshCloneBase,
         actor,
         simple: q.simple,
         statistics: q.statistics,

@@ -5,6 +5,8 @@ import type { ProjectRow, SharedGroup } from '../queries/project.queries';
 
 export interface SerializeCtx {
   externalUrl: string;
+  /** `LodeConfig.sshCloneBase`: what `ssh_url_to_repo` puts before the full path. */
+  sshCloneBase: string;
   actor?: Actor;
   /** The project's shares, where its row was read without them (lean columns). */
   sharedWith?: SharedGroup[];
@@ -33,7 +35,6 @@ export function projectAvatarUrl(p: Pick<ProjectRow, 'id' | 'avatar'>, externalU
 /** `simple=true` and anonymous lists: GitLab's BasicProjectDetails. */
 export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
   const web = `${ctx.externalUrl}/${fullPath(p)}`;
-  const host = new URL(ctx.externalUrl).hostname;
   return {
     id: p.id,
     description: p.description,
@@ -44,7 +45,7 @@ export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
     created_at: iso(p.created_at),
     default_branch: p.default_branch,
     tag_list: p.tag_list,
-    ssh_url_to_repo: `git@${host}:${fullPath(p)}.git`,
+    ssh_url_to_repo: `${ctx.sshCloneBase}${fullPath(p)}.git`,
     http_url_to_repo: `${web}.git`,
     web_url: web,
     avatar_url: projectAvatarUrl(p, ctx.externalUrl),

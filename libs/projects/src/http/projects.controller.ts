@@ -13,7 +13,7 @@ import {
   pageParams,
   type Actor,
 } from '@app/platform';
-import { serializeUserBasic, uploadedFile, UserQueries, UserRecord } from '@app/users';
+import { avatarParam, serializeUserBasic, uploadedFile, UserQueries, UserRecord } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseInterceptors } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Request } from 'express';
@@ -63,13 +63,14 @@ const readsStatistics = (p: ProjectRow, actor: Actor | undefined) =>
 export async function presentProjects(
   projects: ProjectQueries,
   rows: ProjectRow[],
-  ctx: { externalUrl: string; actor?: Actor; simple?: boolean; statistics?: boolean },
+  ctx: { externalUrl: string; sshCloneBase: string; actor?: Actor; simple?: boolean; statistics?: boolean },
 ) {
   if (ctx.simple || !ctx.actor) return rows.map((p) => serializeProjectSimple(p, ctx));
   const sources = await projects.forkSources(rows, ctx.actor);
   return rows.map((p) =>
     serializeProject(p, {
       externalUrl: ctx.externalUrl,
+      sshCloneBase: ctx.sshCloneBase,
       actor: ctx.actor,
       statistics: ctx.statistics && readsStatistics(p, ctx.actor),
       adminFields: false,
@@ -101,6 +102,7 @@ export class ProjectsController {
     const sources = await this.projects.forkSources([row], actor);
     return serializeProject(row, {
       externalUrl: this.config.externalUrl,
+      sshCloneBase: this.config.sshCloneBase,
       actor,
       statistics: how.statistics,
       forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
@@ -115,6 +117,7 @@ export class ProjectsController {
     const { rows, total } = await this.projects.list(actor, listFilters(q, actor), page);
     const items = await presentProjects(this.projects, rows, {
       externalUrl: this.config.externalUrl,
+      sshCloneBase: this.config.sshCloneBase,
       actor,
       simple: q.simple,
       statistics: q.statistics,
@@ -126,7 +129,11 @@ export class ProjectsController {
   @Get(':id')
   async get(@Param('id') id: string, @GitlabParams() q: StatisticsDto, @CurrentActor() actor?: Actor) {
     const row = await this.projects.getVisible(id, actor);
-    if (!actor) return serializeProjectSimple(row, { externalUrl: this.config.externalUrl });
+    if (!actor)
+      return serializeProjectSimple(row, {
+        externalUrl: this.config.externalUrl,
+        sshCloneBase: this.config.sshCloneBase,
+      });
     return this.present(row, actor, {
       permissions: true,
       statistics: q.statistics === true && readsStatistics(row, actor),
@@ -164,7 +171,7 @@ export class ProjectsController {
     return this.present(id, actor, { adminFields: true });
   }
 
-  /** A multipart `avatar` replaces the project's avatar, and counts as a parameter on its own. */
+  /** A multipart `avatar` replaces the project's avatar, a blank one removes it; either counts as a parameter. */
   @Put(':id')
   @Authenticated()
   @UseInterceptors(AcceptsFiles)
@@ -174,7 +181,7 @@ export class ProjectsController {
     @CurrentActor() actor: Actor,
     @Req() req: Request,
   ) {
-    const avatar = uploadedFile(req, 'avatar');
+    const avatar = avatarParam(req);
     const row = await this.commands.execute(
       new ChangeProject(id, { kind: 'update', changes: projectChanges(p, avatar !== undefined), avatar }, actor),
     );

@@ -21,12 +21,16 @@ export class ListProjectsDto extends PaginationDto {
   @IsOptional() @IsObject() custom_attributes?: Record<string, unknown>;
 }
 
-/** GitLab's PW parameters (all optional here; POST checks name/path itself). */
+/**
+ * GitLab's PW parameters (all optional here; POST checks name/path itself). `description` and
+ * `ci_config_path` take a JSON `null`, which clears them as in GitLab (Grape keeps a key sent as
+ * null); any other null counts as not sent.
+ */
 export class ProjectWriteDto {
   @IsOptional() @IsString() name?: string;
   @IsOptional() @IsString() path?: string;
   @IsOptional() @IsString() default_branch?: string;
-  @IsOptional() @IsString() description?: string;
+  @Nullable() @IsOptional() @IsString() description?: string | null;
   @IsOptional() @ToBool() @IsBoolean() issues_enabled?: boolean;
   @IsOptional() @ToBool() @IsBoolean() merge_requests_enabled?: boolean;
   @IsOptional() @ToBool() @IsBoolean() jobs_enabled?: boolean;
@@ -44,7 +48,7 @@ export class ProjectWriteDto {
   @IsOptional() @IsIn(VISIBILITIES) visibility?: Visibility;
   @IsOptional() @IsString() import_url?: string;
   @IsOptional() @ToStringArray() @IsString({ each: true }) tag_list?: string[];
-  @IsOptional() @IsString() ci_config_path?: string;
+  @Nullable() @IsOptional() @IsString() ci_config_path?: string | null;
 }
 
 export class CreateProjectDto extends ProjectWriteDto {

@@ -1,6 +1,6 @@
 import { EventStore, firstRow, Forbidden, NotFound, oneRow, rows, type Actor, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import {
   ACCESS,
   groupMemberUserIdsSql,
@@ -178,6 +178,20 @@ export class ProjectQueries {
   /** A project whatever its visibility, without anyone's levels: for workers acting for the system. */
   async findForSystem(id: number): Promise<ProjectRow | undefined> {
     return firstRow<ProjectRow>(this.dataSource, `select ${SELECT_LEAN} ${FROM} where p.id = $2`, [null, id]);
+  }
+
+  /**
+   * A project by its full path whatever its visibility, without anyone's levels: for a caller that is
+   * no user (a deploy key), whose access the caller decides from the row.
+   */
+  async findByPathForSystem(fullPath: string): Promise<ProjectRow | undefined> {
+    const slash = fullPath.lastIndexOf('/');
+    if (slash <= 0) return undefined;
+    return firstRow<ProjectRow>(
+      this.dataSource,
+      `select ${SELECT_LEAN} ${FROM} where lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`,
+      [null, fullPath.slice(0, slash), fullPath.slice(slash + 1)],
+    );
   }
 
   /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
@@ -377,4 +391,10 @@ export class ProjectQueries {
   customAttribute(projectId: number, key: string): Promise<{ key: string; value: string }> {
     return PROJECT_CUSTOM_ATTRIBUTES.get(this.dataSource, projectId, key);
   }
+}
+
+/** The project's avatar file name in the read model (null without one, undefined without the project), read in `db`'s transaction. */
+export async function currentAvatar(db: EntityManager, projectId: number): Promise<string | null | undefined> {
+  return (await firstRow<{ avatar: string | null }>(db, `select avatar from projects where id = $1`, [projectId]))
+    ?.avatar;
 }

@@ -1,25 +1,9 @@
-import { GitRepositories, projectRepo, type RepoRef } from '@app/git';
-import {
-  Actor,
-  Clock,
-  hasControlCharacters,
-  NotFound,
-  redactSecrets,
-  RequestRateLimits,
-  TooManyRequests,
-  Unauthorized,
-} from '@app/platform';
-import { ProjectAccessPolicy, ProjectQueries, RecordRepositoryPush, type ProjectRow } from '@app/projects';
-import { ActorResolver, AuthThrottled, RecordUserActivity, UserBlocked, type Authenticated } from '@app/users';
+import { GitRepositories, projectRepo } from '@app/git';
+import { hasControlCharacters, redactSecrets, RequestRateLimits, TooManyRequests, Unauthorized } from '@app/platform';
+import { ActorResolver, AuthThrottled, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
-import { CommandBus } from '@nestjs/cqrs';
 import type { NextFunction, Request, Response } from 'express';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { readPushCommands, type PushCommand } from '../push/push-commands';
-import { PushInspector } from '../push/push-inspector';
-
-/** Attempts to record an accepted push when PostgreSQL stumbles (the refs have moved already). */
-const RECORD_ATTEMPTS = 4;
+import { GitAccess, GitRefused } from '../transport/git-access';
 
 /** `/<full path>[.git]/<service>`: the three smart-HTTP endpoints, outside `/api/v4` as in GitLab. */
 const GIT_ROUTE = /^\/(?!api\/v4\/)(.+?)(?:\.git)?\/(info\/refs|git-upload-pack|git-receive-pack)$/;
@@ -50,10 +34,8 @@ export class GitHttpMiddleware {
 
   constructor(
     private readonly actors: ActorResolver,
-    private readonly projects: ProjectQueries,
+    private readonly access: GitAccess,
     private readonly git: GitRepositories,
-    private readonly clock: Clock,
-    private readonly commands: CommandBus,
     private readonly rateLimits: RequestRateLimits,
   ) {}
 
@@ -97,55 +79,28 @@ export class GitHttpMiddleware {
       throw err;
     });
     if (push && !actor) throw challenge();
-    const project = await this.projects.getVisible(fullPath, actor).catch((err: unknown) => {
+    // GitLab 10.x (`Gitlab::Auth#find_for_git_client`) treats a token without a git-capable scope as
+    // no credentials at all: 401 with the challenge, so git asks again. Lode's tokens carry no
+    // read/write_repository scopes, so git needs a token with `api` (a `read_user` token is 401).
+    if (actor && !actor.scopes.includes('api')) throw challenge();
+    const project = await this.access.project(fullPath, actor).catch((err: unknown) => {
       // Anonymous callers get the challenge, not a 404, so git asks for credentials (as GitLab).
-      if (err instanceof NotFound)
-        throw actor ? new Refusal(404, 'The project you were looking for could not be found.') : challenge();
+      if (err instanceof GitRefused) throw actor ? new Refusal(404, err.message) : challenge();
       throw err;
     });
-    this.authorize(project, actor, push);
-    const repo = projectRepo(project.id);
-    // GitLab counts a clone, fetch or push as the user's activity of the day.
-    if (caller && service !== 'info/refs') this.recordActivity(caller.actor.id, caller.lastActivityOn);
-    if (service !== RECEIVE || !actor) return this.git.serveHttp(req, res, repo, service, actor?.username ?? '');
-    const commands = readPushCommands(req, /gzip/i.test(String(req.headers['content-encoding'] ?? '')));
-    this.git.serveHttp(req, res, repo, service, actor.username, {
-      beforeEnd: async (succeeded) => {
-        if (succeeded) await this.recordPush(project, actor, repo, await commands);
-      },
-    });
-  }
-
-  /**
-   * Records what an accepted push changed as a `RepositoryPushed` event before git's client gets the
-   * end of its answer. A rejected command (non-fast-forward, a lost race) moved no ref and is left
-   * out. If PostgreSQL stays away through every attempt the refs have still moved: that is logged.
-   */
-  private async recordPush(project: ProjectRow, actor: Actor, repo: RepoRef, commands: PushCommand[]): Promise<void> {
-    if (!commands.length) return;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const push = await new PushInspector(this.git, repo).inspect(commands, project.default_branch);
-        await this.commands.execute(new RecordRepositoryPush(project.id, { userId: actor.id, ...push }, actor));
-        return;
-      } catch (err) {
-        if (attempt >= RECORD_ATTEMPTS) {
-          this.logger.error(
-            `push to project ${project.id} by ${actor.username} was accepted but could not be recorded: ${String(err)}`,
-          );
-          return;
-        }
-        await sleep(250 * 2 ** attempt);
-      }
+    try {
+      this.access.authorize(project, actor, push);
+    } catch (err) {
+      if (err instanceof GitRefused) throw new Refusal(403, err.message);
+      throw err;
     }
-  }
-
-  /** At most once a day per user, and never in the way of the git request it rides on. */
-  private recordActivity(userId: number, lastActivityOn: string | null): void {
-    const today = this.clock.now().toISOString().slice(0, 10);
-    if (lastActivityOn !== null && lastActivityOn >= today) return;
-    this.commands.execute(new RecordUserActivity(userId)).catch((err: unknown) => {
-      this.logger.warn(`could not record activity of user ${userId}: ${String(err)}`);
+    const repo = projectRepo(project.id);
+    if (caller && service !== 'info/refs') this.access.recordActivity(caller.actor.id, caller.lastActivityOn);
+    if (service !== RECEIVE || !actor) return this.git.serveHttp(req, res, repo, service, actor?.username ?? '');
+    const session = this.access.pushSession(project, actor);
+    this.git.serveHttp(req, res, repo, service, actor.username, {
+      checkRefUpdates: session.check,
+      beforeEnd: () => session.finish(),
     });
   }
 
@@ -159,24 +114,6 @@ export class GitHttpMiddleware {
       if (err instanceof UserBlocked) throw new Refusal(403, 'Your account has been blocked.');
       throw err;
     }
-  }
-
-  /**
-   * GitLab's download_code and push_code, as `ProjectAccessPolicy` decides them, refused in git's words.
-   * Lode's tokens carry no read/write_repository scopes, so git needs a token with `api` (a `read_user` token is 401).
-   */
-  private authorize(project: ProjectRow, actor: Actor | undefined, push: boolean): void {
-    // GitLab 10.x (`Gitlab::Auth#find_for_git_client`) treats a token without a git-capable scope as
-    // no credentials at all: 401 with the challenge, so git asks again.
-    if (actor && !actor.scopes.includes('api')) throw challenge();
-    if (!push) {
-      if (!ProjectAccessPolicy.mayDownloadCode(project, actor))
-        throw new Refusal(403, 'You are not allowed to download code from this project.');
-      return;
-    }
-    const refusal = ProjectAccessPolicy.pushCodeRefusal(project, actor);
-    if (refusal === 'access') throw new Refusal(403, 'You are not allowed to push code to this project.');
-    if (refusal === 'archived') throw new Refusal(403, 'You are not allowed to push code to an archived project.');
   }
 }
 

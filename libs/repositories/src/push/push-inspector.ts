@@ -1,6 +1,5 @@
-import type { GitRepositories, RepoRef } from '@app/git';
+import type { GitRepositories, RefCommand, RepoRef } from '@app/git';
 import { isBranchRef, type RefUpdate, type RepositoryStatistics } from '@app/projects';
-import type { PushCommand } from './push-commands';
 
 const isZero = (sha: string) => /^0+$/.test(sha);
 
@@ -22,7 +21,7 @@ export class PushInspector {
     private readonly repo: RepoRef,
   ) {}
 
-  async inspect(commands: PushCommand[], projectDefaultBranch: string | null): Promise<InspectedPush> {
+  async inspect(commands: RefCommand[], projectDefaultBranch: string | null): Promise<InspectedPush> {
     const refs = await this.git.refs(this.repo);
     const accepted = commands.filter((c) => (isZero(c.after) ? !refs.has(c.ref) : refs.get(c.ref) === c.after));
     const defaultBranch = await this.chooseDefaultBranch(accepted, projectDefaultBranch, refs);
@@ -39,7 +38,7 @@ export class PushInspector {
    * when it was pushed, otherwise the first branch created. HEAD is moved there so clones check it out.
    */
   private async chooseDefaultBranch(
-    accepted: PushCommand[],
+    accepted: RefCommand[],
     current: string | null,
     refs: Map<string, string>,
   ): Promise<string | null> {

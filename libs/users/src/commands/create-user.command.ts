@@ -2,6 +2,7 @@ import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { AvatarStore, UploadedFileRef } from '../avatars';
+import { currentAvatar } from '../queries/user.queries';
 import { hashPassword } from '../domain/secrets';
 import { create, userDecider, validateProfile, type Identity, type UserProfile } from '../domain/user';
 import { rethrowUserConflict } from './user-conflicts';
@@ -53,9 +54,15 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
           this.clock.now(),
         ),
       );
-      // Placed before commit: if the commit fails, an orphaned file is all that is left.
-      if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);
     });
+    if (options.avatar && avatarName)
+      await this.avatars.publish(
+        this.store,
+        `user-${userId}`,
+        userId,
+        { fileName: avatarName, upload: options.avatar },
+        (db) => currentAvatar(db, userId),
+      );
     return userId;
   }
 }

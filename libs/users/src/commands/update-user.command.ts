@@ -2,6 +2,7 @@ import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { AvatarStore, UploadedFileRef } from '../avatars';
+import { currentAvatar } from '../queries/user.queries';
 import { hashPassword } from '../domain/secrets';
 import {
   update,
@@ -18,7 +19,12 @@ export class UpdateUser extends Command<void> {
   constructor(
     readonly userId: number,
     readonly changes: Partial<UserProfile>,
-    readonly options: { password?: string; identity?: Identity; avatar?: UploadedFileRef } = {},
+    readonly options: {
+      password?: string;
+      identity?: Identity;
+      /** A new avatar, or null to remove the one there is (GitLab's blank `avatar`). */
+      avatar?: UploadedFileRef | null;
+    } = {},
   ) {
     super();
   }
@@ -51,7 +57,7 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
     await this.store.transact(async (uow) => {
       // Only real changes are recorded: clients such as python-gitlab send the unchanged e-mail and username again.
       const current = (await uow.db.getRepository(UserRecord).findOneBy({ id: userId })) ?? {};
-      const all = avatarName ? { ...changes, avatar: avatarName } : changes;
+      const all = avatarName || options.avatar === null ? { ...changes, avatar: avatarName ?? null } : changes;
       await uow.decide(`user-${userId}`, userDecider, (s) =>
         update(
           s,
@@ -66,7 +72,9 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
           this.clock.now(),
         ),
       );
-      if (options.avatar && avatarName) await this.avatars.place(userId, options.avatar, avatarName);
     });
+    if (options.avatar === undefined || (options.avatar && !avatarName)) return;
+    const file = options.avatar ? { fileName: avatarName!, upload: options.avatar } : { fileName: null };
+    await this.avatars.publish(this.store, `user-${userId}`, userId, file, (db) => currentAvatar(db, userId));
   }
 }

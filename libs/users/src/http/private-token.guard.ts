@@ -2,12 +2,15 @@ import {
   ACCESS_KEY,
   Actor,
   Clock,
+  credentialsMayFollowInBody,
+  deferAuthentication,
   Forbidden,
   InsufficientScope,
   markAuthenticated,
   NotFound,
   RequestContexts,
   RequestRateLimits,
+  type RequestContext,
   Unauthorized,
   type RouteAccess,
 } from '@app/platform';
@@ -48,6 +51,23 @@ export class PrivateTokenGuard implements CanActivate {
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     if (ctx.getType() !== 'http') return true;
     const req = ctx.switchToHttp().getRequest<ActorRequest>();
+    // A file route's multipart body is read after the guard, and `private_token` or `sudo` may be
+    // fields of it: what follows then runs once the fields before the first file part are read.
+    if (tokenFrom(req) === undefined && credentialsMayFollowInBody(ctx, this.reflector)) {
+      const context = RequestContexts.current();
+      // Run later from the body parser's events: inside this request's context again.
+      deferAuthentication(req, () =>
+        context
+          ? RequestContexts.run(context, () => this.authenticate(ctx, req, context))
+          : this.authenticate(ctx, req, context),
+      );
+      return true;
+    }
+    await this.authenticate(ctx, req, RequestContexts.current());
+    return true;
+  }
+
+  private async authenticate(ctx: ExecutionContext, req: ActorRequest, context: RequestContext | undefined) {
     const targets = [ctx.getHandler(), ctx.getClass()];
     const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets);
     const secret = tokenFrom(req);
@@ -76,11 +96,9 @@ export class PrivateTokenGuard implements CanActivate {
     if (secret !== undefined && caller && (caller.lastActivityOn === null || caller.lastActivityOn < today))
       await this.recordActivity(secret, caller.actor.id);
     req.actor = actor;
-    const context = RequestContexts.current();
     if (context) context.actor = actor;
     if (access && !actor) throw new Unauthorized();
     if (access === 'admin' && !actor?.isAdmin) throw new Forbidden();
-    return true;
   }
 
   /** A throttled address is told when to come back. */

@@ -22,7 +22,7 @@ import { UpdateUser } from '../commands/update-user.command';
 import type { Identity, UserProfile } from '../domain/user';
 import { UserQueries } from '../queries/user.queries';
 import { ReadUserScope } from './private-token.guard';
-import { parseDateTime, uploadedFile } from './request-files';
+import { avatarParam, parseDateTime, uploadedFile } from './request-files';
 import { serializeUser, serializeUserAdmin, serializeUserBasic, serializeUserPublic } from './user.serializer';
 import { CreateUserDto, DeleteUserDto, ListUsersDto, UPDATABLE_USER_FIELDS, UpdateUserDto } from './users.dto';
 
@@ -122,9 +122,9 @@ export class UsersController {
   @AdminOnly()
   @UseInterceptors(AcceptsFiles)
   async update(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: UpdateUserDto, @Req() req: Request) {
-    const avatar = uploadedFile(req, 'avatar');
+    const avatar = avatarParam(req);
     const given = p as unknown as Record<string, unknown>;
-    if (!avatar && !UPDATABLE_USER_FIELDS.some((f) => given[f] !== undefined))
+    if (avatar === undefined && !UPDATABLE_USER_FIELDS.some((f) => given[f] !== undefined))
       throw new BadParameter(
         `${UPDATABLE_USER_FIELDS.join(', ')} are missing, at least one parameter must be provided`,
       );
@@ -135,10 +135,10 @@ export class UsersController {
       email: p.email,
       bio: p.bio,
       location: p.location,
-      messenger: p.messenger,
-      careerProfile: p.career_profile,
-      socialAccount: p.social_account,
-      websiteUrl: p.website_url,
+      messenger: p.messenger === null ? '' : p.messenger,
+      careerProfile: p.career_profile === null ? '' : p.career_profile,
+      socialAccount: p.social_account === null ? '' : p.social_account,
+      websiteUrl: p.website_url === null ? '' : p.website_url,
       organization: p.organization,
       projectsLimit: p.projects_limit,
       canCreateGroup: p.can_create_group,

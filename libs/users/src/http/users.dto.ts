@@ -1,18 +1,22 @@
 import { AllOrNoneOf, AtLeastOneOf, Nullable, PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
 
-/** Profile fields shared by POST and PUT /users, GitLab's wire names. */
+/**
+ * Profile fields shared by POST and PUT /users, GitLab's wire names. The free-text ones take a JSON
+ * `null`, which clears them: Grape keeps a key sent as null in `declared(params, include_missing:
+ * false)`, and GitLab's update writes it (empty text for those whose column is not null).
+ */
 class UserAttributesDto {
-  @IsOptional() @IsString() messenger?: string;
-  @IsOptional() @IsString() career_profile?: string;
-  @IsOptional() @IsString() social_account?: string;
-  @IsOptional() @IsString() website_url?: string;
-  @IsOptional() @IsString() organization?: string;
+  @Nullable() @IsOptional() @IsString() messenger?: string | null;
+  @Nullable() @IsOptional() @IsString() career_profile?: string | null;
+  @Nullable() @IsOptional() @IsString() social_account?: string | null;
+  @Nullable() @IsOptional() @IsString() website_url?: string | null;
+  @Nullable() @IsOptional() @IsString() organization?: string | null;
   @IsOptional() @ToInt() @IsInt() projects_limit?: number;
   @IsOptional() @IsString() extern_uid?: string;
   @IsOptional() @IsString() provider?: string;
-  @IsOptional() @IsString() bio?: string;
-  @IsOptional() @IsString() location?: string;
+  @Nullable() @IsOptional() @IsString() bio?: string | null;
+  @Nullable() @IsOptional() @IsString() location?: string | null;
   @IsOptional() @ToBool() @IsBoolean() admin?: boolean;
   @IsOptional() @ToBool() @IsBoolean() can_create_group?: boolean;
   @IsOptional() @ToBool() @IsBoolean() external?: boolean;

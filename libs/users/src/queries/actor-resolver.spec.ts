@@ -1,5 +1,6 @@
 import { AuthFailureThrottle, Clock, LodeConfig, SharedCounters, Unauthorized } from '@app/platform';
 import { ActorResolver, UserBlocked } from './actor-resolver';
+import type { DataSource } from 'typeorm';
 import type { ResolvedToken, TokenResolver } from './token-resolver';
 
 const TODAY = '2026-03-10';
@@ -35,7 +36,8 @@ const token = (over: Partial<ResolvedToken> = {}, user: Partial<ResolvedToken['u
 /** A resolver over one known secret, `s3cret`, standing for `known`. */
 function given(known: ResolvedToken | null): ActorResolver {
   const tokens = { resolve: async (secret: string) => (secret === 's3cret' ? known : null) };
-  return new ActorResolver(tokens as unknown as TokenResolver, new FixedClock(), NO_THROTTLE);
+  // No SSH key lookups here: those run against PostgreSQL in test/e2e/git-ssh.e2e-spec.ts.
+  return new ActorResolver(tokens as unknown as TokenResolver, new FixedClock(), NO_THROTTLE, {} as DataSource);
 }
 
 const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
@@ -86,7 +88,12 @@ describe('ActorResolver', () => {
     it('keeps a colon inside the password', async () => {
       const known = token();
       const tokens = { resolve: async (secret: string) => (secret === 'a:b' ? known : null) };
-      const resolver = new ActorResolver(tokens as unknown as TokenResolver, new FixedClock(), NO_THROTTLE);
+      const resolver = new ActorResolver(
+        tokens as unknown as TokenResolver,
+        new FixedClock(),
+        NO_THROTTLE,
+        {} as DataSource,
+      );
       expect((await resolver.byBasicAuth(basic('git:a:b')))?.actor.id).toBe(3);
     });
 

@@ -1,6 +1,23 @@
-import { AuthFailureThrottle, Clock, Forbidden, Unauthorized, type Actor } from '@app/platform';
+import { AuthFailureThrottle, Clock, firstRow, Forbidden, Unauthorized, type Actor } from '@app/platform';
 import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { TokenResolver } from './token-resolver';
+
+/** A user's SSH key joined to its owner, as `bySshKey` selects it. */
+interface SshKeyOwnerRow {
+  key_id: number;
+  user_id: number;
+  username: string;
+  is_admin: boolean;
+  external: boolean;
+  state: string;
+  last_activity_on: string | null;
+}
+
+/** A caller identified by one of its SSH keys. */
+export interface SshKeyHolder extends Authenticated {
+  keyId: number;
+}
 
 /** A caller whose credentials were accepted, with the last day its activity was recorded (GitLab records one a day). */
 export interface Authenticated {
@@ -28,8 +45,8 @@ export class AuthThrottled extends Forbidden {
  * in its own way (the API with GitLab's JSON, git with plain text and a Basic challenge), and keeps
  * what is its own: sudo and scopes on the API, the scope git needs over HTTP.
  *
- * Git over SSH will identify its caller by the offered public key's fingerprint (a user's key or a
- * project's deploy key): that lookup belongs here too, beside `byToken`, when the SSH server comes.
+ * Git over SSH identifies its caller by the offered public key's fingerprint (`bySshKey`; a
+ * project's deploy key is the projects context's to resolve).
  */
 @Injectable()
 export class ActorResolver {
@@ -37,7 +54,50 @@ export class ActorResolver {
     private readonly tokens: TokenResolver,
     private readonly clock: Clock,
     private readonly throttle: AuthFailureThrottle,
+    private readonly dataSource: DataSource,
   ) {}
+
+  /**
+   * The owner of the SSH key with this SHA256 fingerprint (`SHA256:<base64>`), looked up afresh on
+   * every call (one indexed query, no cache), so a deleted key or user stops working for the next
+   * connection. Undefined for a key no user has; a blocked user's key throws `UserBlocked`. The
+   * caller must have verified the client's signature with that key before granting anything.
+   */
+  async bySshKey(fingerprintSha256: string): Promise<SshKeyHolder | undefined> {
+    const row = await firstRow<SshKeyOwnerRow>(
+      this.dataSource,
+      `select k.id as key_id, u.id as user_id, u.username, u.is_admin, u.external, u.state,
+              to_char(u.last_activity_on, 'YYYY-MM-DD') as last_activity_on
+         from ssh_keys k join users u on u.id = k.user_id
+        where k.fingerprint_sha256 = $1`,
+      [fingerprintSha256],
+    );
+    if (!row) return undefined;
+    if (row.state !== 'active') throw new UserBlocked();
+    return {
+      keyId: row.key_id,
+      // No token: the key grants git access only, so the actor carries no API scopes.
+      actor: {
+        id: row.user_id,
+        username: row.username,
+        isAdmin: row.is_admin,
+        external: row.external,
+        scopes: [],
+        impersonation: false,
+      },
+      lastActivityOn: row.last_activity_on,
+    };
+  }
+
+  /** Seconds the address must still wait after too many refused authentications; 0 when it may try. */
+  throttledFor(from: string): Promise<number> {
+    return this.throttle.refusedFor(from);
+  }
+
+  /** Counts one refused authentication from the address (a transport that authenticates without `byToken`). */
+  async refused(from: string): Promise<void> {
+    await this.throttle.failed(from);
+  }
 
   /**
    * The owner of a personal or impersonation token's secret. `from`, the caller's address, is

@@ -1,6 +1,6 @@
-import { NotFound, oneRow, rows, type PageParams } from '@app/platform';
+import { NotFound, firstRow, oneRow, rows, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
-import { DataSource, In } from 'typeorm';
+import { DataSource, In, type EntityManager } from 'typeorm';
 import {
   AccessTokenRecord,
   USER_CUSTOM_ATTRIBUTES,
@@ -202,4 +202,9 @@ export class UserQueries {
     );
     return { rows: active, total };
   }
+}
+
+/** The user's avatar file name in the read model (null without one, undefined without the user), read in `db`'s transaction. */
+export async function currentAvatar(db: EntityManager, userId: number): Promise<string | null | undefined> {
+  return (await firstRow<{ avatar: string | null }>(db, `select avatar from users where id = $1`, [userId]))?.avatar;
 }

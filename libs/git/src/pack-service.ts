@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process';
+import type { GitPackIo, GitPackOptions, GitPackService, GitPackSession } from './git-repositories';
+
+/** What each service runs: `git <subcommand> <repository>`. */
+const SUBCOMMANDS: Record<GitPackService, string> = {
+  'git-upload-pack': 'upload-pack',
+  'git-receive-pack': 'receive-pack',
+  'git-upload-archive': 'upload-archive',
+};
+
+/** A protocol request git itself would pass on: `version=2`, possibly with other `key=value` pairs. */
+const GIT_PROTOCOL = /^[\w.=:-]{1,256}$/;
+
+/**
+ * Runs one git service over a byte stream (git over SSH: the channel is the stream), the way sshd
+ * and gitlab-shell run them: `git upload-pack <path>` with the client's bytes on its standard input,
+ * its answer and progress on the channel's stdout and stderr. Piped both ways, so a pack is never held
+ * in memory and a slow client slows git rather than filling a buffer. `options.beforeEnd` runs after git
+ * exits and before the session reports its exit status (a push is recorded before the client is told).
+ */
+export function servePack(
+  repoPath: string,
+  service: GitPackService,
+  io: GitPackIo,
+  options: GitPackOptions = {},
+  /** The ref-update hook's environment for this push (`RefUpdateHooks.register`), and its release. */
+  hook?: { env: NodeJS.ProcessEnv; release: () => void },
+): GitPackSession {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0', ...hook?.env };
+  // Protocol v2 (and later) is asked for through GIT_PROTOCOL, as OpenSSH's AcceptEnv passes it.
+  if (options.protocol && GIT_PROTOCOL.test(options.protocol)) env.GIT_PROTOCOL = options.protocol;
+  const child = spawn('git', [SUBCOMMANDS[service], repoPath], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let finished = false;
+  const cancel = () => {
+    if (!finished && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  // git may exit before reading all it was sent (a refused push, an error): its stdin's EPIPE is expected.
+  child.stdin.on('error', () => undefined);
+  io.stdin.on('error', cancel);
+  io.stdin.pipe(child.stdin);
+  child.stdout.pipe(io.stdout, { end: false });
+  child.stderr.pipe(io.stderr, { end: false });
+  const exited = new Promise<number>((resolve) => {
+    child.on('error', () => resolve(128));
+    // 'close': its output streams are drained too, so every byte git wrote was handed to the channel.
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  });
+  const done = exited.then(async (code) => {
+    finished = true;
+    hook?.release();
+    io.stdin.unpipe(child.stdin);
+    if (options.beforeEnd) await options.beforeEnd(code === 0).catch(() => undefined);
+    return code;
+  });
+  return { done, cancel };
+}

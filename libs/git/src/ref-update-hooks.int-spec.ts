@@ -1,0 +1,141 @@
+import { LodeConfig } from '@app/platform';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { git, gitOk, tempDirs } from '../../../test/support/git';
+import { projectRepo, type ProposedRefUpdate, type RefUpdateCheck } from './git-repositories';
+import { LocalGitRepositories } from './local-git-repositories';
+
+const ZERO = '0'.repeat(40);
+
+/**
+ * The pre-receive gate through the real transport: `git push` over smart HTTP to `git http-backend`
+ * run by the port, with a check that records what it was asked and answers as the test says.
+ */
+describe('ref updates checked before git applies them', () => {
+  const tmp = tempDirs();
+  let repos: LocalGitRepositories;
+  let server: Server;
+  let remote: string;
+  let work: string;
+  const repo = projectRepo(11);
+  const asked: ProposedRefUpdate[][] = [];
+  let answer: RefUpdateCheck = async () => undefined;
+
+  const commit = async (file: string) => {
+    writeFileSync(join(work, file), `${file}\n`);
+    await gitOk(['add', '.'], work);
+    await gitOk(['commit', '-q', '-m', file], work);
+    return (await gitOk(['rev-parse', 'HEAD'], work)).trim();
+  };
+  const remoteRefs = async () => (await repos.refs(repo)) as Map<string, string>;
+
+  beforeAll(async () => {
+    const config = new LodeConfig();
+    config.dataDir = tmp.make();
+    repos = new LocalGitRepositories(config);
+    await repos.onModuleInit();
+    await repos.init(repo, 'master');
+    server = createServer((req, res) => {
+      const service = /\/(info\/refs|git-upload-pack|git-receive-pack)$/.exec(req.url?.split('?')[0] ?? '')?.[1];
+      if (!service) return void res.writeHead(404).end();
+      repos.serveHttp(req, res, repo, service, 'tester', {
+        checkRefUpdates: async (updates) => {
+          asked.push(updates);
+          return answer(updates);
+        },
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    remote = `http://127.0.0.1:${(server.address() as AddressInfo).port}/repo.git`;
+    work = tmp.make();
+    await gitOk(['init', '-q', '-b', 'master', work]);
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await repos.onModuleDestroy();
+    tmp.removeAll();
+  });
+
+  it('asks once per push, before the refs move, with each update and whether it is forced', async () => {
+    const first = await commit('a');
+    let refsWhenAsked: Map<string, string> | undefined;
+    answer = async () => {
+      refsWhenAsked = await remoteRefs();
+      return undefined;
+    };
+    await gitOk(['push', '-q', remote, 'master', 'master:side'], work);
+    expect(asked.at(-1)).toEqual(
+      expect.arrayContaining([
+        { before: ZERO, after: first, ref: 'refs/heads/master', forced: false },
+        { before: ZERO, after: first, ref: 'refs/heads/side', forced: false },
+      ]),
+    );
+    expect(refsWhenAsked?.size).toBe(0);
+    expect((await remoteRefs()).get('refs/heads/master')).toBe(first);
+
+    answer = async () => undefined;
+    const second = await commit('b');
+    await gitOk(['push', '-q', remote, 'master'], work);
+    expect(asked.at(-1)).toEqual([{ before: first, after: second, ref: 'refs/heads/master', forced: false }]);
+  });
+
+  it('refuses every update of a push the check refuses, showing its words as GitLab: lines', async () => {
+    const before = await remoteRefs();
+    await gitOk(['reset', '-q', '--hard', 'HEAD~1'], work);
+    const rewritten = await commit('c');
+    answer = async (updates) =>
+      updates.some((u) => u.forced)
+        ? 'You are not allowed to force push code to a protected branch on this project.'
+        : undefined;
+    const refused = await git(['push', '--force', remote, 'master', `${rewritten}:refs/heads/other`], work);
+    expect(refused.status).not.toBe(0);
+    expect(refused.out).toContain(
+      'remote: GitLab: You are not allowed to force push code to a protected branch on this project.',
+    );
+    expect(refused.out).toContain('pre-receive hook declined');
+    expect(asked.at(-1)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ ref: 'refs/heads/master', after: rewritten, forced: true }),
+        { before: ZERO, after: rewritten, ref: 'refs/heads/other', forced: false },
+      ]),
+    );
+    // Nothing moved, also not the update the check had nothing against.
+    expect(await remoteRefs()).toEqual(before);
+  });
+
+  it('sees deletions, and refuses the push when the check fails', async () => {
+    answer = async () => undefined;
+    await gitOk(['push', '-q', remote, '--delete', 'side'], work);
+    expect(asked.at(-1)).toEqual([expect.objectContaining({ ref: 'refs/heads/side', after: ZERO, forced: false })]);
+    expect((await remoteRefs()).has('refs/heads/side')).toBe(false);
+
+    const before = await remoteRefs();
+    answer = async () => {
+      throw new Error('database away');
+    };
+    const refused = await git(['push', remote, 'master:later'], work);
+    expect(refused.status).not.toBe(0);
+    expect(refused.out).toContain('remote: GitLab: Lode could not check this push; try again.');
+    expect(await remoteRefs()).toEqual(before);
+  });
+
+  it('refuses a hook whose secret is not a registered push', async () => {
+    const { execFile } = await import('node:child_process');
+    const registration = repos['hooks'].register(async () => undefined);
+    registration.release();
+    const out = await new Promise<{ code: number; err: string }>((resolve) => {
+      const child = execFile(
+        'bash',
+        [join(repos['config'].dataDir, 'hooks', 'pre-receive')],
+        { env: { ...process.env, ...registration.env } },
+        (err, _stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, err: stderr }),
+      );
+      child.stdin?.end(`${ZERO} ${'1'.repeat(40)} refs/heads/x\n`);
+    });
+    expect(out.code).toBe(1);
+    expect(out.err).toContain('GitLab: Lode could not check this push; try again.');
+  });
+});

@@ -1,0 +1,78 @@
+import { LodeConfig } from '@app/platform';
+import { PendingPushes, ProjectQueries } from '@app/projects';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { GitAccess } from '../transport/git-access';
+
+/**
+ * How old a written-down push must be before the reconciler takes it: far past the end of any live
+ * push (its record follows git's exit within the recorder's ~8 s of retries), so a push is never
+ * recorded by both.
+ */
+export const RECONCILE_AFTER_MS = 2 * 60_000;
+/** How often each process that serves git looks for such pushes. */
+const RECONCILE_EVERY_MS = 60_000;
+
+/**
+ * Records the pushes git applied whose own process could not record them: killed between the ref
+ * update and its `RepositoryPushed`, or PostgreSQL away through all its retries. Each such push is
+ * still written down (`PendingPushes`, from its pre-receive); the reconciler records the updates
+ * whose refs hold the proposed value, as the pusher written down, so hooks, statistics and
+ * `last_activity_at` catch up. Updates whose ref holds something else moved nothing (refused, lost a
+ * race) or were overtaken by a later push, which has its own record. Several processes may run it:
+ * each claims the pushes it records.
+ */
+@Injectable()
+export class PushReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('PushReconciler');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+
+  constructor(
+    private readonly config: LodeConfig,
+    private readonly pending: PendingPushes,
+    private readonly projects: ProjectQueries,
+    private readonly access: GitAccess,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.runsApi) return;
+    // At start (a crash leaves its pushes behind) and then every minute; never what keeps a process up.
+    this.timer = setInterval(() => this.tick(), RECONCILE_EVERY_MS);
+    this.timer.unref();
+    setTimeout(() => this.tick(), 5_000).unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Records every written-down push older than `olderThanMs`; answers how many it took. */
+  async reconcile(olderThanMs = RECONCILE_AFTER_MS): Promise<number> {
+    let taken = 0;
+    for (;;) {
+      const batch = await this.pending.claimStale(olderThanMs);
+      if (!batch.length) return taken;
+      for (const push of batch) {
+        taken += 1;
+        const project = await this.projects.findForSystem(push.projectId);
+        if (!project) {
+          await this.pending.forget(push.id);
+          continue;
+        }
+        this.logger.warn(`recording push ${push.id} to project ${push.projectId} by ${push.pusher.username} late`);
+        await this.access.recordPush(project, push.pusher, push.updates, push.id, 'reconciler');
+      }
+    }
+  }
+
+  private tick(): void {
+    if (this.running) return;
+    this.running = this.reconcile()
+      .catch((err: unknown) => {
+        this.logger.warn(`could not reconcile pushes: ${String(err)}`);
+        return 0;
+      })
+      .finally(() => (this.running = undefined));
+  }
+}

@@ -1,0 +1,166 @@
+import { PendingPushes } from '@app/projects';
+import { GitAccess, PushReconciler } from '@app/repositories';
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { git, gitOk, tempDirs } from '../support/git';
+import { createUser, type SeededUser } from '../support/seed';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+const ZERO = '0'.repeat(40);
+
+/**
+ * Issue 15, section 1: a push is written down in PostgreSQL at git's pre-receive, before any ref
+ * moves, and struck off when its `RepositoryPushed` is appended. The test hooks below stand for a
+ * process that dies between the two, or a PostgreSQL that refuses the first write.
+ */
+describe('pushes recorded before git says ok', () => {
+  let t: TestApp;
+  let base: string;
+  let owner: SeededUser;
+  let access: GitAccess;
+  let pending: PendingPushes;
+  const tmp = tempDirs();
+
+  const url = (path: string) => `http://git:${owner.token}@${base}/${path}.git`;
+  async function project(name: string) {
+    const res = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', owner.token).send({ name });
+    expect(res.status).toBe(201);
+    return res.body as { id: number; path_with_namespace: string };
+  }
+  async function workingCopy(): Promise<{ dir: string; head: string }> {
+    const dir = tmp.make();
+    await gitOk(['init', '-q', '-b', 'master', dir]);
+    writeFileSync(join(dir, 'a.txt'), 'a\n');
+    await gitOk(['add', '.'], dir);
+    await gitOk(['commit', '-q', '-m', 'a'], dir);
+    return { dir, head: (await gitOk(['rev-parse', 'HEAD'], dir)).trim() };
+  }
+  const pushed = async (projectId: number) =>
+    t.db.query<{ data: { userId: number; updates: { ref: string; after: string }[] }; metadata: { origin: string } }[]>(
+      `select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`,
+      [`project-${projectId}`],
+    );
+  const written = async (projectId: number) =>
+    (
+      await t.db.query<{ n: number }[]>(`select count(*)::int as n from pending_pushes where project_id = $1`, [
+        projectId,
+      ])
+    )[0].n;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.app.listen(0, '127.0.0.1');
+    base = `127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    owner = await createUser(t);
+    access = t.app.get(GitAccess);
+    pending = t.app.get(PendingPushes);
+  });
+  afterAll(async () => {
+    tmp.removeAll();
+    await t.close();
+  });
+
+  it('strikes the written-down push off in the transaction that records it', async () => {
+    const p = await project('Ordinary');
+    const { dir } = await workingCopy();
+    await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    expect(await pushed(p.id)).toHaveLength(1);
+    expect(await written(p.id)).toBe(0);
+  });
+
+  it('records, through the reconciler and as its pusher, a push whose process died after its refs moved', async () => {
+    const p = await project('Interrupted');
+    const { dir, head } = await workingCopy();
+    // The process "dies" between git's ref update and the record: nothing is recorded by it.
+    const recordPush = access.recordPush.bind(access);
+    access.recordPush = async () => undefined;
+    try {
+      await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    } finally {
+      access.recordPush = recordPush;
+    }
+    expect(await pushed(p.id)).toHaveLength(0);
+    expect(await written(p.id)).toBe(1);
+    // A retry of the client changes nothing: git says everything is up to date.
+    expect((await git(['push', url(p.path_with_namespace), 'master'], dir)).out).toContain('Everything up-to-date');
+
+    // Too young for the reconciler's ordinary run (a live push may still be recording it)...
+    expect(await t.app.get(PushReconciler).reconcile()).toBe(0);
+    // ...taken once it is old enough.
+    expect(await t.app.get(PushReconciler).reconcile(0)).toBe(1);
+    const [event] = await pushed(p.id);
+    expect(event.data.userId).toBe(owner.id);
+    expect(event.metadata.origin).toBe('reconciler');
+    expect(event.data.updates).toEqual([
+      expect.objectContaining({ ref: 'refs/heads/master', before: ZERO, after: head }),
+    ]);
+    expect(await written(p.id)).toBe(0);
+    const after = await t.http().get(`/api/v4/projects/${p.id}`).set('PRIVATE-TOKEN', owner.token);
+    expect(after.body.default_branch).toBe('master');
+    // The push fan-out (hooks) follows the event like any other.
+    const fanout = await t.db.query<{ n: number }[]>(
+      `select count(*)::int as n from outbox where name = 'push-fanout' and data->>'projectId' = $1`,
+      [String(p.id)],
+    );
+    expect(fanout[0].n).toBe(1);
+  });
+
+  it('records a push once when its recorder and the reconciler both get to it', async () => {
+    const p = await project('Twice');
+    const { dir, head } = await workingCopy();
+    const recordPush = access.recordPush.bind(access);
+    access.recordPush = async () => undefined;
+    try {
+      await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    } finally {
+      access.recordPush = recordPush;
+    }
+    const [row] = await t.db.query<{ id: string }[]>(`select id from pending_pushes where project_id = $1`, [p.id]);
+    const updates = [{ ref: 'refs/heads/master', before: ZERO, after: head }];
+    const row2 = { id: p.id, default_branch: null };
+    await Promise.all([
+      access.recordPush(row2, { id: owner.id, username: owner.username }, updates, String(row.id)),
+      access.recordPush(row2, { id: owner.id, username: owner.username }, updates, String(row.id)),
+    ]);
+    expect(await pushed(p.id)).toHaveLength(1);
+    expect(await t.app.get(PushReconciler).reconcile(0)).toBe(0);
+    expect(await pushed(p.id)).toHaveLength(1);
+  });
+
+  it('refuses the push, moving no ref, when PostgreSQL cannot write it down', async () => {
+    const p = await project('Refused');
+    const { dir } = await workingCopy();
+    const begin = pending.begin.bind(pending);
+    pending.begin = async () => {
+      throw new Error('connection terminated');
+    };
+    let refused: { status: number; out: string };
+    try {
+      refused = await git(['push', url(p.path_with_namespace), 'master'], dir);
+    } finally {
+      pending.begin = begin;
+    }
+    expect(refused.status).not.toBe(0);
+    expect(refused.out).toContain('remote: GitLab: Lode could not check this push; try again.');
+    expect(refused.out).toContain('pre-receive hook declined');
+    expect((await gitOk(['ls-remote', url(p.path_with_namespace)])).trim()).toBe('');
+    expect(await pushed(p.id)).toHaveLength(0);
+    // Once PostgreSQL takes it again, the same push goes through.
+    await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    expect(await pushed(p.id)).toHaveLength(1);
+  });
+
+  it('forgets a written-down push that moved nothing, and one whose project is gone', async () => {
+    const p = await project('Nothing Moved');
+    await t.db.query(`insert into pending_pushes (project_id, updates, pusher) values ($1, $2, $3), (999999, $2, $3)`, [
+      p.id,
+      JSON.stringify([{ ref: 'refs/heads/master', before: ZERO, after: 'a'.repeat(40) }]),
+      JSON.stringify({ id: owner.id, username: owner.username }),
+    ]);
+    expect(await t.app.get(PushReconciler).reconcile(0)).toBe(2);
+    expect(await written(p.id)).toBe(0);
+    expect(await written(999999)).toBe(0);
+    expect(await pushed(p.id)).toHaveLength(0);
+  });
+});
