@@ -322,6 +322,8 @@ export abstract class GitRepositories {
   abstract tag(repo: RepoRef, name: string): Promise<Tag | undefined>;
   /** The blob at `path` in commit `sha`; undefined for a missing path, a directory or a submodule. */
   abstract fileEntry(repo: RepoRef, sha: string, path: string): Promise<FileEntry | undefined>;
+  /** The blob at `path` in commit `sha` with its bytes, read whole; undefined as for fileEntry. */
+  abstract readFile(repo: RepoRef, sha: string, path: string): Promise<(FileEntry & { content: Buffer }) | undefined>;
   /** The newest commit reachable from `sha` that changed `path`. */
   abstract lastCommitFor(repo: RepoRef, sha: string, path: string): Promise<string | undefined>;
   /** Who last changed each line of `path` at commit `sha`, as ranges of consecutive lines from one commit. */

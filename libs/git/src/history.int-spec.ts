@@ -96,6 +96,10 @@ describe('LocalGitRepositories history reads', () => {
   it('finds blobs by path, not directories, and the last commit that changed them', async () => {
     expect(await git.fileEntry(repo, sha.merge, '/side.txt')).toMatchObject({ path: 'side.txt', name: 'side.txt' });
     expect(await git.fileEntry(repo, sha.merge, '')).toBeUndefined();
+    const read = await git.readFile(repo, sha.merge, 'side.txt');
+    expect(read?.content.toString()).toBe('one\ntwo\n');
+    expect(read?.blobId).toBe((await git.fileEntry(repo, sha.merge, 'side.txt'))?.blobId);
+    expect(await git.readFile(repo, sha.merge, 'nope')).toBeUndefined();
     expect(await git.fileEntry(repo, sha.base, 'side.txt')).toBeUndefined();
     expect(await git.lastCommitFor(repo, sha.merge, 'side.txt')).toBe(sha.side);
     expect(await git.lastCommitFor(repo, sha.merge, 'odd.txt')).toBe(sha.main);

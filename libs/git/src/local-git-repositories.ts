@@ -258,6 +258,10 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     return this.reads.fileEntry(this.path(repo), sha, path);
   }
 
+  readFile(repo: RepoRef, sha: string, path: string): Promise<(FileEntry & { content: Buffer }) | undefined> {
+    return this.reads.readFile(this.path(repo), sha, path);
+  }
+
   lastCommitFor(repo: RepoRef, sha: string, file: string): Promise<string | undefined> {
     const path = this.path(repo);
     return this.lastCommits.get(`${path}\0${sha}\0${file}`, () => history.lastCommitFor(path, sha, file));

@@ -45,6 +45,7 @@ interface Tree {
   getEntry(path: string): Promise<NodegitTreeEntry>;
 }
 interface NodegitTreeEntry {
+  id(): Oid;
   name(): string;
   sha(): string;
   path(): string;
@@ -266,6 +267,22 @@ export class NodegitRepositories {
   }
 
   async fileEntry(path: string, sha: string, file: string): Promise<FileEntry | undefined> {
+    return (await this.file(path, sha, file))?.file;
+  }
+
+  /** The file and its bytes in one pass over commit, tree and blob (the files API's hot path). */
+  async readFile(path: string, sha: string, file: string): Promise<(FileEntry & { content: Buffer }) | undefined> {
+    const found = await this.file(path, sha, file);
+    if (!found) return undefined;
+    const blob = await found.repo.getBlob(found.entry.id());
+    return { ...found.file, content: blob.content() };
+  }
+
+  private async file(
+    path: string,
+    sha: string,
+    file: string,
+  ): Promise<{ repo: Repo; entry: NodegitTreeEntry; file: FileEntry } | undefined> {
     // GitLab's `blob_at` drops leading slashes; an empty path names the root tree, which is no file.
     const wanted = file.replace(/^\/+/, '');
     if (!wanted || !SHA.test(sha)) return undefined;
@@ -274,7 +291,7 @@ export class NodegitRepositories {
       const commit = await repo.getCommit(NodeGit.Oid.fromString(sha));
       const entry = await (await commit.getTree()).getEntry(wanted);
       if (!entry.isBlob()) return undefined;
-      return { blobId: entry.sha(), path: wanted, name: entry.name() };
+      return { repo, entry, file: { blobId: entry.sha(), path: wanted, name: entry.name() } };
     } catch {
       return undefined;
     }

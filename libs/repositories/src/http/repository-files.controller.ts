@@ -59,19 +59,21 @@ export class RepositoryFilesController {
     private readonly git: GitRepositories,
   ) {}
 
-  /** GitLab's `assign_file_vars!`: the caller may read the code, the ref names a commit, the path a blob in it. */
-  private async locate(
-    id: string,
-    path: string,
-    ref: string,
-    actor: Actor | undefined,
-  ): Promise<{ repo: RepoRef; commit: CommitInfo; file: FileEntry }> {
+  /** GitLab's `assign_file_vars!`: the caller may read the code and the ref names a commit. */
+  private async commitOf(id: string, ref: string, actor: Actor | undefined) {
     const { repo } = await readableRepository(this.projects, id, actor);
     const commit = await this.git.resolveCommit(repo, ref);
     if (!commit) throw new NotFound('Commit');
-    const file = await this.git.fileEntry(repo, commit.id, path);
+    return { repo, commit };
+  }
+
+  /** The file read whole at the ref, and its metadata: the JSON answer, HEAD and blame. */
+  private async wholeFile(id: string, path: string, ref: string, actor: Actor | undefined) {
+    const { repo, commit } = await this.commitOf(id, ref, actor);
+    const file = await this.git.readFile(repo, commit.id, path);
     if (!file) throw new NotFound('File');
-    return { repo, commit, file };
+    const sha256 = createHash('sha256').update(file.content).digest('hex');
+    return { repo, commit, file, data: await this.data(repo, ref, commit, file, file.content.length, sha256) };
   }
 
   private async data(repo: RepoRef, ref: string, commit: CommitInfo, file: FileEntry, size: number, sha256?: string) {
@@ -100,11 +102,7 @@ export class RepositoryFilesController {
     @Res() res: Response,
     @CurrentActor() actor?: Actor,
   ): Promise<void> {
-    const { repo, commit, file } = await this.locate(id, path, q.ref, actor);
-    const blob = await this.git.blob(repo, file.blobId);
-    if (!blob) throw new NotFound('File');
-    const sha256 = createHash('sha256').update(blob.content).digest('hex');
-    setFileHeaders(res, await this.data(repo, q.ref, commit, file, blob.size, sha256));
+    setFileHeaders(res, (await this.wholeFile(id, path, q.ref, actor)).data);
     res.setHeader('Content-Type', 'application/json');
     res.status(200).end();
   }
@@ -118,13 +116,9 @@ export class RepositoryFilesController {
     @Res({ passthrough: true }) res: Response,
     @CurrentActor() actor?: Actor,
   ) {
-    const { repo, commit, file } = await this.locate(id, path, q.ref, actor);
-    const blob = await this.git.blob(repo, file.blobId);
-    if (!blob) throw new NotFound('File');
-    const sha256 = createHash('sha256').update(blob.content).digest('hex');
-    const data = await this.data(repo, q.ref, commit, file, blob.size, sha256);
+    const { file, data } = await this.wholeFile(id, path, q.ref, actor);
     setFileHeaders(res, data);
-    return { ...data, content: blob.content.toString('base64') };
+    return { ...data, content: file.content.toString('base64') };
   }
 
   /**
@@ -140,7 +134,9 @@ export class RepositoryFilesController {
     @Res() res: Response,
     @CurrentActor() actor?: Actor,
   ): Promise<void> {
-    const { repo, commit, file } = await this.locate(id, path, q.ref, actor);
+    const { repo, commit } = await this.commitOf(id, q.ref, actor);
+    const file = await this.git.fileEntry(repo, commit.id, path);
+    if (!file) throw new NotFound('File');
     const blob = await this.git.rawBlob(repo, file.blobId);
     if (!blob) throw new NotFound('File');
     const sha256 = 'content' in blob ? createHash('sha256').update(blob.content).digest('hex') : undefined;
@@ -157,14 +153,8 @@ export class RepositoryFilesController {
     @Res({ passthrough: true }) res: Response,
     @CurrentActor() actor?: Actor,
   ) {
-    const { repo, commit, file } = await this.locate(id, path, q.ref, actor);
-    const [blob, ranges] = await Promise.all([
-      this.git.blob(repo, file.blobId),
-      this.git.blame(repo, commit.id, file.path),
-    ]);
-    if (!blob) throw new NotFound('File');
-    const sha256 = createHash('sha256').update(blob.content).digest('hex');
-    setFileHeaders(res, await this.data(repo, q.ref, commit, file, blob.size, sha256));
-    return ranges.map(serializeBlameRange);
+    const { repo, commit, file, data } = await this.wholeFile(id, path, q.ref, actor);
+    setFileHeaders(res, data);
+    return (await this.git.blame(repo, commit.id, file.path)).map(serializeBlameRange);
   }
 }
