@@ -33,7 +33,11 @@ interface FileData {
  * bytes, but Node writes header bytes as UTF-8 or Latin-1 depending on the body that follows, so only
  * ASCII arrives the same on every answer (JSON, HEAD and raw).
  */
-const headerValue = (value: string) => value.replace(/[^\x20-\x7e]+/g, (run) => encodeURIComponent(run));
+const headerValue = (value: string) =>
+  // Through a Buffer rather than encodeURIComponent, which throws on a lone surrogate.
+  value.replace(/[^\x20-\x7e]+/g, (run) =>
+    [...Buffer.from(run, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
+  );
 
 /** GitLab's `set_http_headers`: `file_name` becomes `X-Gitlab-File-Name`, and so on for every key. */
 function setFileHeaders(res: Response, data: FileData): void {
