@@ -39,7 +39,9 @@ describe('git over smart HTTP', () => {
   }
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // Developers push first into empty projects here: GitLab's default protection (2) would refuse
+    // that; the protected-branch suites cover it, and the gate over HTTP below.
+    t = await startTestApp({ defaultBranchProtection: 0 });
     await t.app.listen(0, '127.0.0.1');
     const address = t.app.getHttpServer().address() as AddressInfo;
     base = `127.0.0.1:${address.port}`;

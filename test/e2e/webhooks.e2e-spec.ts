@@ -68,7 +68,14 @@ describe('webhook deliveries for pushes', () => {
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
     hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-    t = await startTestApp({ allowLocalWebhooks: true, webhookTimeoutMs: 1000, webhookRetryDelayMs: 200 });
+    // A developer pushes first into the empty project: GitLab's default protection (2) would refuse
+    // that (only maintainers push into an empty repository); protected-branches.e2e-spec.ts covers it.
+    t = await startTestApp({
+      allowLocalWebhooks: true,
+      webhookTimeoutMs: 1000,
+      webhookRetryDelayMs: 200,
+      defaultBranchProtection: 0,
+    });
     await t.app.listen(0, '127.0.0.1');
     owner = await createUser(t);
     developer = await createUser(t);

@@ -42,6 +42,66 @@ export interface CommitInfo {
   committedDate: string;
 }
 
+/** Lines a commit added and deleted against its first parent (GitLab's CommitStats). */
+export interface CommitStats {
+  additions: number;
+  deletions: number;
+  total: number;
+}
+
+/** A page of a history walk, newest first (GitLab's commit list). */
+export interface CommitLogQuery {
+  /** A branch, tag or sha; ignored with `all`. */
+  ref?: string;
+  /** Commits reachable from every ref. */
+  all: boolean;
+  /** Only commits that changed this path. */
+  path?: string;
+  /** Only commits committed at or after this time. */
+  since?: Date;
+  /** Only commits committed at or before this time. */
+  until?: Date;
+  offset: number;
+  limit: number;
+  withStats: boolean;
+}
+
+/** One page of commits and how many the whole walk holds; an unknown ref walks nothing. */
+export interface CommitLogPage {
+  commits: (CommitInfo & { stats?: CommitStats })[];
+  total: number;
+}
+
+/** A branch or a tag by name (GitLab's BasicRef). */
+export interface RefName {
+  type: 'branch' | 'tag';
+  name: string;
+}
+
+export interface Tag {
+  name: string;
+  /** The tag object of an annotated tag, the commit of a lightweight one. */
+  target: string;
+  /** An annotated tag's message; null for a lightweight tag. */
+  message: string | null;
+  /** The commit the tag points at, peeled. */
+  commit: CommitInfo;
+}
+
+/** A blob in a commit's tree, by its path (GitLab's `blob_at`). */
+export interface FileEntry {
+  blobId: string;
+  /** The path as the tree holds it, without leading slashes. */
+  path: string;
+  name: string;
+}
+
+/** Consecutive lines last changed by one commit (GitLab's blame range). */
+export interface BlameRange {
+  commit: CommitInfo;
+  lines: string[];
+}
+
 export interface BlobInfo {
   sha: string;
   size: number;
@@ -244,6 +304,30 @@ export abstract class GitRepositories {
   abstract contributors(repo: RepoRef, ref: string): Promise<Contributor[]>;
   /** The archive of commit `sha` under the top directory `prefix`, made by `git archive` once and then cached. */
   abstract archive(repo: RepoRef, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive>;
+  /** One page of commits, newest first, and how many the walk holds; costs the commits before the page, not the whole history. */
+  abstract commitLog(repo: RepoRef, query: CommitLogQuery): Promise<CommitLogPage>;
+  /** Lines the commit `sha` added and deleted against its first parent. */
+  abstract commitStats(repo: RepoRef, sha: string): Promise<CommitStats>;
+  /** The changes of commit `sha` against its first parent (every file against nothing for a root commit). */
+  abstract commitDiff(
+    repo: RepoRef,
+    sha: string,
+    limits: CompareLimits,
+  ): Promise<{ diffs: FileDiff[]; overflow: boolean }>;
+  /** Branches, then tags, whose history contains commit `sha`, each by name. */
+  abstract refsContaining(repo: RepoRef, sha: string): Promise<RefName[]>;
+  /** Every tag, by name, with the commit it points at. */
+  abstract tags(repo: RepoRef): Promise<Tag[]>;
+  /** The tag `name` with the commit it points at; undefined when there is none. */
+  abstract tag(repo: RepoRef, name: string): Promise<Tag | undefined>;
+  /** The blob at `path` in commit `sha`; undefined for a missing path, a directory or a submodule. */
+  abstract fileEntry(repo: RepoRef, sha: string, path: string): Promise<FileEntry | undefined>;
+  /** The blob at `path` in commit `sha` with its bytes, read whole; undefined as for fileEntry. */
+  abstract readFile(repo: RepoRef, sha: string, path: string): Promise<(FileEntry & { content: Buffer }) | undefined>;
+  /** The newest commit reachable from `sha` that changed `path`. */
+  abstract lastCommitFor(repo: RepoRef, sha: string, path: string): Promise<string | undefined>;
+  /** Who last changed each line of `path` at commit `sha`, as ranges of consecutive lines from one commit. */
+  abstract blame(repo: RepoRef, sha: string, path: string): Promise<BlameRange[]>;
   /** Every ref and the object it holds (`refs/heads/...`, `refs/tags/...`). */
   abstract refs(repo: RepoRef): Promise<Map<string, string>>;
   /**

@@ -1,5 +1,6 @@
 import { LodeConfig } from '@app/platform';
 import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ArchiveStore } from './archive-store';
 import * as cli from './git-cli';
@@ -7,12 +8,18 @@ import {
   GitRepositories,
   type Archive,
   type ArchiveExtension,
+  type BlameRange,
   type BlobInfo,
   type Branch,
   type CommitInfo,
+  type CommitLogPage,
+  type CommitLogQuery,
+  type CommitStats,
   type CompareLimits,
   type Comparison,
   type Contributor,
+  type FileDiff,
+  type FileEntry,
   type GitHttpOptions,
   type GitPackIo,
   type GitPackOptions,
@@ -21,17 +28,41 @@ import {
   type HeldBlob,
   type RawBlob,
   type RefCommand,
+  type RefName,
   type RefUpdate,
   type RepoRef,
   type RepositoryStatistics,
+  type Tag,
   type TreeEntry,
 } from './git-repositories';
+import * as history from './history';
 import { serveGitHttp } from './http-backend';
 import { NodegitRepositories } from './nodegit-repositories';
 import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
 import { RefUpdateHooks } from './ref-update-hooks';
 import { describeRefUpdates, listRefs } from './ref-updates';
+
+/** Commit counts and last-commit lookups kept: both are keyed by immutable commit ids, so never stale. */
+const HISTORY_CACHE = 1024;
+
+/** A small least-recently-used map of promises: callers arriving while the first one runs share its work. */
+class PromiseCache<T> {
+  private readonly entries = new Map<string, Promise<T>>();
+  constructor(private readonly size: number) {}
+
+  get(key: string, make: () => Promise<T>): Promise<T> {
+    let value = this.entries.get(key);
+    if (value) this.entries.delete(key);
+    else {
+      value = make();
+      value.catch(() => this.entries.delete(key));
+    }
+    this.entries.set(key, value);
+    while (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value as string);
+    return value;
+  }
+}
 
 /**
  * GitRepositories on the local data directory (`$LODE_DATA_DIR/repositories/@hashed/...`): reads
@@ -45,6 +76,8 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   private readonly rawBlobs = new RawBlobs();
   private readonly archives: ArchiveStore;
   private readonly hooks: RefUpdateHooks;
+  private readonly counts = new PromiseCache<number>(HISTORY_CACHE);
+  private readonly lastCommits = new PromiseCache<string | undefined>(HISTORY_CACHE);
 
   constructor(private readonly config: LodeConfig) {
     super();
@@ -144,6 +177,110 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
 
   archive(repo: RepoRef, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive> {
     return this.archives.open(repo, this.path(repo), sha, ext, prefix);
+  }
+
+  /*
+   * A page is `git log --skip=<offset> --max-count=<limit>`: git stops walking at the page's end, so
+   * page N reads the commits up to it, never the whole history. The total (X-Total) is one
+   * `git rev-list --count`, kept by what makes it immutable: the resolved commit (or, with `all`,
+   * every ref's target) and the filters. The 40th page of 5,000 commits thus costs a walk of 4,000
+   * and no count after the first page.
+   */
+  async commitLog(repo: RepoRef, q: CommitLogQuery): Promise<CommitLogPage> {
+    const path = this.path(repo);
+    let sha: string | undefined;
+    let tips: string;
+    if (q.all) {
+      const refs = await listRefs(path);
+      if (!refs.size) return { commits: [], total: 0 };
+      tips = [...refs].map(([ref, id]) => `${id} ${ref}`).join('\n');
+    } else {
+      // GitLab 10.x (`raw_log`): an unknown ref lists nothing, rather than a 404.
+      sha = q.ref ? (await this.reads.resolveCommit(path, q.ref))?.id : undefined;
+      if (!sha) return { commits: [], total: 0 };
+      tips = sha;
+    }
+    // A path is relative to the repository's top: leading slashes go, and one that climbs out of it
+    // (`..`), which git refuses, names nothing that changed.
+    const file = q.path?.replace(/^\/+/, '') || undefined;
+    if (file?.split('/').includes('..')) return { commits: [], total: 0 };
+    const filter: history.WalkFilter = { sha, all: q.all, path: file, since: q.since, until: q.until };
+    const tipsKey = createHash('sha256').update(tips).digest('hex');
+    const key = [path, tipsKey, filter.path ?? '', q.since?.getTime() ?? '', q.until?.getTime() ?? ''].join('\0');
+    const total = await this.counts.get(key, () => history.countCommits(path, filter));
+    // Past the end nothing is walked (and git never sees a skip too large for its integers).
+    const page =
+      q.offset < total && q.limit > 0 ? await history.logPage(path, filter, q.offset, q.limit, q.withStats) : [];
+    const infos = await this.reads.commitsBySha(
+      path,
+      page.map((p) => p.sha),
+    );
+    const stats = new Map(page.map((p) => [p.sha, p.stats]));
+    return {
+      commits: infos.map((c) => (q.withStats ? { ...c, stats: stats.get(c.id) } : c)),
+      total,
+    };
+  }
+
+  commitStats(repo: RepoRef, sha: string): Promise<CommitStats> {
+    return this.reads.commitStats(this.path(repo), sha);
+  }
+
+  commitDiff(repo: RepoRef, sha: string, limits: CompareLimits): Promise<{ diffs: FileDiff[]; overflow: boolean }> {
+    return this.reads.commitDiff(this.path(repo), sha, limits);
+  }
+
+  refsContaining(repo: RepoRef, sha: string): Promise<RefName[]> {
+    return history.refsContaining(this.path(repo), sha);
+  }
+
+  tags(repo: RepoRef): Promise<Tag[]> {
+    return this.peeledTags(this.path(repo), undefined);
+  }
+
+  async tag(repo: RepoRef, name: string): Promise<Tag | undefined> {
+    // A name git refuses as a ref (`..`, a leading `-`, a space) names no tag; for-each-ref would widen a `*`.
+    if (!name || name.startsWith('-') || /[\s\0]|\.\./.test(name)) return undefined;
+    return (await this.peeledTags(this.path(repo), name)).find((t) => t.name === name);
+  }
+
+  private async peeledTags(path: string, name: string | undefined): Promise<Tag[]> {
+    const tags: Tag[] = [];
+    for (const t of await history.listTags(path, name)) {
+      // Peeled through any chain of tag objects; a tag of a tree or a blob is no tag GitLab lists.
+      const commit = await this.reads.resolveCommit(path, `refs/tags/${t.name}`);
+      if (commit) tags.push({ ...t, commit });
+    }
+    return tags;
+  }
+
+  fileEntry(repo: RepoRef, sha: string, path: string): Promise<FileEntry | undefined> {
+    return this.reads.fileEntry(this.path(repo), sha, path);
+  }
+
+  readFile(repo: RepoRef, sha: string, path: string): Promise<(FileEntry & { content: Buffer }) | undefined> {
+    return this.reads.readFile(this.path(repo), sha, path);
+  }
+
+  lastCommitFor(repo: RepoRef, sha: string, file: string): Promise<string | undefined> {
+    const path = this.path(repo);
+    return this.lastCommits.get(`${path}\0${sha}\0${file}`, () => history.lastCommitFor(path, sha, file));
+  }
+
+  async blame(repo: RepoRef, sha: string, file: string): Promise<BlameRange[]> {
+    const path = this.path(repo);
+    const lines = await history.blameLines(path, sha, file);
+    const commits = new Map(
+      (await this.reads.commitsBySha(path, [...new Set(lines.map((l) => l.sha))])).map((c) => [c.id, c]),
+    );
+    // GitLab's `Blame#groups`: consecutive lines from one commit make one range.
+    const ranges: BlameRange[] = [];
+    for (const { sha: id, line } of lines) {
+      const last = ranges[ranges.length - 1];
+      if (last && last.commit.id === id) last.lines.push(line);
+      else ranges.push({ commit: commits.get(id)!, lines: [line] });
+    }
+    return ranges;
   }
 
   refs(repo: RepoRef): Promise<Map<string, string>> {

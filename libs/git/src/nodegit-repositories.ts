@@ -5,10 +5,12 @@ import type {
   BlobInfo,
   Branch,
   CommitInfo,
+  CommitStats,
   CompareLimits,
   Comparison,
   Contributor,
   FileDiff,
+  FileEntry,
   TreeEntry,
 } from './git-repositories';
 
@@ -43,10 +45,13 @@ interface Tree {
   getEntry(path: string): Promise<NodegitTreeEntry>;
 }
 interface NodegitTreeEntry {
+  id(): Oid;
   name(): string;
   sha(): string;
+  path(): string;
   filemode(): number;
   isTree(): boolean;
+  isBlob(): boolean;
   isSubmodule(): boolean;
   getTree(): Promise<Tree>;
 }
@@ -82,9 +87,14 @@ interface Patch {
   isDeleted(): boolean;
   isRenamed(): boolean;
 }
+interface DiffStats {
+  insertions(): number;
+  deletions(): number;
+}
 interface Diff {
   findSimilar(options: { flags: number }): Promise<void>;
   patches(): Promise<Patch[]>;
+  getStats(): Promise<DiffStats>;
 }
 interface Repo {
   getCommit(oid: Oid): Promise<Commit>;
@@ -219,6 +229,74 @@ export class NodegitRepositories {
     return c && commitInfo(c);
   }
 
+  /** Commits by full id, in the order asked; an id that names no commit is left out. */
+  async commitsBySha(path: string, shas: string[]): Promise<CommitInfo[]> {
+    const repo = await this.repository(path);
+    const commits = await Promise.all(
+      shas.map((sha) => repo.getCommit(NodeGit.Oid.fromString(sha)).then(commitInfo, () => undefined)),
+    );
+    return commits.filter((c): c is CommitInfo => c !== undefined);
+  }
+
+  /** The first parent's tree, or none for a root commit: what GitLab's `diff_from_parent` compares with. */
+  private async parentTree(repo: Repo, commit: Commit): Promise<Tree | null> {
+    const [parent] = commit.parents();
+    return parent ? (await repo.getCommit(parent)).getTree() : null;
+  }
+
+  async commitStats(path: string, sha: string): Promise<CommitStats> {
+    const repo = await this.repository(path);
+    const commit = await repo.getCommit(NodeGit.Oid.fromString(sha));
+    const diff = await NodeGit.Diff.treeToTree(repo, await this.parentTree(repo, commit), await commit.getTree(), null);
+    await diff.findSimilar({ flags: NodeGit.Diff.FIND.RENAMES });
+    const stats = await diff.getStats();
+    const additions = Number(stats.insertions());
+    const deletions = Number(stats.deletions());
+    return { additions, deletions, total: additions + deletions };
+  }
+
+  async commitDiff(
+    path: string,
+    sha: string,
+    limits: CompareLimits,
+  ): Promise<{ diffs: FileDiff[]; overflow: boolean }> {
+    const repo = await this.repository(path);
+    const commit = await repo.getCommit(NodeGit.Oid.fromString(sha));
+    const [parent] = commit.parents();
+    return this.diff(repo, parent ? await repo.getCommit(parent) : undefined, commit, limits);
+  }
+
+  async fileEntry(path: string, sha: string, file: string): Promise<FileEntry | undefined> {
+    return (await this.file(path, sha, file))?.file;
+  }
+
+  /** The file and its bytes in one pass over commit, tree and blob (the files API's hot path). */
+  async readFile(path: string, sha: string, file: string): Promise<(FileEntry & { content: Buffer }) | undefined> {
+    const found = await this.file(path, sha, file);
+    if (!found) return undefined;
+    const blob = await found.repo.getBlob(found.entry.id());
+    return { ...found.file, content: blob.content() };
+  }
+
+  private async file(
+    path: string,
+    sha: string,
+    file: string,
+  ): Promise<{ repo: Repo; entry: NodegitTreeEntry; file: FileEntry } | undefined> {
+    // GitLab's `blob_at` drops leading slashes; an empty path names the root tree, which is no file.
+    const wanted = file.replace(/^\/+/, '');
+    if (!wanted || !SHA.test(sha)) return undefined;
+    const repo = await this.repository(path);
+    try {
+      const commit = await repo.getCommit(NodeGit.Oid.fromString(sha));
+      const entry = await (await commit.getTree()).getEntry(wanted);
+      if (!entry.isBlob()) return undefined;
+      return { repo, entry, file: { blobId: entry.sha(), path: wanted, name: entry.name() } };
+    } catch {
+      return undefined;
+    }
+  }
+
   async tree(path: string, ref: string, dir: string, recursive: boolean): Promise<TreeEntry[] | undefined> {
     const repo = await this.repository(path);
     const commit = await this.commit(repo, ref);
@@ -308,11 +386,12 @@ export class NodegitRepositories {
       const commit = await this.commit(repo, name);
       if (!commit) continue;
       const short = name.slice('refs/heads/'.length);
-      // GitLab's `merged`: the default branch contains the branch's tip (never true for the default branch itself).
+      // GitLab's `merged` (`merged_branch_names`, `merged_to_root_ref?`): the default branch's tip descends
+      // from the branch's tip and is not that tip; so never the default branch, nor a branch level with it.
       const merged =
         main !== undefined &&
-        short !== defaultBranch &&
-        (commit.sha() === main.sha() || Boolean(await NodeGit.Graph.descendantOf(repo, main.id(), commit.id())));
+        commit.sha() !== main.sha() &&
+        Boolean(await NodeGit.Graph.descendantOf(repo, main.id(), commit.id()));
       branches.push({ name: short, commit: commitInfo(commit), merged });
     }
     return branches;

@@ -3,7 +3,10 @@ import { UsersModule } from '@app/users';
 import { Module } from '@nestjs/common';
 import { BranchProtectionController } from './http/branch-protection.controller';
 import { GitHttpMiddleware } from './http/git-http.middleware';
+import { RepositoryCommitsController } from './http/repository-commits.controller';
+import { RepositoryFilesController } from './http/repository-files.controller';
 import { RepositoryReadsController } from './http/repository-reads.controller';
+import { RepositoryTagsController } from './http/repository-tags.controller';
 import { PushReconciler } from './push/push-reconciler';
 import { GitSshServer } from './ssh/git-ssh-server';
 import { GitAccess } from './transport/git-access';
@@ -14,7 +17,13 @@ import { GitAccess } from './transport/git-access';
  */
 @Module({
   imports: [UsersModule, ProjectsModule],
-  controllers: [RepositoryReadsController, BranchProtectionController],
+  controllers: [
+    RepositoryReadsController,
+    RepositoryCommitsController,
+    RepositoryFilesController,
+    RepositoryTagsController,
+    BranchProtectionController,
+  ],
   providers: [GitAccess, GitHttpMiddleware, GitSshServer, PushReconciler],
   exports: [GitHttpMiddleware, GitSshServer, PushReconciler, GitAccess],
 })

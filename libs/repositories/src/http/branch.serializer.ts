@@ -1,6 +1,6 @@
 import type { Branch } from '@app/git';
 import type { BranchProtectionFlags } from '@app/projects';
-import { serializeCommit } from './repository-reads.controller';
+import { serializeCommit } from './commit.serializer';
 
 /**
  * GitLab's Branch entity: `merged` as `merged_branch_names` (the default branch's tip descends from the

@@ -97,7 +97,7 @@ export class GitHttpMiddleware {
     const repo = projectRepo(project.id);
     if (caller && service !== 'info/refs') this.access.recordActivity(caller.actor.id, caller.lastActivityOn);
     if (service !== RECEIVE || !actor) return this.git.serveHttp(req, res, repo, service, actor?.username ?? '');
-    const session = this.access.pushSession(project, actor);
+    const session = this.access.pushSession(project, actor, { accessLevel: project.access, isAdmin: actor.isAdmin });
     this.git.serveHttp(req, res, repo, service, actor.username, {
       checkRefUpdates: session.check,
       beforeEnd: () => session.finish(),

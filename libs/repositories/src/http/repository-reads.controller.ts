@@ -1,12 +1,4 @@
-import {
-  archiveEtag,
-  archiveExtension,
-  GitRepositories,
-  projectRepo,
-  type CommitInfo,
-  type RepoRef,
-  type TreeEntry,
-} from '@app/git';
+import { archiveEtag, archiveExtension, GitRepositories, type RepoRef, type TreeEntry } from '@app/git';
 import {
   CurrentActor,
   GitlabParams,
@@ -18,10 +10,14 @@ import {
   ToBool,
   type Actor,
 } from '@app/platform';
-import { ProjectAccessPolicy, ProjectQueries, type ProjectRow } from '@app/projects';
+import { ProjectQueries, ProtectedBranchPolicy, ProtectedBranchQueries, type ProjectRow } from '@app/projects';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
+import { serializeBranch } from './branch.serializer';
+import { serializeCommit, serializeDiff } from './commit.serializer';
+import { sendRawBlob } from './raw-response';
+import { readableRepository } from './readable-repository';
 
 export class TreeDto extends PaginationDto {
   @IsOptional() @IsString() path?: string;
@@ -42,22 +38,6 @@ export class BranchesDto extends PaginationDto {
   @IsOptional() @IsString() search?: string;
 }
 
-/** GitLab's RepoCommit entity. */
-export const serializeCommit = (c: CommitInfo) => ({
-  id: c.id,
-  short_id: c.shortId,
-  title: c.title,
-  created_at: c.committedDate,
-  parent_ids: c.parentIds,
-  message: c.message,
-  author_name: c.authorName,
-  author_email: c.authorEmail,
-  authored_date: c.authoredDate,
-  committer_name: c.committerName,
-  committer_email: c.committerEmail,
-  committed_date: c.committedDate,
-});
-
 const serializeEntry = (e: TreeEntry) => ({ id: e.id, name: e.name, type: e.type, path: e.path, mode: e.mode });
 
 /**
@@ -70,14 +50,8 @@ export class RepositoryReadsController {
     private readonly projects: ProjectQueries,
     private readonly git: GitRepositories,
     private readonly config: LodeConfig,
+    private readonly protectedBranches: ProtectedBranchQueries,
   ) {}
-
-  /** GitLab's `download_code`: an invisible project is 404, a visible one whose code the caller may not read 403. */
-  private async readable(id: string, actor: Actor | undefined): Promise<{ project: ProjectRow; repo: RepoRef }> {
-    const project = await this.projects.getVisible(id, actor);
-    ProjectAccessPolicy.requireDownloadCode(project, actor);
-    return { project, repo: projectRepo(project.id) };
-  }
 
   /** The default ref: the project's default branch, else what HEAD names. */
   private async defaultRef(project: ProjectRow, repo: RepoRef): Promise<string | undefined> {
@@ -86,7 +60,7 @@ export class RepositoryReadsController {
 
   @Get('tree')
   async tree(@Param('id') id: string, @GitlabParams() q: TreeDto, @CurrentActor() actor?: Actor) {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const ref = q.ref || (await this.defaultRef(project, repo));
     const entries = ref ? await this.git.tree(repo, ref, q.path ?? '', q.recursive === true) : undefined;
     if (!entries) throw new NotFound('Tree');
@@ -96,33 +70,19 @@ export class RepositoryReadsController {
 
   @Get('blobs/:sha')
   async blob(@Param('id') id: string, @Param('sha') sha: string, @CurrentActor() actor?: Actor) {
-    const { repo } = await this.readable(id, actor);
+    const { repo } = await readableRepository(this.projects, id, actor);
     const blob = await this.git.blob(repo, sha);
     if (!blob) throw new NotFound('Blob');
     return { size: blob.size, encoding: 'base64', content: blob.content.toString('base64'), sha: blob.sha };
   }
 
-  /**
-   * The blob's bytes, streamed. Never rendered by a browser: `nosniff` and a sandboxing policy keep HTML or
-   * SVG from a repository from running on Lode's origin (GitLab 10.x sent the blob's own type).
-   */
+  /** The blob's bytes, streamed (see sendRawBlob for the headers that keep a browser from running them). */
   @Get('blobs/:sha/raw')
   async raw(@Param('id') id: string, @Param('sha') sha: string, @Res() res: Response, @CurrentActor() actor?: Actor) {
-    const { repo } = await this.readable(id, actor);
+    const { repo } = await readableRepository(this.projects, id, actor);
     const blob = await this.git.rawBlob(repo, sha);
     if (!blob) throw new NotFound('Blob');
-    res.status(200);
-    res.setHeader('Content-Type', blob.binary ? 'application/octet-stream' : 'text/plain; charset=utf-8');
-    res.setHeader('Content-Length', String(blob.size));
-    res.setHeader('Content-Disposition', 'inline');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
-    if ('content' in blob) return void res.end(blob.content);
-    res.on('close', () => {
-      if (!res.writableFinished) blob.cancel();
-    });
-    blob.stream.on('error', () => res.destroy());
-    blob.stream.pipe(res);
+    sendRawBlob(res, blob);
   }
 
   @Get('archive')
@@ -153,7 +113,7 @@ export class RepositoryReadsController {
     res: Response,
     actor: Actor | undefined,
   ): Promise<void> {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const ext = archiveExtension(format);
     if (!ext) throw new NotFound();
     const ref = q.sha || (await this.defaultRef(project, repo));
@@ -179,7 +139,7 @@ export class RepositoryReadsController {
   /** GitLab 10.x: an unknown `from` or `to` gives an empty comparison (200), not a 404. */
   @Get('compare')
   async compare(@Param('id') id: string, @GitlabParams() q: CompareDto, @CurrentActor() actor?: Actor) {
-    const { repo } = await this.readable(id, actor);
+    const { repo } = await readableRepository(this.projects, id, actor);
     const c = await this.git.compare(repo, q.from, q.to, {
       maxFiles: this.config.compareMaxFiles,
       maxLines: this.config.compareMaxLines,
@@ -189,16 +149,7 @@ export class RepositoryReadsController {
     return {
       commit: commits.length ? commits[commits.length - 1] : null,
       commits,
-      diffs: c.diffs.map((d) => ({
-        old_path: d.oldPath,
-        new_path: d.newPath,
-        a_mode: d.aMode,
-        b_mode: d.bMode,
-        new_file: d.newFile,
-        renamed_file: d.renamedFile,
-        deleted_file: d.deletedFile,
-        diff: d.diff,
-      })),
+      diffs: c.diffs.map(serializeDiff),
       compare_timeout: c.overflow,
       compare_same_ref: c.same,
     };
@@ -206,23 +157,29 @@ export class RepositoryReadsController {
 
   @Get('contributors')
   async contributors(@Param('id') id: string, @GitlabParams() q: PaginationDto, @CurrentActor() actor?: Actor) {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const ref = await this.defaultRef(project, repo);
     const all = ref ? await this.git.contributors(repo, ref) : [];
     const page = pageParams(q);
     return new Page(all.slice(page.offset, page.offset + page.perPage), all.length, page);
   }
 
+  /** GitLab 10.x's `search`: a case-insensitive substring of the name. Sorted by name, as git lists them. */
   @Get('branches')
   async branches(@Param('id') id: string, @GitlabParams() q: BranchesDto, @CurrentActor() actor?: Actor) {
-    const { project, repo } = await this.readable(id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const search = q.search?.toLowerCase();
-    const all = (await this.git.branches(repo, await this.defaultRef(project, repo))).filter(
-      (b) => !search || b.name.toLowerCase().includes(search),
-    );
+    const main = await this.defaultRef(project, repo);
+    const [branches, rules] = await Promise.all([
+      this.git.branches(repo, main),
+      this.protectedBranches.forProject(project.id),
+    ]);
+    const all = branches.filter((b) => !search || b.name.toLowerCase().includes(search));
     const page = pageParams(q);
     return new Page(
-      all.slice(page.offset, page.offset + page.perPage).map((b) => serializeBranch(b)),
+      all
+        .slice(page.offset, page.offset + page.perPage)
+        .map((b) => serializeBranch(b, main, ProtectedBranchPolicy.branchFlags(rules, b.name))),
       all.length,
       page,
     );
@@ -231,21 +188,11 @@ export class RepositoryReadsController {
   /** `:branch` may hold slashes when encoded (`feature%2Fx`); Express decodes the parameter. */
   @Get('branches/:branch')
   async branch(@Param('id') id: string, @Param('branch') name: string, @CurrentActor() actor?: Actor) {
-    const { project, repo } = await this.readable(id, actor);
-    const branch = (await this.git.branches(repo, await this.defaultRef(project, repo))).find((b) => b.name === name);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
+    const main = await this.defaultRef(project, repo);
+    const branch = (await this.git.branches(repo, main)).find((b) => b.name === name);
     if (!branch) throw new NotFound('Branch');
-    return serializeBranch(branch);
+    const rules = await this.protectedBranches.forProject(project.id);
+    return serializeBranch(branch, main, ProtectedBranchPolicy.branchFlags(rules, branch.name));
   }
-}
-
-/** GitLab 10.x's Branch entity: no protected branches in Lode, so never protected. */
-function serializeBranch(b: { name: string; commit: CommitInfo; merged: boolean }) {
-  return {
-    name: b.name,
-    commit: serializeCommit(b.commit),
-    merged: b.merged,
-    protected: false,
-    developers_can_push: false,
-    developers_can_merge: false,
-  };
 }

@@ -1,6 +1,6 @@
 import { GitRepositories, projectRepo, type GitPackSession } from '@app/git';
 import { LodeConfig, redactSecrets, type Actor } from '@app/platform';
-import { DeployKeyQueries, type DeployKeyGrant, type ProjectRow } from '@app/projects';
+import { DeployKeyQueries, type BranchCaller, type DeployKeyGrant, type ProjectRow } from '@app/projects';
 import { ActorResolver, UserBlocked, type SshKeyHolder } from '@app/users';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { createHash } from 'node:crypto';
@@ -247,21 +247,25 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     const push = command.service === 'git-receive-pack';
     let project: ProjectRow;
     let pusher: Actor | undefined;
+    let branchCaller: BranchCaller;
     try {
       if (caller.kind === 'user') {
         pusher = caller.holder.actor;
         project = await this.access.project(command.fullPath, pusher);
         this.access.authorize(project, pusher, push);
+        branchCaller = { accessLevel: project.access, isAdmin: pusher.isAdmin };
       } else {
         project = await this.access.projectForDeployKey(command.fullPath, caller.key);
         pusher = await this.access.authorizeDeployKey(project, caller.key, push);
+        // GitLab 10.x holds a deploy key that may push to no branch rule (`skip_authorization`).
+        branchCaller = { deployKey: true };
       }
     } catch (err) {
       if (err instanceof GitRefused) return finish(channel, 1, err.message);
       throw err;
     }
     if (caller.kind === 'user') this.access.recordActivity(caller.holder.actor.id, caller.holder.lastActivityOn);
-    await this.run(channel, command, project, pusher, protocol);
+    await this.run(channel, command, project, pusher, branchCaller, protocol);
   }
 
   private async run(
@@ -270,10 +274,13 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     project: ProjectRow,
     /** Who a push is recorded as; undefined for a fetch. */
     pusher: Actor | undefined,
+    branchCaller: BranchCaller,
     protocol: string | undefined,
   ): Promise<void> {
     const push =
-      pusher && command.service === 'git-receive-pack' ? this.access.pushSession(project, pusher) : undefined;
+      pusher && command.service === 'git-receive-pack'
+        ? this.access.pushSession(project, pusher, branchCaller)
+        : undefined;
     const run = this.git.servePack(
       projectRepo(project.id),
       command.service,

@@ -1,12 +1,17 @@
-import { GitRepositories, projectRepo, type RefCommand, type RefUpdateCheck } from '@app/git';
-import { Clock, NotFound, type Actor } from '@app/platform';
+import { GitRepositories, projectRepo, type ProposedRefUpdate, type RefCommand, type RefUpdateCheck } from '@app/git';
+import { Clock, LodeConfig, NotFound, type Actor } from '@app/platform';
 import {
   DEPLOY_KEY_REFUSALS,
   deployKeyLink,
+  isBranchRef,
   PendingPushes,
   ProjectAccessPolicy,
   ProjectQueries,
+  ProtectedBranchPolicy,
+  ProtectedBranchQueries,
   RecordRepositoryPush,
+  ZERO_SHA,
+  type BranchCaller,
   type DeployKeyGrant,
   type ProjectRow,
 } from '@app/projects';
@@ -63,6 +68,8 @@ export class GitAccess {
     private readonly commands: CommandBus,
     private readonly users: UserQueries,
     private readonly pending: PendingPushes,
+    private readonly protectedBranches: ProtectedBranchQueries,
+    private readonly config: LodeConfig,
   ) {}
 
   /**
@@ -131,16 +138,20 @@ export class GitAccess {
   }
 
   /**
-   * The gate and the record of one push by `pusher` (a user, or the user behind a deploy key).
-   * Record first: the proposed updates are written to PostgreSQL at pre-receive, before git moves a
-   * ref, so a push whose process dies before its `RepositoryPushed` is still recorded, by the
-   * reconciler, with its pusher; if PostgreSQL cannot take them, git refuses the push and nothing moves.
+   * The gate and the record of one push by `pusher` (a user, or the user behind a deploy key), who
+   * meets the protected-branch rules as `branchCaller`. At git's pre-receive, before any ref moves:
+   * every branch update is held to the project's protected branches (the first refusal refuses the
+   * whole push, in GitLab's words); then the push is written down in PostgreSQL (record first), so a
+   * push whose process dies before its `RepositoryPushed` is still recorded, by the reconciler, as
+   * its pusher. If PostgreSQL cannot answer either, git refuses the push and nothing moves.
    */
-  pushSession(project: ProjectRow, pusher: Actor): PushSession {
+  pushSession(project: ProjectRow, pusher: Actor, branchCaller: BranchCaller): PushSession {
     let pendingId: string | undefined;
     let proposed: RefCommand[] = [];
     return {
       check: async (updates) => {
+        const refusal = await this.branchRefusal(project, updates, branchCaller);
+        if (refusal) return refusal;
         proposed = updates.map(({ ref, before, after }) => ({ ref, before, after }));
         pendingId = await this.pending.begin(project.id, proposed, pusher);
         return undefined;
@@ -149,6 +160,37 @@ export class GitAccess {
         if (pendingId !== undefined) await this.recordPush(project, pusher, proposed, pendingId);
       },
     };
+  }
+
+  /** The first protected-branch refusal among the branch updates, or undefined (tags have no rules in 10.x). */
+  private async branchRefusal(
+    project: ProjectRow,
+    updates: ProposedRefUpdate[],
+    caller: BranchCaller,
+  ): Promise<string | undefined> {
+    const branches = updates.filter((u) => isBranchRef(u.ref));
+    if (!branches.length) return undefined;
+    const [rules, refs] = await Promise.all([
+      this.protectedBranches.forProject(project.id),
+      this.git.refs(projectRepo(project.id)),
+    ]);
+    const repository = {
+      defaultBranch: project.default_branch,
+      empty: ![...refs.keys()].some(isBranchRef),
+      defaultBranchProtection: this.config.defaultBranchProtection,
+    };
+    const isZero = (sha: string) => sha === ZERO_SHA || /^0+$/.test(sha);
+    for (const u of branches) {
+      const change = {
+        branch: u.ref.slice('refs/heads/'.length),
+        creation: isZero(u.before),
+        deletion: isZero(u.after),
+        forced: u.forced,
+      };
+      const refusal = ProtectedBranchPolicy.refusal(rules, change, caller, repository);
+      if (refusal) return refusal;
+    }
+    return undefined;
   }
 
   /**
