@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { runCommand } from './command-runner';
+import { CommandFailed, runCommand } from './command-runner';
 
 /*
  * The git command line, run from the command helper, for the work libgit2 lacks or does slower:
@@ -129,4 +129,26 @@ export async function setHeadBranch(path: string, branch: string): Promise<void>
 /** Runs git in a repository and answers its standard output (for read-only plumbing such as rev-list and log). */
 export async function read(path: string, args: string[]): Promise<string> {
   return git(args, path);
+}
+
+const ZERO = /^0+$/;
+
+/**
+ * Moves a ref by compare-and-swap (`git update-ref <ref> <new> <old>`, or `-d <ref> <old>`): true when
+ * it moved, false when the ref no longer held `before` (another writer won). Other failures throw.
+ */
+export async function moveRef(path: string, ref: string, before: string, after: string): Promise<boolean> {
+  if (!/^refs\/(heads|tags)\/[^\s~^:?*[\\]+$/.test(ref) || ref.includes('..')) throw new Error(`bad ref ${ref}`);
+  const args = ZERO.test(after) ? ['update-ref', '-d', ref, before] : ['update-ref', ref, after, before];
+  const { code, stderr } = await runCommand('git', args, path).then(
+    (r) => ({ code: r.code, stderr: r.stderr.toString() }),
+    (err: unknown) => {
+      if (err instanceof CommandFailed) return { code: err.result.code, stderr: err.result.stderr.toString() };
+      throw err;
+    },
+  );
+  if (code === 0) return true;
+  const now = (await git(['for-each-ref', '--format=%(objectname)', ref], path)).trim();
+  if (now !== (ZERO.test(before) ? '' : before)) return false;
+  throw new Error(`git update-ref ${ref} failed: ${stderr.trim()}`);
 }

@@ -267,6 +267,37 @@ export interface GitPackSession {
   cancel: () => void;
 }
 
+/** Someone in a commit: its author or committer, at a moment. */
+export interface Person {
+  name: string;
+  email: string;
+  when: Date;
+}
+
+/** One change of a commit written through the API (GitLab's commit actions). */
+export interface FileAction {
+  action: 'create' | 'update' | 'delete' | 'move' | 'chmod';
+  filePath: string;
+  /** `move`: where the file was. */
+  previousPath?: string;
+  /** The new bytes (`create`, `update`; `move` keeps the old ones when absent). */
+  content?: Buffer;
+  /** `chmod` (and `create`): the execute bit. */
+  executable?: boolean;
+}
+
+/** A commit to write: its parent (null in an empty repository), its changes and its people. */
+export interface NewCommit {
+  parent: string | null;
+  actions: FileAction[];
+  message: string;
+  author: Person;
+  committer: Person;
+}
+
+/** An API write that cannot be made as asked, in GitLab's words (a 400 `{"message": ...}`). */
+export class CommitRefused extends Error {}
+
 /**
  * Everything git, for every context. No method may be called inside a database transaction: git
  * work is slow and cannot be rolled back, so callers do it before or after theirs.
@@ -347,6 +378,16 @@ export abstract class GitRepositories {
     remoteUser: string,
     options?: GitHttpOptions,
   ): void;
+  /**
+   * Writes a commit (blobs, trees, the commit object) with libgit2 in process and answers its sha;
+   * no ref moves. Throws `CommitRefused` for an action that cannot be made (GitLab's words).
+   */
+  abstract writeCommit(repo: RepoRef, commit: NewCommit): Promise<string>;
+  /**
+   * Moves `ref` from `before` to `after` only if it still holds `before` (forty zeros: it must not
+   * exist yet; `after` zeros: delete it). False when another writer moved it first.
+   */
+  abstract moveRef(repo: RepoRef, ref: string, before: string, after: string): Promise<boolean>;
   /**
    * Runs `service` on the repository over the given streams (git over SSH), streaming both ways.
    * The caller has decided access already.

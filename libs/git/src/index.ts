@@ -4,6 +4,7 @@ export { GitModule } from './git.module';
 /** The port, and the shapes its answers take. */
 export {
   GitRepositories,
+  CommitRefused,
   projectRepo,
   type Archive,
   type ArchiveExtension,
@@ -20,6 +21,9 @@ export {
   type FileDiff,
   type FileEntry,
   type GitHttpOptions,
+  type FileAction,
+  type NewCommit,
+  type Person,
   type GitPackIo,
   type GitPackOptions,
   type GitPackService,

@@ -21,6 +21,7 @@ import {
   type FileDiff,
   type FileEntry,
   type GitHttpOptions,
+  type NewCommit,
   type GitPackIo,
   type GitPackOptions,
   type GitPackService,
@@ -37,6 +38,7 @@ import {
 } from './git-repositories';
 import * as history from './history';
 import { serveGitHttp } from './http-backend';
+import { writeCommit } from './nodegit-commits';
 import { NodegitRepositories } from './nodegit-repositories';
 import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
@@ -304,6 +306,17 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
         ? this.hooks.register(options.checkRefUpdates)
         : undefined;
     serveGitHttp(req, res, this.path(repo), service, remoteUser, options, hook);
+  }
+
+  async writeCommit(repo: RepoRef, commit: NewCommit): Promise<string> {
+    return writeCommit(this.path(repo), commit);
+  }
+
+  async moveRef(repo: RepoRef, ref: string, before: string, after: string): Promise<boolean> {
+    const moved = await cli.moveRef(this.path(repo), ref, before, after);
+    // The read handle caches what refs and objects it has seen: a later read must see this write.
+    if (moved) this.reads.forget(this.path(repo));
+    return moved;
   }
 
   servePack(repo: RepoRef, service: GitPackService, io: GitPackIo, options?: GitPackOptions): GitPackSession {

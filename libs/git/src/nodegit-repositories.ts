@@ -128,7 +128,8 @@ interface NodegitApi {
  * which every registry sees, and loaded only once.
  */
 declare const __filename: string | undefined;
-function loadNodegit(): NodegitApi {
+/** nodegit as loaded once for the process; nodegit-commits.ts declares the parts it writes with. */
+export function loadNodegit(): NodegitApi {
   const load = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'));
   const native = load('nodegit/build/Release/nodegit.node') as { Repository: { prototype: object } };
   const holder = native.Repository.prototype as { __lodeNodegit?: unknown };

@@ -10,6 +10,8 @@ import { RepositoryTagsController } from './http/repository-tags.controller';
 import { PushReconciler } from './push/push-reconciler';
 import { GitSshServer } from './ssh/git-ssh-server';
 import { GitAccess } from './transport/git-access';
+import { RepositoryWritesController } from './http/repository-writes.controller';
+import { RepositoryWrites } from './writes/repository-writes';
 
 /**
  * The serving side of repositories: the read API, git over smart HTTP (mounted by http-app as Express
@@ -23,8 +25,9 @@ import { GitAccess } from './transport/git-access';
     RepositoryFilesController,
     RepositoryTagsController,
     BranchProtectionController,
+    RepositoryWritesController,
   ],
-  providers: [GitAccess, GitHttpMiddleware, GitSshServer, PushReconciler],
+  providers: [GitAccess, GitHttpMiddleware, GitSshServer, PushReconciler, RepositoryWrites],
   exports: [GitHttpMiddleware, GitSshServer, PushReconciler, GitAccess],
 })
 export class RepositoriesHttpModule {}

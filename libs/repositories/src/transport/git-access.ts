@@ -145,19 +145,26 @@ export class GitAccess {
    * push whose process dies before its `RepositoryPushed` is still recorded, by the reconciler, as
    * its pusher. If PostgreSQL cannot answer either, git refuses the push and nothing moves.
    */
-  pushSession(project: ProjectRow, pusher: Actor, branchCaller: BranchCaller): PushSession {
+  pushSession(
+    project: ProjectRow,
+    pusher: Actor,
+    branchCaller: BranchCaller,
+    /** `viaApi`: the repository API's writes (GitLab's `protocol: 'web'`), recorded with `origin: 'api'`. */
+    options: { viaApi?: boolean } = {},
+  ): PushSession {
     let pendingId: string | undefined;
     let proposed: RefCommand[] = [];
+    const origin = options.viaApi ? 'api' : 'git';
     return {
       check: async (updates) => {
-        const refusal = await this.branchRefusal(project, updates, branchCaller);
+        const refusal = await this.branchRefusal(project, updates, branchCaller, options.viaApi === true);
         if (refusal) return refusal;
         proposed = updates.map(({ ref, before, after }) => ({ ref, before, after }));
         pendingId = await this.pending.begin(project.id, proposed, pusher);
         return undefined;
       },
       finish: async () => {
-        if (pendingId !== undefined) await this.recordPush(project, pusher, proposed, pendingId);
+        if (pendingId !== undefined) await this.recordPush(project, pusher, proposed, pendingId, origin);
       },
     };
   }
@@ -167,6 +174,7 @@ export class GitAccess {
     project: ProjectRow,
     updates: ProposedRefUpdate[],
     caller: BranchCaller,
+    viaApi: boolean,
   ): Promise<string | undefined> {
     const branches = updates.filter((u) => isBranchRef(u.ref));
     if (!branches.length) return undefined;
@@ -186,6 +194,7 @@ export class GitAccess {
         creation: isZero(u.before),
         deletion: isZero(u.after),
         forced: u.forced,
+        viaApi,
       };
       const refusal = ProtectedBranchPolicy.refusal(rules, change, caller, repository);
       if (refusal) return refusal;

@@ -1,0 +1,149 @@
+import { CommitRefused, GitRepositories, projectRepo, type FileAction, type RepoRef } from '@app/git';
+import { BadRequestMessage, Clock, type Actor } from '@app/platform';
+import { ZERO_SHA, type ProjectRow } from '@app/projects';
+import { UserQueries } from '@app/users';
+import { Injectable } from '@nestjs/common';
+import { GitAccess } from '../transport/git-access';
+
+/**
+ * How often a write that lost the race for its branch to another process is made again on the new
+ * tip (writers in one process queue per branch instead, see `queues`).
+ */
+const ATTEMPTS = 10;
+
+/** GitLab's refusal when the caller may not write to the branch (`authorize_push_to_branch!`, `Files::BaseService`). */
+export const PUSH_INTO_BRANCH_REFUSED = 'You are not allowed to push into this branch';
+
+/** The project's branch could not be written for a reason GitLab answers with 400 or 403. */
+export class BranchWriteRefused extends Error {}
+
+/** A commit to make through the API (GitLab's `Files::MultiService` and the files endpoints). */
+export interface ApiCommit {
+  /** The branch the commit lands on. */
+  branch: string;
+  /** The branch it starts from when `branch` does not exist yet; `branch` itself otherwise. */
+  startBranch?: string;
+  message: string;
+  actions: (FileAction & { lastCommitId?: string })[];
+  authorName?: string;
+  authorEmail?: string;
+  /** GitLab's words when a `last_commit_id` is stale (the files API and the commits API word it apart). */
+  staleMessage: (path: string) => string;
+}
+
+const branchRef = (branch: string) => `refs/heads/${branch}`;
+
+/**
+ * The repository API's writes: commits built with libgit2 in process (the git port's `writeCommit`),
+ * the branch moved by compare-and-swap, through the same gate and record as a git push
+ * (`GitAccess.pushSession`: protected branches, the push written down before the ref moves, one
+ * `RepositoryPushed` after), so hooks, statistics and `last_activity_at` follow as for a push. Two
+ * writers to one branch never lose a commit: the loser is made again on the new tip while its change
+ * still applies, and refused in GitLab's words when it does not.
+ */
+@Injectable()
+export class RepositoryWrites {
+  /**
+   * Writers of one branch in this process, one after the other: twenty API commits at once to one
+   * branch would otherwise mostly lose the compare-and-swap to each other and be made again and again.
+   */
+  private readonly queues = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly git: GitRepositories,
+    private readonly access: GitAccess,
+    private readonly users: UserQueries,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Makes the commit and answers its sha; `BranchWriteRefused`/`BadRequestMessage` in GitLab's words otherwise. */
+  commit(project: ProjectRow, actor: Actor, spec: ApiCommit): Promise<string> {
+    const key = `${project.id}:${spec.branch}`;
+    const run = (this.queues.get(key) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.commitNow(project, actor, spec));
+    this.queues.set(key, run);
+    void run
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.queues.get(key) === run) this.queues.delete(key);
+      });
+    return run;
+  }
+
+  private async commitNow(project: ProjectRow, actor: Actor, spec: ApiCommit): Promise<string> {
+    const repo = projectRepo(project.id);
+    const user = await this.users.get(actor.id);
+    const now = this.clock.now();
+    const committer = { name: user.name, email: user.email, when: now };
+    const author = { name: spec.authorName ?? user.name, email: spec.authorEmail ?? user.email, when: now };
+    for (let attempt = 1; ; attempt++) {
+      const refs = await this.git.refs(repo);
+      const empty = ![...refs.keys()].some((r) => r.startsWith('refs/heads/'));
+      const start = spec.startBranch ?? spec.branch;
+      const target = refs.get(branchRef(spec.branch));
+      let parent: string | null = null;
+      if (!empty) {
+        // GitLab's Files::BaseService#validate!, in its order.
+        const startSha = refs.get(branchRef(start));
+        if (!startSha) throw new BadRequestMessage('You can only create or edit files when you are on a branch');
+        if (start !== spec.branch && target)
+          throw new BadRequestMessage(
+            `A branch called '${spec.branch}' already exists. Switch to that branch in order to make changes`,
+          );
+        parent = startSha;
+        await this.checkLastCommits(repo, startSha, spec);
+      }
+      let sha: string;
+      try {
+        sha = await this.git.writeCommit(repo, {
+          parent,
+          actions: spec.actions,
+          message: spec.message,
+          author,
+          committer,
+        });
+      } catch (err) {
+        if (err instanceof CommitRefused) throw new BadRequestMessage(err.message);
+        throw err;
+      }
+      const before = target ?? ZERO_SHA;
+      if (await this.moveRef(project, actor, branchRef(spec.branch), before, sha)) return sha;
+      if (attempt >= ATTEMPTS) throw new BadRequestMessage('The branch moved while the commit was made; try again');
+      // Another process won: a short, growing, jittered pause before trying on its tip.
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    }
+  }
+
+  /**
+   * Moves one ref through the gate and records it as a push: refused (`BranchWriteRefused` with the
+   * rules' words) before anything is written down; false when another writer moved it first.
+   */
+  async moveRef(project: ProjectRow, actor: Actor, ref: string, before: string, after: string): Promise<boolean> {
+    const session = this.access.pushSession(
+      project,
+      actor,
+      { accessLevel: project.access, isAdmin: actor.isAdmin },
+      { viaApi: true },
+    );
+    // A commit made on its branch's tip (or a new ref, or a deletion) is never a forced update.
+    const refusal = await session.check([{ ref, before, after, forced: false }]);
+    if (refusal) throw new BranchWriteRefused(refusal);
+    try {
+      return await this.git.moveRef(projectRepo(project.id), ref, before, after);
+    } finally {
+      // Records what moved (nothing, when the race was lost) and strikes the written-down push off.
+      await session.finish();
+    }
+  }
+
+  /** GitLab's `file_has_changed?`: a `last_commit_id` that is not the last commit touching the path at the start. */
+  private async checkLastCommits(repo: RepoRef, startSha: string, spec: ApiCommit): Promise<void> {
+    for (const action of spec.actions) {
+      if (!action.lastCommitId || !['update', 'move', 'delete'].includes(action.action)) continue;
+      const path = action.previousPath ?? action.filePath;
+      const last = await this.git.lastCommitFor(repo, startSha, path.replace(/^\/+/, ''));
+      if (last !== undefined && last !== action.lastCommitId) throw new BadRequestMessage(spec.staleMessage(path));
+    }
+  }
+}
