@@ -63,9 +63,20 @@ function stopGracefully(
       const server = (app as INestApplication).getHttpServer() as import('node:http').Server;
       await Promise.all([
         new Promise<void>((resolve) => {
-          server.close(() => resolve());
+          let drained = false;
+          server.close(() => {
+            drained = true;
+            resolve();
+          });
           server.closeIdleConnections();
-          setTimeout(resolve, DRAIN_MS).unref();
+          setTimeout(() => {
+            if (drained) return;
+            // The window is over: what still runs (a slow push, a stalled download) is cut, so the
+            // process stops within docker-compose's stop_grace_period instead of being killed.
+            logger.warn(`closing the HTTP connections still open after ${DRAIN_MS / 1000} s`);
+            server.closeAllConnections();
+            resolve();
+          }, DRAIN_MS).unref();
         }),
         // Running clones and pushes over SSH get the same window.
         app.get(GitSshServer).stop(DRAIN_MS),

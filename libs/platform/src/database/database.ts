@@ -52,7 +52,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     await admin.query(`create database "${name.replace(/"/g, '""')}"`);
     new Logger('Database').log(`created database ${name}`);
   } catch (err) {
-    if ((err as { code?: string }).code !== '42P04') throw err; // created meanwhile by another process
+    // Created meanwhile by another process (an API and a worker starting together): 42P04 when the
+    // other creation had committed, 23505 (pg_database_datname_index) when both ran at once.
+    const code = (err as { code?: string }).code;
+    if (code !== '42P04' && code !== '23505') throw err;
   } finally {
     await admin.end();
   }
