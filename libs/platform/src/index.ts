@@ -4,6 +4,7 @@ export * from './context';
 export { Clock, SystemClock } from './clock';
 export { LodeConfig, type LodeRole } from './config/lode-config';
 export { dataSourceOptions, ensureDatabase, runMigrations, type ConfiguredMigration } from './database/database';
+export { DatabaseWatch, databaseGate, isDatabaseUnavailable } from './database/database-watch';
 export { execute, firstRow, oneRow, rows, type Sql } from './database/sql';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
 export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-event-store';

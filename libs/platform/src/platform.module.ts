@@ -3,6 +3,7 @@ import { Clock, SystemClock } from './clock';
 import { LodeConfig } from './config/lode-config';
 import { EventStore } from './event-store/event-store';
 import { PgEventStore } from './event-store/pg-event-store';
+import { DatabaseWatch } from './database/database-watch';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
 import { OutboxRelay } from './outbox/outbox-relay';
@@ -34,6 +35,7 @@ export class PlatformModule {
         ...(options.relay ? [OutboxRelay] : []),
         ProjectionRebuilder,
         DependencyProbe,
+        DatabaseWatch,
         JobKinds,
         { provide: SecretBox, useFactory: () => SecretBox.forConfig(config) },
         AuthFailureThrottle,
@@ -49,6 +51,7 @@ export class PlatformModule {
         Invalidations,
         ProjectionRebuilder,
         DependencyProbe,
+        DatabaseWatch,
         JobKinds,
         SecretBox,
         AuthFailureThrottle,
