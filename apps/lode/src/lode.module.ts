@@ -2,6 +2,7 @@ import {
   dataSourceOptions,
   EventStore1763780000000,
   LodeConfig,
+  OutboxOutcomes1763780001400,
   PlatformModule,
   redisOptions,
   VersionController,
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   ProjectAvatars1763780000800,
   DeployKeys1763780001100,
   SshKeyFingerprints1763780001200,
+  OutboxOutcomes1763780001400,
 ];
 
 export interface LodeParts {

@@ -10,10 +10,12 @@ export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/even
 export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-event-store';
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';
 export { EventStore1763780000000 } from './event-store/migrations/1763780000000-event-store';
+export { OutboxOutcomes1763780001400 } from './event-store/migrations/1763780001400-outbox-outcomes';
 export { ProjectionRegistry, type Handled, type Projector } from './projections/projector';
 export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
-export { OutboxRelay } from './outbox/outbox-relay';
+export { OutboxRelay, MAX_REDISPATCHES } from './outbox/outbox-relay';
+export { Outbox, queuedJobId, dispatchKeyOf, type JobOutcome } from './outbox/outbox';
 export {
   Invalidations,
   INVALIDATION_CHANNEL,

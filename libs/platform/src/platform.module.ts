@@ -6,6 +6,7 @@ import { PgEventStore } from './event-store/pg-event-store';
 import { DatabaseWatch } from './database/database-watch';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
+import { Outbox } from './outbox/outbox';
 import { OutboxRelay } from './outbox/outbox-relay';
 import { Invalidations } from './outbox/invalidations';
 import { OutboxRoutes } from './outbox/outbox-route';
@@ -31,6 +32,7 @@ export class PlatformModule {
         { provide: EventStore, useClass: PgEventStore },
         ProjectionRegistry,
         OutboxRoutes,
+        Outbox,
         Invalidations,
         ...(options.relay ? [OutboxRelay] : []),
         ProjectionRebuilder,
@@ -48,6 +50,7 @@ export class PlatformModule {
         EventStore,
         ProjectionRegistry,
         OutboxRoutes,
+        Outbox,
         Invalidations,
         ProjectionRebuilder,
         DependencyProbe,

@@ -31,6 +31,11 @@ export class LodeConfig {
   /** How often the outbox relay polls when no NOTIFY arrives. */
   outboxPollMs = 1000;
   /**
+   * How often, and after how long, dispatched jobs that have not finished are checked against Redis:
+   * one Redis lost is sent again. 0 turns the sweep off.
+   */
+  outboxSweepMs = 60_000;
+  /**
    * How long a request may wait to take a pooled PostgreSQL connection or to open one; past it the
    * request answers 503 with Retry-After.
    */
@@ -90,6 +95,7 @@ export class LodeConfig {
     c.maxUploadBytes = int(env.LODE_MAX_UPLOAD_BYTES, c.maxUploadBytes, 'LODE_MAX_UPLOAD_BYTES');
     c.tokenCacheMs = int(env.LODE_TOKEN_CACHE_MS, c.tokenCacheMs, 'LODE_TOKEN_CACHE_MS');
     c.outboxPollMs = int(env.LODE_OUTBOX_POLL_MS, c.outboxPollMs, 'LODE_OUTBOX_POLL_MS');
+    c.outboxSweepMs = int(env.LODE_OUTBOX_SWEEP_MS, c.outboxSweepMs, 'LODE_OUTBOX_SWEEP_MS');
     c.dbConnectTimeoutMs = Math.max(
       100,
       int(env.LODE_DB_CONNECT_TIMEOUT_MS, c.dbConnectTimeoutMs, 'LODE_DB_CONNECT_TIMEOUT_MS'),
