@@ -42,6 +42,11 @@ export class LodeConfig {
   dbConnectTimeoutMs = 2000;
   /** The longest one SQL statement may run (PostgreSQL's statement_timeout; the client gives up a second later). */
   dbStatementTimeoutMs = 30_000;
+  /**
+   * Seconds SIGTERM lets running requests and git transfers finish before their connections are
+   * closed; a supervisor's grace period must be longer.
+   */
+  shutdownTimeout = 25;
   logLevel = 'log';
   /** The key that seals secrets at rest (hook tokens, URL passwords); unset: a key file in the data directory. */
   secretKey?: string;
@@ -105,6 +110,7 @@ export class LodeConfig {
       c.dbStatementTimeoutMs,
       'LODE_DB_STATEMENT_TIMEOUT_MS',
     );
+    c.shutdownTimeout = int(env.LODE_SHUTDOWN_TIMEOUT, c.shutdownTimeout, 'LODE_SHUTDOWN_TIMEOUT');
     c.compareMaxFiles = int(env.LODE_COMPARE_MAX_FILES, c.compareMaxFiles, 'LODE_COMPARE_MAX_FILES');
     c.compareMaxLines = int(env.LODE_COMPARE_MAX_LINES, c.compareMaxLines, 'LODE_COMPARE_MAX_LINES');
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');

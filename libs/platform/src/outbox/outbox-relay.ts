@@ -238,7 +238,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   private async listen(): Promise<void> {
     try {
-      const client = new Client({ connectionString: this.config.databaseUrl });
+      const client = new Client({ connectionString: this.config.databaseUrl, keepAlive: true });
       client.on('error', () => undefined);
       client.on('notification', () => this.wake());
       await client.connect();
