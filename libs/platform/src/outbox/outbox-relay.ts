@@ -194,13 +194,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
           continue;
         }
         // Completed in Redis but not in PostgreSQL: the database was restored to before the job ran;
-        // it runs again under a new id (Redis keeps the old one as done).
+        // it runs again under a new id (Redis keeps the old one as done). The update applies only to
+        // the dispatch this sweep looked at, so two workers sweeping at once send it once.
         const renew = state === 'completed';
         const [, count] = await this.dataSource.query<[unknown, number]>(
           `update outbox set dispatched_at = null, redispatches = redispatches + 1, last_error = $2
                   ${renew ? ', dispatch_key = gen_random_uuid()' : ''}
-            where id = $1 and finished_at is null`,
-          [row.id, renew ? 'finished in Redis, not recorded in PostgreSQL' : 'lost by the job queue'],
+            where id = $1 and finished_at is null and dispatch_key = $3 and dispatched_at is not null`,
+          [row.id, renew ? 'finished in Redis, not recorded in PostgreSQL' : 'lost by the job queue', row.dispatch_key],
         );
         if (count) {
           this.logger.warn(
