@@ -15,6 +15,8 @@ interface PooledClient {
 }
 interface Pool {
   on(event: 'connect' | 'remove', fn: (client: PooledClient) => void): unknown;
+  /** pg-pool's own list of its clients (not public API, hence optional). */
+  _clients?: PooledClient[];
 }
 
 /**
@@ -47,6 +49,8 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
 
   onApplicationBootstrap(): void {
     const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
+    // The connections opened before now (TypeORM's own at start) are only in pg-pool's list.
+    for (const c of pool?._clients ?? []) this.clients.add(c);
     pool?.on('connect', (c) => this.clients.add(c));
     pool?.on('remove', (c) => this.clients.delete(c));
     this.schedule();
