@@ -237,7 +237,7 @@ async function postgresScenario() {
       for (let n = 0; !stop; n++) {
         const write = (i + n) % 4 === 0;
         const t0 = performance.now();
-        let status = 0;
+        let status;
         let retryAfter = null;
         try {
           const res = await fetch(lode.url(write ? '/projects' : '/projects?per_page=20'), {
