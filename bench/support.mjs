@@ -25,7 +25,7 @@ export function memoryMb(pid) {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-/** `options.ssh`: serve git over SSH on `port + 1` (`sshPort`); otherwise no SSH server. */
+/** `options.ssh`: serve git over SSH on `port + 1` (`sshPort`); otherwise no SSH server. `options.pgPort`: see below. */
 export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options = {}) {
   const root = new URL('..', import.meta.url).pathname;
   execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: ['ignore', 2, 2] });
@@ -33,6 +33,8 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
   const base = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
   const dbUrl = new URL(base);
   dbUrl.pathname = `/lode_bench_${id}`;
+  // `options.pgPort`: reach PostgreSQL through another port (a fault-injecting proxy).
+  if (options.pgPort) dbUrl.port = String(options.pgPort);
   const port = portBase + Math.floor(Math.random() * 1000);
   const dataDir = mkdtempSync(join(tmpdir(), 'lode-bench-'));
   const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;

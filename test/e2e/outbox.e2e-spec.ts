@@ -50,11 +50,15 @@ describe('outbox relay into BullMQ', () => {
 
   const pending = async () =>
     Number((await t.db.query(`select count(*) from outbox where dispatched_at is null`))[0].count);
+  // A row is done when its job's processor recorded it finished (after the files went: wait for it).
+  const unfinished = async () =>
+    Number((await t.db.query(`select count(*) from outbox where finished_at is null`))[0].count);
 
   it('delivers a job for each UserDeleted event while Redis is up', async () => {
     const { id, dir } = await userWithAvatar();
     expect((await t.http().delete(`/api/v4/users/${id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
     await eventually(() => !existsSync(dir));
+    await eventually(async () => (await unfinished()) === 0);
     expect(await pending()).toBe(0);
   });
 
@@ -99,7 +103,17 @@ describe('outbox relay into BullMQ', () => {
       prefix: t.config.redisPrefix,
     });
     try {
-      const jobIds = users.map((u) => `remove-user-files-${u.id}`);
+      // BullMQ's id is the logical id and the row's dispatch key.
+      const jobIds = await Promise.all(
+        users.map(
+          async (u) =>
+            (
+              await t.db.query(`select job_id || '@' || dispatch_key as id from outbox where job_id = $1`, [
+                `remove-user-files-${u.id}`,
+              ])
+            )[0].id as string,
+        ),
+      );
       const before = await Promise.all(jobIds.map(async (id) => (await queue.getJob(id))?.processedOn));
       expect(before.every((p) => typeof p === 'number')).toBe(true);
       await t.db.query(`update outbox set dispatched_at = null`);

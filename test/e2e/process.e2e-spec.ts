@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,5 +207,28 @@ describe('processes: npm start and the admin command line', () => {
     } finally {
       await rm(keyDir, { recursive: true, force: true });
     }
+  }, 60_000);
+
+  it('closes the HTTP connections still running when the shutdown window ends, and stops', async () => {
+    const child = start({ LODE_SHUTDOWN_TIMEOUT: '2', LODE_SSH_PORT: '0' });
+    await eventually(async () => (await api('/-/health')).status === 200, 30_000, 200);
+    const output = () => (child as ChildProcess & { output: () => string }).output();
+    // A request whose body never finishes arriving (a slow push): it would keep the server forever.
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    const cut = new Promise<void>((r) => socket.once('close', () => r()));
+    socket.on('error', () => undefined);
+    socket.write(
+      `POST /api/v4/projects HTTP/1.1\r\nHost: x\r\nPRIVATE-TOKEN: ${rootToken}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"name":',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const serverExit = new Promise((r) => child.once('exit', r));
+    const signalled = Date.now();
+    child.kill('SIGTERM');
+    await Promise.all([serverExit, cut]);
+    expect(Date.now() - signalled).toBeLessThan(8000);
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(1900);
+    expect(output()).toContain('closing the HTTP connections still open after 2 s');
   }, 60_000);
 });

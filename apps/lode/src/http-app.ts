@@ -2,7 +2,9 @@ import {
   GitlabErrorFilter,
   GitlabExpressAdapter,
   GitlabValidationPipe,
+  DatabaseWatch,
   LodeConfig,
+  databaseGate,
   PaginationInterceptor,
   RedactingLogger,
   multipartFields,
@@ -70,6 +72,8 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   trustProxies(app, config.trustedProxies);
   app.use(requestContextMiddleware);
   app.use(securityHeadersMiddleware);
+  // While PostgreSQL does not answer, every request that would need it answers 503 at once.
+  app.use(databaseGate(app.get(DatabaseWatch)));
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
   // process serves no HTTP side, as in a worker-only test module).
   const git = gitMiddleware(app);

@@ -2,6 +2,7 @@ import {
   dataSourceOptions,
   EventStore1763780000000,
   LodeConfig,
+  OutboxOutcomes1763780001400,
   PlatformModule,
   redisOptions,
   VersionController,
@@ -51,8 +52,9 @@ export const MIGRATIONS = [
   ProjectAvatars1763780000800,
   DeployKeys1763780001100,
   SshKeyFingerprints1763780001200,
-  PendingPushes1763780001500,
   ProtectedBranches1763780001300,
+  OutboxOutcomes1763780001400,
+  PendingPushes1763780001500,
 ];
 
 export interface LodeParts {

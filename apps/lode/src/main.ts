@@ -38,20 +38,18 @@ async function bootstrap(): Promise<void> {
   } else {
     logger.log(`Lode worker running`);
   }
-  stopGracefully(app, config.runsApi, logger);
+  stopGracefully(app, config.runsApi, config.shutdownTimeout * 1000, logger);
 }
-
-/** How long a stopping server waits for the requests it is answering (a push, an archive) to end. */
-const DRAIN_MS = 25_000;
 
 /**
  * SIGTERM and SIGINT first stop taking connections and let the requests and git-over-SSH commands in
- * flight finish (up to DRAIN_MS), then close the application (workers, queues, the database pool). Nest's own shutdown
+ * flight finish (up to LODE_SHUTDOWN_TIMEOUT, `drainMs`), then close the application (workers, queues, the database pool). Nest's own shutdown
  * hooks close the pool while requests still run, which fails them with `Connection terminated`.
  */
 function stopGracefully(
   app: INestApplication | Awaited<ReturnType<typeof NestFactory.createApplicationContext>>,
   http: boolean,
+  drainMs: number,
   logger: Logger,
 ): void {
   let stopping = false;
@@ -63,12 +61,23 @@ function stopGracefully(
       const server = (app as INestApplication).getHttpServer() as import('node:http').Server;
       await Promise.all([
         new Promise<void>((resolve) => {
-          server.close(() => resolve());
+          let drained = false;
+          server.close(() => {
+            drained = true;
+            resolve();
+          });
           server.closeIdleConnections();
-          setTimeout(resolve, DRAIN_MS).unref();
+          setTimeout(() => {
+            if (drained) return;
+            // The window is over: what still runs (a slow push, a stalled download) is cut, so the
+            // process stops within docker-compose's stop_grace_period instead of being killed.
+            logger.warn(`closing the HTTP connections still open after ${drainMs / 1000} s`);
+            server.closeAllConnections();
+            resolve();
+          }, drainMs).unref();
         }),
         // Running clones and pushes over SSH get the same window.
-        app.get(GitSshServer).stop(DRAIN_MS),
+        app.get(GitSshServer).stop(drainMs),
       ]);
     }
     await app.close();

@@ -77,6 +77,48 @@ export async function gc(path: string): Promise<void> {
   await git(['pack-refs', '--all'], path);
 }
 
+/** A repository being built beside its real name by initBare or cloneBare. */
+const TEMPORARY = /\.git\.tmp-[0-9a-f]+$/;
+
+/** The newest modification time of anything under `path` (the directory itself included). */
+async function newestChange(path: string): Promise<number> {
+  let newest = (await stat(path)).mtimeMs;
+  const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) {
+    const p = join(path, e.name);
+    const t = e.isDirectory() ? await newestChange(p) : (await stat(p).catch(() => undefined))?.mtimeMs;
+    if (t !== undefined && t > newest) newest = t;
+  }
+  return newest;
+}
+
+/**
+ * Removes the `*.git.tmp-*` directories a crash left mid-init or mid-fork. One that changed within
+ * `quietMs` is skipped: another process sharing the data directory may be building it right now
+ * (a clone links files into it continuously until it is renamed into place).
+ */
+export async function removeStaleTemporaries(dataDir: string, quietMs: number): Promise<string[]> {
+  const removed: string[] = [];
+  const root = join(dataDir, 'repositories', '@hashed');
+  const list = (dir: string) => readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const a of await list(root)) {
+    if (!a.isDirectory()) continue;
+    for (const b of await list(join(root, a.name))) {
+      if (!b.isDirectory()) continue;
+      const dir = join(root, a.name, b.name);
+      for (const e of await list(dir)) {
+        if (!e.isDirectory() || !TEMPORARY.test(e.name)) continue;
+        const path = join(dir, e.name);
+        const changed = await newestChange(path).catch(() => undefined);
+        if (changed === undefined || Date.now() - changed < quietMs) continue;
+        await rm(path, { recursive: true, force: true });
+        removed.push(path);
+      }
+    }
+  }
+  return removed;
+}
+
 export async function removeRepository(path: string): Promise<void> {
   await rm(path, { recursive: true, force: true });
 }

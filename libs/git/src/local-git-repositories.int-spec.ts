@@ -1,5 +1,5 @@
 import { LodeConfig } from '@app/platform';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { gitOk, tempDirs } from '../../../test/support/git';
@@ -94,7 +94,7 @@ describe('LocalGitRepositories', () => {
   });
 
   it('clones a fork from its source and removes a repository with its archive cache', async () => {
-    const fork = projectRepo(9);
+    const fork = projectRepo(31);
     await git.cloneBare(repo, fork);
     expect(await git.refs(fork)).toEqual(await git.refs(repo));
     await expect(git.cloneBare(projectRepo(10), projectRepo(11))).rejects.toThrow(
@@ -105,5 +105,33 @@ describe('LocalGitRepositories', () => {
     expect(await git.exists(repo)).toBe(false);
     expect(existsSync(join(dataDir, 'cache', 'archives', '7'))).toBe(false);
     expect(await git.exists(fork)).toBe(true);
+  });
+
+  it('removes at start the half-built repositories a crash left mid-init or mid-fork, not one being built', async () => {
+    await git.init(projectRepo(31), 'main');
+    const real = repositoryPath(dataDir, 31);
+    const crashed = [`${real}.tmp-0badc0de`, `${repositoryPath(dataDir, 32)}.tmp-1234abcd`];
+    const building = `${repositoryPath(dataDir, 33)}.tmp-feedf00d`;
+    const longAgo = new Date(Date.now() - 3600_000);
+    for (const dir of [...crashed, building]) {
+      mkdirSync(join(dir, 'objects', 'pack'), { recursive: true });
+      writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/main\n');
+      writeFileSync(join(dir, 'objects', 'pack', 'pack-1.pack'), 'x');
+    }
+    for (const dir of crashed)
+      for (const p of [
+        join(dir, 'objects', 'pack', 'pack-1.pack'),
+        join(dir, 'objects', 'pack'),
+        join(dir, 'objects'),
+        join(dir, 'HEAD'),
+        dir,
+      ])
+        utimesSync(p, longAgo, longAgo);
+
+    await git.onModuleInit();
+
+    for (const dir of crashed) expect(existsSync(dir)).toBe(false);
+    expect(existsSync(building)).toBe(true);
+    expect(await git.exists(projectRepo(31))).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { LodeConfig } from '@app/platform';
-import { Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ArchiveStore } from './archive-store';
@@ -72,8 +72,12 @@ class PromiseCache<T> {
  * through the git command line run from the command helper (see command-runner.ts), or streamed
  * (`git http-backend`, `git archive`) where the output is large.
  */
+/** How long a half-built repository must have been left untouched before it counts as abandoned. */
+const STALE_TEMPORARY_MS = 60_000;
+
 @Injectable()
 export class LocalGitRepositories extends GitRepositories implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Git');
   private readonly reads = new NodegitRepositories();
   private readonly rawBlobs = new RawBlobs();
   private readonly archives: ArchiveStore;
@@ -87,9 +91,15 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     this.hooks = new RefUpdateHooks(config.dataDir);
   }
 
-  /** The pre-receive hook is in place and its port open before the first push. */
+  /**
+   * The pre-receive hook is in place and its port open before the first push; what a crash left
+   * half-built beside the repositories (`*.git.tmp-*`) is removed.
+   */
   async onModuleInit(): Promise<void> {
     await this.hooks.start();
+    const removed = await cli.removeStaleTemporaries(this.config.dataDir, STALE_TEMPORARY_MS);
+    if (removed.length)
+      this.logger.log(`removed ${removed.length} half-built repositories left by a crash: ${removed.join(', ')}`);
   }
 
   private path(repo: RepoRef): string {

@@ -98,10 +98,16 @@ export class TooManyRequests extends DomainError {
   }
 }
 
-/** 503 with a reason: a dependency (PostgreSQL, Redis) is not answering. */
+/**
+ * 503 with `Retry-After`: a dependency (PostgreSQL) is not answering. The reason is for the log;
+ * the body is Grape's `{"message":"503 Service Unavailable"}`.
+ */
 export class Unavailable extends DomainError {
-  constructor(reason: string) {
-    super(reason);
+  constructor(
+    readonly reason: string,
+    readonly retryAfter = 5,
+  ) {
+    super('503 Service Unavailable');
   }
 }
 

@@ -4,15 +4,18 @@ export * from './context';
 export { Clock, SystemClock } from './clock';
 export { LodeConfig, type LodeRole } from './config/lode-config';
 export { dataSourceOptions, ensureDatabase, runMigrations, type ConfiguredMigration } from './database/database';
+export { DatabaseWatch, databaseGate, isDatabaseUnavailable } from './database/database-watch';
 export { execute, firstRow, oneRow, rows, type Sql } from './database/sql';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
 export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-event-store';
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';
 export { EventStore1763780000000 } from './event-store/migrations/1763780000000-event-store';
+export { OutboxOutcomes1763780001400 } from './event-store/migrations/1763780001400-outbox-outcomes';
 export { ProjectionRegistry, type Handled, type Projector } from './projections/projector';
 export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
-export { OutboxRelay } from './outbox/outbox-relay';
+export { OutboxRelay, MAX_REDISPATCHES } from './outbox/outbox-relay';
+export { Outbox, queuedJobId, dispatchKeyOf, type JobOutcome } from './outbox/outbox';
 export {
   Invalidations,
   INVALIDATION_CHANNEL,

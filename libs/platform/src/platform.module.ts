@@ -3,8 +3,10 @@ import { Clock, SystemClock } from './clock';
 import { LodeConfig } from './config/lode-config';
 import { EventStore } from './event-store/event-store';
 import { PgEventStore } from './event-store/pg-event-store';
+import { DatabaseWatch } from './database/database-watch';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
+import { Outbox } from './outbox/outbox';
 import { OutboxRelay } from './outbox/outbox-relay';
 import { Invalidations } from './outbox/invalidations';
 import { OutboxRoutes } from './outbox/outbox-route';
@@ -30,10 +32,12 @@ export class PlatformModule {
         { provide: EventStore, useClass: PgEventStore },
         ProjectionRegistry,
         OutboxRoutes,
+        Outbox,
         Invalidations,
         ...(options.relay ? [OutboxRelay] : []),
         ProjectionRebuilder,
         DependencyProbe,
+        DatabaseWatch,
         JobKinds,
         { provide: SecretBox, useFactory: () => SecretBox.forConfig(config) },
         AuthFailureThrottle,
@@ -46,9 +50,11 @@ export class PlatformModule {
         EventStore,
         ProjectionRegistry,
         OutboxRoutes,
+        Outbox,
         Invalidations,
         ProjectionRebuilder,
         DependencyProbe,
+        DatabaseWatch,
         JobKinds,
         SecretBox,
         AuthFailureThrottle,

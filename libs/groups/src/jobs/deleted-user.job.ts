@@ -4,6 +4,7 @@ import {
   JobKinds,
   JobProcessor,
   JobQueue,
+  Outbox,
   type DomainEvent,
   type JobHandlers,
   type OutboxRoute,
@@ -89,7 +90,8 @@ export class GroupsJobsProcessor extends JobProcessor<DeletedUserJob> {
     private readonly commands: CommandBus,
     @InjectQueue(GROUPS_QUEUE) queue: Queue,
     kinds: JobKinds,
+    outbox: Outbox,
   ) {
-    super(GROUPS_JOBS, queue, kinds, 'GroupsJobs');
+    super(GROUPS_JOBS, queue, kinds, outbox, 'GroupsJobs');
   }
 }

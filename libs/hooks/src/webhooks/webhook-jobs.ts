@@ -3,6 +3,7 @@ import {
   JobKinds,
   JobProcessor,
   JobQueue,
+  Outbox,
   firstRow,
   rows,
   LodeConfig,
@@ -97,7 +98,7 @@ interface HookTarget {
 @Processor(WEBHOOKS_QUEUE, { concurrency: 16 })
 export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   protected readonly handlers: JobHandlers<WebhookJob> = {
-    'push-fanout': (job) => this.fanOut(job.data),
+    'push-fanout': (job) => this.fanOut(job.data, job.id),
     deliver: (job) => this.deliver(job.data, job.attemptsMade + 1),
     'erase-gone-secrets': async () => {
       await this.secrets.eraseGone();
@@ -110,14 +111,15 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     private readonly projects: ProjectQueries,
     private readonly db: DataSource,
     private readonly users: UserQueries,
-    @InjectQueue(WEBHOOKS_QUEUE) private readonly queue: Queue,
+    @InjectQueue(WEBHOOKS_QUEUE) queue: Queue,
     kinds: JobKinds,
     private readonly secrets: HookSecrets,
+    outbox: Outbox,
   ) {
-    super(WEBHOOK_JOBS, queue, kinds, 'Webhooks');
+    super(WEBHOOK_JOBS, queue, kinds, outbox, 'Webhooks');
   }
 
-  private async fanOut({ projectId, streamVersion, push }: PushFanOutJob): Promise<void> {
+  private async fanOut({ projectId, streamVersion, push }: PushFanOutJob, jobId: string | undefined): Promise<void> {
     const hooks = await rows<HookTarget>(
       this.db,
       `select id, url, enable_ssl_verification, push_events, tag_push_events from project_hooks
@@ -137,26 +139,17 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       if (!subscribed.length) return [];
       const payload = pushPayload(update, project, pusher, this.config);
       const event = hookEventName(update.ref);
-      return subscribed.map((h) => ({
-        name: 'deliver',
-        data: {
-          kind: 'deliver',
-          hookId: h.id,
-          projectId,
-          event,
-          eventUuid: randomUUID(),
-          payload,
-        } satisfies WebhookJob,
-        opts: {
-          jobId: `deliver-${h.id}-${projectId}-${streamVersion}-${i}`,
-          attempts: DELIVERY_ATTEMPTS,
-          backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs },
-          removeOnComplete: 1000,
-          removeOnFail: 5000,
-        },
-      }));
+      return subscribed.map((h) =>
+        WEBHOOK_JOBS.job(
+          { kind: 'deliver', hookId: h.id, projectId, event, eventUuid: randomUUID(), payload },
+          `deliver-${h.id}-${projectId}-${streamVersion}-${i}`,
+          { attempts: DELIVERY_ATTEMPTS, backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs } },
+        ),
+      );
     });
-    if (jobs.length) await this.queue.addBulk(jobs);
+    // Through the outbox, like the jobs of events: a delivery Redis loses is sent again. A fan-out
+    // run twice writes nothing twice (the job ids are stable; the first UUID stays).
+    await this.outbox.enqueue(jobId, jobs);
   }
 
   private async deliver(job: DeliverJob, attempt: number): Promise<void> {

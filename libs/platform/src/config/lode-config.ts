@@ -30,6 +30,23 @@ export class LodeConfig {
   tokenCacheMs = 1000;
   /** How often the outbox relay polls when no NOTIFY arrives. */
   outboxPollMs = 1000;
+  /**
+   * How often, and after how long, dispatched jobs that have not finished are checked against Redis:
+   * one Redis lost is sent again. 0 turns the sweep off.
+   */
+  outboxSweepMs = 60_000;
+  /**
+   * How long a request may wait to take a pooled PostgreSQL connection or to open one; past it the
+   * request answers 503 with Retry-After.
+   */
+  dbConnectTimeoutMs = 2000;
+  /** The longest one SQL statement may run (PostgreSQL's statement_timeout; the client gives up a second later). */
+  dbStatementTimeoutMs = 30_000;
+  /**
+   * Seconds SIGTERM lets running requests and git transfers finish before their connections are
+   * closed; a supervisor's grace period must be longer.
+   */
+  shutdownTimeout = 25;
   logLevel = 'log';
   /** The key that seals secrets at rest (hook tokens, URL passwords); unset: a key file in the data directory. */
   secretKey?: string;
@@ -88,6 +105,17 @@ export class LodeConfig {
     c.maxUploadBytes = int(env.LODE_MAX_UPLOAD_BYTES, c.maxUploadBytes, 'LODE_MAX_UPLOAD_BYTES');
     c.tokenCacheMs = int(env.LODE_TOKEN_CACHE_MS, c.tokenCacheMs, 'LODE_TOKEN_CACHE_MS');
     c.outboxPollMs = int(env.LODE_OUTBOX_POLL_MS, c.outboxPollMs, 'LODE_OUTBOX_POLL_MS');
+    c.outboxSweepMs = int(env.LODE_OUTBOX_SWEEP_MS, c.outboxSweepMs, 'LODE_OUTBOX_SWEEP_MS');
+    c.dbConnectTimeoutMs = Math.max(
+      100,
+      int(env.LODE_DB_CONNECT_TIMEOUT_MS, c.dbConnectTimeoutMs, 'LODE_DB_CONNECT_TIMEOUT_MS'),
+    );
+    c.dbStatementTimeoutMs = int(
+      env.LODE_DB_STATEMENT_TIMEOUT_MS,
+      c.dbStatementTimeoutMs,
+      'LODE_DB_STATEMENT_TIMEOUT_MS',
+    );
+    c.shutdownTimeout = int(env.LODE_SHUTDOWN_TIMEOUT, c.shutdownTimeout, 'LODE_SHUTDOWN_TIMEOUT');
     c.compareMaxFiles = int(env.LODE_COMPARE_MAX_FILES, c.compareMaxFiles, 'LODE_COMPARE_MAX_FILES');
     c.compareMaxLines = int(env.LODE_COMPARE_MAX_LINES, c.compareMaxLines, 'LODE_COMPARE_MAX_LINES');
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');

@@ -27,9 +27,33 @@ export function dataSourceOptions(config: LodeConfig, migrations: Migrations = [
     migrationsTableName: 'schema_migrations',
     synchronize: false,
     logging: false,
-    extra: { max: 20, connectionTimeoutMillis: 5000, application_name: `lode-${config.role}` },
+    extra: poolOptions(config),
   };
 }
+
+/**
+ * The pool's limits, so no request waits on a PostgreSQL that stopped answering: taking a connection
+ * (from the pool or a new one) fails after LODE_DB_CONNECT_TIMEOUT_MS; the server cancels a statement
+ * after LODE_DB_STATEMENT_TIMEOUT_MS and the client gives up a second later (a silent network never
+ * delivers the cancellation); a session left idle inside a transaction (its client gone) is ended by
+ * the server, releasing its locks; TCP keepalive finds dead idle connections. 0 turns the statement
+ * limit off. DatabaseWatch cuts the connections in use as soon as the database stops answering.
+ */
+function poolOptions(config: LodeConfig): Record<string, unknown> {
+  const statement = config.dbStatementTimeoutMs;
+  return {
+    max: 20,
+    connectionTimeoutMillis: config.dbConnectTimeoutMs,
+    application_name: `lode-${config.role}`,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...(statement > 0 ? { statement_timeout: statement, query_timeout: statement + 1000 } : {}),
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  };
+}
+
+/** No transaction of Lode's waits on its client for long; one idle this long lost its client. */
+const IDLE_IN_TRANSACTION_MS = 60_000;
 
 /** Creates the configured database when the server answers but the database does not exist yet. */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
@@ -52,7 +76,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     await admin.query(`create database "${name.replace(/"/g, '""')}"`);
     new Logger('Database').log(`created database ${name}`);
   } catch (err) {
-    if ((err as { code?: string }).code !== '42P04') throw err; // created meanwhile by another process
+    // Created meanwhile by another process (an API and a worker starting together): 42P04 when the
+    // other creation had committed, 23505 (pg_database_datname_index) when both ran at once.
+    const code = (err as { code?: string }).code;
+    if (code !== '42P04' && code !== '23505') throw err;
   } finally {
     await admin.end();
   }

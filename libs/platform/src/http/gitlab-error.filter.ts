@@ -18,6 +18,7 @@ import {
   TooManyRequests,
   UriTooLong,
 } from '../errors';
+import { isDatabaseUnavailable, RETRY_AFTER_S } from '../database/database-watch';
 import { redactSecrets } from '../logging/redact';
 import { sendJson } from './json-response';
 
@@ -45,6 +46,8 @@ export class GitlabErrorFilter implements ExceptionFilter {
       return;
     }
     const [status, body] = this.render(err, req);
+    if (status === 503)
+      res.setHeader('Retry-After', String(err instanceof Unavailable ? err.retryAfter : RETRY_AFTER_S));
     if (status === 304) {
       res.status(304).end();
       return;
@@ -78,6 +81,8 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof TooManyRequests) return [429, { message: err.message }];
       if (err instanceof Unavailable) return [503, { message: err.message }];
     }
+    // PostgreSQL unreachable or too slow: the client should come back, not report a bug.
+    if (isDatabaseUnavailable(err)) return [503, { message: '503 Service Unavailable' }];
     if (err instanceof HttpException) {
       const status = err.getStatus();
       // Grape's catch-all route answers unknown paths with `error!('404 Not Found')`.

@@ -82,7 +82,7 @@ export class Invalidations implements OnApplicationBootstrap, OnApplicationShutd
 
   private async listen(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({ connectionString: this.config.databaseUrl });
+    const client = new Client({ connectionString: this.config.databaseUrl, keepAlive: true });
     const lost = () => {
       if (this.listener !== client) return;
       this.listener = undefined;

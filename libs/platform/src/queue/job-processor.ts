@@ -2,6 +2,7 @@ import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { UnrecoverableError, type Job, type Queue } from 'bullmq';
 import { redactSecrets } from '../logging/redact';
+import type { Outbox } from '../outbox/outbox';
 import type { OutboxJob } from '../outbox/outbox-route';
 import { logConnectionErrors } from './connection-errors';
 
@@ -14,6 +15,9 @@ export interface JobData {
 export type JobHandlers<J extends JobData> = {
   [K in J['kind']]: (job: Job<Extract<J, { kind: K }>>) => Promise<void>;
 };
+
+/** What a processor does when one of its jobs is given up: record the failure where users see it. */
+type Abandoned = (data: JobData, reason: string) => Promise<void>;
 
 /** Every queue declared in the process, so the start-up check knows what must be handled. */
 const declaredQueues: JobQueue<JobData>[] = [];
@@ -47,14 +51,21 @@ export class JobQueue<J extends JobData> {
 @Injectable()
 export class JobKinds implements OnApplicationBootstrap {
   private readonly handlers = new Map<string, string>();
+  private readonly abandonHandlers = new Map<string, Abandoned>();
 
-  handle(queue: string, kinds: readonly string[], by: string): void {
+  handle(queue: string, kinds: readonly string[], by: string, abandoned?: Abandoned): void {
     for (const kind of kinds) {
       const key = `${queue}/${kind}`;
       const other = this.handlers.get(key);
       if (other && other !== by) throw new Error(`job kind ${key} has two handlers: ${other} and ${by}`);
       this.handlers.set(key, by);
     }
+    if (abandoned) this.abandonHandlers.set(queue, abandoned);
+  }
+
+  /** Tells the queue's processor that a job was given up without running to the end (see OutboxRelay.sweep). */
+  async abandoned(queue: string, data: JobData, reason: string): Promise<void> {
+    await this.abandonHandlers.get(queue)?.(data, reason);
   }
 
   /** The kinds of declared queues that nothing in this process handles. */
@@ -71,8 +82,10 @@ export class JobKinds implements OnApplicationBootstrap {
 }
 
 /**
- * The BullMQ processor of one queue: dispatches each job to the handler of its kind, registers its
- * kinds with `JobKinds`, and logs the worker's connection errors once each while Redis is away.
+ * The BullMQ processor of one queue: dispatches each job to the handler of its kind, records in
+ * PostgreSQL when a job has finished for good (completed, or failed past its last attempt), so the
+ * outbox knows which jobs a Redis that lost its data must be given again, registers its kinds with
+ * `JobKinds`, and logs the worker's connection errors once each while Redis is away.
  */
 export abstract class JobProcessor<J extends JobData> extends WorkerHost implements OnModuleInit {
   protected readonly logger: Logger;
@@ -84,6 +97,7 @@ export abstract class JobProcessor<J extends JobData> extends WorkerHost impleme
     protected readonly jobQueue: JobQueue<J>,
     queue: Queue,
     private readonly kinds: JobKinds,
+    protected readonly outbox: Outbox,
     loggerName: string,
   ) {
     super();
@@ -92,17 +106,34 @@ export abstract class JobProcessor<J extends JobData> extends WorkerHost impleme
   }
 
   onModuleInit(): void {
-    this.kinds.handle(this.jobQueue.name, Object.keys(this.handlers), this.constructor.name);
+    this.kinds.handle(this.jobQueue.name, Object.keys(this.handlers), this.constructor.name, (data, reason) =>
+      this.abandoned(data as J, reason),
+    );
   }
 
   async process(job: Job<J>): Promise<void> {
     // JobHandlers gives the handler of each kind a job of that kind, which is what `job` is here.
     const handlers = this.handlers as unknown as Record<string, ((job: Job<J>) => Promise<void>) | undefined>;
     const handler = handlers[job.data.kind];
-    // A kind this version does not know (a job left by a newer one) cannot succeed by retrying.
-    if (!handler) throw new UnrecoverableError(`no handler for job kind ${job.data.kind} on ${this.jobQueue.name}`);
-    await handler.call(this, job);
+    try {
+      // A kind this version does not know (a job left by a newer one) cannot succeed by retrying.
+      if (!handler) throw new UnrecoverableError(`no handler for job kind ${job.data.kind} on ${this.jobQueue.name}`);
+      await handler.call(this, job);
+    } catch (err) {
+      if (err instanceof UnrecoverableError || this.isLastAttempt(job))
+        await this.outbox.finished(job.id, 'failed', redactSecrets(String(err)));
+      throw err;
+    }
+    // Recorded before BullMQ marks the job completed: a crash in between runs it again (handlers are
+    // idempotent), never leaves it unrecorded.
+    await this.outbox.finished(job.id, 'completed');
   }
+
+  /**
+   * A job of this queue was given up without running to the end (lost by Redis too often, or stalled
+   * past its limit): the place users see its outcome must say it failed. Nothing to do by default.
+   */
+  protected async abandoned(_data: J, _reason: string): Promise<void> {}
 
   /** Whether this run is the job's last attempt: after it BullMQ gives up, so outcomes are final. */
   protected isLastAttempt(job: Job): boolean {

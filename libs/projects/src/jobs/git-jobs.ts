@@ -4,6 +4,7 @@ import {
   JobKinds,
   JobProcessor,
   JobQueue,
+  Outbox,
   type DomainEvent,
   type JobHandlers,
   type OutboxRoute,
@@ -102,8 +103,19 @@ export class GitJobsProcessor extends JobProcessor<GitJob> {
     private readonly avatars: ProjectAvatarStore,
     @InjectQueue(GIT_QUEUE) queue: Queue,
     kinds: JobKinds,
+    outbox: Outbox,
   ) {
-    super(GIT_JOBS, queue, kinds, 'GitJobs');
+    super(GIT_JOBS, queue, kinds, outbox, 'GitJobs');
+  }
+
+  /** A fork given up fails with the reason; a housekeeping lease given up ends, so a new request is possible. */
+  protected override async abandoned(data: GitJob, reason: string): Promise<void> {
+    if (data.kind === 'fork-repository')
+      await this.commands.execute(
+        new RecordGitJobOutcome(data.projectId, { kind: 'import', status: 'failed', error: reason }),
+      );
+    else if (data.kind === 'housekeeping')
+      await this.commands.execute(new RecordGitJobOutcome(data.projectId, { kind: 'housekeeping-finished' }));
   }
 
   /** Statistics over the branch HEAD names (a fork keeps its source's default branch). */

@@ -2,6 +2,7 @@ import {
   JobKinds,
   JobProcessor,
   JobQueue,
+  Outbox,
   type DomainEvent,
   type JobHandlers,
   type OutboxRoute,
@@ -46,7 +47,8 @@ export class MaintenanceProcessor extends JobProcessor<RemoveUserFilesJob> {
     private readonly avatars: AvatarStore,
     @InjectQueue(MAINTENANCE_QUEUE) queue: Queue,
     kinds: JobKinds,
+    outbox: Outbox,
   ) {
-    super(MAINTENANCE_JOBS, queue, kinds, 'MaintenanceJobs');
+    super(MAINTENANCE_JOBS, queue, kinds, outbox, 'MaintenanceJobs');
   }
 }

@@ -1,0 +1,157 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { LodeConfig } from '../config/lode-config';
+import { sendJson } from '../http/json-response';
+
+/** How often the database is asked `select 1`, and how long an answer may take. */
+const PROBE_EVERY_MS = 500;
+const PROBE_TIMEOUT_MS = 1500;
+
+/** The part of a pooled `pg` client the watch uses: its socket. */
+interface PooledClient {
+  connection?: { stream?: { destroy(err?: Error): void } };
+}
+interface Pool {
+  on(event: 'connect' | 'remove', fn: (client: PooledClient) => void): unknown;
+  /** pg-pool's own list of its clients (not public API, hence optional). */
+  _clients?: PooledClient[];
+}
+
+/**
+ * Knows, within two seconds, that PostgreSQL stopped answering: its own connection asks `select 1`
+ * every half second. When an answer is missing, requests are answered 503 at once (see
+ * `databaseGate`) instead of waiting for a connection or a statement timeout, and the pool's
+ * connections are cut, so requests that were waiting on them fail now (a silent network never
+ * tells the client its connection is dead). The first answer afterwards opens the gate again: no
+ * restart is needed.
+ */
+@Injectable()
+export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Database');
+  private readonly clients = new Set<PooledClient>();
+  private probe?: Client;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  /** Why the database counts as unreachable; undefined while it answers. */
+  private down?: string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly config: LodeConfig,
+  ) {}
+
+  /** Why PostgreSQL counts as unreachable right now, or undefined while it answers. */
+  get unreachable(): string | undefined {
+    return this.down;
+  }
+
+  onApplicationBootstrap(): void {
+    const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
+    // The connections opened before now (TypeORM's own at start) are only in pg-pool's list.
+    for (const c of pool?._clients ?? []) this.clients.add(c);
+    pool?.on('connect', (c) => this.clients.add(c));
+    pool?.on('remove', (c) => this.clients.delete(c));
+    this.schedule();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.dropProbe();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.check().finally(() => this.schedule()), PROBE_EVERY_MS);
+    this.timer.unref();
+  }
+
+  private async check(): Promise<void> {
+    try {
+      await withTimeout(this.ask(), PROBE_TIMEOUT_MS);
+      if (this.down) this.logger.log(`PostgreSQL answers again (after: ${this.down})`);
+      this.down = undefined;
+    } catch (err) {
+      await this.dropProbe();
+      if (this.stopped) return;
+      const reason = `PostgreSQL did not answer: ${(err as Error).message}`;
+      if (!this.down) {
+        this.logger.warn(`${reason}; answering 503 until it does, cutting ${this.clients.size} pooled connection(s)`);
+        this.cutPool();
+      }
+      this.down = reason;
+    }
+  }
+
+  private async ask(): Promise<void> {
+    if (!this.probe) {
+      const probe = new Client({
+        connectionString: this.config.databaseUrl,
+        connectionTimeoutMillis: PROBE_TIMEOUT_MS,
+        keepAlive: true,
+        application_name: `lode-${this.config.role}-watch`,
+      });
+      probe.on('error', () => undefined);
+      this.probe = probe;
+      await probe.connect();
+    }
+    await this.probe.query('select 1');
+  }
+
+  private async dropProbe(): Promise<void> {
+    const probe = this.probe;
+    this.probe = undefined;
+    // Ending politely would wait on the same silent network: the socket is simply closed.
+    (probe as unknown as PooledClient | undefined)?.connection?.stream?.destroy();
+    await probe?.end().catch(() => undefined);
+  }
+
+  /** Closes every pooled connection's socket: queries waiting on them fail, and the pool opens new ones later. */
+  private cutPool(): void {
+    // Without an error of its own, the client fails its queries with "Connection terminated".
+    for (const c of this.clients) c.connection?.stream?.destroy();
+    this.clients.clear();
+  }
+}
+
+/** Whether an error says PostgreSQL could not be reached or did not answer in time (not a bad statement). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  const message = typeof e.message === 'string' ? e.message : '';
+  // SQLSTATE class 08 (connection exception), 57P01-57P03 (shutting down, cannot connect now),
+  // 57014 (statement timeout), 53300 (too many connections).
+  if (/^08...$/.test(code) || /^57P0[123]$/.test(code) || code === '57014' || code === '53300') return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code)) return true;
+  return /^(timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error)/.test(
+    message,
+  );
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let t: NodeJS.Timeout;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(t));
+}
+
+/**
+ * Answers 503 with Retry-After, in GitLab's body, while DatabaseWatch knows PostgreSQL is not
+ * answering: a request would only wait for its timeouts. Health and readiness still answer.
+ */
+export function databaseGate(watch: DatabaseWatch) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (!watch.unreachable || req.path === '/-/health' || req.path === '/-/readiness') return next();
+    res.setHeader('Retry-After', String(RETRY_AFTER_S));
+    sendJson(res, 503, { message: '503 Service Unavailable' });
+  };
+}
+
+/** What a client is told to wait before trying again while the database is away. */
+export const RETRY_AFTER_S = 5;

@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { TcpProxy } from '../support/tcp-proxy';
+import { eventually, startTestApp, TEST_PG, type TestApp } from '../support/test-app';
+
+/**
+ * PostgreSQL behind a proxy whose network the test silences (no reset, no refusal: packets simply
+ * stop, as in a partition). Requests must not hang on it: 503 with Retry-After in GitLab's body
+ * within about two seconds, and normal answers again once the network returns, without a restart.
+ */
+describe('a PostgreSQL that stops answering', () => {
+  let t: TestApp;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    const pg = new URL(TEST_PG);
+    proxy = new TcpProxy(pg.hostname, Number(pg.port || 5432));
+    await proxy.start();
+    const url = new URL(TEST_PG);
+    url.host = `127.0.0.1:${proxy.port}`;
+    url.pathname = `/lode_test_${randomBytes(6).toString('hex')}`;
+    t = await startTestApp({ databaseUrl: url.toString() });
+  });
+
+  afterAll(async () => {
+    proxy.heal();
+    await t.close();
+    await proxy.stop();
+  });
+
+  const projects = () => t.http().get('/api/v4/projects').set('PRIVATE-TOKEN', t.rootToken).timeout(15_000);
+
+  it('answers 503 with Retry-After within two seconds while it is silent, and recovers without a restart', async () => {
+    expect((await projects()).status).toBe(200);
+
+    proxy.partition();
+    // The first request finds a pooled connection that looks alive and waits on it.
+    let started = Date.now();
+    const first = await projects();
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(first.status).toBe(503);
+    expect(first.body).toEqual({ message: '503 Service Unavailable' });
+    expect(Number(first.headers['retry-after'])).toBeGreaterThan(0);
+
+    // Once the silence is known, requests do not wait at all; a write is refused the same way.
+    started = Date.now();
+    const next = await projects();
+    const write = await t
+      .http()
+      .post('/api/v4/projects')
+      .set('PRIVATE-TOKEN', t.rootToken)
+      .send({ name: 'during-the-outage' })
+      .timeout(15_000);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(next.status).toBe(503);
+    expect(write.status).toBe(503);
+    expect(write.headers['retry-after']).toBeDefined();
+    // Readiness says what is wrong.
+    expect((await t.http().get('/-/readiness').timeout(15_000)).status).toBe(503);
+
+    proxy.heal();
+    await eventually(async () => (await projects()).status === 200, 10_000, 200);
+    const created = await t
+      .http()
+      .post('/api/v4/projects')
+      .set('PRIVATE-TOKEN', t.rootToken)
+      .send({ name: 'after-the-outage' });
+    expect(created.status).toBe(201);
+  });
+});
