@@ -22,6 +22,7 @@ import {
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProtectedBranches1763780001300,
+  Releases1763780001600,
   ProjectsHttpModule,
   ProjectsModule,
   ProjectsWorkerModule,
@@ -53,6 +54,7 @@ export const MIGRATIONS = [
   SshKeyFingerprints1763780001200,
   PendingPushes1763780001500,
   ProtectedBranches1763780001300,
+  Releases1763780001600,
 ];
 
 export interface LodeParts {
