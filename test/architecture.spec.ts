@@ -229,6 +229,7 @@ describe('architecture', () => {
       ['deploy_keys', 'projects'],
       ['deploy_keys_projects', 'projects'],
       ['protected_branches', 'projects'],
+      ['releases', 'projects'],
       ['project_hooks', 'hooks'],
       ['events', 'platform'],
     ])

@@ -23,6 +23,7 @@ import {
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProtectedBranches1763780001300,
+  Releases1763780001600,
   ProjectsHttpModule,
   ProjectsModule,
   ProjectsWorkerModule,
@@ -55,6 +56,7 @@ export const MIGRATIONS = [
   ProtectedBranches1763780001300,
   OutboxOutcomes1763780001400,
   PendingPushes1763780001500,
+  Releases1763780001600,
 ];
 
 export interface LodeParts {

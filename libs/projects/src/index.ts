@@ -59,3 +59,12 @@ export {
   type ProtectedBranchRule,
 } from './domain/protected-branch';
 export { ChangeProtectedBranch } from './commands/protected-branch.commands';
+/**
+ * Release notes of tags: the command behind `POST|PUT .../tags/:tag_name/release`, the releases of a
+ * page of tags in one query (`ReleaseQueries.forTags`), and for the tag deletion endpoint the command
+ * (`RemoveTagRelease`) or the pure decision (`removeTagRelease`, to append with the deletion's record).
+ */
+export { ChangeTagRelease, RemoveTagRelease } from './commands/release.commands';
+export { ReleaseQueries } from './queries/release.queries';
+export { removeTagRelease, type TagRelease } from './domain/release';
+export { Releases1763780001600 } from './migrations/1763780001600-releases';

@@ -14,6 +14,7 @@ import { CreateProjectHandler } from './commands/create-project.command';
 import { StarProjectHandler } from './commands/star-project.command';
 import { ForkProjectHandler } from './commands/fork-project.command';
 import { ChangeProtectedBranchHandler } from './commands/protected-branch.commands';
+import { ChangeTagReleaseHandler, RemoveTagReleaseHandler } from './commands/release.commands';
 import {
   ChangeForkRelationHandler,
   RecordGitJobOutcomeHandler,
@@ -37,10 +38,12 @@ import { ProtectedBranchesController } from './http/protected-branches.controlle
 import { DeployKeyProjection } from './projections/deploy-key.projection';
 import { ProjectProjection } from './projections/project.projection';
 import { ProtectedBranchProjection } from './projections/protected-branch.projection';
+import { ReleaseProjection } from './projections/release.projection';
 import { DeployKeyQueries } from './queries/deploy-key.queries';
 import { PendingPushes } from './pushes/pending-pushes';
 import { ProjectQueries } from './queries/project.queries';
 import { ProtectedBranchQueries } from './queries/protected-branch.queries';
+import { ReleaseQueries } from './queries/release.queries';
 import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
 
 /** The groups context asks this port what visibility a namespace's projects need. */
@@ -89,13 +92,17 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     UpdateDeployKeyHandler,
     RemoveDeployKeyHandler,
     ChangeProtectedBranchHandler,
+    ChangeTagReleaseHandler,
+    RemoveTagReleaseHandler,
     ProjectProjection,
     DeployKeyProjection,
     ProtectedBranchProjection,
+    ReleaseProjection,
     ProjectQueries,
     DeployKeyQueries,
     PendingPushes,
     ProtectedBranchQueries,
+    ReleaseQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
     { provide: DeployKeyFingerprints, useClass: ProjectDeployKeyFingerprints },
     ProjectAvatarStore,
@@ -105,6 +112,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     DeployKeyQueries,
     PendingPushes,
     ProtectedBranchQueries,
+    ReleaseQueries,
     NamespaceContents,
     DeployKeyFingerprints,
     ProjectAvatarStore,
@@ -117,12 +125,13 @@ export class ProjectsModule implements OnModuleInit {
     private readonly projection: ProjectProjection,
     private readonly deployKeys: DeployKeyProjection,
     private readonly protectedBranches: ProtectedBranchProjection,
+    private readonly releases: ReleaseProjection,
   ) {}
 
   onModuleInit(): void {
     // Deploy keys after projects: a project's deletion removes its row before its keys' orphans are dropped.
-    // Protected branches after projects: their rows reference the project's.
-    this.projections.register(this.projection, this.deployKeys, this.protectedBranches);
+    // Protected branches and releases after projects: their rows reference the project's.
+    this.projections.register(this.projection, this.deployKeys, this.protectedBranches, this.releases);
     this.routes.register(gitJobsRoute);
   }
 }

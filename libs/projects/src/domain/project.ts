@@ -17,6 +17,7 @@ import {
   type DefaultBranchProtection,
   type ProtectedBranchRule,
 } from './protected-branch';
+import { evolveReleases, type TagRelease } from './release';
 import { ZERO_SHA, type RepositoryPushedData, type RepositoryStatistics } from './repository-push';
 
 /*
@@ -157,7 +158,11 @@ export type ProjectEvent =
       type: 'ProtectedBranchUpdated';
       data: { projectId: number; name: string; pushAccessLevel?: number; mergeAccessLevel?: number; at: string };
     }
-  | { type: 'ProtectedBranchRemoved'; data: { projectId: number; name: string; at: string } };
+  | { type: 'ProtectedBranchRemoved'; data: { projectId: number; name: string; at: string } }
+  // Release notes of tags (see domain/release.ts).
+  | { type: 'ProjectReleaseCreated'; data: TagRelease & { projectId: number; at: string } }
+  | { type: 'ProjectReleaseUpdated'; data: TagRelease & { projectId: number; at: string } }
+  | { type: 'ProjectReleaseRemoved'; data: { projectId: number; tagName: string; at: string } };
 
 /** `none` for ordinary projects; a fork goes scheduled → started → finished (or failed). */
 export type ImportStatus = 'none' | 'scheduled' | 'started' | 'finished' | 'failed';
@@ -178,6 +183,8 @@ export type Project =
       housekeepingPending: boolean;
       /** In creation order, as GitLab lists them. */
       protectedBranches: ProtectedBranchRule[];
+      /** The tags that have release notes. */
+      releases: string[];
     };
 
 export const initial = (): Project => ({ exists: false });
@@ -210,6 +217,7 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       importStatus: forkedFromId === null ? 'none' : 'scheduled',
       housekeepingPending: false,
       protectedBranches: [],
+      releases: [],
     };
   }
   if (!s.exists) return s;
@@ -266,6 +274,10 @@ export function evolve(s: Project, e: ProjectEvent): Project {
     case 'ProtectedBranchUpdated':
     case 'ProtectedBranchRemoved':
       return { ...s, protectedBranches: evolveRules(s.protectedBranches, e) };
+    case 'ProjectReleaseCreated':
+    case 'ProjectReleaseUpdated':
+    case 'ProjectReleaseRemoved':
+      return { ...s, releases: evolveReleases(s.releases, e) };
     default:
       return assertNever(e);
   }

@@ -1,0 +1,101 @@
+import { Conflict, NotFound } from '@app/platform';
+import type { Project, ProjectEvent } from './project';
+
+/*
+ * Release notes of tags (GitLab 10.x's `Release`: a project, a tag name, a description), on the
+ * project's stream (`project-<id>`). The tag itself lives in the repository: whether it exists is
+ * asked of git before the decision and handed to it.
+ */
+
+/** GitLab's Release entity (`Entities::Release`, 11.7 renamed `TagRelease`): the tag's name and the notes. */
+export interface TagRelease {
+  tagName: string;
+  description: string;
+}
+
+/**
+ * 404 with a sentence of GitLab's own (`render_api_error!(message, 404)`), not the `404 <X> Not Found`
+ * of `not_found!`: `{"message":"Tag does not exist"}`.
+ */
+export class ReleaseNotFound extends NotFound {
+  constructor(text: 'Tag does not exist' | 'Release does not exist') {
+    super();
+    this.message = text;
+  }
+}
+
+type Existing = Extract<Project, { exists: true }>;
+const existing = (s: Project): Existing => {
+  if (!s.exists) throw new NotFound('Project');
+  return s;
+};
+
+/*
+ * GitLab 10.x's Release validates a present description (`validates :description, presence: true`),
+ * but CreateReleaseService and UpdateReleaseService ignore what `save` / `update_attributes` answer and
+ * report success: a blank description is answered 201 (or 200) with the blank notes and stored nowhere.
+ * Lode does the same: no event, the same answer.
+ */
+const blank = (description: string) => !description.trim();
+
+/**
+ * `POST /projects/:id/repository/tags/:tag_name/release` (CreateReleaseService): the tag must exist
+ * (`Tag does not exist`, 404), and have no release yet (`Release already exists`, 409).
+ */
+export function createRelease(
+  s: Project,
+  release: TagRelease,
+  tagExists: boolean,
+  now: Date,
+): Extract<ProjectEvent, { type: 'ProjectReleaseCreated' }>[] {
+  const p = existing(s);
+  if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
+  if (p.releases.includes(release.tagName)) throw new Conflict('Release already exists');
+  if (blank(release.description)) return [];
+  return [{ type: 'ProjectReleaseCreated', data: { projectId: p.projectId, ...release, at: now.toISOString() } }];
+}
+
+/**
+ * `PUT /projects/:id/repository/tags/:tag_name/release` (UpdateReleaseService): the tag must exist
+ * (`Tag does not exist`) and have a release (`Release does not exist`), both 404. The same notes
+ * again change nothing.
+ */
+export function updateRelease(
+  s: Project,
+  release: TagRelease,
+  tagExists: boolean,
+  now: Date,
+): Extract<ProjectEvent, { type: 'ProjectReleaseUpdated' }>[] {
+  const p = existing(s);
+  if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
+  if (!p.releases.includes(release.tagName)) throw new ReleaseNotFound('Release does not exist');
+  if (blank(release.description)) return [];
+  return [{ type: 'ProjectReleaseUpdated', data: { projectId: p.projectId, ...release, at: now.toISOString() } }];
+}
+
+/**
+ * GitLab's `Tags::DestroyService` destroys the tag's release with the tag (a tag deleted by a git push
+ * keeps it, and a tag of that name made later shows it again). For the tag deletion endpoint: the
+ * events to append with the deletion's record, none when the tag has no release.
+ */
+export function removeTagRelease(
+  s: Project,
+  tagName: string,
+  now: Date,
+): Extract<ProjectEvent, { type: 'ProjectReleaseRemoved' }>[] {
+  const p = existing(s);
+  if (!p.releases.includes(tagName)) return [];
+  return [{ type: 'ProjectReleaseRemoved', data: { projectId: p.projectId, tagName, at: now.toISOString() } }];
+}
+
+/**
+ * Folds one release event into the tags that have release notes (the notes themselves are the read
+ * model's). A list, not an object keyed by name: a tag may be called `__proto__`.
+ */
+export function evolveReleases(
+  releases: readonly string[],
+  e: Extract<ProjectEvent, { type: 'ProjectReleaseCreated' | 'ProjectReleaseUpdated' | 'ProjectReleaseRemoved' }>,
+): string[] {
+  const others = releases.filter((t) => t !== e.data.tagName);
+  return e.type === 'ProjectReleaseRemoved' ? others : [...others, e.data.tagName];
+}
