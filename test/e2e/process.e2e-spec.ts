@@ -5,6 +5,10 @@ import { connect } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { repositoryPath } from '@app/git';
+import { writeFileSync } from 'node:fs';
+import pg from 'pg';
+import { git, gitOk } from '../support/git';
 import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } from '../support/test-app';
 
 /**
@@ -231,4 +235,66 @@ describe('processes: npm start and the admin command line', () => {
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(1900);
     expect(output()).toContain('closing the HTTP connections still open after 2 s');
   }, 60_000);
+
+  it('records a push whose server was killed (kill -9) after its refs moved and before its record, once restarted', async () => {
+    // The fault-injection pause holds the push between git's ref update and its RepositoryPushed.
+    const child = start({ LODE_FAULT_PAUSE_BEFORE_PUSH_RECORD_MS: '60000', LODE_PUSH_RECONCILE_AFTER: '0' });
+    await eventually(async () => (await api('/-/health')).status === 200, 30_000, 200);
+    const created = await fetch(`http://127.0.0.1:${port}/api/v4/projects`, {
+      method: 'POST',
+      headers: { 'PRIVATE-TOKEN': rootToken, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Killed Mid Push' }),
+    });
+    const project = (await created.json()) as { id: number; path_with_namespace: string };
+    const work = await mkdtemp(join(tmpdir(), 'lode-proc-push-'));
+    const db = new pg.Client({ connectionString: url.toString() });
+    await db.connect();
+    try {
+      await gitOk(['init', '-q', '-b', 'master', work]);
+      writeFileSync(join(work, 'a.txt'), 'a\n');
+      await gitOk(['add', '.'], work);
+      await gitOk(['commit', '-q', '-m', 'a'], work);
+      const head = (await gitOk(['rev-parse', 'HEAD'], work)).trim();
+      const pushing = git(
+        ['push', `http://root:${rootToken}@127.0.0.1:${port}/${project.path_with_namespace}.git`, 'master'],
+        work,
+      );
+      const repo = repositoryPath(dataDir, project.id);
+      await eventually(
+        async () => (await git(['--git-dir', repo, 'rev-parse', '--verify', 'refs/heads/master'])).status === 0,
+        30_000,
+        50,
+      );
+      const killed = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await killed;
+      await pushing;
+      const events = () =>
+        db
+          .query<{ data: { userId: number; updates: { ref: string; after: string }[] }; metadata: { origin: string } }>(
+            `select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed'`,
+            [`project-${project.id}`],
+          )
+          .then((r) => r.rows);
+      expect(await events()).toEqual([]);
+      expect((await db.query(`select 1 from pending_pushes where project_id = $1`, [project.id])).rowCount).toBe(1);
+
+      const again = start({ LODE_PUSH_RECONCILE_AFTER: '0' });
+      await eventually(async () => (await events()).length === 1, 30_000, 250);
+      const [event] = await events();
+      expect(event.metadata.origin).toBe('reconciler');
+      expect(event.data.updates).toEqual([expect.objectContaining({ ref: 'refs/heads/master', after: head })]);
+      const me = (await (await api('/api/v4/user', rootToken)).json()) as { id: number };
+      expect(event.data.userId).toBe(me.id);
+      expect((await db.query(`select 1 from pending_pushes where project_id = $1`, [project.id])).rowCount).toBe(0);
+      const seen = (await (await api(`/api/v4/projects/${project.id}`, rootToken)).json()) as {
+        default_branch: string;
+      };
+      expect(seen.default_branch).toBe('master');
+      await stop(again);
+    } finally {
+      await db.end();
+      await rm(work, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -47,6 +47,13 @@ export class LodeConfig {
    * closed; a supervisor's grace period must be longer.
    */
   shutdownTimeout = 25;
+  /** Seconds a written-down push waits before the reconciler records it for a process that could not. */
+  pushReconcileAfter = 120;
+  /**
+   * Fault injection, for tests of what survives a crash: milliseconds a push waits after git moved its
+   * refs and before it is recorded (a window to kill the process in). 0, the default, in production.
+   */
+  faultPauseBeforePushRecordMs = 0;
   logLevel = 'log';
   /** The key that seals secrets at rest (hook tokens, URL passwords); unset: a key file in the data directory. */
   secretKey?: string;
@@ -116,6 +123,12 @@ export class LodeConfig {
       'LODE_DB_STATEMENT_TIMEOUT_MS',
     );
     c.shutdownTimeout = int(env.LODE_SHUTDOWN_TIMEOUT, c.shutdownTimeout, 'LODE_SHUTDOWN_TIMEOUT');
+    c.pushReconcileAfter = int(env.LODE_PUSH_RECONCILE_AFTER, c.pushReconcileAfter, 'LODE_PUSH_RECONCILE_AFTER');
+    c.faultPauseBeforePushRecordMs = int(
+      env.LODE_FAULT_PAUSE_BEFORE_PUSH_RECORD_MS,
+      c.faultPauseBeforePushRecordMs,
+      'LODE_FAULT_PAUSE_BEFORE_PUSH_RECORD_MS',
+    );
     c.compareMaxFiles = int(env.LODE_COMPARE_MAX_FILES, c.compareMaxFiles, 'LODE_COMPARE_MAX_FILES');
     c.compareMaxLines = int(env.LODE_COMPARE_MAX_LINES, c.compareMaxLines, 'LODE_COMPARE_MAX_LINES');
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');

@@ -3,12 +3,6 @@ import { PendingPushes, ProjectQueries } from '@app/projects';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { GitAccess } from '../transport/git-access';
 
-/**
- * How old a written-down push must be before the reconciler takes it: far past the end of any live
- * push (its record follows git's exit within the recorder's ~8 s of retries), so a push is never
- * recorded by both.
- */
-export const RECONCILE_AFTER_MS = 2 * 60_000;
 /** How often each process that serves git looks for such pushes. */
 const RECONCILE_EVERY_MS = 60_000;
 
@@ -47,8 +41,14 @@ export class PushReconciler implements OnApplicationBootstrap, OnApplicationShut
     await this.running?.catch(() => undefined);
   }
 
-  /** Records every written-down push older than `olderThanMs`; answers how many it took. */
-  async reconcile(olderThanMs = RECONCILE_AFTER_MS): Promise<number> {
+  /**
+   * Records every written-down push older than `olderThanMs`; answers how many it took. The default,
+   * LODE_PUSH_RECONCILE_AFTER (2 minutes), is far past the end of any live push (its record follows
+   * git's exit within the recorder's ~8 s of retries); were it shorter, a push could be recorded by
+   * its own process and the reconciler alike, which the strike-off in the record's transaction turns
+   * into one record all the same.
+   */
+  async reconcile(olderThanMs = this.config.pushReconcileAfter * 1000): Promise<number> {
     let taken = 0;
     for (;;) {
       const batch = await this.pending.claimStale(olderThanMs);

@@ -164,7 +164,9 @@ export class GitAccess {
         return undefined;
       },
       finish: async () => {
-        if (pendingId !== undefined) await this.recordPush(project, pusher, proposed, pendingId, origin);
+        if (pendingId === undefined) return;
+        if (this.config.faultPauseBeforePushRecordMs > 0) await sleep(this.config.faultPauseBeforePushRecordMs);
+        await this.recordPush(project, pusher, proposed, pendingId, origin);
       },
     };
   }
