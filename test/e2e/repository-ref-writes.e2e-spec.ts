@@ -2,7 +2,7 @@ import { repositoryPath } from '@app/git';
 import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { expectShape } from '../contract/shape';
-import { gitOk } from '../support/git';
+import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -33,6 +33,7 @@ describe('repository ref writes', () => {
   let project: { id: number; path_with_namespace: string };
   let first: string;
   let second: string;
+  const tmp = tempDirs();
 
   const as = (user: SeededUser) => ({
     post: (path: string, body: object = {}) =>
@@ -61,6 +62,14 @@ describe('repository ref writes', () => {
     >(`select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`, [
       `project-${project.id}`,
     ]);
+  /** The push hooks' fan-out jobs written with the project's recorded pushes (webhookJobsRoute). */
+  const fanOuts = async () =>
+    (
+      await t.db.query<{ count: number }[]>(
+        `select count(*)::int as count from outbox where queue = 'webhooks' and name = 'push-fanout' and job_id like $1`,
+        [`push-${project.id}-%`],
+      )
+    )[0].count;
   const commit = async (user: SeededUser, branch: string, path: string, content: string, start?: string) => {
     const res = await as(user).post('/repository/commits', {
       branch,
@@ -108,12 +117,14 @@ describe('repository ref writes', () => {
     ).toBe(201);
   });
   afterAll(async () => {
+    tmp.removeAll();
     await t.close();
   });
 
   describe('POST /projects/:id/repository/branches', () => {
     it('creates a branch from a branch, a tag or a sha for developers, recorded as a push', async () => {
       const before = (await pushes()).length;
+      const hooked = await fanOuts();
       const res = await as(developer).post('/repository/branches', { branch: 'feature', ref: 'master' });
       expect(res.status).toBe(201);
       expectShape(res.body, 'branch');
@@ -124,6 +135,7 @@ describe('repository ref writes', () => {
       expect(recorded).toHaveLength(1);
       expect(recorded[0].data.userId).toBe(developer.id);
       expect(recorded[0].metadata.origin).toBe('api');
+      expect(await fanOuts()).toBe(hooked + 1);
       expect(recorded[0].data.updates).toEqual([
         expect.objectContaining({ ref: 'refs/heads/feature', before: ZERO, after: second }),
       ]);
@@ -202,6 +214,7 @@ describe('repository ref writes', () => {
   describe('tags', () => {
     it('creates a lightweight tag, and an annotated one with the caller as tagger and its release', async () => {
       const before = (await pushes()).length;
+      const hooked = await fanOuts();
       const light = await as(developer).post('/repository/tags', { tag_name: 'v1.0', ref: first });
       expect(light.status).toBe(201);
       expectShape(light.body, 'tag');
@@ -238,6 +251,7 @@ describe('repository ref writes', () => {
       const recorded = (await pushes()).slice(before);
       expect(recorded.map((p) => p.data.updates[0].ref)).toEqual(['refs/tags/v1.0', 'refs/tags/v1.1']);
       expect(recorded.every((p) => p.metadata.origin === 'api')).toBe(true);
+      expect(await fanOuts()).toBe(hooked + 2);
     });
 
     it("answers GitLab's 400s for a tag", async () => {
@@ -261,6 +275,26 @@ describe('repository ref writes', () => {
       const again = await as(developer).post('/repository/tags', { tag_name: 'v1.1', ref: 'master' });
       expect(again.body.release).toBeNull();
     });
+  });
+
+  it('keeps the release notes a tag deleted over git left behind, as 10.x, when the tag is made again', async () => {
+    await as(developer).post('/repository/tags', { tag_name: 'v3', ref: 'master', release_description: 'Old notes' });
+    const port = (t.app.getHttpServer().address() as AddressInfo).port;
+    const dir = tmp.make();
+    await gitOk(['init', '-q', dir]);
+    await gitOk(
+      ['push', '-q', `http://git:${owner.token}@127.0.0.1:${port}/${project.path_with_namespace}.git`, ':refs/tags/v3'],
+      dir,
+    );
+    expect((await heads()).has('refs/tags/v3')).toBe(false);
+    const res = await as(developer).post('/repository/tags', {
+      tag_name: 'v3',
+      ref: 'master',
+      release_description: 'New',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.release).toEqual({ tag_name: 'v3', description: 'Old notes' });
+    expect((await as(developer).delete('/repository/tags/v3')).status).toBe(204);
   });
 
   describe('POST /projects/:id/repository/commits/:sha/cherry_pick', () => {

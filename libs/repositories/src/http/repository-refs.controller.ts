@@ -207,7 +207,9 @@ export class RepositoryRefsController {
       sha = await this.git.writeTagObject(w.repo, { name: q.tag_name, target: target.id, message, tagger });
     }
     if (!(await this.move(w, ref, ZERO_SHA, sha))) throw new BadRequestMessage(`Tag ${q.tag_name} already exists`);
-    if (q.release_description)
+    // 10.x's `CreateReleaseService` fails quietly on notes a tag deleted over git left behind: kept as they are.
+    const left = q.release_description ? await this.releases.forTags(w.project.id, [q.tag_name]) : undefined;
+    if (q.release_description && !left?.has(q.tag_name))
       await this.commands.execute(
         new ChangeTagRelease(
           w.project.id,
