@@ -177,6 +177,37 @@ describe('repository ref writes', () => {
       expect(res.body).toMatchObject({ name: 'release-1', protected: true, developers_can_push: false });
     });
 
+    it('makes one branch of many callers racing for one name; the others hear it exists', async () => {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => as(developer).post('/repository/branches', { branch: 'raced', ref: 'master' })),
+      );
+      expect(answers.filter((r) => r.status === 201)).toHaveLength(1);
+      for (const r of answers.filter((a) => a.status !== 201))
+        expect([r.status, r.body]).toEqual([400, { message: 'Branch already exists' }]);
+      // One push recorded: the losers of the swap moved nothing and recorded nothing.
+      const made = (await pushes()).filter((p) => p.data.updates.some((u) => u.ref === 'refs/heads/raced'));
+      expect(made).toHaveLength(1);
+      const deletions = await Promise.all(
+        Array.from({ length: 5 }, () => as(developer).delete('/repository/branches/raced')),
+      );
+      expect(deletions.map((r) => r.status).sort()).toEqual([204, 404, 404, 404, 404]);
+      const gone = (await pushes()).filter((p) =>
+        p.data.updates.some((u) => u.ref === 'refs/heads/raced' && u.after === ZERO),
+      );
+      expect(gone).toHaveLength(1);
+    });
+
+    it('answers Invalid reference name in an empty repository', async () => {
+      const empty = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', owner.token).send({ name: 'Empty' }))
+        .body as { id: number };
+      const res = await t
+        .http()
+        .post(`/api/v4/projects/${empty.id}/repository/branches`)
+        .set('PRIVATE-TOKEN', owner.token)
+        .send({ branch: 'master', ref: 'master' });
+      expect([res.status, res.body]).toEqual([400, { message: 'Invalid reference name' }]);
+    });
+
     it('is for developers and up: 403 for reporters and guests, 404 for strangers', async () => {
       expect((await as(reporter).post('/repository/branches', { branch: 'r', ref: 'master' })).body).toEqual(FORBIDDEN);
       expect((await as(guest).post('/repository/branches', { branch: 'g', ref: 'master' })).status).toBe(403);
@@ -252,6 +283,13 @@ describe('repository ref writes', () => {
       expect(recorded.map((p) => p.data.updates[0].ref)).toEqual(['refs/tags/v1.0', 'refs/tags/v1.1']);
       expect(recorded.every((p) => p.metadata.origin === 'api')).toBe(true);
       expect(await fanOuts()).toBe(hooked + 2);
+    });
+
+    it('makes a branch from a tag (peeled to its commit)', async () => {
+      const res = await as(developer).post('/repository/branches', { branch: 'from-tag', ref: 'v1.1' });
+      expect(res.status).toBe(201);
+      expect(res.body.commit.id).toBe(second);
+      expect((await as(developer).delete('/repository/branches/from-tag')).status).toBe(204);
     });
 
     it("answers GitLab's 400s for a tag", async () => {

@@ -104,13 +104,7 @@ export class RepositoryRefsController {
     const w = await this.writable(id, actor);
     if (!validRefName(q.branch)) throw new BadRequestMessage('Branch name is invalid');
     const ref = `refs/heads/${q.branch}`;
-    const refs = await this.git.refs(w.repo);
-    if (refs.has(ref)) throw new BadRequestMessage('Branch already exists');
-    this.refuseInTheWay(refs, ref, 'branch', q.branch);
-    const target = await this.git.resolveCommit(w.repo, q.ref);
-    if (!target) throw new BadRequestMessage('Invalid reference name');
-    // Another writer made it between the look and the move.
-    if (!(await this.move(w, ref, ZERO_SHA, target.id))) throw new BadRequestMessage('Branch already exists');
+    await this.writes.exclusive(w.project, ref, () => this.makeBranch(w, ref, q));
     const main = w.project.default_branch ?? (await this.git.headBranch(w.repo));
     const [branches, rules] = await Promise.all([
       this.git.branches(w.repo, main),
@@ -119,6 +113,17 @@ export class RepositoryRefsController {
     const branch = branches.find((b) => b.name === q.branch);
     if (!branch) throw new NotFound('Branch'); // deleted again by someone else already
     return serializeBranch(branch, main, ProtectedBranchPolicy.branchFlags(rules, branch.name));
+  }
+
+  /** The look and the move of a new branch, in this process one caller at a time (`exclusive`). */
+  private async makeBranch(w: Writable, ref: string, q: CreateBranchDto): Promise<void> {
+    const refs = await this.git.refs(w.repo);
+    if (refs.has(ref)) throw new BadRequestMessage('Branch already exists');
+    this.refuseInTheWay(refs, ref, 'branch', q.branch);
+    const target = await this.git.resolveCommit(w.repo, q.ref);
+    if (!target) throw new BadRequestMessage('Invalid reference name');
+    // Another process made it between the look and the move.
+    if (!(await this.move(w, ref, ZERO_SHA, target.id))) throw new BadRequestMessage('Branch already exists');
   }
 
   /**
@@ -146,7 +151,11 @@ export class RepositoryRefsController {
   }
 
   /** Deletes `ref` wherever it points when asked; false when there is none (any more). */
-  private async deleteRef(w: Writable, ref: string): Promise<boolean> {
+  private deleteRef(w: Writable, ref: string): Promise<boolean> {
+    return this.writes.exclusive(w.project, ref, () => this.deleteRefNow(w, ref));
+  }
+
+  private async deleteRefNow(w: Writable, ref: string): Promise<boolean> {
     for (let attempt = 1; attempt <= DELETE_ATTEMPTS; attempt++) {
       const sha = (await this.git.refs(w.repo)).get(ref);
       if (!sha) return false;
@@ -193,20 +202,7 @@ export class RepositoryRefsController {
     const w = await this.writable(id, actor);
     if (!validRefName(q.tag_name)) throw new BadRequestMessage('Tag name invalid');
     const ref = `refs/tags/${q.tag_name}`;
-    const refs = await this.git.refs(w.repo);
-    if (refs.has(ref)) throw new BadRequestMessage(`Tag ${q.tag_name} already exists`);
-    this.refuseInTheWay(refs, ref, 'tag', q.tag_name);
-    const target = await this.git.resolveCommit(w.repo, q.ref);
-    if (!target) throw new BadRequestMessage(`Target ${q.ref} is invalid`);
-    // GitLab strips the message; an empty one makes a lightweight tag as none does.
-    const message = q.message?.trim();
-    let sha = target.id;
-    if (message) {
-      const user = await this.users.get(w.actor.id);
-      const tagger = { name: user.name, email: user.email, when: this.clock.now() };
-      sha = await this.git.writeTagObject(w.repo, { name: q.tag_name, target: target.id, message, tagger });
-    }
-    if (!(await this.move(w, ref, ZERO_SHA, sha))) throw new BadRequestMessage(`Tag ${q.tag_name} already exists`);
+    await this.writes.exclusive(w.project, ref, () => this.makeTag(w, ref, q));
     // 10.x's `CreateReleaseService` fails quietly on notes a tag deleted over git left behind: kept as they are.
     const left = q.release_description ? await this.releases.forTags(w.project.id, [q.tag_name]) : undefined;
     if (q.release_description && !left?.has(q.tag_name))
@@ -222,6 +218,24 @@ export class RepositoryRefsController {
     if (!tag) throw new NotFound('Tag'); // deleted again by someone else already
     const releases = await this.releases.forTags(w.project.id, [tag.name]);
     return serializeTag(tag, releases.get(tag.name));
+  }
+
+  /** The look, the tag object and the move of a new tag, in this process one caller at a time. */
+  private async makeTag(w: Writable, ref: string, q: CreateTagDto): Promise<void> {
+    const refs = await this.git.refs(w.repo);
+    if (refs.has(ref)) throw new BadRequestMessage(`Tag ${q.tag_name} already exists`);
+    this.refuseInTheWay(refs, ref, 'tag', q.tag_name);
+    const target = await this.git.resolveCommit(w.repo, q.ref);
+    if (!target) throw new BadRequestMessage(`Target ${q.ref} is invalid`);
+    // GitLab strips the message; an empty one makes a lightweight tag as none does.
+    const message = q.message?.trim();
+    let sha = target.id;
+    if (message) {
+      const user = await this.users.get(w.actor.id);
+      const tagger = { name: user.name, email: user.email, when: this.clock.now() };
+      sha = await this.git.writeTagObject(w.repo, { name: q.tag_name, target: target.id, message, tagger });
+    }
+    if (!(await this.move(w, ref, ZERO_SHA, sha))) throw new BadRequestMessage(`Tag ${q.tag_name} already exists`);
   }
 
   /** `DELETE .../tags/:tag_name` (10.x `Tags::DestroyService`): 204, its release notes gone too; 404 `Tag Not Found`. */

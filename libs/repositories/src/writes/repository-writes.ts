@@ -62,7 +62,7 @@ export class RepositoryWrites {
 
   /** Makes the commit and answers its sha; `BranchWriteRefused`/`BadRequestMessage` in GitLab's words otherwise. */
   commit(project: ProjectRow, actor: Actor, spec: ApiCommit): Promise<string> {
-    return this.queued(`${project.id}:${spec.branch}`, () => this.commitNow(project, actor, spec));
+    return this.exclusive(project, branchRef(spec.branch), () => this.commitNow(project, actor, spec));
   }
 
   /**
@@ -73,7 +73,7 @@ export class RepositoryWrites {
    * a commit. Queued and retried with the branch's other API writers.
    */
   cherryPick(project: ProjectRow, actor: Actor, commit: CommitInfo, branch: string): Promise<string> {
-    return this.queued(`${project.id}:${branch}`, () => this.cherryPickNow(project, actor, commit, branch));
+    return this.exclusive(project, branchRef(branch), () => this.cherryPickNow(project, actor, commit, branch));
   }
 
   private async cherryPickNow(project: ProjectRow, actor: Actor, commit: CommitInfo, branch: string): Promise<string> {
@@ -92,8 +92,18 @@ export class RepositoryWrites {
     }
   }
 
-  /** Runs `work` after the writes queued before it under `key` (one branch of one project) have ended. */
-  private queued<T>(key: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` after this process's other writes of `ref` (`refs/heads/...` or `refs/tags/...`) in the
+   * project have ended: a look at the ref followed by its move is then not raced from this process.
+   * Callers that check before they move (a branch or tag created or deleted) run both in here, as a
+   * lost swap whose proposed value is the winner's would otherwise still be recorded as a push.
+   */
+  exclusive<T>(project: ProjectRow, ref: string, work: () => Promise<T>): Promise<T> {
+    // A branch keeps the key its commits have always used; `:` cannot be in a ref name, so no clash.
+    const name = ref.startsWith('refs/heads/')
+      ? ref.slice('refs/heads/'.length)
+      : `tag:${ref.slice('refs/tags/'.length)}`;
+    const key = `${project.id}:${name}`;
     const run = (this.queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(work);
     this.queues.set(key, run);
     void run
