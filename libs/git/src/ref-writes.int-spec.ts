@@ -87,6 +87,14 @@ describe('LocalGitRepositories tag objects and cherry-picks', () => {
     expect((await git.refs(repo)).get('refs/heads/main')).toBe(other);
   });
 
+  it("cherry-picks a merge commit against its first parent (GitLab's mainline 1)", async () => {
+    const merge = await gitOk(['commit-tree', `${change}^{tree}`, '-p', base, '-p', change, '-m', 'Merge'], path);
+    const sha = (await git.writeCherryPick(repo, { commit: merge, onto: other, message: 'Merge', committer: cy }))!;
+    expect((await git.resolveCommit(repo, sha))!.parentIds).toEqual([other]);
+    expect((await git.readFile(repo, sha, 'b.txt'))!.content.toString()).toBe('b changed\n');
+    expect((await git.readFile(repo, sha, 'a.txt'))!.content.toString()).toBe('one\nTWO\nthree\n');
+  });
+
   it('refuses a cherry-pick that conflicts or changes nothing', async () => {
     const clash = await commit(base, 'a.txt', 'one\n2\nthree\n');
     expect(await git.writeCherryPick(repo, { commit: clash, onto: other, message: 'm', committer: cy })).toBe(
