@@ -295,6 +295,23 @@ export interface NewCommit {
   committer: Person;
 }
 
+/** An annotated tag object to write (GitLab's `add_tag` with a message): no ref moves. */
+export interface NewTagObject {
+  name: string;
+  /** The commit it tags. */
+  target: string;
+  message: string;
+  tagger: Person;
+}
+
+/** Commit `commit` applied on top of `onto` (GitLab's cherry-pick): the original author, `committer` the caller. */
+export interface NewCherryPick {
+  commit: string;
+  onto: string;
+  message: string;
+  committer: Person;
+}
+
 /** An API write that cannot be made as asked, in GitLab's words (a 400 `{"message": ...}`). */
 export class CommitRefused extends Error {}
 
@@ -383,6 +400,14 @@ export abstract class GitRepositories {
    * no ref moves. Throws `CommitRefused` for an action that cannot be made (GitLab's words).
    */
   abstract writeCommit(repo: RepoRef, commit: NewCommit): Promise<string>;
+  /** Writes an annotated tag object with libgit2 and answers its sha; no ref moves. */
+  abstract writeTagObject(repo: RepoRef, tag: NewTagObject): Promise<string>;
+  /**
+   * Writes the cherry-pick of `pick.commit` onto `pick.onto` (a merge commit against its first parent)
+   * with libgit2 and answers the new commit's sha; no ref moves. Undefined when it does not apply: a
+   * conflict, or nothing left to change (GitLab's `CreateTreeError`).
+   */
+  abstract writeCherryPick(repo: RepoRef, pick: NewCherryPick): Promise<string | undefined>;
   /**
    * Moves `ref` from `before` to `after` only if it still holds `before` (forty zeros: it must not
    * exist yet; `after` zeros: delete it). False when another writer moved it first.

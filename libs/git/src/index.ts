@@ -23,6 +23,8 @@ export {
   type GitHttpOptions,
   type FileAction,
   type NewCommit,
+  type NewCherryPick,
+  type NewTagObject,
   type Person,
   type GitPackIo,
   type GitPackOptions,
@@ -41,6 +43,8 @@ export {
   type Tag,
   type TreeEntry,
 } from './git-repositories';
+/** git's `check-ref-format --branch`, without a process (GitLab's GitRefValidator). */
+export { validRefName } from './ref-names';
 /** GitLab's archive format names to files, and an archive's ETag before it is made (for If-None-Match). */
 export { archiveEtag, archiveExtension } from './archive-store';
 /** Where a project's bare repository lives under the data directory: for tests and tools that look at the disk. */

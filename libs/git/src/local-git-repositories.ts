@@ -22,6 +22,8 @@ import {
   type FileEntry,
   type GitHttpOptions,
   type NewCommit,
+  type NewCherryPick,
+  type NewTagObject,
   type GitPackIo,
   type GitPackOptions,
   type GitPackService,
@@ -38,7 +40,7 @@ import {
 } from './git-repositories';
 import * as history from './history';
 import { serveGitHttp } from './http-backend';
-import { writeCommit } from './nodegit-commits';
+import { writeCherryPick, writeCommit, writeTagObject } from './nodegit-commits';
 import { NodegitRepositories } from './nodegit-repositories';
 import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
@@ -320,6 +322,14 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
 
   async writeCommit(repo: RepoRef, commit: NewCommit): Promise<string> {
     return writeCommit(this.path(repo), commit);
+  }
+
+  writeTagObject(repo: RepoRef, tag: NewTagObject): Promise<string> {
+    return writeTagObject(this.path(repo), tag);
+  }
+
+  writeCherryPick(repo: RepoRef, pick: NewCherryPick): Promise<string | undefined> {
+    return writeCherryPick(this.path(repo), pick);
   }
 
   async moveRef(repo: RepoRef, ref: string, before: string, after: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { FileAction, NewCommit, Person } from './git-repositories';
+import type { FileAction, NewCherryPick, NewCommit, NewTagObject, Person } from './git-repositories';
 import { CommitRefused } from './git-repositories';
 import { loadNodegit } from './nodegit-repositories';
 
@@ -28,10 +28,20 @@ interface Treebuilder {
   write(): Promise<Oid>;
 }
 interface Commit {
+  id(): Oid;
   getTree(): Promise<Tree>;
+  author(): Signature;
+  parentcount(): number;
 }
 interface Signature {
   readonly brand?: 'signature';
+}
+interface GitObject {
+  id(): Oid;
+}
+interface Index {
+  hasConflicts(): boolean;
+  writeTreeTo(repo: Repo): Promise<Oid>;
 }
 interface Repo {
   getCommit(sha: string): Promise<Commit>;
@@ -42,6 +52,11 @@ interface NodegitWriteApi {
   Blob: { createFromBuffer(repo: Repo, buffer: Buffer, length: number): Promise<Oid> };
   Treebuilder: { create(repo: Repo, source: Tree | null): Promise<Treebuilder> };
   Signature: { create(name: string, email: string, time: number, offset: number): Signature };
+  Object: { lookup(repo: Repo, oid: Oid, type: number): Promise<GitObject>; TYPE: { COMMIT: number } };
+  Tag: {
+    annotationCreate(repo: Repo, name: string, target: GitObject, tagger: Signature, message: string): Promise<Oid>;
+  };
+  Cherrypick: { commit(repo: Repo, pick: Commit, ours: Commit, mainline: number): Promise<Index> };
   Commit: {
     create(
       repo: Repo,
@@ -194,6 +209,43 @@ async function buildTree(repo: Repo, source: Tree | null, edits: Edits): Promise
   }
   const entries = builder.entrycount();
   return { oid: await builder.write(), entries };
+}
+
+/** An annotated tag object naming `tag.target` (a commit), `tag.tagger` its tagger; no ref moves. */
+export async function writeTagObject(repoPath: string, tag: NewTagObject): Promise<string> {
+  const repo = await NodeGit.Repository.openBare(repoPath);
+  const target = await repo.getCommit(tag.target);
+  const object = await NodeGit.Object.lookup(repo, target.id(), NodeGit.Object.TYPE.COMMIT);
+  return (await NodeGit.Tag.annotationCreate(repo, tag.name, object, signature(tag.tagger), tag.message)).tostrS();
+}
+
+/**
+ * GitLab's `check_cherry_pick_content` and `cherry_pick`: libgit2's cherry-pick of `pick.commit` onto
+ * `pick.onto` (a merge commit against its first parent, GitLab's mainline 1) as an index, refused
+ * (undefined) when it conflicts or leaves the tree as it was; else a commit by the original author
+ * (name, e-mail, date and offset as written) with `pick.committer` as its committer.
+ */
+export async function writeCherryPick(repoPath: string, pick: NewCherryPick): Promise<string | undefined> {
+  const repo = await NodeGit.Repository.openBare(repoPath);
+  const [commit, onto] = await Promise.all([repo.getCommit(pick.commit), repo.getCommit(pick.onto)]);
+  const index = await NodeGit.Cherrypick.commit(repo, commit, onto, commit.parentcount() > 1 ? 1 : 0);
+  if (index.hasConflicts()) return undefined;
+  const treeId = await index.writeTreeTo(repo);
+  if (treeId.tostrS() === (await onto.getTree()).id().tostrS()) return undefined;
+  const tree = await repo.getTree(treeId);
+  return (
+    await NodeGit.Commit.create(
+      repo,
+      null,
+      commit.author(),
+      signature(pick.committer),
+      'UTF-8',
+      pick.message,
+      tree,
+      1,
+      [onto],
+    )
+  ).tostrS();
 }
 
 /** A person at a moment, with the moment's offset as the person gave it (UTC when none). */

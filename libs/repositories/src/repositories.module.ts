@@ -5,6 +5,7 @@ import { BranchProtectionController } from './http/branch-protection.controller'
 import { GitHttpMiddleware } from './http/git-http.middleware';
 import { RepositoryCommitsController } from './http/repository-commits.controller';
 import { RepositoryFilesController } from './http/repository-files.controller';
+import { RepositoryRefsController } from './http/repository-refs.controller';
 import { RepositoryReadsController } from './http/repository-reads.controller';
 import { RepositoryTagsController } from './http/repository-tags.controller';
 import { PushReconciler } from './push/push-reconciler';
@@ -26,6 +27,7 @@ import { RepositoryWrites } from './writes/repository-writes';
     RepositoryTagsController,
     BranchProtectionController,
     RepositoryWritesController,
+    RepositoryRefsController,
   ],
   providers: [GitAccess, GitHttpMiddleware, GitSshServer, PushReconciler, RepositoryWrites],
   exports: [GitHttpMiddleware, GitSshServer, PushReconciler, GitAccess],

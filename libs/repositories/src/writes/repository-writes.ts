@@ -1,5 +1,5 @@
-import { CommitRefused, GitRepositories, projectRepo, type FileAction, type RepoRef } from '@app/git';
-import { BadRequestMessage, Clock, type Actor } from '@app/platform';
+import { CommitRefused, GitRepositories, projectRepo, type CommitInfo, type FileAction, type RepoRef } from '@app/git';
+import { BadRequestMessage, Clock, NotFound, type Actor } from '@app/platform';
 import { ZERO_SHA, type ProjectRow } from '@app/projects';
 import { UserQueries } from '@app/users';
 import { Injectable } from '@nestjs/common';
@@ -13,6 +13,10 @@ const ATTEMPTS = 10;
 
 /** GitLab's refusal when the caller may not write to the branch (`authorize_push_to_branch!`, `Files::BaseService`). */
 export const PUSH_INTO_BRANCH_REFUSED = 'You are not allowed to push into this branch';
+
+/** GitLab's `Commits::ChangeService` refusal when a cherry-pick conflicts or changes nothing (10.x wraps it in two lines). */
+export const CHERRY_PICK_REFUSED =
+  'Sorry, we cannot cherry-pick this commit automatically. This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.';
 
 /** The project's branch could not be written for a reason GitLab answers with 400 or 403. */
 export class BranchWriteRefused extends Error {}
@@ -58,10 +62,49 @@ export class RepositoryWrites {
 
   /** Makes the commit and answers its sha; `BranchWriteRefused`/`BadRequestMessage` in GitLab's words otherwise. */
   commit(project: ProjectRow, actor: Actor, spec: ApiCommit): Promise<string> {
-    const key = `${project.id}:${spec.branch}`;
-    const run = (this.queues.get(key) ?? Promise.resolve())
-      .catch(() => undefined)
-      .then(() => this.commitNow(project, actor, spec));
+    return this.exclusive(project, branchRef(spec.branch), () => this.commitNow(project, actor, spec));
+  }
+
+  /**
+   * GitLab's `Commits::CherryPickService` through the API: `commit` applied on the tip of `branch` (a
+   * merge commit against its first parent), the original author kept and the caller as committer, the
+   * message GitLab's `cherry_pick_message`. Answers the new commit's sha; 404 `Branch Not Found` when
+   * the branch is gone, 400 `CHERRY_PICK_REFUSED` when it does not apply, `BranchWriteRefused` as for
+   * a commit. Queued and retried with the branch's other API writers.
+   */
+  cherryPick(project: ProjectRow, actor: Actor, commit: CommitInfo, branch: string): Promise<string> {
+    return this.exclusive(project, branchRef(branch), () => this.cherryPickNow(project, actor, commit, branch));
+  }
+
+  private async cherryPickNow(project: ProjectRow, actor: Actor, commit: CommitInfo, branch: string): Promise<string> {
+    const repo = projectRepo(project.id);
+    const user = await this.users.get(actor.id);
+    const committer = { name: user.name, email: user.email, when: this.clock.now() };
+    const message = `${commit.message.trimEnd()}\n\n(cherry picked from commit ${commit.id})`;
+    for (let attempt = 1; ; attempt++) {
+      const tip = (await this.git.refs(repo)).get(branchRef(branch));
+      if (!tip) throw new NotFound('Branch');
+      const sha = await this.git.writeCherryPick(repo, { commit: commit.id, onto: tip, message, committer });
+      if (!sha) throw new BadRequestMessage(CHERRY_PICK_REFUSED);
+      if (await this.moveRef(project, actor, branchRef(branch), tip, sha)) return sha;
+      if (attempt >= ATTEMPTS) throw new BadRequestMessage('The branch moved while the commit was made; try again');
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    }
+  }
+
+  /**
+   * Runs `work` after this process's other writes of `ref` (`refs/heads/...` or `refs/tags/...`) in the
+   * project have ended: a look at the ref followed by its move is then not raced from this process.
+   * Callers that check before they move (a branch or tag created or deleted) run both in here, as a
+   * lost swap whose proposed value is the winner's would otherwise still be recorded as a push.
+   */
+  exclusive<T>(project: ProjectRow, ref: string, work: () => Promise<T>): Promise<T> {
+    // A branch keeps the key its commits have always used; `:` cannot be in a ref name, so no clash.
+    const name = ref.startsWith('refs/heads/')
+      ? ref.slice('refs/heads/'.length)
+      : `tag:${ref.slice('refs/tags/'.length)}`;
+    const key = `${project.id}:${name}`;
+    const run = (this.queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(work);
     this.queues.set(key, run);
     void run
       .catch(() => undefined)
