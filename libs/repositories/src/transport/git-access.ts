@@ -31,8 +31,13 @@ const RECORD_ATTEMPTS = 5;
 export interface PushSession {
   /** git's pre-receive: writes the push down (PostgreSQL must take it, or the push is refused). */
   check: RefUpdateCheck;
-  /** After git exited, whatever its status: records what moved before the client hears the end. */
-  finish: () => Promise<void>;
+  /**
+   * After git exited, whatever its status: records what moved before the client hears the end.
+   * `moved: false` from a writer that knows its compare-and-swap lost: nothing of its own moved, even
+   * where the ref holds the value it proposed (another writer's identical change), so the written-down
+   * push is forgotten rather than recorded twice.
+   */
+  finish: (moved?: boolean) => Promise<void>;
 }
 
 /** GitLab's words (`Gitlab::GitAccess`) for a refused git request, which the git client shows its user. */
@@ -163,8 +168,9 @@ export class GitAccess {
         pendingId = await this.pending.begin(project.id, proposed, pusher);
         return undefined;
       },
-      finish: async () => {
+      finish: async (moved?: boolean) => {
         if (pendingId === undefined) return;
+        if (moved === false) return this.pending.forget(pendingId);
         if (this.config.faultPauseBeforePushRecordMs > 0) await sleep(this.config.faultPauseBeforePushRecordMs);
         await this.recordPush(project, pusher, proposed, pendingId, origin);
       },

@@ -172,11 +172,14 @@ export class RepositoryWrites {
     // A commit made on its branch's tip (or a new ref, or a deletion) is never a forced update.
     const refusal = await session.check([{ ref, before, after, forced: false }]);
     if (refusal) throw new BranchWriteRefused(refusal);
+    let moved: boolean | undefined;
     try {
-      return await this.git.moveRef(projectRepo(project.id), ref, before, after);
+      moved = await this.git.moveRef(projectRepo(project.id), ref, before, after);
+      return moved;
     } finally {
-      // Records what moved (nothing, when the race was lost) and strikes the written-down push off.
-      await session.finish();
+      // Records what moved and strikes the written-down push off; a lost swap (moved false) records
+      // nothing, and an error (moved unknown) leaves it to what the ref now holds.
+      await session.finish(moved);
     }
   }
 
