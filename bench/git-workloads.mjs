@@ -270,28 +270,7 @@ export const GIT_WORKLOADS = [
       const lodeUrl = `${ctx.lode.origin}/${repo.project.path_with_namespace}.git`;
       const directUrl = `${direct.url}${basename(onDisk)}`;
       try {
-        const med = (xs) => percentile(xs, 50);
-        const runs = ctx.settings.runs;
-        const lode = [];
-        const git = [];
-        for (let i = 0; i < runs; i++) {
-          git.push(await clone(directUrl));
-          lode.push(await clone(lodeUrl));
-        }
-        // Ten at once, through Lode and (as the same run's measure of what two cores allow, the git
-        // clients included) through git http-backend alone.
-        const tenAtOnce = async (url) => {
-          const times = [];
-          for (let i = 0; i < runs; i++) {
-            const started = performance.now();
-            await Promise.all(Array.from({ length: 10 }, () => clone(url)));
-            times.push(performance.now() - started);
-          }
-          return med(times);
-        };
-        const ten = await tenAtOnce(lodeUrl);
-        const tenDirect = await tenAtOnce(directUrl);
-        return { lode: med(lode), direct: med(git), ten, tenDirect };
+        return await measureClones(ctx.settings.runs, clone, lodeUrl, directUrl);
       } finally {
         direct.stop();
         rmSync(work, { recursive: true, force: true });
@@ -336,26 +315,7 @@ export const GIT_WORKLOADS = [
       const lodeUrl = `ssh://git@127.0.0.1:${ctx.lode.sshPort}/${repo.project.path_with_namespace}.git`;
       const directUrl = `ssh://${process.env.USER || 'root'}@127.0.0.1:${sshd.port}${onDisk}`;
       try {
-        const med = (xs) => percentile(xs, 50);
-        const runs = ctx.settings.runs;
-        const lode = [];
-        const openssh = [];
-        for (let i = 0; i < runs; i++) {
-          openssh.push(await clone(directUrl));
-          lode.push(await clone(lodeUrl));
-        }
-        const tenAtOnce = async (url) => {
-          const times = [];
-          for (let i = 0; i < runs; i++) {
-            const started = performance.now();
-            await Promise.all(Array.from({ length: 10 }, () => clone(url)));
-            times.push(performance.now() - started);
-          }
-          return med(times);
-        };
-        const ten = await tenAtOnce(lodeUrl);
-        const tenDirect = await tenAtOnce(directUrl);
-        return { lode: med(lode), direct: med(openssh), ten, tenDirect };
+        return await measureClones(ctx.settings.runs, clone, lodeUrl, directUrl);
       } finally {
         sshd.stop();
         rmSync(work, { recursive: true, force: true });
@@ -374,6 +334,33 @@ export const GIT_WORKLOADS = [
 ];
 
 const SSHD = '/usr/sbin/sshd';
+
+/**
+ * One clone through Lode and one through the baseline, alternated `runs` times (medians), then ten
+ * at once through each: the baseline's ten at once is the same run's measure of what two cores allow,
+ * the git clients included.
+ */
+async function measureClones(runs, clone, lodeUrl, directUrl) {
+  const med = (xs) => percentile(xs, 50);
+  const lode = [];
+  const direct = [];
+  for (let i = 0; i < runs; i++) {
+    direct.push(await clone(directUrl));
+    lode.push(await clone(lodeUrl));
+  }
+  const tenAtOnce = async (url) => {
+    const times = [];
+    for (let i = 0; i < runs; i++) {
+      const started = performance.now();
+      await Promise.all(Array.from({ length: 10 }, () => clone(url)));
+      times.push(performance.now() - started);
+    }
+    return med(times);
+  };
+  const ten = await tenAtOnce(lodeUrl);
+  const tenDirect = await tenAtOnce(directUrl);
+  return { lode: med(lode), direct: med(direct), ten, tenDirect };
+}
 
 /**
  * OpenSSH's sshd on a loopback port with a throwaway configuration: its own host key, the bench key

@@ -1,7 +1,7 @@
-import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
+import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
 import { freePort, startTestApp, type TestApp } from '../support/test-app';
 
@@ -10,7 +10,6 @@ import { freePort, startTestApp, type TestApp } from '../support/test-app';
  * `project.protectedbranches` (list, get, create, delete) and the branches API's protect/unprotect
  * through its `http_put` (3.12 dropped `ProjectBranch.protect`). Its output is asserted here.
  */
-const PYTHON = '/usr/bin/python3';
 
 const SCRIPT = `
 import json, sys, warnings
@@ -47,14 +46,6 @@ out["unprotect"] = [unprotect["name"], unprotect["protected"]]
 out["final"] = [levels(b) for b in project.protectedbranches.list(get_all=True)]
 print(json.dumps(out))
 `;
-
-function runPython(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) =>
-    execFile(PYTHON, ['-c', SCRIPT, ...args], { timeout: 60_000 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-    ),
-  );
-}
 
 describe('python-gitlab 3.12 manages protected branches', () => {
   let t: TestApp;
@@ -99,7 +90,7 @@ describe('python-gitlab 3.12 manages protected branches', () => {
   });
 
   it('answers every call the way the client expects', async () => {
-    const out = JSON.parse(await runPython([url, owner.token, String(project.id)])) as Record<string, unknown>;
+    const out = JSON.parse(await runPython(SCRIPT, [url, owner.token, String(project.id)])) as Record<string, unknown>;
     expect(out).toEqual({
       // The first push protected the default branch.
       initial: [['master', [40], [40]]],

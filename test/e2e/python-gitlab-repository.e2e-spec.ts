@@ -1,6 +1,6 @@
 import { repositoryPath } from '@app/git';
-import { execFile } from 'node:child_process';
 import { tempDirs } from '../support/git';
+import { runPython } from '../support/python-gitlab';
 import { buildSampleHistory, pushSampleHistory, type SampleHistory } from '../support/sample-history';
 import { createUser, type SeededUser } from '../support/seed';
 import { freePort, startTestApp, type TestApp } from '../support/test-app';
@@ -9,7 +9,6 @@ import { freePort, startTestApp, type TestApp } from '../support/test-app';
  * Debian's python3-gitlab (3.12), the client people point at a GitLab, reading a repository through
  * Lode: commits, files, branches and tags, as a script would. Its output is asserted here.
  */
-const PYTHON = '/usr/bin/python3';
 
 const SCRIPT = `
 import json, sys, warnings
@@ -50,14 +49,6 @@ except gitlab.exceptions.GitlabGetError as e:
 print(json.dumps(out))
 `;
 
-function runPython(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) =>
-    execFile(PYTHON, ['-c', SCRIPT, ...args], { timeout: 60_000 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-    ),
-  );
-}
-
 describe('python-gitlab 3.12 reads commits, files, branches and tags', () => {
   let t: TestApp;
   let owner: SeededUser;
@@ -89,7 +80,7 @@ describe('python-gitlab 3.12 reads commits, files, branches and tags', () => {
   });
 
   it('answers every call the way the client expects', async () => {
-    const out = JSON.parse(await runPython([url, owner.token, String(project.id)])) as Record<string, unknown>;
+    const out = JSON.parse(await runPython(SCRIPT, [url, owner.token, String(project.id)])) as Record<string, unknown>;
     const { c1, c2, c3, cf } = h.sha;
     expect(out.commits).toEqual([c3, c2, c1]);
     expect(out.feature_commits).toEqual([cf, c1]);

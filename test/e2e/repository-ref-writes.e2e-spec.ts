@@ -1,8 +1,8 @@
 import { repositoryPath } from '@app/git';
-import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { expectShape } from '../contract/shape';
 import { gitOk, tempDirs } from '../support/git';
+import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -431,14 +431,7 @@ out["branches"] = sorted(x.name for x in p.branches.list(all=True))
 out["tags"] = sorted(x.name for x in p.tags.list(all=True))
 print(json.dumps(out))
 `;
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        '/usr/bin/python3',
-        ['-c', script, `http://127.0.0.1:${port}`, developer.token, String(project.id)],
-        { timeout: 60_000 },
-        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
-      ),
-    );
+    const out = await runPython(script, [`http://127.0.0.1:${port}`, developer.token, String(project.id)]);
     const r = JSON.parse(out) as { branch: string; tag: string[]; target: string; branches: string[]; tags: string[] };
     expect(r.branch).toBe('py');
     expect(r.tag).toEqual(['py-1', 'from python']);

@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expectShape } from '../contract/shape';
 import { gitOk, tempDirs } from '../support/git';
+import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -372,14 +372,7 @@ f.save(branch="feature", commit_message="py2 again")
 p.files.delete(file_path="py.txt", branch="feature", commit_message="drop py")
 print(json.dumps({"commit": c.id, "title": c.title, "py2": p.files.get(file_path="py2.txt", ref="feature").decode().decode()}))
 `;
-    const out = await new Promise<string>((resolve, reject) =>
-      execFile(
-        '/usr/bin/python3',
-        ['-c', script, `http://127.0.0.1:${port}`, developer.token, String(project.id)],
-        { timeout: 60_000 },
-        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
-      ),
-    );
+    const out = await runPython(script, [`http://127.0.0.1:${port}`, developer.token, String(project.id)]);
     const r = JSON.parse(out) as { commit: string; title: string; py2: string };
     expect(r.title).toBe('from python');
     expect(r.py2).toBe('two');

@@ -1,9 +1,9 @@
 import { ProjectionRebuilder } from '@app/platform';
 import { RemoveTagRelease } from '@app/projects';
 import { CommandBus } from '@nestjs/cqrs';
-import { execFile } from 'node:child_process';
 import { expectShape } from '../contract/shape';
 import { gitOk, tempDirs } from '../support/git';
+import { runPython } from '../support/python-gitlab';
 import { buildSampleHistory, type SampleHistory } from '../support/sample-history';
 import { createUser, type SeededUser } from '../support/seed';
 import { countStatements, freePort, startTestApp, type TestApp } from '../support/test-app';
@@ -20,7 +20,6 @@ const RELEASE_EXISTS = { message: 'Release already exists' };
  * PUT with one) is gone in 3.x, so the script sends those two calls through the client's own HTTP
  * layer (its error parsing included) and reads the notes back with `project.tags`.
  */
-const PYTHON = '/usr/bin/python3';
 const SCRIPT = `
 import json, sys, warnings
 import gitlab
@@ -41,14 +40,6 @@ except gitlab.exceptions.GitlabHttpError as e:
     out["missing"] = [e.response_code, e.error_message]
 print(json.dumps(out))
 `;
-
-function runPython(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) =>
-    execFile(PYTHON, ['-c', SCRIPT, ...args], { timeout: 60_000 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-    ),
-  );
-}
 
 describe('tag releases (GitLab 10.x POST|PUT .../tags/:tag_name/release)', () => {
   let t: TestApp;
@@ -301,7 +292,7 @@ describe('tag releases (GitLab 10.x POST|PUT .../tags/:tag_name/release)', () =>
   });
 
   it('python-gitlab 3.12 posts and puts a tag release description and reads it back from project.tags', async () => {
-    const out = JSON.parse(await runPython([url, owner.token, String(open.id)])) as Record<string, unknown>;
+    const out = JSON.parse(await runPython(SCRIPT, [url, owner.token, String(open.id)])) as Record<string, unknown>;
     expect(out.before).toBeNull();
     expect(out.created).toEqual({ tag_name: 'v1.2', description: 'First notes' });
     expect(out.updated).toEqual({ tag_name: 'v1.2', description: 'Second notes' });
