@@ -232,6 +232,10 @@ describe('gitbeaker 43 drives the repository API', () => {
       'edit a',
       'Initial commit',
     ]);
+    // Dates before 2100: git's date parser misreads a year from 2100 on (reported, not gitbeaker's doing).
+    const dated = await api.Commits.all(projectId, { since: '2000-01-01T00:00:00Z', until: '2099-12-31T00:00:00Z' });
+    expect(dated.map((c) => c.id)).toEqual(history);
+    expect(await api.Commits.all(projectId, { until: '2001-01-01T00:00:00+02:00' })).toEqual([]);
 
     const shown = await api.Commits.show(projectId, first);
     expect(shown).toMatchObject({ id: first, parent_ids: [], stats: { additions: 5, deletions: 0, total: 5 } });
