@@ -52,7 +52,8 @@ describe('gitbeaker 43 drives the repository API', () => {
     await t.app.listen(port, '127.0.0.1');
     owner = await createUser(t, { name: 'Olive Owner' });
     developer = await createUser(t, { name: 'Dev Eloper' });
-    // ESM only: loaded at run time, as the Jest config runs the suite as native ES modules.
+    // Its ES module build (the package ships a CommonJS one too), as an ESM script gets it; the types
+    // above are that build's (`resolution-mode: import`), or TypeScript would take the CommonJS ones.
     gb = await import('@gitbeaker/rest');
     api = new gb.Gitlab({ host, token: owner.token });
     asDeveloper = new gb.Gitlab({ host, token: developer.token });
