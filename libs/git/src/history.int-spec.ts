@@ -68,6 +68,13 @@ describe('LocalGitRepositories history reads', () => {
     expect(second.commits.map((c) => c.id)).toEqual([sha.main, sha.side]);
     expect(second.commits[0]).not.toHaveProperty('stats');
     expect((await git.commitLog(repo, { ...page, ref: 'nope' })).total).toBe(0);
+    // Dates git's ISO parser misreads (2100 on) and before 1970 still filter as they say.
+    const far = new Date('2100-01-01T00:00:00Z');
+    const early = new Date('1960-01-01T00:00:00Z');
+    expect((await git.commitLog(repo, { ...page, ref: 'main', until: far })).total).toBe(4);
+    expect((await git.commitLog(repo, { ...page, ref: 'main', since: far })).total).toBe(0);
+    expect((await git.commitLog(repo, { ...page, ref: 'main', since: early })).total).toBe(4);
+    expect((await git.commitLog(repo, { ...page, ref: 'main', until: early })).total).toBe(0);
     // git's default history simplification, as GitLab's `git log`: the merge is TREESAME to `side` for side.txt.
     expect(await git.commitLog(repo, { ...page, ref: 'main', path: 'side.txt' })).toMatchObject({
       total: 1,

@@ -22,8 +22,19 @@ export interface WalkFilter {
 
 const RECORD = '\x1e';
 
-/** git reads `--since`/`--until` as ISO 8601 in UTC; milliseconds are dropped (git has none). */
-const gitDate = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** The earliest date git's date parsing reads as it is: it misreads dates before 1970 (1960 came out later than 2021). */
+const EARLIEST = Date.UTC(1970, 0, 2);
+
+/**
+ * `--since`/`--until` for git: ISO 8601 in UTC (milliseconds dropped; git has none), except from the
+ * year 2100 on, which git 2.39's ISO parsing misreads (`--until=2100-01-01T00:00:00Z` matched
+ * nothing): there git's raw `<seconds> +0000`, which it reads as a timestamp (above 10^8 seconds).
+ * Dates before 1970 are taken as 1970-01-02, where nothing was committed with git.
+ */
+function gitDate(d: Date): string {
+  if (d.getUTCFullYear() >= 2100) return `${Math.floor(d.getTime() / 1000)} +0000`;
+  return new Date(Math.max(d.getTime(), EARLIEST)).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
 
 function walkArgs(f: WalkFilter): string[] {
   const args: string[] = [];
