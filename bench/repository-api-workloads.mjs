@@ -138,7 +138,7 @@ export const REPOSITORY_API_WORKLOADS = [
               if (res.status === 201) acknowledged.push(JSON.parse(res.body).id);
             },
           });
-        const seconds = ctx.settings.quick ? 5 : 20;
+        const seconds = ctx.settings.quick ? 5 : 10;
         const runs = [];
         for (let i = 0; i < ctx.settings.runs; i++) runs.push(await load(50, seconds));
         const open = middle(runs, 'p99');
