@@ -21,7 +21,7 @@ const percentile = (xs, p) =>
   );
 
 /** A loopback webhook receiver: answers 200 and notes when each delivery arrived, by project and commit. */
-async function receiver() {
+export async function receiver() {
   const arrivals = new Map();
   let count = 0;
   let last = 0;

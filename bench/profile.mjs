@@ -2,11 +2,14 @@
 // Profiles the built server under load: starts it with --cpu-prof on a fresh database, creates a
 // public project, runs autocannon (50 connections) against an API path, stops the server and
 // prints where CPU time went (self time by package and by function).
-// Usage: node bench/profile.mjs [path, default /projects/<id>] [--duration 8]
+// Usage: node bench/profile.mjs [path, default /projects/<id>] [--duration 8] [--synthetic]
+//   --synthetic: push the quick synthetic repository (bench/repository.mjs) into the project first, so
+//   repository paths can be profiled, e.g. '/projects/:id/repository/files/docs%2F4k.txt?ref=master'.
 import autocannon from 'autocannon';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { makeRepository, pushRepository, REPO_SIZES } from './repository.mjs';
 import { argument, startLode } from './support.mjs';
 
 const dir = mkdtempSync(join(tmpdir(), 'lode-prof-'));
@@ -14,6 +17,14 @@ const lode = await startLode(21000, {}, ['--cpu-prof', `--cpu-prof-dir=${dir}`])
 let result;
 try {
   const p = await lode.call('POST', '/projects', lode.rootToken, { name: 'Profiled', visibility: 'public' });
+  if (process.argv.includes('--synthetic')) {
+    const source = await makeRepository(REPO_SIZES.quick);
+    try {
+      await pushRepository(source, lode.origin, p.path_with_namespace, lode.rootToken);
+    } finally {
+      rmSync(source, { recursive: true, force: true });
+    }
+  }
   const path = (process.argv[2]?.startsWith('/') ? process.argv[2] : '/projects/:id').replace(':id', p.id);
   result = await autocannon({ url: lode.url(path), connections: 50, duration: argument('duration', 8) });
 } finally {

@@ -8,6 +8,7 @@
 //   npm run bench -- --json         one JSON document on stdout (progress goes to stderr)
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { SIZES, seedDataset } from './dataset.mjs';
 import { openLoad } from './open-load.mjs';
@@ -73,6 +74,7 @@ async function baselineServer(mode, target) {
 const lode = await startLode(20000, { LODE_ALLOW_LOCAL_WEBHOOKS: 'true' }, [], { ssh: true });
 log(`Lode ready in ${Math.round(lode.readyMs)} ms (pid ${lode.pid})`);
 const results = [];
+let ctx;
 try {
   const selected = WORKLOADS.filter((w) => !only || only.has(w.id));
   // Workloads on the synthetic repository bring their own data; the users, groups and projects
@@ -85,7 +87,7 @@ try {
         publicProject: await lode.call('POST', '/projects', lode.rootToken, { name: 'Baseline', visibility: 'public' }),
       };
   log(`dataset seeded in ${dataset.seconds.toFixed(0)} s`);
-  const ctx = {
+  ctx = {
     lode,
     dataset,
     settings,
@@ -163,4 +165,7 @@ try {
   }
 } finally {
   await lode.stop();
+  // The synthetic repository's source (up to 100 MB in the temporary directory), when a workload made it.
+  const made = await ctx?.repository?.catch(() => undefined);
+  if (made) rmSync(made.source, { recursive: true, force: true });
 }

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { GIT_WORKLOADS } from './git-workloads.mjs';
 import { send } from './open-load.mjs';
 import { measureRebuild } from './rebuild.mjs';
+import { REPOSITORY_API_WORKLOADS } from './repository-api-workloads.mjs';
 import { makeRepository, pushRepository, REPO_SIZES, run } from './repository.mjs';
 
 /** The synthetic repository, made and pushed once for every repository workload of a run. */
@@ -389,4 +390,7 @@ export const WORKLOADS = [
   },
   GIT_WORKLOADS.find((w) => w.id === 'CLONE'),
   GIT_WORKLOADS.find((w) => w.id === 'SSH-CLONE'),
+  // Last: REPO-WRITE adds a branch of API commits and a hook to the synthetic repository, which the
+  // clone workloads above would otherwise carry.
+  ...REPOSITORY_API_WORKLOADS,
 ];
