@@ -22,6 +22,11 @@ type Abandoned = (data: JobData, reason: string) => Promise<void>;
 /** Every queue declared in the process, so the start-up check knows what must be handled. */
 const declaredQueues: JobQueue<JobData>[] = [];
 
+/** The names of the queues declared in this process (for the metrics' job counts). */
+export function declaredQueueNames(): string[] {
+  return [...new Set(declaredQueues.map((q) => q.name))];
+}
+
 /**
  * A BullMQ queue and the kinds of job it carries, declared once by the context that owns it. The
  * kinds are listed as an object with one key per kind of `J`, so the list cannot drift from the type.
