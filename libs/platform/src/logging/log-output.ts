@@ -1,5 +1,5 @@
 import { pino, stdTimeFunctions, type Logger as Pino } from 'pino';
-import { redactSecrets } from './redact';
+import { FILTERED, isSecretName, redactSecrets } from './redact';
 
 export type LogFormat = 'json' | 'pretty';
 
@@ -13,7 +13,10 @@ const PINO_LEVEL: Record<string, string> = {
   verbose: 'trace',
 };
 
-/** A copy of a log call's argument with `redactSecrets` applied to every string in it (errors too). */
+/**
+ * A copy of a log call's argument with `redactSecrets` applied to every string in it (errors too),
+ * and the values of fields named like credentials (`token`, `password`, `authorization`) replaced.
+ */
 export function redactValue(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return redactSecrets(value);
   if (value === null || typeof value !== 'object' || depth > 6) return value;
@@ -25,7 +28,8 @@ export function redactValue(value: unknown, depth = 0): unknown {
     };
   if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = redactValue(v, depth + 1);
+  for (const [k, v] of Object.entries(value))
+    out[k] = isSecretName(k) && v != null ? FILTERED : redactValue(v, depth + 1);
   return out;
 }
 

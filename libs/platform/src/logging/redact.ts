@@ -41,6 +41,11 @@ export function redactSecrets(text: string): string {
 
 const SECRET_HEADER_NAME = new RegExp(String.raw`^(?:${SECRET_HEADER}|${SECRET_NAME})$`, 'i');
 
+/** Whether a header, parameter or field of that name holds a credential (`PRIVATE-TOKEN`, `password`, `authorization`...). */
+export function isSecretName(name: string): boolean {
+  return SECRET_HEADER_NAME.test(name);
+}
+
 /** A copy of request or response headers fit for a log: credential headers' values replaced. */
 export function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
