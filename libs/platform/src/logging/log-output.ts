@@ -58,7 +58,7 @@ export function prettyLine(json: string): string {
   return `${clock} ${label}${where} ${String(msg ?? '')}${fields ? ` ${fields}` : ''}${stack}\n`;
 }
 
-function build(level: string, format: LogFormat): Pino {
+function build(level: string, format: LogFormat, to: 'stdout' | 'stderr'): Pino {
   return pino(
     {
       level: PINO_LEVEL[level] ?? 'info',
@@ -76,17 +76,18 @@ function build(level: string, format: LogFormat): Pino {
     },
     // process.stdout.write at each call (not a file descriptor taken once): synchronous on Linux for
     // files, pipes and terminals, so nothing is lost at process.exit, and tests can capture it.
-    { write: (line: string) => void process.stdout.write(format === 'pretty' ? prettyLine(line) : line) },
+    { write: (line: string) => void process[to].write(format === 'pretty' ? prettyLine(line) : line) },
   );
 }
 
-let root = build('log', 'json');
+let root = build('log', 'json', 'stdout');
 let rootLevel = 'log';
 
 /** The process's root logger (pino); LODE_LOG_LEVEL and LODE_LOG_FORMAT choose its level and its form. */
 export const Logs = {
-  configure(level: string, format: LogFormat): void {
-    root = build(level, format);
+  /** The server logs to stdout; the command line to stderr, so its own output stays apart from its log. */
+  configure(level: string, format: LogFormat, to: 'stdout' | 'stderr' = 'stdout'): void {
+    root = build(level, format, to);
     rootLevel = level;
   },
   get root(): Pino {
