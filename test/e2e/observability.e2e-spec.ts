@@ -230,6 +230,16 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
     expect(other).toMatchObject({ route: '/api/v4/version', user_id: null });
     // Nest's own lines are pino lines too (the start-up's route mapping, with its context).
     expect(lines.some((l) => l.context === 'RouterExplorer' && l.level === 'info')).toBe(true);
+    // The push's jobs (fan-out and delivery) log under the request id of the push that caused them.
+    const push = lines.find((l) => l.route === '/*path.git/git-receive-pack')!;
+    expect(push).toMatchObject({ method: 'POST', status: 200 });
+    for (const kind of ['push-fanout', 'deliver'])
+      expect(lines.find((l) => l.msg === `job webhooks/${kind} completed`)).toMatchObject({
+        request_id: push.request_id,
+        queue: 'webhooks',
+        kind,
+        attempt: 1,
+      });
     const all = logged.join('');
     for (const secret of [user.token, t.rootToken]) expect(all.includes(secret)).toBe(false);
   });
