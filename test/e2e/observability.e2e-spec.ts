@@ -232,7 +232,7 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
     expect(lines.some((l) => l.context === 'RouterExplorer' && l.level === 'info')).toBe(true);
     // The push's jobs (fan-out and delivery) log under the request id of the push that caused them.
     const push = lines.find((l) => l.route === '/*path.git/git-receive-pack')!;
-    expect(push).toMatchObject({ method: 'POST', status: 200 });
+    expect(push).toMatchObject({ method: 'POST', status: 200, user_id: user.id });
     for (const kind of ['push-fanout', 'deliver'])
       expect(lines.find((l) => l.msg === `job webhooks/${kind} completed`)).toMatchObject({
         request_id: push.request_id,
