@@ -12,12 +12,13 @@ import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } f
 /**
  * A real server process, verbose logging, and everything that carries a secret: tokens in every
  * place the API takes them, Basic auth over git HTTP, a hook with a token and URL credentials, a
- * forced 500 on the API and on git. Its whole stdout and stderr must name none of the secrets.
+ * forced 500 on the API and on git. Its whole stdout and stderr must name none of the secrets, in
+ * either log format: JSON (what a pipe gets by default) and pretty.
  */
 const ROOT = process.cwd();
 const MAIN = join(ROOT, 'dist/apps/lode/src/main.js');
 
-describe('logs never show credentials', () => {
+describe.each(['json', 'pretty'] as const)('logs never show credentials (LODE_LOG_FORMAT=%s)', (format) => {
   const id = randomBytes(5).toString('hex');
   const url = new URL(TEST_PG);
   url.pathname = `/lode_logs_${id}`;
@@ -33,6 +34,7 @@ describe('logs never show credentials', () => {
   let port: number;
   let child: ChildProcess;
   let output = '';
+  let stdout = '';
   let receiver: Server;
   const received: IncomingHttpHeaders[] = [];
 
@@ -82,10 +84,14 @@ describe('logs never show credentials', () => {
         LODE_ROOT_PASSWORD: password,
         LODE_ALLOW_LOCAL_WEBHOOKS: 'true',
         LODE_LOG_LEVEL: 'verbose',
+        LODE_LOG_FORMAT: format,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout?.on('data', (d) => (output += d));
+    child.stdout?.on('data', (d) => {
+      output += d;
+      stdout += d;
+    });
     child.stderr?.on('data', (d) => (output += d));
     await eventually(async () => (await fetch(`${base()}/-/readiness`)).status === 200, 30_000, 200);
   }, 60_000);
@@ -188,6 +194,26 @@ describe('logs never show credentials', () => {
     await new Promise((r) => setTimeout(r, 1000));
     expect(output).toContain('GET /api/v4/user/keys?private_token=[FILTERED]&page=1 failed');
     expect(output).toContain(`git GET /${project.path_with_namespace}.git/info/refs`);
+    if (format === 'json') {
+      // Every line on stdout is one JSON object, with pino's fields; request lines carry their id.
+      const lines = stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      for (const l of lines) {
+        expect(typeof l.time).toBe('string');
+        expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).toContain(l.level);
+        expect(typeof l.msg).toBe('string');
+      }
+      const failed = lines.find((l) => l.route === '/api/v4/user/keys' && l.status === 500);
+      expect(failed).toMatchObject({ method: 'GET', path: '/api/v4/user/keys?private_token=[FILTERED]&page=1' });
+      expect(failed?.request_id).toMatch(/^[0-9a-f-]{36}$/);
+      // The error line Nest's logger wrote while serving it carries the same request id.
+      expect(lines.some((l) => l.level === 'error' && l.request_id === failed?.request_id && l !== failed)).toBe(true);
+    } else {
+      expect(stdout).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}\[\w+\] /m);
+      expect(stdout).toContain('GET /api/v4/user/keys 500 request_id=');
+    }
     for (const secret of secrets) expect({ secret, found: output.includes(secret) }).toEqual({ secret, found: false });
   }, 90_000);
 });

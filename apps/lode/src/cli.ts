@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { EventMetadata, LodeConfig, ProjectionRebuilder, RedactingLogger, runMigrations } from '@app/platform';
+import { EventMetadata, LodeConfig, Logs, ProjectionRebuilder, RedactingLogger, runMigrations } from '@app/platform';
 import { ChangeUserBlock, CreateAccessToken, ROOT_TOKEN_SCOPES, UserQueries } from '@app/users';
 import { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -38,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const config = LodeConfig.fromEnv();
   config.logLevel = 'warn';
+  Logs.configure(config.logLevel, config.logFormat, 'stderr');
   await runMigrations(config, MIGRATIONS);
   const app = await NestFactory.createApplicationContext(LodeModule.forRoot(config, { http: false, worker: false }), {
     logger: new RedactingLogger(['error', 'warn']),

@@ -4,11 +4,14 @@ import {
   GitlabValidationPipe,
   DatabaseWatch,
   LodeConfig,
+  Logs,
+  Metrics,
   databaseGate,
   PaginationInterceptor,
   RedactingLogger,
   multipartFields,
   requestContextMiddleware,
+  requestLogMiddleware,
   securityHeadersMiddleware,
   requestInputMiddleware,
   sendClientError,
@@ -52,6 +55,7 @@ export async function createHttpApp(
   config: LodeConfig,
   parts: LodeParts = { http: true, worker: config.runsWorker },
 ): Promise<INestApplication> {
+  Logs.configure(config.logLevel, config.logFormat);
   const app = await NestFactory.create<NestExpressApplication>(
     LodeModule.forRoot(config, parts),
     new GitlabExpressAdapter(),
@@ -71,6 +75,8 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.disable('x-powered-by');
   trustProxies(app, config.trustedProxies);
   app.use(requestContextMiddleware);
+  // One log line and one duration observation per request, when its answer is sent.
+  app.use(requestLogMiddleware(app.get(Metrics)));
   app.use(securityHeadersMiddleware);
   // While PostgreSQL does not answer, every request that would need it answers 503 at once.
   app.use(databaseGate(app.get(DatabaseWatch)));
@@ -92,6 +98,8 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
     exclude: [
       { path: '-/health', method: RequestMethod.GET },
       { path: '-/readiness', method: RequestMethod.GET },
+      { path: '-/liveness', method: RequestMethod.GET },
+      { path: '-/metrics', method: RequestMethod.GET },
       { path: 'uploads/-/system/user/avatar/:id/:filename', method: RequestMethod.GET },
       { path: 'uploads/-/system/project/avatar/:id/:filename', method: RequestMethod.GET },
       { path: '*path/uploads/:secret/:filename', method: RequestMethod.GET },

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
-import { LodeConfig, RedactingLogger, runMigrations } from '@app/platform';
+import { LodeConfig, Logs, RedactingLogger, runMigrations } from '@app/platform';
 import { GitSshServer } from '@app/repositories';
 import { SeedRoot } from '@app/users';
 import { Logger, type INestApplication } from '@nestjs/common';
@@ -19,7 +19,9 @@ process.env.UV_THREADPOOL_SIZE ??= String(Math.max(8, cpus().length * 2));
  */
 async function bootstrap(): Promise<void> {
   const config = LodeConfig.fromEnv();
-  // Every line this process logs goes through redactSecrets (no token, password or URL credentials).
+  // Every line this process logs is a pino line (LODE_LOG_FORMAT) through redactSecrets (no token,
+  // password or URL credentials).
+  Logs.configure(config.logLevel, config.logFormat);
   Logger.overrideLogger(new RedactingLogger(logLevels(config.logLevel)));
   const logger = new Logger('Lode');
   await runMigrations(config, MIGRATIONS);

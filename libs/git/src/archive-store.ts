@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { spawn } from 'node:child_process';
+import { trackProcess } from './process-gauges';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
@@ -72,10 +73,12 @@ export class ArchiveStore {
     const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
     // git compresses tar.gz itself (in process since git 2.38): piping a tar through Node's zlib
     // cost a cold archive 1.8 x `git archive --format=tar.gz` (bench PERF-10). bzip2 stays a pipe.
-    const git = spawn('git', ['archive', `--format=${ext === 'tar.bz2' ? 'tar' : ext}`, `--prefix=${prefix}/`, sha], {
-      cwd: repo,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const git = trackProcess(
+      spawn('git', ['archive', `--format=${ext === 'tar.bz2' ? 'tar' : ext}`, `--prefix=${prefix}/`, sha], {
+        cwd: repo,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     let stderr = '';
     git.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve, reject) => {
@@ -85,7 +88,7 @@ export class ArchiveStore {
     const stages: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = [git.stdout];
     let compressor: ReturnType<typeof spawn> | undefined;
     if (ext === 'tar.bz2') {
-      compressor = spawn('bzip2', ['-c'], { stdio: ['pipe', 'pipe', 'ignore'] });
+      compressor = trackProcess(spawn('bzip2', ['-c'], { stdio: ['pipe', 'pipe', 'ignore'] }));
       stages.push(duplexOf(compressor));
     }
     try {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { catFilePoolChanged, trackProcess } from './process-gauges';
 
 export interface ObjectHeader {
   sha: string;
@@ -42,10 +43,18 @@ class CatFileProcess {
     private readonly idleMs: number,
   ) {
     // Without `--buffer`, git flushes each answer as soon as it is written.
-    this.child = spawn('git', ['cat-file', '--batch-command'], {
-      cwd: repo,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+    this.child = trackProcess(
+      spawn('git', ['cat-file', '--batch-command'], {
+        cwd: repo,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      }),
+    );
+    catFilePoolChanged(1);
+    let inPool = true;
+    this.child.once('close', () => {
+      if (inPool) catFilePoolChanged(-1);
+      inPool = false;
     });
     this.child.stdout.on('data', (chunk: Buffer) => this.read(chunk));
     this.child.stderr.resume();

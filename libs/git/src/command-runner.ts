@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { commandStarted, trackProcess } from './process-gauges';
 
 /*
  * Node starts a child process with fork() on the event loop's own thread, and fork copies the
@@ -52,11 +53,13 @@ const pending = new Map<number, Pending>();
 let nextId = 1;
 
 function start(): ChildProcess {
-  const child = spawn(process.execPath, ['-e', HELPER_SOURCE], {
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    serialization: 'advanced',
-    env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
-  });
+  const child = trackProcess(
+    spawn(process.execPath, ['-e', HELPER_SOURCE], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      serialization: 'advanced',
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+    }),
+  );
   child.on('message', (m: { id: number; code: number; failure?: string; stdout: Uint8Array; stderr: Uint8Array }) => {
     const p = pending.get(m.id);
     if (!p) return;
@@ -104,12 +107,25 @@ export function runCommand(
   return new Promise((resolve, reject) => {
     helper ??= start();
     const id = nextId++;
-    pending.set(id, { file, args, resolve, reject });
+    const ended = commandStarted();
+    pending.set(id, {
+      file,
+      args,
+      resolve: (r) => {
+        ended();
+        resolve(r);
+      },
+      reject: (e) => {
+        ended();
+        reject(e);
+      },
+    });
     idle();
     helper.send({ id, file, args, cwd, maxBuffer }, (err) => {
       if (!err || !pending.has(id)) return;
       pending.delete(id);
       idle();
+      ended();
       reject(err);
     });
   });

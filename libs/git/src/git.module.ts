@@ -1,11 +1,12 @@
 import { Global, Module } from '@nestjs/common';
+import { GitMetrics } from './git-metrics';
 import { GitRepositories } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
 
 /** Provides the GitRepositories port to every context (global: git sits on the floor beside the platform). */
 @Global()
 @Module({
-  providers: [{ provide: GitRepositories, useClass: LocalGitRepositories }],
+  providers: [{ provide: GitRepositories, useClass: LocalGitRepositories }, GitMetrics],
   exports: [GitRepositories],
 })
 export class GitModule {}

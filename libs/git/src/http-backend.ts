@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { trackProcess } from './process-gauges';
 import { basename, dirname } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GitHttpOptions } from './git-repositories';
@@ -46,7 +47,7 @@ export function serveGitHttp(
   if (length) env.CONTENT_LENGTH = length;
   Object.assign(env, hook?.env);
 
-  const cgi = spawn(BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const cgi = trackProcess(spawn(BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] }));
   const stop = () => {
     if (cgi.exitCode === null && cgi.signalCode === null) cgi.kill();
   };

@@ -49,3 +49,5 @@ export { validRefName } from './ref-names';
 export { archiveEtag, archiveExtension } from './archive-store';
 /** Where a project's bare repository lives under the data directory: for tests and tools that look at the disk. */
 export { repositoryPath } from './git-cli';
+/** What the git port's processes are doing (running processes, the cat-file pool), for the metrics. */
+export { GitProcessGauges } from './process-gauges';

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { trackProcess } from './process-gauges';
 import type { GitPackIo, GitPackOptions, GitPackService, GitPackSession } from './git-repositories';
 
 /** What each service runs: `git <subcommand> <repository>`. */
@@ -29,7 +30,7 @@ export function servePack(
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0', ...hook?.env };
   // Protocol v2 (and later) is asked for through GIT_PROTOCOL, as OpenSSH's AcceptEnv passes it.
   if (options.protocol && GIT_PROTOCOL.test(options.protocol)) env.GIT_PROTOCOL = options.protocol;
-  const child = spawn('git', [SUBCOMMANDS[service], repoPath], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = trackProcess(spawn('git', [SUBCOMMANDS[service], repoPath], { env, stdio: ['pipe', 'pipe', 'pipe'] }));
   let finished = false;
   const cancel = () => {
     if (!finished && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

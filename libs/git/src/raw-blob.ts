@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { trackProcess } from './process-gauges';
 import { PassThrough } from 'node:stream';
 import { CatFilePool, parseHeader } from './cat-file';
 import type { HeldBlob, RawBlob } from './git-repositories';
@@ -54,10 +55,12 @@ export function openRawBlob(repo: string, sha: string): Promise<RawBlob | undefi
   return new Promise((resolve) => {
     // git streams a packed blob only above core.bigFileThreshold (512 MB by default) and inflates
     // anything smaller whole before writing its first byte: 130 ms for a 100 MB blob (bench PERF-8).
-    const git = spawn('git', ['-c', 'core.bigFileThreshold=1m', 'cat-file', '--batch'], {
-      cwd: repo,
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
+    const git = trackProcess(
+      spawn('git', ['-c', 'core.bigFileThreshold=1m', 'cat-file', '--batch'], {
+        cwd: repo,
+        stdio: ['pipe', 'pipe', 'ignore'],
+      }),
+    );
     const cancel = () => {
       if (git.exitCode === null && git.signalCode === null) git.kill();
     };

@@ -1,4 +1,7 @@
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from './config/lode-config';
@@ -32,6 +35,25 @@ export class DependencyProbe implements OnApplicationShutdown {
       this.redis.on('error', () => undefined);
     }
     return failure(timeout(this.redis.ping(), PROBE_TIMEOUT_MS));
+  }
+
+  /** Whether the repository storage (`$LODE_DATA_DIR/repositories`) takes a new file: written, then removed. */
+  async storage(): Promise<string | undefined> {
+    const dir = join(this.config.dataDir, 'repositories');
+    const file = join(dir, `.readiness-${randomBytes(6).toString('hex')}`);
+    return failure(
+      timeout(
+        (async () => {
+          await mkdir(dir, { recursive: true });
+          try {
+            await writeFile(file, 'ok');
+          } finally {
+            await rm(file, { force: true });
+          }
+        })(),
+        PROBE_TIMEOUT_MS,
+      ),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

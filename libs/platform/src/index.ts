@@ -5,6 +5,7 @@ export { Clock, SystemClock } from './clock';
 export { LodeConfig, type LodeRole } from './config/lode-config';
 export { dataSourceOptions, ensureDatabase, runMigrations, type ConfiguredMigration } from './database/database';
 export { DatabaseWatch, databaseGate, isDatabaseUnavailable } from './database/database-watch';
+export { DependencyProbe } from './dependency-probe';
 export { execute, firstRow, oneRow, rows, type Sql } from './database/sql';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
 export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-event-store';
@@ -55,6 +56,9 @@ export {
   type PageParams,
 } from './http/pagination';
 export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './logging/redact';
+export { Logs, type LogFormat } from './logging/log-output';
+export { Metrics, type DeliveryOutcome } from './metrics/metrics';
+export { requestLogMiddleware, routeOf } from './http/request-log.middleware';
 export { requestContextMiddleware } from './http/request-context.middleware';
 export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
 export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';

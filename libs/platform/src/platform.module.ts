@@ -6,6 +6,9 @@ import { PgEventStore } from './event-store/pg-event-store';
 import { DatabaseWatch } from './database/database-watch';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
+import { MetricsController } from './http/metrics.controller';
+import { EventLoopWatch } from './http/event-loop-watch';
+import { Metrics } from './metrics/metrics';
 import { Outbox } from './outbox/outbox';
 import { OutboxRelay } from './outbox/outbox-relay';
 import { Invalidations } from './outbox/invalidations';
@@ -25,7 +28,7 @@ export class PlatformModule {
   static forRoot(config: LodeConfig, options: { http: boolean; relay: boolean }): DynamicModule {
     return {
       module: PlatformModule,
-      controllers: options.http ? [HealthController] : [],
+      controllers: options.http ? [HealthController, MetricsController] : [],
       providers: [
         { provide: LodeConfig, useValue: config },
         { provide: Clock, useClass: SystemClock },
@@ -43,8 +46,11 @@ export class PlatformModule {
         AuthFailureThrottle,
         SharedCounters,
         RequestRateLimits,
+        Metrics,
+        { provide: EventLoopWatch, useFactory: () => new EventLoopWatch() },
       ],
       exports: [
+        Metrics,
         LodeConfig,
         Clock,
         EventStore,

@@ -1,4 +1,5 @@
 import {
+  Metrics,
   GITLAB_API_VERSION,
   JobKinds,
   JobProcessor,
@@ -115,6 +116,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     kinds: JobKinds,
     private readonly secrets: HookSecrets,
     outbox: Outbox,
+    private readonly metrics: Metrics,
   ) {
     super(WEBHOOK_JOBS, queue, kinds, outbox, 'Webhooks');
   }
@@ -175,6 +177,15 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
         'X-Gitlab-Event-UUID': job.eventUuid,
       },
     });
+    this.metrics.delivery(
+      delivered(outcome)
+        ? 'delivered'
+        : outcome.status !== null
+          ? 'http_error'
+          : outcome.failure === 'connection' || !outcome.failure
+            ? 'connection_failed'
+            : outcome.failure,
+    );
     await this.commands.execute(
       new RecordHookDelivery(hook.id, {
         eventUuid: job.eventUuid,

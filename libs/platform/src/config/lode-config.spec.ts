@@ -19,4 +19,32 @@ describe('LodeConfig', () => {
         );
     });
   });
+
+  describe('LODE_LOG_FORMAT', () => {
+    it('takes json and pretty; by default pretty on a terminal, json otherwise', () => {
+      expect(LodeConfig.fromEnv({ LODE_LOG_FORMAT: 'json' }).logFormat).toBe('json');
+      expect(LodeConfig.fromEnv({ LODE_LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+      expect(LodeConfig.fromEnv({}).logFormat).toBe(process.stdout.isTTY ? 'pretty' : 'json');
+      expect(() => LodeConfig.fromEnv({ LODE_LOG_FORMAT: 'xml' })).toThrow(
+        'LODE_LOG_FORMAT must be json or pretty, not xml',
+      );
+    });
+  });
+
+  describe('LODE_METRICS_ALLOW', () => {
+    it('defaults to loopback and takes addresses and CIDRs, separated by commas or spaces', () => {
+      expect(LodeConfig.fromEnv({}).metricsAllow).toEqual(['127.0.0.0/8', '::1/128']);
+      expect(LodeConfig.fromEnv({ LODE_METRICS_ALLOW: '10.0.0.0/8, 192.168.1.7 fd00::/8' }).metricsAllow).toEqual([
+        '10.0.0.0/8',
+        '192.168.1.7',
+        'fd00::/8',
+      ]);
+    });
+
+    it('refuses a bad entry at start, naming it', () => {
+      expect(() => LodeConfig.fromEnv({ LODE_METRICS_ALLOW: '10.0.0.0/8,prometheus' })).toThrow(
+        'LODE_METRICS_ALLOW: prometheus is not an address or a CIDR',
+      );
+    });
+  });
 });

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { AddressAllowlist, LOOPBACK } from '../metrics/address-allowlist';
 
 export type LodeRole = 'all' | 'api' | 'worker';
 
@@ -55,6 +56,13 @@ export class LodeConfig {
    */
   faultPauseBeforePushRecordMs = 0;
   logLevel = 'log';
+  /** `json` (one object a line) or `pretty` (for people); default: pretty on a terminal, JSON otherwise. */
+  logFormat: 'json' | 'pretty' = 'json';
+  /**
+   * Addresses and CIDRs that may read `GET /-/metrics` without a token (GitLab's monitoring IP
+   * allowlist); administrators' tokens may read it from anywhere.
+   */
+  metricsAllow: string[] = LOOPBACK;
   /** The key that seals secrets at rest (hook tokens, URL passwords); unset: a key file in the data directory. */
   secretKey?: string;
   /** Gravatar URLs for users without an avatar (GitLab's default); they reveal the MD5 of the e-mail. */
@@ -133,6 +141,13 @@ export class LodeConfig {
     c.compareMaxLines = int(env.LODE_COMPARE_MAX_LINES, c.compareMaxLines, 'LODE_COMPARE_MAX_LINES');
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
+    const format = env.LODE_LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json');
+    if (format !== 'json' && format !== 'pretty')
+      throw new Error(`LODE_LOG_FORMAT must be json or pretty, not ${format}`);
+    c.logFormat = format;
+    if (env.LODE_METRICS_ALLOW !== undefined && env.LODE_METRICS_ALLOW.trim() !== '')
+      c.metricsAllow = env.LODE_METRICS_ALLOW.split(/[\s,]+/).filter(Boolean);
+    new AddressAllowlist(c.metricsAllow); // a bad entry stops the start, naming it
     c.secretKey = env.LODE_SECRET_KEY || undefined;
     c.authFailures = int(env.LODE_AUTH_FAILURES, c.authFailures, 'LODE_AUTH_FAILURES');
     c.rateLimitAuthenticated = int(

@@ -141,13 +141,16 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(t));
 }
 
+/** What operators' probes and scrapers read: answered while PostgreSQL is away too. */
+const OPERATIONS = new Set(['/-/health', '/-/liveness', '/-/readiness', '/-/metrics']);
+
 /**
  * Answers 503 with Retry-After, in GitLab's body, while DatabaseWatch knows PostgreSQL is not
  * answering: a request would only wait for its timeouts. Health and readiness still answer.
  */
 export function databaseGate(watch: DatabaseWatch) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (!watch.unreachable || req.path === '/-/health' || req.path === '/-/readiness') return next();
+    if (!watch.unreachable || OPERATIONS.has(req.path)) return next();
     res.setHeader('Retry-After', String(RETRY_AFTER_S));
     sendJson(res, 503, { message: '503 Service Unavailable' });
   };

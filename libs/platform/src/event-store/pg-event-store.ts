@@ -3,6 +3,7 @@ import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { RequestContexts } from '../context';
 import { oneRow, rows } from '../database/sql';
 import { Conflict } from '../errors';
+import { Metrics } from '../metrics/metrics';
 import { INVALIDATION_CHANNEL, Invalidations } from '../outbox/invalidations';
 import { OutboxRoutes } from '../outbox/outbox-route';
 import { ProjectionRegistry } from '../projections/projector';
@@ -40,6 +41,8 @@ class VersionClash extends Error {}
 
 class PgUnitOfWork implements UnitOfWork {
   outboxWritten = false;
+  /** Whether this transaction appended any event (what `lode_event_store_append_duration_seconds` times). */
+  appended = false;
   /** Cache keys the appended events made stale: notified at commit, evicted locally right after. */
   readonly stale = new Set<string>();
   private readonly locked = new Set<string>();
@@ -79,6 +82,7 @@ class PgUnitOfWork implements UnitOfWork {
         });
       const r = toRecorded<E>(rows[0]);
       recorded.push(r);
+      this.appended = true;
       await this.projections.apply(r, this.db).catch(rethrowUnique);
       for (const key of this.invalidations.keysFor(r)) this.stale.add(key);
       for (const job of this.routes.jobsFor(r)) {
@@ -128,6 +132,7 @@ export class PgEventStore extends EventStore {
     private readonly projections: ProjectionRegistry,
     private readonly routes: OutboxRoutes,
     private readonly invalidations: Invalidations,
+    private readonly metrics: Metrics,
   ) {
     super();
   }
@@ -137,6 +142,8 @@ export class PgEventStore extends EventStore {
     for (let attempt = 1; ; attempt++) {
       try {
         let stale: string[] = [];
+        let appended = false;
+        const started = process.hrtime.bigint();
         const result = await this.dataSource.transaction(async (db) => {
           const uow = new PgUnitOfWork(db, meta, this.projections, this.routes, this.invalidations);
           const result = await work(uow);
@@ -144,10 +151,12 @@ export class PgEventStore extends EventStore {
           if (uow.outboxWritten) await db.query(`select pg_notify($1, '')`, [OUTBOX_CHANNEL]);
           // Delivered at commit to every process's cache (this one's too, which is harmless).
           stale = [...uow.stale];
+          appended = uow.appended;
           if (stale.length)
             await db.query(`select pg_notify($1, $2)`, [INVALIDATION_CHANNEL, Invalidations.payload(stale)]);
           return result;
         });
+        if (appended) this.metrics.appendDuration.observe(Number(process.hrtime.bigint() - started) / 1e9);
         // Committed: this process forgets the stale entries before the command's caller answers.
         this.invalidations.publish(stale);
         return result;

@@ -1,4 +1,5 @@
 import { FILTERED, redactHeaders, RedactingLogger, redactSecrets } from './redact';
+import { Logs } from './log-output';
 
 describe('redactSecrets', () => {
   const secret = 'glpat-abcDEF123_secret';
@@ -89,5 +90,43 @@ describe('RedactingLogger', () => {
     const all = written.join('');
     expect(all).toContain(`private_token=${FILTERED}`);
     expect(all).not.toMatch(/s3cr3t/);
+  });
+});
+
+describe('pino lines', () => {
+  it('redact messages, fields named like credentials, nested strings and errors, in both formats', () => {
+    const written: string[] = [];
+    const stdout = process.stdout.write;
+    process.stdout.write = ((chunk: unknown) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stdout.write;
+    try {
+      for (const format of ['json', 'pretty'] as const) {
+        Logs.configure('log', format);
+        Logs.root.info(
+          {
+            token: 's3cr3t-one',
+            nested: { url: 'https://u:s3cr3t-two@h/x' },
+            err: new Error('PRIVATE-TOKEN: s3cr3t-three'),
+          },
+          'GET /x?private_token=s3cr3t-four',
+        );
+        Logs.root.debug({ password: 's3cr3t-five' }, 'below the level: not written');
+      }
+    } finally {
+      process.stdout.write = stdout;
+      Logs.configure('log', 'json');
+    }
+    const [json, pretty] = written;
+    expect(written).toHaveLength(2);
+    expect(JSON.parse(json)).toMatchObject({
+      level: 'info',
+      msg: `GET /x?private_token=${FILTERED}`,
+      token: FILTERED,
+      nested: { url: `https://${FILTERED}@h/x` },
+    });
+    expect(pretty).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}GET \/x\?private_token=\[FILTERED\] token=\[FILTERED\]/);
+    expect(written.join('')).not.toMatch(/s3cr3t/);
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { firstRow } from '../database/sql';
 import { OUTBOX_CHANNEL } from '../event-store/pg-event-store';
 import type { OutboxJob } from './outbox-route';
 
@@ -45,6 +46,23 @@ export class Outbox {
         );
       await db.query(`select pg_notify($1, '')`, [OUTBOX_CHANNEL]);
     });
+  }
+
+  /**
+   * The request id of the change that caused the job (its BullMQ id): the event its outbox row was
+   * written for, or for a job another job wrote, that job's event. Undefined when no request caused it.
+   */
+  async causeOf(queuedId: string | undefined): Promise<string | undefined> {
+    const key = dispatchKeyOf(queuedId);
+    if (!key) return undefined;
+    const row = await firstRow<{ request_id: string | null }>(
+      this.dataSource,
+      `select e.metadata->>'requestId' as request_id
+         from outbox o join events e on e.global_position = o.global_position
+        where o.dispatch_key = $1`,
+      [key],
+    );
+    return row?.request_id ?? undefined;
   }
 
   /** Records that the job (its BullMQ id) finished for good; a later report does not overwrite the first. */

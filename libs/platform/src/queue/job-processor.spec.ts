@@ -10,6 +10,8 @@ const fakeQueue = { on: () => undefined } as unknown as Queue;
 const reported: [string | undefined, string][] = [];
 const outbox = {
   finished: async (id: string | undefined, outcome: string) => void reported.push([id, outcome]),
+  // No request caused these jobs (the e2e suites check the request id a job's lines carry).
+  causeOf: async () => undefined,
 } as unknown as Outbox;
 const job = <J>(data: J, attemptsMade = 0, attempts = 3) =>
   ({ id: '1', data, attemptsMade, opts: { attempts } }) as Job<J>;

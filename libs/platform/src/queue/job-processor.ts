@@ -1,6 +1,8 @@
 import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { UnrecoverableError, type Job, type Queue } from 'bullmq';
+import { RequestContexts } from '../context';
+import { Logs } from '../logging/log-output';
 import { redactSecrets } from '../logging/redact';
 import type { Outbox } from '../outbox/outbox';
 import type { OutboxJob } from '../outbox/outbox-route';
@@ -21,6 +23,11 @@ type Abandoned = (data: JobData, reason: string) => Promise<void>;
 
 /** Every queue declared in the process, so the start-up check knows what must be handled. */
 const declaredQueues: JobQueue<JobData>[] = [];
+
+/** The names of the queues declared in this process (for the metrics' job counts). */
+export function declaredQueueNames(): string[] {
+  return [...new Set(declaredQueues.map((q) => q.name))];
+}
 
 /**
  * A BullMQ queue and the kinds of job it carries, declared once by the context that owns it. The
@@ -111,7 +118,32 @@ export abstract class JobProcessor<J extends JobData> extends WorkerHost impleme
     );
   }
 
+  /**
+   * Runs the job inside the request context of the change that caused it, so its log lines (and the
+   * events its commands append) carry that request's id, and logs one line when it ends.
+   */
   async process(job: Job<J>): Promise<void> {
+    const requestId = await this.outbox.causeOf(job.id).catch(() => undefined);
+    const started = performance.now();
+    const line = () => ({
+      request_id: requestId,
+      queue: this.jobQueue.name,
+      kind: job.data.kind,
+      job_id: job.id,
+      attempt: job.attemptsMade + 1,
+      duration: Math.round((performance.now() - started) * 1000) / 1000,
+    });
+    const run = () => this.run(job);
+    try {
+      await (requestId ? RequestContexts.run({ requestId }, run) : run());
+      Logs.root.info(line(), `job ${this.jobQueue.name}/${job.data.kind} completed`);
+    } catch (err) {
+      Logs.root.warn({ ...line(), error: String(err) }, `job ${this.jobQueue.name}/${job.data.kind} failed`);
+      throw err;
+    }
+  }
+
+  private async run(job: Job<J>): Promise<void> {
     // JobHandlers gives the handler of each kind a job of that kind, which is what `job` is here.
     const handlers = this.handlers as unknown as Record<string, ((job: Job<J>) => Promise<void>) | undefined>;
     const handler = handlers[job.data.kind];

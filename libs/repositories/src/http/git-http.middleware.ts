@@ -73,6 +73,8 @@ export class GitHttpMiddleware {
       throw new Refusal(403, 'Only the smart HTTP protocol is supported');
     const caller = await this.authenticate(req);
     const actor = caller?.actor;
+    // For the request's log line (`user_id`), as the API's guard leaves it.
+    if (actor) (req as Request & { actor?: typeof actor }).actor = actor;
     await this.rateLimits.count(actor ? { userId: actor.id } : { address: req.ip ?? 'unknown' }, res).catch((err) => {
       // Rack::Attack's words for a throttled request.
       if (err instanceof TooManyRequests) throw new Refusal(429, 'Retry later', false, err.retryAfter);
