@@ -1,10 +1,22 @@
 import { RequestMethod, type INestApplication } from '@nestjs/common';
 import { METHOD_METADATA, PARAMTYPES_METADATA, PATH_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { ModulesContainer } from '@nestjs/core';
-import { ApiBody, ApiConsumes, ApiQuery, DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiExtension,
+  ApiQuery,
+  DECORATORS,
+  DocumentBuilder,
+  SwaggerModule,
+  type OpenAPIObject,
+  type OperationObject,
+  type ParameterObject,
+  type RequestBodyObject,
+} from '@nestjs/swagger';
+import { getMetadataStorage } from 'class-validator';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { responseOf } from './openapi-responses';
+import { LOCAL_SCHEMAS, responseOf } from './openapi-responses';
 
 /** Where the document and the reference page are served (outside the `/api/v4` prefix's routing, as raw routes). */
 export const OPENAPI_JSON = '/api/v4/openapi.json';
@@ -53,7 +65,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       },
       PRIVATE_TOKEN_SCHEME,
     )
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'The same token as `Authorization: Bearer`' }, 'bearer')
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'The same token as `Authorization: Bearer`' },
+      'bearer',
+    )
     .build();
   const doc = SwaggerModule.createDocument(app, config, { ignoreGlobalPrefix: false });
   // A token is optional on public reads and required on the rest: either scheme, or none.
@@ -72,29 +87,101 @@ function describeGitlabParams(app: INestApplication): void {
     for (const wrapper of module.controllers.values()) {
       const type = wrapper.metatype as Metatype | null;
       if (!type) continue;
-      const proto = type.prototype as Record<string, unknown>;
+      const proto = type.prototype;
       for (const name of Object.getOwnPropertyNames(proto)) {
-        const handler = proto[name] as Handler;
+        // Read the descriptor, not the property: a controller's getter (its settings) needs an instance.
+        const descriptor = Object.getOwnPropertyDescriptor(proto, name)!;
+        const handler = descriptor.value as Handler | undefined;
         if (name === 'constructor' || typeof handler !== 'function') continue;
         if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
-        const dto = gitlabParamsType(type, proto, name);
-        if (!dto || described.has(handler)) continue;
+        if (described.has(handler)) continue;
         described.add(handler);
-        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod;
-        const descriptor = Object.getOwnPropertyDescriptor(proto, name)!;
-        const reads = method === RequestMethod.GET || method === RequestMethod.DELETE || method === RequestMethod.HEAD;
-        const decorators = reads
-          ? [ApiQuery({ type: dto as never, required: false })]
-          : [
-              ApiBody({ type: dto as never, required: false }),
-              ApiConsumes('application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'),
-            ];
-        for (const decorate of decorators) decorate(proto, name, descriptor);
+        const dto = gitlabParamsType(type, proto, name);
+        if (dto) {
+          const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod;
+          const reads =
+            method === RequestMethod.GET || method === RequestMethod.DELETE || method === RequestMethod.HEAD;
+          if (reads) {
+            ApiQuery({ type: dto as never, required: false })(proto, name, descriptor);
+            queryDtos.push(dto);
+            ApiExtension(QUERY_DTO, queryDtos.length - 1)(proto, name, descriptor);
+          } else ApiBody({ type: dto as never, required: false })(proto, name, descriptor);
+        }
+        // Every DTO the operation names, this one or an `@ApiBody({ type })` of a handler that validates itself.
+        const named = (Reflect.getMetadata(DECORATORS.API_PARAMETERS, handler) ?? []) as { type?: unknown }[];
+        for (const p of named) if (typeof p.type === 'function') refineDtoMetadata(p.type as Metatype);
       }
     }
   }
 }
 const described = new WeakSet<Handler>();
+/** The DTOs spread into query parameters, by the index an operation's QUERY_DTO extension holds. */
+const queryDtos: Metatype[] = [];
+const QUERY_DTO = 'x-lode-query-dto';
+
+/**
+ * Swagger spreads a query DTO into parameters but drops each property's `enum` on the way: put back
+ * what the plugin (and refineDtoMetadata) said of them.
+ */
+function restoreQueryEnums(op: OperationObject): void {
+  const extended = op as unknown as Record<string, unknown>;
+  const index = extended[QUERY_DTO];
+  delete extended[QUERY_DTO];
+  const dto = typeof index === 'number' ? queryDtos[index] : undefined;
+  if (!dto) return;
+  const described: Record<string, { enum?: unknown[] }> = {};
+  for (let type: unknown = dto; typeof type === 'function' && type !== Function.prototype;) {
+    const own = Object.getOwnPropertyDescriptor(type, PLUGIN_METADATA)?.value as (() => object) | undefined;
+    if (own) for (const [k, v] of Object.entries(own())) described[k] ??= v as { enum?: unknown[] };
+    type = Object.getPrototypeOf(type);
+  }
+  for (const p of op.parameters ?? []) {
+    const param = p as ParameterObject;
+    const values = param.in === 'query' ? described[param.name]?.enum : undefined;
+    if (values) param.schema = { ...(param.schema as object), enum: values };
+  }
+}
+
+/**
+ * Two things the plugin's class-validator shim leaves out, added to what it described of a DTO (and of
+ * the DTOs it extends): `@IsIn([...])` and `@IsEnum()` become the property's `enum`; and
+ * `@AtLeastOneOf([...]) readonly _password?: never`, a check across fields hung on a property no client
+ * sends, is left out (the plugin describes it as an untyped property, which swagger refuses).
+ */
+function refineDtoMetadata(dto: Metatype): void {
+  for (let type: unknown = dto; typeof type === 'function' && type !== Function.prototype;) {
+    const own = Object.getOwnPropertyDescriptor(type, PLUGIN_METADATA)?.value as
+      (() => Record<string, Record<string, unknown>>) | undefined;
+    if (own && !refined.has(own)) {
+      const choices = enumsOf(type as Metatype);
+      const described = () =>
+        Object.fromEntries(
+          Object.entries(own())
+            .filter(([key]) => !key.startsWith('_'))
+            .map(([key, meta]) => [key, choices.has(key) ? { ...meta, enum: choices.get(key) } : meta]),
+        );
+      refined.add(described);
+      Object.defineProperty(type, PLUGIN_METADATA, { value: described, configurable: true, writable: true });
+    }
+    type = Object.getPrototypeOf(type);
+  }
+}
+const refined = new WeakSet<() => object>();
+
+/** The values `@IsIn` or `@IsEnum` allow, by property, declared on this class itself. */
+function enumsOf(type: Metatype): Map<string, unknown[]> {
+  const out = new Map<string, unknown[]>();
+  const own = getMetadataStorage()
+    .getTargetValidationMetadatas(type as never, '', true, false)
+    .filter((m) => m.target === type);
+  for (const m of own) {
+    const [allowed] = (m.constraints ?? []) as unknown[];
+    if (m.name === 'isIn' && Array.isArray(allowed)) out.set(m.propertyName, allowed);
+    if (m.name === 'isEnum' && allowed && typeof allowed === 'object')
+      out.set(m.propertyName, [...new Set(Object.values(allowed))]);
+  }
+  return out;
+}
 
 /** The DTO class of a handler's `@GitlabParams()` argument (a custom argument typed with a described class). */
 function gitlabParamsType(type: Metatype, proto: object, name: string): Metatype | undefined {
@@ -112,42 +199,69 @@ function gitlabParamsType(type: Metatype, proto: object, name: string): Metatype
 function addResponses(doc: OpenAPIObject): void {
   const components = (doc.components ??= {});
   const schemas = (components.schemas ??= {});
-  Object.assign(schemas, gitlabEntitySchemas(), {
+  Object.assign(schemas, gitlabEntitySchemas(), LOCAL_SCHEMAS, {
     Error: {
       type: 'object',
       description: 'GitLab\'s error body: `{"message": ...}` (or `{"error": ...}` for a parameter Grape refused)',
       properties: { message: {}, error: { type: 'string' } },
     },
   });
+  const error = (description: string) => ({
+    description,
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+  });
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head'] as const) {
       const op = item[method];
       if (!op) continue;
-      const success = Object.keys(op.responses ?? {}).find((s) => s.startsWith('2')) ?? '200';
+      declarePathParameters(path, op);
+      restoreQueryEnums(op);
+      acceptEveryEncoding(op);
+      // The status swagger read from @HttpCode (or Nest's default: 201 for a POST, 200 otherwise).
+      const status = Object.keys(op.responses ?? {}).find((s) => s.startsWith('2')) ?? '200';
       const answer = responseOf(method.toUpperCase(), path);
-      const content = answer.schema
-        ? {
-            [answer.media ?? 'application/json']: {
-              schema: answer.list
-                ? { type: 'array', items: { $ref: `#/components/schemas/${answer.schema}` } }
-                : { $ref: `#/components/schemas/${answer.schema}` },
-            },
-          }
-        : undefined;
-      const error = (description: string) => ({
-        description,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-      });
+      const empty = status === '204' || (method === 'delete' && !answer) || method === 'head';
+      const schema = empty ? undefined : answer?.schema;
+      const ref = { $ref: `#/components/schemas/${schema}` };
       op.responses = {
-        [answer.status ?? success]: { description: answer.description ?? 'Success', ...(content ? { content } : {}) },
+        [answer?.status ?? status]: {
+          description: answer?.description ?? (empty ? 'No content' : 'Success'),
+          ...(schema
+            ? {
+                content: {
+                  [answer?.media ?? 'application/json']: { schema: answer?.list ? { type: 'array', items: ref } : ref },
+                },
+              }
+            : {}),
+        },
         '400': error('A parameter is missing or invalid'),
         '401': error('No valid token where one is required'),
         '403': error('The token may not do this'),
         '404': error('Not found, or not visible to the caller'),
+        ...(method === 'get' || method === 'head' ? {} : { '409': error('A conflicting change') }),
       };
-      if (method !== 'get' && method !== 'head') op.responses['409'] = error('A conflicting change');
     }
   }
+}
+
+/** Express's `*path` (a wildcard of several segments) is a path parameter swagger does not list. */
+function declarePathParameters(path: string, op: OperationObject): void {
+  const declared = new Set(
+    (op.parameters ?? []).filter((p) => 'in' in p && p.in === 'path').map((p) => (p as ParameterObject).name),
+  );
+  for (const [, name] of path.matchAll(/\{(\w+)\}/g)) {
+    if (declared.has(name)) continue;
+    (op.parameters ??= []).push({ name, in: 'path', required: true, schema: { type: 'string' } });
+  }
+}
+
+/** GitLab reads a body as JSON, a form or multipart alike: every body is offered in the three. */
+function acceptEveryEncoding(op: OperationObject): void {
+  const body = op.requestBody as RequestBodyObject | undefined;
+  const json = body?.content?.['application/json'];
+  if (!body || !json) return;
+  body.content['application/x-www-form-urlencoded'] ??= json;
+  body.content['multipart/form-data'] ??= json;
 }
 
 /**
@@ -158,7 +272,9 @@ function gitlabEntitySchemas(): Record<string, object> {
   const dir = findUp('test/contract/schemas');
   const out: Record<string, object> = {};
   if (!dir) return out;
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const spec = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
       description?: string;
       fields: Record<string, string>;
