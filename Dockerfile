@@ -39,6 +39,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# GitLab's entity shapes, which the OpenAPI document's response schemas are made from (apps/lode/src/openapi.ts).
+COPY test/contract/schemas ./test/contract/schemas
 # The code stays root-owned and read-only to the service; only the data directory is its own.
 RUN mkdir -p "$LODE_DATA_DIR" && chown node:node "$LODE_DATA_DIR"
 USER node

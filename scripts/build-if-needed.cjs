@@ -20,7 +20,9 @@ function newest(dir) {
 const sources = Math.max(
   newest(join(root, 'apps')),
   newest(join(root, 'libs')),
-  ...['tsconfig.json', 'tsconfig.build.json', 'package.json'].map((f) => statSync(join(root, f)).mtimeMs),
+  ...['tsconfig.json', 'tsconfig.build.json', 'package.json', 'nest-cli.json'].map(
+    (f) => statSync(join(root, f)).mtimeMs,
+  ),
 );
 if (existsSync(stamp) && statSync(stamp).mtimeMs >= sources) process.exit(0);
 process.stderr.write('building Lode (dist/ is missing or out of date)...\n');

@@ -23,6 +23,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { LodeModule, type LodeParts } from './lode.module';
+import { setupOpenApi } from './openapi';
 
 export const API_PREFIX = 'api/v4';
 const PROJECT_UPLOAD = /^\/api\/v4\/projects\/[^/]+\/uploads\/?$/;
@@ -111,6 +112,8 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   // Node answers what it cannot parse (431 for oversized headers, 400 for a malformed request)
   // before Express sees it: in JSON too.
   app.getHttpServer().on('clientError', sendClientError);
+  // GET /api/v4/openapi.json and the reference page at /api/docs (apps/lode/src/openapi.ts).
+  setupOpenApi(app);
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from '@app/platform';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiBody } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import { AddDeployKey, EnableDeployKey, RemoveDeployKey, UpdateDeployKey } from '../commands/deploy-key.commands';
 import { DeployKeyQueries } from '../queries/deploy-key.queries';
@@ -75,6 +76,7 @@ export class DeployKeysController {
 
   /** 201 with the key and this project's `can_push`, also when the key was already there (unchanged). */
   @Post('projects/:id/deploy_keys')
+  @ApiBody({ type: AddDeployKeyDto })
   async add(@Param('id') id: string, @GitlabParams() params: Record<string, unknown>, @CurrentActor() actor: Actor) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     const p = await validateParams(AddDeployKeyDto, params);
@@ -83,6 +85,7 @@ export class DeployKeysController {
   }
 
   @Put('projects/:id/deploy_keys/:key_id')
+  @ApiBody({ type: UpdateDeployKeyDto })
   async update(
     @Param('id') id: string,
     @Param('key_id', intParam('key_id')) keyId: number,

@@ -16,7 +16,7 @@ import { ChangeForkRelation } from '../commands/project-maintenance.commands';
 import { ProjectQueries } from '../queries/project.queries';
 import { serializeProject } from './project.serializer';
 
-class ForkDto {
+export class ForkDto {
   /** A namespace id or full path; numbers in JSON are read as ids. */
   @IsOptional()
   @Transform(({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value))

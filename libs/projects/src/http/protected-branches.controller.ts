@@ -11,6 +11,7 @@ import {
 } from '@app/platform';
 import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiBody } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsInt, IsOptional, IsString } from 'class-validator';
 import { ChangeProtectedBranch } from '../commands/protected-branch.commands';
 import { PROTECTED_BRANCH_ACCESS_LEVELS } from '../domain/protected-branch';
@@ -56,6 +57,7 @@ export class ProtectedBranchesController {
 
   /** 201; both levels default to 40 (masters). */
   @Post()
+  @ApiBody({ type: ProtectBranchDto })
   async create(
     @Param('id') id: string,
     @GitlabParams() params: Record<string, unknown>,

@@ -9,6 +9,7 @@ import {
   type Actor,
 } from '@app/platform';
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiBody, ApiConsumes } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -41,6 +42,11 @@ export class ProjectUploadsController {
 
   @Post()
   @Authenticated()
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({
+    required: true,
+    schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } },
+  })
   async upload(@Param('id') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
     const project = await this.projects.require(id, actor(req), ACCESS.guest);
     if (!req.is('multipart/form-data')) throw new BadParameter('file is missing');

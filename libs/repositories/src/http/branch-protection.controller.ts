@@ -10,6 +10,7 @@ import {
 } from '@app/projects';
 import { Controller, Param, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiBody } from '@nestjs/swagger';
 import { IsBoolean, IsOptional } from 'class-validator';
 import { serializeBranch } from './branch.serializer';
 
@@ -40,6 +41,7 @@ export class BranchProtectionController {
    * also matches is left alone.
    */
   @Put('protect')
+  @ApiBody({ type: ProtectRepositoryBranchDto })
   async protect(
     @Param('id') id: string,
     @Param('branch') name: string,

@@ -12,6 +12,7 @@ import {
 import { ChangeTagRelease, ProjectQueries, ReleaseQueries } from '@app/projects';
 import { Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { ApiBody } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsOptional, IsString } from 'class-validator';
 import { readableRepository } from './readable-repository';
 import { serializeRelease, serializeTag } from './tag.serializer';
@@ -101,6 +102,7 @@ export class RepositoryTagsController {
    */
   @Post(':tag_name/release')
   @HttpCode(201)
+  @ApiBody({ type: TagReleaseDto })
   createRelease(
     @Param('id') id: string,
     @Param('tag_name') name: string,
@@ -112,6 +114,7 @@ export class RepositoryTagsController {
 
   /** Replaces a tag's release notes (10.x `UpdateReleaseService`): 404 `Release does not exist` without them. */
   @Put(':tag_name/release')
+  @ApiBody({ type: TagReleaseDto })
   updateRelease(
     @Param('id') id: string,
     @Param('tag_name') name: string,

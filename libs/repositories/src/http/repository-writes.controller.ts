@@ -32,7 +32,7 @@ export class CreateCommitDto {
   @IsOptional() @ToBool() @IsBoolean() stats?: boolean;
 }
 
-class FileWriteDto {
+export class FileWriteDto {
   @IsDefined() @IsString() @MinLength(1) branch: string;
   @IsDefined() @IsString() commit_message: string;
   @IsOptional() @IsString() start_branch?: string;

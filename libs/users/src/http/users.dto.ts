@@ -6,7 +6,7 @@ import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } fro
  * `null`, which clears them: Grape keeps a key sent as null in `declared(params, include_missing:
  * false)`, and GitLab's update writes it (empty text for those whose column is not null).
  */
-class UserAttributesDto {
+export class UserAttributesDto {
   @Nullable() @IsOptional() @IsString() messenger?: string | null;
   @Nullable() @IsOptional() @IsString() career_profile?: string | null;
   @Nullable() @IsOptional() @IsString() social_account?: string | null;

@@ -1,0 +1,189 @@
+/**
+ * What each route answers, for the OpenAPI document. The entity names are GitLab's shapes that the
+ * contract tests hold the serializers to (test/contract/schemas/<kebab-name>.json, turned into schemas
+ * by openapi.ts), plus the few LOCAL_SCHEMAS below that GitLab's contract files do not list. A route
+ * that matches no rule fails the OpenAPI test, so a new route cannot go undescribed.
+ */
+export interface Answer {
+  /** A schema in `components.schemas`; none for an empty answer (204). */
+  schema?: string;
+  /** An array of `schema`, paginated with GitLab's headers. */
+  list?: boolean;
+  /** The success status, when the handler sets it itself (swagger sees only `@HttpCode`). */
+  status?: string;
+  media?: string;
+  description?: string;
+}
+
+type Rule = [method: string, path: RegExp, answer: Answer];
+
+const RAW: Answer = { schema: 'Raw', media: 'application/octet-stream', description: 'The file itself' };
+const one = (schema: string, description?: string): Answer => ({ schema, description });
+const list = (schema: string, description?: string): Answer => ({ schema, list: true, description });
+const ANY = '*';
+
+/** First match wins; paths are the document's (`{id}` for `:id`). */
+const RULES: Rule[] = [
+  ['GET', /^\/api\/v4\/version$/, one('Version')],
+  ['GET', /^\/-\/health$/, one('Health')],
+  ['GET', /^\/-\/readiness$/, one('Readiness', 'Ready (503 with the same body naming what failed)')],
+  ['GET', /^\/uploads\/-\/system\/(user|project)\/avatar\//, { ...RAW, media: 'image/*' }],
+  ['GET', /^\/\{path\}\/uploads\//, RAW],
+
+  // Users and the current user's credentials.
+  ['GET', /^\/api\/v4\/users$/, list('User', 'Users (UserAdmin for an administrator)')],
+  ['POST', /^\/api\/v4\/users$/, one('UserAdmin')],
+  ['GET', /^\/api\/v4\/users\/\{id\}$/, one('User', 'The user (UserAdmin for an administrator)')],
+  ['PUT', /^\/api\/v4\/users\/\{id\}$/, one('UserAdmin')],
+  ['POST', /^\/api\/v4\/users\/\{id\}\/(block|unblock)$/, one('Boolean')],
+  ['GET', /^\/api\/v4\/user$/, one('UserPublic', 'The caller (UserAdmin for an administrator)')],
+  ['GET', /^\/api\/v4\/user\/activities$/, list('UserActivity')],
+  ['GET', /\/keys$/, list('SshKey')],
+  [ANY, /\/keys(\/\{key_id\})?$/, one('SshKey')],
+  ['GET', /\/gpg_keys$/, list('GpgKey')],
+  [ANY, /\/gpg_keys(\/\{key_id\})?$/, one('GpgKey')],
+  ['GET', /\/emails$/, list('Email')],
+  [ANY, /\/emails(\/\{email_id\})?$/, one('Email')],
+  ['GET', /\/impersonation_tokens$/, list('ImpersonationToken')],
+  ['POST', /\/impersonation_tokens$/, one('ImpersonationTokenCreated')],
+  [ANY, /\/impersonation_tokens\/\{impersonation_token_id\}$/, one('ImpersonationToken')],
+  ['GET', /\/custom_attributes$/, list('CustomAttribute')],
+  [ANY, /\/custom_attributes\/\{key\}$/, one('CustomAttribute')],
+  ['GET', /\/users\/\{user_id\}\/projects$/, list('Project')],
+
+  // Groups and members.
+  ['GET', /^\/api\/v4\/groups(\/\{id\}\/subgroups)?$/, list('Group')],
+  ['POST', /^\/api\/v4\/groups$/, one('Group')],
+  [ANY, /^\/api\/v4\/groups\/\{id\}(\/projects\/\{project_id\})?$/, one('GroupDetail')],
+  ['GET', /^\/api\/v4\/groups\/\{id\}\/projects$/, list('Project')],
+  ['GET', /\/members$/, list('Member')],
+  [ANY, /\/members(\/\{user_id\})?$/, one('Member')],
+
+  // Projects.
+  ['GET', /^\/api\/v4\/projects$/, list('Project', 'Projects (ProjectSimple with `simple=true`)')],
+  ['GET', /^\/api\/v4\/projects\/\{id\}\/forks$/, list('Project')],
+  ['GET', /^\/api\/v4\/projects\/\{id\}\/users$/, list('UserBasic')],
+  ['POST', /^\/api\/v4\/projects\/\{id\}\/share$/, one('ProjectShare')],
+  ['POST', /^\/api\/v4\/projects\/\{id\}\/uploads$/, one('Upload')],
+  ['POST', /^\/api\/v4\/projects\/\{id\}\/housekeeping$/, one('Boolean')],
+  ['GET', /^\/api\/v4\/deploy_keys$/, list('DeployKey')],
+  ['GET', /\/deploy_keys$/, list('DeployKeyProject')],
+  ['POST', /\/deploy_keys\/\{key_id\}\/enable$/, one('DeployKey')],
+  [ANY, /\/deploy_keys(\/\{key_id\})?$/, one('DeployKeyProject')],
+  ['GET', /\/protected_branches$/, list('ProtectedBranch')],
+  [ANY, /\/protected_branches(\/\{name\})?$/, one('ProtectedBranch')],
+  ['GET', /\/hooks$/, list('ProjectHook')],
+  ['GET', /\/hooks\/\{hook_id\}\/events$/, list('HookEvent')],
+  [ANY, /\/hooks(\/\{hook_id\})?$/, one('ProjectHook')],
+
+  // Repositories.
+  ['GET', /\/repository\/tree$/, list('TreeEntry')],
+  ['GET', /\/repository\/blobs\/\{sha\}$/, one('Blob')],
+  ['GET', /\/repository\/(blobs\/\{sha\}\/raw|archive(\.\{format\})?|files\/\{file_path\}\/raw)$/, RAW],
+  ['GET', /\/repository\/compare$/, one('Compare')],
+  ['GET', /\/repository\/contributors$/, list('Contributor')],
+  ['GET', /\/repository\/branches$/, list('Branch')],
+  [ANY, /\/repository\/branches\/\{branch\}(\/protect|\/unprotect)?$/, one('Branch')],
+  ['POST', /\/repository\/branches$/, one('Branch')],
+  ['DELETE', /\/repository\/merged_branches$/, one('Message', 'Accepted: merged branches are being deleted')],
+  ['GET', /\/repository\/commits$/, list('Commit', 'Commits (CommitWithStats with `with_stats=true`)')],
+  ['POST', /\/repository\/commits$/, one('CommitDetail')],
+  ['GET', /\/repository\/commits\/\{sha\}$/, one('CommitDetail')],
+  ['GET', /\/repository\/commits\/\{sha\}\/diff$/, list('Diff')],
+  ['GET', /\/repository\/commits\/\{sha\}\/refs$/, list('CommitRef')],
+  ['POST', /\/repository\/commits\/\{sha\}\/cherry_pick$/, one('Commit')],
+  ['HEAD', /\/repository\/files\/\{file_path\}$/, { description: "The file's metadata in X-Gitlab-* headers" }],
+  ['GET', /\/repository\/files\/\{file_path\}$/, one('RepositoryFile')],
+  ['GET', /\/repository\/files\/\{file_path\}\/blame$/, list('BlameRange')],
+  [ANY, /\/repository\/files\/\{file_path\}$/, one('FileWrite')],
+  ['GET', /\/repository\/tags$/, list('Tag')],
+  [ANY, /\/repository\/tags(\/\{tag_name\})?$/, one('Tag')],
+  [ANY, /\/repository\/tags\/\{tag_name\}\/release$/, one('Release')],
+
+  // What is left of a project's own routes: the project itself.
+  [
+    ANY,
+    /^\/api\/v4\/projects(\/user\/\{user_id\}|\/\{id\}(\/(archive|unarchive|star|unstar|fork(\/\{forked_from_id\})?))?)?$/,
+    one('Project'),
+  ],
+];
+
+/** The answer of `method path`, or undefined when no rule describes the route. */
+export function responseOf(method: string, path: string): Answer | undefined {
+  for (const [m, re, answer] of RULES) if ((m === ANY || m === method) && re.test(path)) return answer;
+  return undefined;
+}
+
+/** The shapes GitLab's contract files do not list, written from the serializers that produce them. */
+export const LOCAL_SCHEMAS: Record<string, object> = {
+  Raw: { type: 'string', format: 'binary' },
+  Boolean: { type: 'boolean' },
+  Message: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
+  Version: {
+    type: 'object',
+    required: ['version', 'revision'],
+    properties: { version: { type: 'string' }, revision: { type: 'string' } },
+  },
+  Health: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } },
+  Readiness: {
+    type: 'object',
+    properties: {
+      status: { type: 'string', enum: ['ok', 'failed'] },
+      checks: { type: 'object', additionalProperties: { type: 'object' } },
+    },
+  },
+  Upload: {
+    type: 'object',
+    required: ['alt', 'url', 'markdown'],
+    properties: { alt: { type: 'string' }, url: { type: 'string' }, markdown: { type: 'string' } },
+  },
+  HookEvent: { type: 'object', description: 'A recorded delivery of the hook' },
+  TreeEntry: {
+    type: 'object',
+    required: ['id', 'name', 'type', 'path', 'mode'],
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      type: { type: 'string', enum: ['tree', 'blob', 'commit'] },
+      path: { type: 'string' },
+      mode: { type: 'string' },
+    },
+  },
+  Blob: {
+    type: 'object',
+    required: ['size', 'encoding', 'content', 'sha'],
+    properties: {
+      size: { type: 'integer' },
+      encoding: { type: 'string', enum: ['base64'] },
+      content: { type: 'string' },
+      sha: { type: 'string' },
+    },
+  },
+  Compare: {
+    type: 'object',
+    required: ['commit', 'commits', 'diffs', 'compare_timeout', 'compare_same_ref'],
+    properties: {
+      commit: { oneOf: [{ $ref: '#/components/schemas/Commit' }, { type: 'null' }] },
+      commits: { type: 'array', items: { $ref: '#/components/schemas/Commit' } },
+      diffs: { type: 'array', items: { $ref: '#/components/schemas/Diff' } },
+      compare_timeout: { type: 'boolean' },
+      compare_same_ref: { type: 'boolean' },
+    },
+  },
+  Contributor: {
+    type: 'object',
+    required: ['name', 'email', 'commits', 'additions', 'deletions'],
+    properties: {
+      name: { type: 'string' },
+      email: { type: 'string' },
+      commits: { type: 'integer' },
+      additions: { type: 'integer' },
+      deletions: { type: 'integer' },
+    },
+  },
+  FileWrite: {
+    type: 'object',
+    required: ['file_path', 'branch'],
+    properties: { file_path: { type: 'string' }, branch: { type: 'string' } },
+  },
+};
