@@ -27,6 +27,16 @@ const RULES: Rule[] = [
   ['GET', /^\/api\/v4\/version$/, one('Version')],
   ['GET', /^\/-\/health$/, one('Health')],
   ['GET', /^\/-\/readiness$/, one('Readiness', 'Ready (503 with the same body naming what failed)')],
+  ['GET', /^\/-\/liveness$/, one('Liveness', 'Alive (503 after the event loop was blocked for more than 5 s)')],
+  [
+    'GET',
+    /^\/-\/metrics$/,
+    {
+      schema: 'Metrics',
+      media: 'text/plain',
+      description: "Prometheus' text format (LODE_METRICS_ALLOW or administrators)",
+    },
+  ],
   ['GET', /^\/uploads\/-\/system\/(user|project)\/avatar\//, { ...RAW, media: 'image/*' }],
   ['GET', /^\/\{path\}\/uploads\//, RAW],
 
@@ -125,6 +135,11 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
     properties: { version: { type: 'string' }, revision: { type: 'string' } },
   },
   Health: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } },
+  Liveness: {
+    type: 'object',
+    properties: { status: { type: 'string', enum: ['ok', 'failed'] }, message: { type: 'string' } },
+  },
+  Metrics: { type: 'string', description: "Prometheus' text exposition format, version 0.0.4" },
   Readiness: {
     type: 'object',
     properties: {
