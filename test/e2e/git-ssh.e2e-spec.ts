@@ -42,12 +42,11 @@ describe('git over SSH', () => {
   const tmp = tempDirs();
   let keyDir: string;
 
-  /** The ssh options every command here uses: this key only, this known_hosts file, no user configuration. */
-  const sshArgs = (key: string, extra: string[] = []) => [
+  /** The ssh options every command here uses: these keys only, this known_hosts file, no user configuration. */
+  const sshArgs = (key: string | string[], extra: string[] = []) => [
     '-F',
     '/dev/null',
-    '-i',
-    key,
+    ...[key].flat().flatMap((k) => ['-i', k]),
     '-p',
     String(port),
     '-o',
@@ -502,23 +501,7 @@ describe('git over SSH', () => {
   it('closes a connection after six refused keys, even when a seventh would do', async () => {
     const refused: string[] = [];
     for (let i = 0; i < 6; i++) refused.push(await newKey(`many_${i}`, 'ed25519'));
-    const args = [
-      '-F',
-      '/dev/null',
-      '-p',
-      String(port),
-      '-o',
-      'IdentitiesOnly=yes',
-      '-o',
-      'BatchMode=yes',
-      '-o',
-      `UserKnownHostsFile=${knownHosts}`,
-      '-o',
-      'StrictHostKeyChecking=accept-new',
-      '-T',
-      ...[...refused, keys.owner].flatMap((k) => ['-i', k]),
-      'git@127.0.0.1',
-    ];
+    const args = [...sshArgs([...refused, keys.owner], ['-T']), 'git@127.0.0.1'];
     const r = await run('ssh', args);
     expect(r.status).toBe(255);
     expect(r.out).not.toContain('Welcome');

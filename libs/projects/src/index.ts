@@ -30,6 +30,7 @@ export {
 } from './domain/project-access-policy';
 export {
   ZERO_SHA,
+  isZeroSha,
   isBranchRef,
   isTagRef,
   type PushedCommit,

@@ -6,6 +6,9 @@
 
 export const ZERO_SHA = '0000000000000000000000000000000000000000';
 
+/** The missing side of a ref update: all zeros, forty of them (SHA-1) or sixty-four (SHA-256). */
+export const isZeroSha = (sha: string) => /^0+$/.test(sha);
+
 /** A commit as the push hook shows it (`data_builder/push.rb`). */
 export interface PushedCommit {
   id: string;

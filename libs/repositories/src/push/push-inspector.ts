@@ -1,7 +1,5 @@
 import type { GitRepositories, RefCommand, RepoRef } from '@app/git';
-import { isBranchRef, type RefUpdate, type RepositoryStatistics } from '@app/projects';
-
-const isZero = (sha: string) => /^0+$/.test(sha);
+import { isBranchRef, isZeroSha as isZero, type RefUpdate, type RepositoryStatistics } from '@app/projects';
 
 export interface InspectedPush {
   updates: RefUpdate[];

@@ -10,7 +10,7 @@ import {
   ProtectedBranchPolicy,
   ProtectedBranchQueries,
   RecordRepositoryPush,
-  ZERO_SHA,
+  isZeroSha,
   type BranchCaller,
   type DeployKeyGrant,
   type ProjectRow,
@@ -195,12 +195,11 @@ export class GitAccess {
       empty: ![...refs.keys()].some(isBranchRef),
       defaultBranchProtection: this.config.defaultBranchProtection,
     };
-    const isZero = (sha: string) => sha === ZERO_SHA || /^0+$/.test(sha);
     for (const u of branches) {
       const change = {
         branch: u.ref.slice('refs/heads/'.length),
-        creation: isZero(u.before),
-        deletion: isZero(u.after),
+        creation: isZeroSha(u.before),
+        deletion: isZeroSha(u.after),
         forced: u.forced,
         viaApi,
       };
