@@ -23,7 +23,7 @@ export {
   type InvalidationRoute,
   type InvalidationSubscriber,
 } from './outbox/invalidations';
-export { redisOptions } from './queue/queue-connection';
+export { openQueue, redisOptions } from './queue/queue-connection';
 export { logConnectionErrors } from './queue/connection-errors';
 export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';
 export { PlatformModule } from './platform.module';

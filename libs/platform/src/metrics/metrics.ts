@@ -1,11 +1,11 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { Queue, type JobType } from 'bullmq';
+import type { JobType, Queue } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { firstRow } from '../database/sql';
 import { declaredQueueNames } from '../queue/job-processor';
-import { redisOptions } from '../queue/queue-connection';
+import { openQueue } from '../queue/queue-connection';
 
 /** BullMQ's job states, each a `state` label value of `lode_queue_jobs`. */
 const JOB_STATES: JobType[] = [
@@ -143,8 +143,7 @@ export class Metrics implements OnApplicationShutdown {
   private async jobCounts(name: string): Promise<Record<string, number> | undefined> {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: redisOptions(this.config, 'producer'), prefix: this.config.redisPrefix });
-      q.on('error', () => undefined); // Redis away: readiness reports it, the scrape leaves the series out
+      q = openQueue(this.config, name); // queue backend away: readiness reports it, the scrape leaves the series out
       this.queues.set(name, q);
     }
     try {

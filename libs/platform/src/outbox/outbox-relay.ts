@@ -1,12 +1,12 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { rows } from '../database/sql';
 import { OUTBOX_CHANNEL } from '../event-store/pg-event-store';
 import { JobKinds, type JobData } from '../queue/job-processor';
-import { redisOptions } from '../queue/queue-connection';
+import { openQueue } from '../queue/queue-connection';
 import { queuedJobId } from './outbox';
 
 interface OutboxRow {
@@ -230,8 +230,7 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   private queue(name: string): Queue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: redisOptions(this.config, 'producer'), prefix: this.config.redisPrefix });
-      q.on('error', () => undefined); // connection errors surface through add(), where they are logged once
+      q = openQueue(this.config, name); // connection errors surface through add(), where they are logged once
       this.queues.set(name, q);
     }
     return q;

@@ -1,4 +1,4 @@
-import type { RedisOptions } from 'bullmq';
+import { Queue, type RedisOptions } from 'bullmq';
 import { LodeConfig } from '../config/lode-config';
 
 /**
@@ -22,4 +22,15 @@ export function redisOptions(config: LodeConfig, role: 'worker' | 'producer'): R
     // Reconnect forever, at most every 2 s: Redis coming back must resume delivery on its own.
     retryStrategy: (times: number) => Math.min(times * 200, 2000),
   };
+}
+
+/**
+ * A producer's handle on one of Lode's queues (the outbox relay, metrics, the queue dashboards): the
+ * only way code outside the workers opens a queue, so the backend behind it is chosen here alone.
+ * Connection errors are left to the caller's operations (they reject); the queue itself stays quiet.
+ */
+export function openQueue(config: LodeConfig, name: string): Queue {
+  const q = new Queue(name, { connection: redisOptions(config, 'producer'), prefix: config.redisPrefix });
+  q.on('error', () => undefined);
+  return q;
 }
