@@ -45,6 +45,8 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
       PORT: String(port),
       HOST: '127.0.0.1',
       DATABASE_URL: dbUrl.toString(),
+      // The production layout (PostgreSQL and Redis) unless a bench asks for another.
+      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
       LODE_DATA_DIR: dataDir,
       LODE_ROOT_TOKEN: rootToken,
       LODE_REDIS_PREFIX: `lode-bench-${id}`,

@@ -1,4 +1,4 @@
-import { LodeConfig, RequestContexts, runMigrations } from '@app/platform';
+import { LodeConfig, RequestContexts, runMigrations, startDatabase } from '@app/platform';
 import { SeedRoot } from '@app/users';
 import { Logger, type INestApplication } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
@@ -17,6 +17,11 @@ import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 /** Where the tests' PostgreSQL and Redis are; each run makes its own database and Redis key prefix. */
 export const TEST_PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const TEST_REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/**
+ * `LODE_TEST_MODE=embedded` runs the suites on the embedded default instead: PGlite in each test's
+ * data directory and the job queues on BullMQ's PostgreSQL backend, no PostgreSQL server or Redis.
+ */
+export const EMBEDDED = process.env.LODE_TEST_MODE === 'embedded';
 
 export interface TestApp {
   app: INestApplication;
@@ -33,8 +38,14 @@ export function testConfig(overrides: Partial<LodeConfig> = {}): LodeConfig {
   const config = new LodeConfig();
   const url = new URL(TEST_PG);
   url.pathname = `/lode_test_${id}`;
-  config.databaseUrl = url.toString();
-  config.redisUrl = TEST_REDIS;
+  if (EMBEDDED) {
+    config.embeddedDatabase = true;
+    config.databaseUrl = '';
+    config.redisUrl = undefined;
+  } else {
+    config.databaseUrl = url.toString();
+    config.redisUrl = TEST_REDIS;
+  }
   config.redisPrefix = `lode-test-${id}`;
   config.rootToken = `root-${randomBytes(16).toString('hex')}`;
   config.externalUrl = 'http://lode.test';
@@ -56,6 +67,7 @@ export async function startTestApp(overrides: Partial<LodeConfig> = {}): Promise
   Logger.overrideLogger(['error']);
   const config = testConfig(overrides);
   config.dataDir = overrides.dataDir ?? (await mkdtemp(join(tmpdir(), 'lode-test-')));
+  const database = await startDatabase(config);
   await runMigrations(config, MIGRATIONS);
   const app = await createHttpApp(config, { http: true, worker: true });
   await app.init();
@@ -69,8 +81,9 @@ export async function startTestApp(overrides: Partial<LodeConfig> = {}): Promise
     http: () => request(app.getHttpServer()),
     close: async () => {
       await app.close();
-      await dropDatabase(config.databaseUrl);
-      await clearRedis(config.redisUrl, config.redisPrefix);
+      await database.stop();
+      if (!config.embeddedDatabase) await dropDatabase(config.databaseUrl);
+      if (config.redisUrl) await clearRedis(config.redisUrl, config.redisPrefix);
       await rm(config.dataDir, { recursive: true, force: true });
     },
   };

@@ -4,7 +4,8 @@ import {
   LodeConfig,
   OutboxOutcomes1763780001400,
   PlatformModule,
-  redisOptions,
+  queueConnection,
+  ThrottleCounters1763780001700,
   VersionController,
 } from '@app/platform';
 import { GitModule } from '@app/git';
@@ -57,6 +58,7 @@ export const MIGRATIONS = [
   OutboxOutcomes1763780001400,
   PendingPushes1763780001500,
   Releases1763780001600,
+  ThrottleCounters1763780001700,
 ];
 
 export interface LodeParts {
@@ -89,7 +91,7 @@ export class LodeModule {
           : []),
         ...(parts.worker
           ? [
-              BullModule.forRoot({ connection: redisOptions(config, 'worker'), prefix: config.redisPrefix }),
+              BullModule.forRoot(queueConnection(config, 'worker')),
               UsersWorkerModule,
               GroupsWorkerModule,
               ProjectsWorkerModule,

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
-import { LodeConfig, Logs, RedactingLogger, runMigrations } from '@app/platform';
+import { LodeConfig, Logs, RedactingLogger, runMigrations, startDatabase, type DatabaseHandle } from '@app/platform';
 import { GitSshServer } from '@app/repositories';
 import { SeedRoot } from '@app/users';
 import { Logger, type INestApplication } from '@nestjs/common';
@@ -24,6 +24,8 @@ async function bootstrap(): Promise<void> {
   Logs.configure(config.logLevel, config.logFormat);
   Logger.overrideLogger(new RedactingLogger(logLevels(config.logLevel)));
   const logger = new Logger('Lode');
+  const database = await startDatabase(config);
+  logger.log(startupMode(config, database));
   await runMigrations(config, MIGRATIONS);
   const app = config.runsApi
     ? await createHttpApp(config)
@@ -40,7 +42,17 @@ async function bootstrap(): Promise<void> {
   } else {
     logger.log(`Lode worker running`);
   }
-  stopGracefully(app, config.runsApi, config.shutdownTimeout * 1000, logger);
+  stopGracefully(app, database, config.runsApi, config.shutdownTimeout * 1000, logger);
+}
+
+/** The start-up line that says which mode runs and where the data lives. */
+function startupMode(config: LodeConfig, database: DatabaseHandle): string {
+  const queues =
+    config.queueBackend === 'redis'
+      ? 'job queues in Redis'
+      : "job queues in the database (BullMQ's PostgreSQL backend)";
+  if (database.mode === 'postgres') return `database ${database.location}; ${queues}`;
+  return `embedded mode: database PGlite in ${database.location} (one machine, one process; set DATABASE_URL for PostgreSQL); ${queues}`;
 }
 
 /**
@@ -50,6 +62,7 @@ async function bootstrap(): Promise<void> {
  */
 function stopGracefully(
   app: INestApplication | Awaited<ReturnType<typeof NestFactory.createApplicationContext>>,
+  database: DatabaseHandle,
   http: boolean,
   drainMs: number,
   logger: Logger,
@@ -83,6 +96,7 @@ function stopGracefully(
       ]);
     }
     await app.close();
+    await database.stop();
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void stop(signal));

@@ -6,7 +6,7 @@ import Redis from 'ioredis';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from './config/lode-config';
 import { pingDatabase } from './database/sql';
-import { redisOptions } from './queue/queue-connection';
+import { QUEUE_SCHEMA, redisOptions } from './queue/queue-connection';
 
 const PROBE_TIMEOUT_MS = 1500;
 
@@ -24,7 +24,20 @@ export class DependencyProbe implements OnApplicationShutdown {
     return failure(timeout(pingDatabase(this.dataSource), PROBE_TIMEOUT_MS));
   }
 
+  /** Redis's PING, or without Redis whether BullMQ's schema is in the database (its first queue creates it). */
   async queue(): Promise<string | undefined> {
+    if (this.config.queueBackend === 'postgres')
+      return failure(
+        timeout(
+          (async () => {
+            const rows = (await this.dataSource.query(`select 1 from pg_namespace where nspname = $1`, [
+              QUEUE_SCHEMA,
+            ])) as unknown[];
+            if (!rows.length) throw new Error(`the job queues' schema ${QUEUE_SCHEMA} does not exist yet`);
+          })(),
+          PROBE_TIMEOUT_MS,
+        ),
+      );
     if (!this.redis) {
       // Queues the PING while (re)connecting; the timeout below bounds the wait.
       this.redis = new Redis({

@@ -3,7 +3,16 @@ export * from './errors';
 export * from './context';
 export { Clock, SystemClock } from './clock';
 export { LodeConfig, type LodeRole } from './config/lode-config';
-export { dataSourceOptions, ensureDatabase, runMigrations, type ConfiguredMigration } from './database/database';
+export {
+  dataSourceOptions,
+  describeDatabaseUrl,
+  embeddedPaths,
+  ensureDatabase,
+  runMigrations,
+  startDatabase,
+  type ConfiguredMigration,
+  type DatabaseHandle,
+} from './database/database';
 export { DatabaseWatch, databaseGate, isDatabaseUnavailable } from './database/database-watch';
 export { DependencyProbe } from './dependency-probe';
 export { execute, firstRow, oneRow, rows, type Sql } from './database/sql';
@@ -12,6 +21,7 @@ export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-eve
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';
 export { EventStore1763780000000 } from './event-store/migrations/1763780000000-event-store';
 export { OutboxOutcomes1763780001400 } from './event-store/migrations/1763780001400-outbox-outcomes';
+export { ThrottleCounters1763780001700 } from './throttle/migrations/1763780001700-throttle-counters';
 export { ProjectionRegistry, type Handled, type Projector } from './projections/projector';
 export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
@@ -23,7 +33,7 @@ export {
   type InvalidationRoute,
   type InvalidationSubscriber,
 } from './outbox/invalidations';
-export { openQueue, redisOptions } from './queue/queue-connection';
+export { openQueue, QUEUE_SCHEMA, queueConnection, redisOptions } from './queue/queue-connection';
 export { logConnectionErrors } from './queue/connection-errors';
 export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';
 export { PlatformModule } from './platform.module';

@@ -47,4 +47,24 @@ describe('LodeConfig', () => {
       );
     });
   });
+
+  describe('embedded mode', () => {
+    it("runs on the embedded database without DATABASE_URL, and on BullMQ's PostgreSQL backend without REDIS_URL", () => {
+      const embedded = LodeConfig.fromEnv({});
+      expect(embedded.embeddedDatabase).toBe(true);
+      expect(embedded.databaseUrl).toBe('');
+      expect(embedded.queueBackend).toBe('postgres');
+      const production = LodeConfig.fromEnv({ DATABASE_URL: 'postgres://db/lode', REDIS_URL: 'redis://cache:6379' });
+      expect(production.embeddedDatabase).toBe(false);
+      expect(production.databaseUrl).toBe('postgres://db/lode');
+      expect(production.queueBackend).toBe('redis');
+      expect(LodeConfig.fromEnv({ DATABASE_URL: 'postgres://db/lode' }).queueBackend).toBe('postgres');
+    });
+
+    it('refuses to split the embedded database between an API and a worker process', () => {
+      expect(() => LodeConfig.fromEnv({ LODE_ROLE: 'api' })).toThrow(/LODE_ROLE=api needs DATABASE_URL/);
+      expect(() => LodeConfig.fromEnv({ LODE_ROLE: 'worker' })).toThrow(/LODE_ROLE=worker needs DATABASE_URL/);
+      expect(LodeConfig.fromEnv({ LODE_ROLE: 'worker', DATABASE_URL: 'postgres://db/lode' }).role).toBe('worker');
+    });
+  });
 });

@@ -7,8 +7,15 @@ export type LodeRole = 'all' | 'api' | 'worker';
 export class LodeConfig {
   port = 8080;
   host = '0.0.0.0';
-  databaseUrl = 'postgres://postgres@127.0.0.1:5432/lode';
-  redisUrl = 'redis://127.0.0.1:6379';
+  /**
+   * PostgreSQL's connection string. Unset (DATABASE_URL empty): embedded mode, PGlite on
+   * `$LODE_DATA_DIR/pglite`, and `startDatabase` fills this in with the embedded server's socket.
+   */
+  databaseUrl = '';
+  /** Redis for the job queues and the throttle's counters; unset: both live in PostgreSQL. */
+  redisUrl?: string;
+  /** Whether the database is the embedded one (no DATABASE_URL), which only one process may open. */
+  embeddedDatabase = false;
   /** BullMQ key prefix, so several Lode installations (or test runs) can share one Redis. */
   redisPrefix = 'lode';
   dataDir = resolve('data');
@@ -103,8 +110,9 @@ export class LodeConfig {
     const c = new LodeConfig();
     c.port = int(env.PORT, c.port, 'PORT');
     c.host = env.HOST || c.host;
-    c.databaseUrl = env.DATABASE_URL || c.databaseUrl;
-    c.redisUrl = env.REDIS_URL || c.redisUrl;
+    c.databaseUrl = env.DATABASE_URL || '';
+    c.embeddedDatabase = !c.databaseUrl;
+    c.redisUrl = env.REDIS_URL || undefined;
     c.redisPrefix = env.LODE_REDIS_PREFIX || c.redisPrefix;
     c.dataDir = resolve(env.LODE_DATA_DIR || c.dataDir);
     c.externalUrl = (env.LODE_EXTERNAL_URL || `http://localhost:${c.port}`).replace(/\/+$/, '');
@@ -117,6 +125,10 @@ export class LodeConfig {
     if (role !== 'all' && role !== 'api' && role !== 'worker')
       throw new Error(`LODE_ROLE must be all, api or worker, not ${role}`);
     c.role = role;
+    if (c.embeddedDatabase && role !== 'all')
+      throw new Error(
+        `LODE_ROLE=${role} needs DATABASE_URL: the embedded database serves one process, which runs the API and the workers`,
+      );
     c.maxUploadBytes = int(env.LODE_MAX_UPLOAD_BYTES, c.maxUploadBytes, 'LODE_MAX_UPLOAD_BYTES');
     c.tokenCacheMs = int(env.LODE_TOKEN_CACHE_MS, c.tokenCacheMs, 'LODE_TOKEN_CACHE_MS');
     c.outboxPollMs = int(env.LODE_OUTBOX_POLL_MS, c.outboxPollMs, 'LODE_OUTBOX_POLL_MS');
@@ -192,6 +204,11 @@ export class LodeConfig {
   get sshCloneBase(): string {
     const host = this.sshExternalHost.includes(':') ? `[${this.sshExternalHost}]` : this.sshExternalHost;
     return this.sshExternalPort === 22 ? `git@${host}:` : `ssh://git@${host}:${this.sshExternalPort}/`;
+  }
+
+  /** Where the job queues live: Redis when REDIS_URL is set, else BullMQ's PostgreSQL backend on the database. */
+  get queueBackend(): 'redis' | 'postgres' {
+    return this.redisUrl ? 'redis' : 'postgres';
   }
 
   get runsApi(): boolean {

@@ -48,6 +48,9 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   onApplicationBootstrap(): void {
+    // The embedded database runs in this process and cannot drop off a network; its one session is
+    // held by each transaction in turn, so a probe waiting behind a long one would be a false alarm.
+    if (this.config.embeddedDatabase) return;
     const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
     // The connections opened before now (TypeORM's own at start) are only in pg-pool's list.
     for (const c of pool?._clients ?? []) this.clients.add(c);

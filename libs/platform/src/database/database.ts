@@ -1,7 +1,9 @@
 import { Logger } from '@nestjs/common';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, DataSourceOptions, type MigrationInterface } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
+import { EmbeddedPostgres } from './embedded-postgres';
 
 /**
  * A migration that needs the configuration (the data directory, the secret key): TypeORM builds
@@ -15,6 +17,50 @@ type Migrations = Migration[];
 
 const forConfig = (config: LodeConfig, migrations: Migrations): (string | (new () => unknown))[] =>
   migrations.map((m) => (typeof m === 'object' ? m.withConfig(config) : m));
+
+/** The database a process uses, once started: what to say about it, and how to let it go. */
+export interface DatabaseHandle {
+  /** `postgres` (DATABASE_URL), `embedded` (PGlite served by this process) or `embedded-shared` (by another). */
+  readonly mode: 'postgres' | 'embedded' | 'embedded-shared';
+  /** Where the data lives, for the start-up log: the server and database, or the embedded data directory. */
+  readonly location: string;
+  stop(): Promise<void>;
+}
+
+/** The embedded database's files and the directory of the socket it is served on. */
+export function embeddedPaths(dataDir: string): { data: string; socketDir: string } {
+  return { data: join(dataDir, 'pglite'), socketDir: join(dataDir, 'run') };
+}
+
+/**
+ * Makes the configured database reachable at `config.databaseUrl` (ARCHITECTURE.md, embedded mode).
+ * With DATABASE_URL set there is nothing to start. Without it, PGlite on `$LODE_DATA_DIR/pglite` is
+ * served over a Unix socket in `$LODE_DATA_DIR/run`, or, when a running Lode already serves it (the
+ * command line beside `npm start`), that server is used.
+ */
+export async function startDatabase(config: LodeConfig): Promise<DatabaseHandle> {
+  if (!config.embeddedDatabase) {
+    return { mode: 'postgres', location: describeDatabaseUrl(config.databaseUrl), stop: async () => undefined };
+  }
+  const paths = embeddedPaths(config.dataDir);
+  config.databaseUrl = EmbeddedPostgres.urlFor(paths.socketDir);
+  if (await EmbeddedPostgres.answers(paths.socketDir)) {
+    return { mode: 'embedded-shared', location: paths.data, stop: async () => undefined };
+  }
+  const server = await EmbeddedPostgres.start(paths.data, paths.socketDir);
+  return { mode: 'embedded', location: paths.data, stop: () => server.stop() };
+}
+
+/** A connection string without its password, for messages. */
+export function describeDatabaseUrl(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(unparsable DATABASE_URL)';
+  }
+}
 
 /**
  * The one place that turns configuration into a database connection (ARCHITECTURE.md, embedded mode).

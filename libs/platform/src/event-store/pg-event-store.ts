@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { RequestContexts } from '../context';
@@ -127,6 +128,9 @@ class PgUnitOfWork implements UnitOfWork {
 export class PgEventStore extends EventStore {
   private readonly logger = new Logger('EventStore');
 
+  /** The connection of the unit of work the caller runs in, if any. */
+  private readonly inTransaction = new AsyncLocalStorage<EntityManager>();
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly projections: ProjectionRegistry,
@@ -146,7 +150,7 @@ export class PgEventStore extends EventStore {
         const started = process.hrtime.bigint();
         const result = await this.dataSource.transaction(async (db) => {
           const uow = new PgUnitOfWork(db, meta, this.projections, this.routes, this.invalidations);
-          const result = await work(uow);
+          const result = await this.inTransaction.run(db, () => work(uow));
           // Delivered at commit: wakes the outbox relay without waiting for its poll.
           if (uow.outboxWritten) await db.query(`select pg_notify($1, '')`, [OUTBOX_CHANNEL]);
           // Delivered at commit to every process's cache (this one's too, which is harmless).
@@ -172,7 +176,10 @@ export class PgEventStore extends EventStore {
 
   async nextId(sequence: string): Promise<number> {
     if (!/^[a-z_]+$/.test(sequence)) throw new Error(`bad sequence name ${sequence}`);
-    const { id } = await oneRow<{ id: string }>(this.dataSource, `select nextval('${sequence}') as id`);
+    // Inside a unit of work, on its own connection: a sequence ignores the transaction anyway, and the
+    // embedded database's one session would otherwise wait for this very transaction to end.
+    const db = this.inTransaction.getStore() ?? this.dataSource;
+    const { id } = await oneRow<{ id: string }>(db, `select nextval('${sequence}') as id`);
     return Number(id);
   }
 

@@ -3,7 +3,7 @@ import type { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
-import { rows } from '../database/sql';
+import { rows, type Sql } from '../database/sql';
 import { OUTBOX_CHANNEL } from '../event-store/pg-event-store';
 import { JobKinds, type JobData } from '../queue/job-processor';
 import { openQueue } from '../queue/queue-connection';
@@ -121,45 +121,52 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   private async relayBatch(): Promise<number> {
-    return this.dataSource.transaction(async (db) => {
-      const pending = await rows<OutboxRow>(
-        db,
-        `select id, queue, name, job_id, dispatch_key, data, options from outbox
-          where dispatched_at is null order by id limit $1 for update skip locked`,
-        [BATCH],
-      );
-      const done: string[] = [];
-      for (const row of pending) {
-        try {
-          await withTimeout(
-            this.queue(row.queue).add(row.name, row.data, {
-              ...row.options,
-              jobId: queuedJobId(row.job_id, row.dispatch_key),
-              removeOnComplete: { age: 24 * 3600, count: 10000 },
-              removeOnFail: { age: 7 * 24 * 3600 },
-            }),
-            ADD_TIMEOUT_MS,
-          );
-          done.push(row.id);
-        } catch (err) {
-          await db.query(`update outbox set attempts = attempts + 1, last_error = $2 where id = $1`, [
-            row.id,
-            String(err),
-          ]);
-          this.logFailure(`job ${row.job_id} waits: ${String(err)}`);
-          break;
-        }
-      }
-      if (done.length) {
-        await db.query(
-          `update outbox set dispatched_at = clock_timestamp(), last_error = null where id = any($1::bigint[])`,
-          [done],
+    // The embedded database has one session, held by a transaction until it ends: BullMQ's add, on
+    // connections of its own, would wait behind the claim's transaction for good. Only this process
+    // opens that database, so no other relay claims rows and no lock is needed; a row added twice
+    // (a crash between add and stamp) is one job, its id being the row's.
+    if (this.config.embeddedDatabase) return this.relayRows(this.dataSource, '');
+    return this.dataSource.transaction((db) => this.relayRows(db, 'for update skip locked'));
+  }
+
+  private async relayRows(db: Sql, lock: string): Promise<number> {
+    const pending = await rows<OutboxRow>(
+      db,
+      `select id, queue, name, job_id, dispatch_key, data, options from outbox
+          where dispatched_at is null order by id limit $1 ${lock}`,
+      [BATCH],
+    );
+    const done: string[] = [];
+    for (const row of pending) {
+      try {
+        await withTimeout(
+          this.queue(row.queue).add(row.name, row.data, {
+            ...row.options,
+            jobId: queuedJobId(row.job_id, row.dispatch_key),
+            removeOnComplete: { age: 24 * 3600, count: 10000 },
+            removeOnFail: { age: 7 * 24 * 3600 },
+          }),
+          ADD_TIMEOUT_MS,
         );
-        if (this.lastFailure) this.logger.log(`relaying again after: ${this.lastFailure}`);
-        this.lastFailure = '';
+        done.push(row.id);
+      } catch (err) {
+        await db.query(`update outbox set attempts = attempts + 1, last_error = $2 where id = $1`, [
+          row.id,
+          String(err),
+        ]);
+        this.logFailure(`job ${row.job_id} waits: ${String(err)}`);
+        break;
       }
-      return done.length === pending.length ? done.length : 0;
-    });
+    }
+    if (done.length) {
+      await db.query(
+        `update outbox set dispatched_at = clock_timestamp(), last_error = null where id = any($1::bigint[])`,
+        [done],
+      );
+      if (this.lastFailure) this.logger.log(`relaying again after: ${this.lastFailure}`);
+      this.lastFailure = '';
+    }
+    return done.length === pending.length ? done.length : 0;
   }
 
   /**
