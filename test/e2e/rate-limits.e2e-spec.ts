@@ -64,4 +64,16 @@ describe('request rate limits', () => {
     expect((await from('127.0.0.34', '/api/v4/projects')).status).toBe(200);
     expect((await from('127.0.0.33', '/api/v4/projects', { 'PRIVATE-TOKEN': other.token })).status).toBe(200);
   });
+
+  it('never counts the probes or the metrics scrape (GitLab skips health-check requests)', async () => {
+    for (let i = 0; i < 4; i++) {
+      for (const path of ['/-/health', '/-/liveness', '/-/readiness', '/-/metrics']) {
+        const r = await from('127.0.0.35', path);
+        expect([path, r.status]).toEqual([path, 200]);
+        expect(r.headers['ratelimit-limit']).toBeUndefined();
+      }
+    }
+    // The address's API allowance is untouched by them.
+    expect((await from('127.0.0.35', '/api/v4/projects')).status).toBe(200);
+  });
 });

@@ -35,6 +35,9 @@ export type ActorRequest = Request & { actor?: Actor };
  * user, 403 as their own token), then check the token's scopes (unless sudo changed
  * the user), then the route's own requirement (signed in, administrator).
  */
+/** GitLab's health_check_request?: the paths never rate limited. */
+const PROBE_PATH = /^\/-\/(health|liveness|readiness|metrics)(\/|$)/;
+
 @Injectable()
 export class PrivateTokenGuard implements CanActivate {
   private readonly logger = new Logger('Auth');
@@ -87,11 +90,14 @@ export class PrivateTokenGuard implements CanActivate {
       ))
         throw new InsufficientScope(['api']);
     }
-    // LODE_RATE_LIMIT_*: the token's owner (whoever sudo acts as), else the address.
-    await this.rateLimits.count(
-      caller ? { userId: caller.actor.id } : { address: req.ip ?? 'unknown' },
-      ctx.switchToHttp().getResponse<Response>(),
-    );
+    // LODE_RATE_LIMIT_*: the token's owner (whoever sudo acts as), else the address. Probes and
+    // the metrics scrape are not counted (GitLab's Rack::Attack skips `health_check_request?`):
+    // a monitor must not be locked out of seeing why the service is busy.
+    if (!PROBE_PATH.test(req.path))
+      await this.rateLimits.count(
+        caller ? { userId: caller.actor.id } : { address: req.ip ?? 'unknown' },
+        ctx.switchToHttp().getResponse<Response>(),
+      );
     const today = this.clock.now().toISOString().slice(0, 10);
     if (secret !== undefined && caller && (caller.lastActivityOn === null || caller.lastActivityOn < today))
       await this.recordActivity(secret, caller.actor.id);
