@@ -7,6 +7,7 @@ import { DatabaseWatch } from './database/database-watch';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
 import { MetricsController } from './http/metrics.controller';
+import { SidekiqMetricsController } from './http/sidekiq-metrics.controller';
 import { EventLoopWatch } from './http/event-loop-watch';
 import { Metrics } from './metrics/metrics';
 import { Outbox } from './outbox/outbox';
@@ -16,6 +17,8 @@ import { OutboxRoutes } from './outbox/outbox-route';
 import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
 import { JobKinds } from './queue/job-processor';
+import { QueueHandles } from './queue/queue-handles';
+import { QueueStats } from './queue/queue-stats';
 import { SecretBox } from './secrets/secret-box';
 import { AuthFailureThrottle } from './throttle/auth-failures';
 import { SharedCounters } from './throttle/counters';
@@ -28,7 +31,7 @@ export class PlatformModule {
   static forRoot(config: LodeConfig, options: { http: boolean; relay: boolean }): DynamicModule {
     return {
       module: PlatformModule,
-      controllers: options.http ? [HealthController, MetricsController] : [],
+      controllers: options.http ? [HealthController, MetricsController, SidekiqMetricsController] : [],
       providers: [
         { provide: LodeConfig, useValue: config },
         { provide: Clock, useClass: SystemClock },
@@ -42,6 +45,8 @@ export class PlatformModule {
         DependencyProbe,
         DatabaseWatch,
         JobKinds,
+        QueueHandles,
+        QueueStats,
         { provide: SecretBox, useFactory: () => SecretBox.forConfig(config) },
         AuthFailureThrottle,
         SharedCounters,
@@ -62,6 +67,8 @@ export class PlatformModule {
         DependencyProbe,
         DatabaseWatch,
         JobKinds,
+        QueueHandles,
+        QueueStats,
         SecretBox,
         AuthFailureThrottle,
         RequestRateLimits,
