@@ -73,7 +73,7 @@ export {
 export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './logging/redact';
 export { Logs, type LogFormat } from './logging/log-output';
 export { Metrics, type DeliveryOutcome } from './metrics/metrics';
-export { requestLogMiddleware, routeOf } from './http/request-log.middleware';
+export { requestLogMiddleware, routeOf, QUEUE_DASHBOARD_PATH } from './http/request-log.middleware';
 export { requestContextMiddleware } from './http/request-context.middleware';
 export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
 export {
