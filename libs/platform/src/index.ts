@@ -89,6 +89,7 @@ export { RouteIntPipe, intParam, NO_SUCH_ID } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt, MAX_INT } from './http/transforms';
 export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
+export { WorkerHealthServer } from './http/worker-health-server';
 export {
   checkCustomAttribute,
   holdsCustomAttribute,

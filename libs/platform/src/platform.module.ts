@@ -9,6 +9,7 @@ import { HealthController } from './http/health.controller';
 import { MetricsController } from './http/metrics.controller';
 import { SidekiqMetricsController } from './http/sidekiq-metrics.controller';
 import { EventLoopWatch } from './http/event-loop-watch';
+import { WorkerHealthServer } from './http/worker-health-server';
 import { Metrics } from './metrics/metrics';
 import { Outbox } from './outbox/outbox';
 import { OutboxRelay } from './outbox/outbox-relay';
@@ -53,6 +54,8 @@ export class PlatformModule {
         RequestRateLimits,
         Metrics,
         { provide: EventLoopWatch, useFactory: () => new EventLoopWatch() },
+        // Only where workers run without HTTP (LODE_ROLE=worker), and only on LODE_WORKER_HEALTH_PORT.
+        ...(!options.http && options.relay ? [WorkerHealthServer] : []),
       ],
       exports: [
         Metrics,
@@ -73,6 +76,7 @@ export class PlatformModule {
         AuthFailureThrottle,
         RequestRateLimits,
         ...(options.relay ? [OutboxRelay] : []),
+        ...(!options.http && options.relay ? [WorkerHealthServer] : []),
       ],
     };
   }
