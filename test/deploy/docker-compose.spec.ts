@@ -20,9 +20,20 @@ type Service = {
   volumes?: string[];
   ports?: string[];
   depends_on?: Record<string, { condition?: string }> | string[];
-  healthcheck?: { test?: string | string[]; disable?: boolean };
+  healthcheck?: {
+    test?: string | string[];
+    disable?: boolean;
+    interval?: string;
+    timeout?: string;
+    start_period?: string;
+    start_interval?: string;
+    retries?: number;
+  };
+  restart?: string;
+  stop_grace_period?: string;
+  init?: boolean;
 };
-type Compose = { services: Record<string, Service>; volumes?: Record<string, unknown> };
+type Compose = { name?: string; services: Record<string, Service>; volumes?: Record<string, unknown> };
 
 const composeText = read('docker-compose.yml');
 // Compose resolves YAML merge keys (`<<: *anchor`), so the test does too.
@@ -53,6 +64,67 @@ const environment = (s: Service): Record<string, string> =>
   Array.isArray(s.environment)
     ? Object.fromEntries(s.environment.map((kv) => [kv.split('=')[0], kv.slice(kv.indexOf('=') + 1)]))
     : Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, String(v)]));
+
+/**
+ * The compose specification's essentials (compose-spec.json: the top level, a service's properties,
+ * a health check's), so a misspelt key is caught here rather than by `docker compose` on a server.
+ */
+const TOP_LEVEL = ['version', 'name', 'include', 'services', 'models', 'networks', 'volumes', 'secrets', 'configs'];
+const SERVICE_KEYS = new Set(
+  `develop deploy annotations attach build blkio_config cap_add cap_drop cgroup cgroup_parent command configs
+   container_name cpu_count cpu_percent cpu_shares cpu_quota cpu_period cpu_rt_period cpu_rt_runtime cpus cpuset
+   credential_spec depends_on device_cgroup_rules devices dns dns_opt dns_search domainname entrypoint env_file
+   label_file environment expose extends external_links extra_hosts gpus group_add healthcheck hostname image init
+   ipc isolation labels links logging mac_address mem_limit mem_reservation mem_swappiness memswap_limit
+   network_mode networks oom_kill_disable oom_score_adj pid pids_limit platform ports post_start pre_stop privileged
+   profiles provider pull_policy pull_refresh_after read_only restart runtime scale secrets security_opt shm_size
+   stdin_open stop_grace_period stop_signal storage_opt sysctls tmpfs tty ulimits use_api_socket user userns_mode
+   uts volumes volumes_from working_dir`.split(/\s+/),
+);
+const HEALTHCHECK_KEYS = ['disable', 'interval', 'retries', 'test', 'timeout', 'start_period', 'start_interval'];
+const RESTART_POLICIES = /^(no|always|unless-stopped|on-failure(:\d+)?)$/;
+const CONDITIONS = ['service_started', 'service_healthy', 'service_completed_successfully'];
+const NAME = /^[a-zA-Z0-9._-]+$/;
+
+/** A compose duration (`40s`, `1m30s`, `500ms`) in seconds; NaN when it is not one. */
+function seconds(duration: string | undefined): number {
+  const unit: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, ns: 1e-9 };
+  if (!duration || !/^(\d+(\.\d+)?(h|ms|m|s|us|ns))+$/.test(duration)) return NaN;
+  return [...duration.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|ns)/g)].reduce((n, [, v, u]) => n + Number(v) * unit[u], 0);
+}
+
+/** The services each `docker compose ...` command in README names (`up -d --build`: none, `exec api ...`: api). */
+function servicesNamedInReadme(): { command: string; services: string[] }[] {
+  const readme = read('README.md');
+  // Options that take a value (the next word): compose's own before the subcommand, then the
+  // subcommands' (`-f` is compose's --file but `logs -f` is --follow; `-p` its project, `run -p` a port).
+  const split = (list: string) => new Set(list.split(' '));
+  const globalWithValue = split(
+    '-f --file -p --project-name --profile --env-file --project-directory --ansi --progress',
+  );
+  const subWithValue = split(
+    '-u --user -e --env -w --workdir --index --entrypoint --name -v --volume -p --publish --scale -t --timeout -n --tail --since --until --wait-timeout --pull --exit-code-from --attach --no-attach',
+  );
+  // Subcommands whose first word is a service and the rest its command; the others take services only.
+  const oneService = new Set(['exec', 'run', 'cp', 'port']);
+  const noServices = new Set(['version', 'ls', 'config', 'ps', 'images', 'top', 'down', 'wait', 'watch']);
+  return [...readme.matchAll(/docker compose ([^\n`]*)/g)].map(([command, rest]) => {
+    const words = rest.trim().split(/\s+/);
+    const positional: string[] = [];
+    let sub: string | undefined;
+    for (let i = 0; i < words.length; i++) {
+      const w = words[i];
+      if (w.startsWith('-')) {
+        if (!w.includes('=') && (sub ? subWithValue : globalWithValue).has(w)) i++;
+        continue;
+      }
+      if (!sub) sub = w;
+      else positional.push(w);
+      if (sub && oneService.has(sub) && positional.length === 1) break;
+    }
+    return { command, services: sub && !noServices.has(sub) ? positional : [] };
+  });
+}
 
 const words = (command: Service['command']) => (Array.isArray(command) ? command.join(' ') : (command ?? ''));
 
@@ -88,6 +160,12 @@ function emittedEntry(project: string): string {
   const p = nest.projects[project];
   return join(tsconfig.compilerOptions.outDir, p.sourceRoot, `${p.entryFile}.js`);
 }
+
+/** A service's environment as the container gets it, the shell giving only LODE_ROOT_TOKEN. */
+const resolved = (s: Service) =>
+  Object.fromEntries(
+    Object.entries(environment(s)).map(([k, v]) => [k, interpolate(v, { LODE_ROOT_TOKEN: 'glpat-root' })]),
+  );
 
 describe('docker-compose.yml', () => {
   const { services } = compose;
@@ -195,8 +273,78 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('turns off the HTTP health check for the worker, which serves no HTTP', () => {
-    expect(worker.healthcheck).toEqual({ disable: true });
+  it("follows the compose specification's essentials", () => {
+    expect(Object.keys(compose).filter((k) => !k.startsWith('x-') && !TOP_LEVEL.includes(k))).toEqual([]);
+    expect(compose.name).toMatch(/^[a-z0-9][a-z0-9_-]*$/);
+    for (const [name, service] of Object.entries(services)) {
+      expect(name).toMatch(NAME);
+      expect([name, Object.keys(service).filter((k) => !k.startsWith('x-') && !SERVICE_KEYS.has(k))]).toEqual([
+        name,
+        [],
+      ]);
+      expect(service.image ?? service.build).toBeDefined();
+      if (service.restart) expect(service.restart).toMatch(RESTART_POLICIES);
+      if (service.stop_grace_period) expect(seconds(service.stop_grace_period)).toBeGreaterThan(0);
+      for (const [dependency, { condition }] of Object.entries(service.depends_on ?? {})) {
+        expect(Object.keys(services)).toContain(dependency);
+        expect(CONDITIONS).toContain(condition);
+      }
+      const health = service.healthcheck;
+      if (health) {
+        expect(Object.keys(health).filter((k) => !HEALTHCHECK_KEYS.includes(k))).toEqual([]);
+        if (!health.disable) {
+          expect(Array.isArray(health.test) ? ['NONE', 'CMD', 'CMD-SHELL'] : ['string']).toContain(
+            Array.isArray(health.test) ? health.test[0] : typeof health.test,
+          );
+          for (const d of [health.interval, health.timeout, health.start_period, health.start_interval])
+            if (d !== undefined) expect([d, seconds(d) > 0]).toEqual([d, true]);
+          if (health.retries !== undefined) expect(Number.isInteger(health.retries)).toBe(true);
+        }
+      }
+      for (const port of service.ports ?? []) expect(String(port)).toMatch(/^(\$\{[^}]+\}|\d+):\d+$/);
+      for (const mount of service.volumes ?? []) {
+        const [source] = mount.split(':');
+        // A named volume (not a path) must be declared at the top level.
+        if (!/^[./~]/.test(source)) expect(compose.volumes).toHaveProperty([source]);
+      }
+    }
+    for (const volume of Object.keys(compose.volumes ?? {})) expect(volume).toMatch(NAME);
+  });
+
+  it('gives api and worker a stop_grace_period longer than the drain (LODE_SHUTDOWN_TIMEOUT)', () => {
+    for (const s of [api, worker]) {
+      const shutdownTimeout = LodeConfig.fromEnv(resolved(s)).shutdownTimeout;
+      expect(shutdownTimeout).toBe(25);
+      // The drain, then closing the workers and the connections: a few seconds more than the drain.
+      expect(seconds(s.stop_grace_period)).toBeGreaterThanOrEqual(shutdownTimeout + 10);
+      // An init process forwards SIGTERM to Node and reaps git's children.
+      expect(s.init).toBe(true);
+    }
+  });
+
+  it("checks the worker's health on its own port (LODE_WORKER_HEALTH_PORT), which it does not publish", () => {
+    const health = worker.healthcheck!;
+    expect(health.disable).toBeUndefined();
+    const [form, file, flag, script] = health.test as string[];
+    expect([form, file, flag]).toEqual(['CMD', 'node', '-e']);
+    expect(script).toContain("'http://127.0.0.1:' + process.env.LODE_WORKER_HEALTH_PORT + '/-/liveness'");
+    expect(script).toContain('process.exit(r.ok ? 0 : 1)');
+    const port = LodeConfig.fromEnv(resolved(worker)).workerHealthPort;
+    expect(port).toBeGreaterThan(0);
+    expect(port).not.toBe(LodeConfig.fromEnv(resolved(api)).port);
+    expect(worker.ports).toBeUndefined();
+    // Docker's CMD form runs no shell and interpolates nothing: the variable is read by node itself.
+    expect(script).not.toMatch(/\$/);
+    expect(seconds(health.start_period)).toBeGreaterThanOrEqual(30);
+  });
+
+  it("names in README's `docker compose` commands only services that exist", () => {
+    const named = servicesNamedInReadme();
+    expect(named.length).toBeGreaterThanOrEqual(3);
+    expect(named.some((n) => n.services.length > 0)).toBe(true);
+    for (const { command, services: used } of named)
+      for (const service of used)
+        expect([command, Object.keys(services)]).toEqual([command, expect.arrayContaining([service])]);
   });
 
   it("refers only to Lode's variables and the documented compose ones", () => {
@@ -214,11 +362,8 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives settings LodeConfig accepts', () => {
-    const shell = { LODE_ROOT_TOKEN: 'glpat-root' };
-    const resolve = (s: Service) =>
-      Object.fromEntries(Object.entries(environment(s)).map(([k, v]) => [k, interpolate(v, shell)]));
-    const a = LodeConfig.fromEnv(resolve(api));
-    const w = LodeConfig.fromEnv(resolve(worker));
+    const a = LodeConfig.fromEnv(resolved(api));
+    const w = LodeConfig.fromEnv(resolved(worker));
     expect([a.role, a.runsApi, a.runsWorker]).toEqual(['api', true, false]);
     expect([w.role, w.runsApi, w.runsWorker]).toEqual(['worker', false, true]);
     for (const c of [a, w]) {

@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
-import { dropDatabase, eventually, startTestApp, testConfig, type TestApp } from '../support/test-app';
+import { describeOnServers, dropDatabase, eventually, startTestApp, testConfig, type TestApp } from '../support/test-app';
 
 /** Hook tokens and URL passwords live sealed beside the event log, never in it, and go with their hook. */
 describe('hook secrets', () => {
@@ -162,7 +162,7 @@ describe('hook secrets', () => {
   });
 });
 
-describe('hook secrets migration', () => {
+describeOnServers('hook secrets migration', () => {
   it('moves existing secrets out of the events and the read model, sealed with the key', async () => {
     const config = testConfig({ secretKey: 'migration test key' });
     config.dataDir = tempDirs().make();

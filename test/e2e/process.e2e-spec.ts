@@ -147,15 +147,21 @@ describe('processes: npm start and the admin command line', () => {
     expect(result).toMatch(/rebuilt the read models from \d+ events/);
   });
 
-  it('runs as a worker alone, with no HTTP server', async () => {
-    const child = start({ LODE_ROLE: 'worker' });
+  it('runs as a worker alone, with no HTTP server but its health port (LODE_WORKER_HEALTH_PORT)', async () => {
+    const healthPort = await freePort();
+    const child = start({ LODE_ROLE: 'worker', LODE_WORKER_HEALTH_PORT: String(healthPort) });
     await eventually(
       () => (child as ChildProcess & { output: () => string }).output().includes('Lode worker running'),
       30_000,
       200,
     );
     await expect(api('/-/health')).rejects.toThrow();
+    const live = await fetch(`http://127.0.0.1:${healthPort}/-/liveness`);
+    expect([live.status, await live.json()]).toEqual([200, { status: 'ok' }]);
+    const ready = await fetch(`http://127.0.0.1:${healthPort}/-/readiness`);
+    expect(ready.status).toBe(200);
     await stop(child);
+    await expect(fetch(`http://127.0.0.1:${healthPort}/-/liveness`)).rejects.toThrow();
   }, 60_000);
 
   it('serves git over SSH, logs its host key fingerprints, and lets a running SSH exchange finish on SIGTERM', async () => {

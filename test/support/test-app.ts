@@ -22,6 +22,11 @@ export const TEST_REDIS = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
  * data directory and the job queues on BullMQ's PostgreSQL backend, no PostgreSQL server or Redis.
  */
 export const EMBEDDED = process.env.LODE_TEST_MODE === 'embedded';
+/**
+ * `describe` for suites about the production layout itself (a PostgreSQL or Redis outage, Redis
+ * losing its data, a worker-only process): skipped in embedded mode, which has none of them.
+ */
+export const describeOnServers: jest.Describe = EMBEDDED ? describe.skip : describe;
 
 export interface TestApp {
   app: INestApplication;

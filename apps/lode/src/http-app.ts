@@ -8,6 +8,7 @@ import {
   Metrics,
   databaseGate,
   PaginationInterceptor,
+  QUEUE_DASHBOARD_PATH,
   RedactingLogger,
   multipartFields,
   requestContextMiddleware,
@@ -24,6 +25,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { LodeModule, type LodeParts } from './lode.module';
 import { setupOpenApi } from './openapi';
+import { queueDashboard } from './queue-dashboard';
 
 export const API_PREFIX = 'api/v4';
 const PROJECT_UPLOAD = /^\/api\/v4\/projects\/[^/]+\/uploads\/?$/;
@@ -85,6 +87,8 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   // process serves no HTTP side, as in a worker-only test module).
   const git = gitMiddleware(app);
   if (git) app.use(git.handle);
+  // The queue dashboard parses its own bodies; what it refuses goes on to Nest's 404.
+  app.use(QUEUE_DASHBOARD_PATH, queueDashboard(app));
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));
   // Multipart fields are parameters on every route; files reach the disk only on the routes that take

@@ -37,6 +37,10 @@ const RULES: Rule[] = [
       description: "Prometheus' text format (LODE_METRICS_ALLOW or administrators)",
     },
   ],
+  ['GET', /^\/api\/v4\/sidekiq\/queue_metrics$/, one('SidekiqQueueMetrics', 'Each queue (administrators only)')],
+  ['GET', /^\/api\/v4\/sidekiq\/process_metrics$/, one('SidekiqProcessMetrics', 'The processes running workers')],
+  ['GET', /^\/api\/v4\/sidekiq\/job_stats$/, one('SidekiqJobStats', 'Totals of the jobs')],
+  ['GET', /^\/api\/v4\/sidekiq\/compound_metrics$/, one('SidekiqCompoundMetrics', 'The three above in one')],
   ['GET', /^\/uploads\/-\/system\/(user|project)\/avatar\//, { ...RAW, media: 'image/*' }],
   ['GET', /^\/\{path\}\/uploads\//, RAW],
 
@@ -145,6 +149,69 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
     properties: {
       status: { type: 'string', enum: ['ok', 'failed'] },
       checks: { type: 'object', additionalProperties: { type: 'object' } },
+    },
+  },
+  SidekiqQueueMetrics: {
+    type: 'object',
+    required: ['queues'],
+    properties: { queues: { $ref: '#/components/schemas/SidekiqQueues' } },
+  },
+  SidekiqQueues: {
+    type: 'object',
+    description: 'Each queue by its name',
+    additionalProperties: {
+      type: 'object',
+      required: ['backlog', 'latency'],
+      properties: {
+        backlog: { type: 'integer', description: 'Waiting, prioritized and delayed jobs' },
+        latency: { type: 'integer', description: 'Seconds the oldest waiting job has been ready' },
+      },
+    },
+  },
+  SidekiqProcessMetrics: {
+    type: 'object',
+    required: ['processes'],
+    properties: { processes: { $ref: '#/components/schemas/SidekiqProcesses' } },
+  },
+  SidekiqProcesses: {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['hostname', 'pid', 'tag', 'started_at', 'queues', 'labels', 'concurrency', 'busy'],
+      properties: {
+        hostname: { type: 'string' },
+        pid: { type: 'integer' },
+        tag: { type: 'string' },
+        started_at: { type: 'string', format: 'date-time' },
+        queues: { type: 'array', items: { type: 'string' } },
+        labels: { type: 'array', items: { type: 'string' } },
+        concurrency: { type: 'integer' },
+        busy: { type: 'integer' },
+      },
+    },
+  },
+  SidekiqJobStats: {
+    type: 'object',
+    required: ['jobs'],
+    properties: { jobs: { $ref: '#/components/schemas/SidekiqJobs' } },
+  },
+  SidekiqJobs: {
+    type: 'object',
+    required: ['processed', 'failed', 'enqueued', 'dead'],
+    properties: {
+      processed: { type: 'integer' },
+      failed: { type: 'integer' },
+      enqueued: { type: 'integer' },
+      dead: { type: 'integer' },
+    },
+  },
+  SidekiqCompoundMetrics: {
+    type: 'object',
+    required: ['queues', 'processes', 'jobs'],
+    properties: {
+      queues: { $ref: '#/components/schemas/SidekiqQueues' },
+      processes: { $ref: '#/components/schemas/SidekiqProcesses' },
+      jobs: { $ref: '#/components/schemas/SidekiqJobs' },
     },
   },
   Upload: {

@@ -23,7 +23,12 @@ export { EventStore1763780000000 } from './event-store/migrations/1763780000000-
 export { OutboxOutcomes1763780001400 } from './event-store/migrations/1763780001400-outbox-outcomes';
 export { ThrottleCounters1763780001700 } from './throttle/migrations/1763780001700-throttle-counters';
 export { ProjectionRegistry, type Handled, type Projector } from './projections/projector';
-export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild';
+export {
+  ProjectionRebuilder,
+  REBUILD_APPLICATION_NAME,
+  rebuildProgressOf,
+  type RebuildProgress,
+} from './projections/rebuild';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
 export { OutboxRelay, MAX_REDISPATCHES } from './outbox/outbox-relay';
 export { Outbox, queuedJobId, dispatchKeyOf, type JobOutcome } from './outbox/outbox';
@@ -35,7 +40,17 @@ export {
 } from './outbox/invalidations';
 export { openQueue, QUEUE_SCHEMA, queueConnection, redisOptions } from './queue/queue-connection';
 export { logConnectionErrors } from './queue/connection-errors';
-export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';
+export {
+  JobKinds,
+  JobProcessor,
+  JobQueue,
+  declaredQueueNames,
+  type JobData,
+  type JobHandlers,
+} from './queue/job-processor';
+export { QueueHandles } from './queue/queue-handles';
+export { QueueStats, type QueueMetric, type WorkerProcess, type JobStats } from './queue/queue-stats';
+export { workerOptions, workerName, parseWorkerName, type WorkerIdentity } from './queue/worker-identity';
 export { PlatformModule } from './platform.module';
 export { SecretBox, SECRET_KEY_FILE } from './secrets/secret-box';
 export { AuthFailureThrottle, BAN_SECONDS } from './throttle/auth-failures';
@@ -68,14 +83,23 @@ export {
 export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './logging/redact';
 export { Logs, type LogFormat } from './logging/log-output';
 export { Metrics, type DeliveryOutcome } from './metrics/metrics';
-export { requestLogMiddleware, routeOf } from './http/request-log.middleware';
+export { requestLogMiddleware, routeOf, QUEUE_DASHBOARD_PATH } from './http/request-log.middleware';
 export { requestContextMiddleware } from './http/request-context.middleware';
 export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
-export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } from './http/current-actor.decorator';
+export {
+  CurrentActor,
+  Authenticated,
+  AdminOnly,
+  RefusedCredentialsAreAnonymous,
+  ACCESS_KEY,
+  REFUSED_CREDENTIALS_KEY,
+  type RouteAccess,
+} from './http/current-actor.decorator';
 export { RouteIntPipe, intParam, NO_SUCH_ID } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt, MAX_INT } from './http/transforms';
 export { sendJson } from './http/json-response';
 export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
+export { WorkerHealthServer } from './http/worker-health-server';
 export {
   checkCustomAttribute,
   holdsCustomAttribute,

@@ -7,7 +7,9 @@ import { DatabaseWatch } from './database/database-watch';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
 import { MetricsController } from './http/metrics.controller';
+import { SidekiqMetricsController } from './http/sidekiq-metrics.controller';
 import { EventLoopWatch } from './http/event-loop-watch';
+import { WorkerHealthServer } from './http/worker-health-server';
 import { Metrics } from './metrics/metrics';
 import { Outbox } from './outbox/outbox';
 import { OutboxRelay } from './outbox/outbox-relay';
@@ -16,6 +18,8 @@ import { OutboxRoutes } from './outbox/outbox-route';
 import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
 import { JobKinds } from './queue/job-processor';
+import { QueueHandles } from './queue/queue-handles';
+import { QueueStats } from './queue/queue-stats';
 import { SecretBox } from './secrets/secret-box';
 import { AuthFailureThrottle } from './throttle/auth-failures';
 import { SharedCounters } from './throttle/counters';
@@ -28,7 +32,7 @@ export class PlatformModule {
   static forRoot(config: LodeConfig, options: { http: boolean; relay: boolean }): DynamicModule {
     return {
       module: PlatformModule,
-      controllers: options.http ? [HealthController, MetricsController] : [],
+      controllers: options.http ? [HealthController, MetricsController, SidekiqMetricsController] : [],
       providers: [
         { provide: LodeConfig, useValue: config },
         { provide: Clock, useClass: SystemClock },
@@ -42,12 +46,16 @@ export class PlatformModule {
         DependencyProbe,
         DatabaseWatch,
         JobKinds,
+        QueueHandles,
+        QueueStats,
         { provide: SecretBox, useFactory: () => SecretBox.forConfig(config) },
         AuthFailureThrottle,
         SharedCounters,
         RequestRateLimits,
         Metrics,
         { provide: EventLoopWatch, useFactory: () => new EventLoopWatch() },
+        // Only where workers run without HTTP (LODE_ROLE=worker), and only on LODE_WORKER_HEALTH_PORT.
+        ...(!options.http && options.relay ? [WorkerHealthServer] : []),
       ],
       exports: [
         Metrics,
@@ -62,10 +70,13 @@ export class PlatformModule {
         DependencyProbe,
         DatabaseWatch,
         JobKinds,
+        QueueHandles,
+        QueueStats,
         SecretBox,
         AuthFailureThrottle,
         RequestRateLimits,
         ...(options.relay ? [OutboxRelay] : []),
+        ...(!options.http && options.relay ? [WorkerHealthServer] : []),
       ],
     };
   }

@@ -9,6 +9,7 @@ import {
   type JobHandlers,
   type OutboxRoute,
   type Recorded,
+  workerOptions,
 } from '@app/platform';
 import { UserQueries, type UserEvent } from '@app/users';
 import { InjectQueue, Processor } from '@nestjs/bullmq';
@@ -80,7 +81,7 @@ export class ForgetDeletedUserHandler implements ICommandHandler<ForgetDeletedUs
   }
 }
 
-@Processor(GROUPS_QUEUE, { concurrency: 1 })
+@Processor(GROUPS_QUEUE, workerOptions({ concurrency: 1 }))
 export class GroupsJobsProcessor extends JobProcessor<DeletedUserJob> {
   protected readonly handlers: JobHandlers<DeletedUserJob> = {
     'deleted-user': (job) => this.commands.execute(new ForgetDeletedUser(job.data.userId, job.data.hardDelete)),

@@ -13,6 +13,7 @@ import {
   type JobHandlers,
   type OutboxRoute,
   type Recorded,
+  workerOptions,
 } from '@app/platform';
 import { ProjectQueries, isTagRef, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
 import { UserQueries } from '@app/users';
@@ -96,7 +97,7 @@ interface HookTarget {
  * with GitLab's headers, records the attempt in the hook's log, and throws on failure so BullMQ
  * retries it with backoff, keeping the same `X-Gitlab-Event-UUID`.
  */
-@Processor(WEBHOOKS_QUEUE, { concurrency: 16 })
+@Processor(WEBHOOKS_QUEUE, workerOptions({ concurrency: 16 }))
 export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   protected readonly handlers: JobHandlers<WebhookJob> = {
     'push-fanout': (job) => this.fanOut(job.data, job.id),

@@ -67,4 +67,17 @@ describe('LodeConfig', () => {
       expect(LodeConfig.fromEnv({ LODE_ROLE: 'worker', DATABASE_URL: 'postgres://db/lode' }).role).toBe('worker');
     });
   });
+
+  describe('LODE_WORKER_HEALTH_PORT', () => {
+    it('is off (0) unless set, and must be a port', () => {
+      expect(LodeConfig.fromEnv({}).workerHealthPort).toBe(0);
+      expect(LodeConfig.fromEnv({ LODE_WORKER_HEALTH_PORT: '8081' }).workerHealthPort).toBe(8081);
+      expect(() => LodeConfig.fromEnv({ LODE_WORKER_HEALTH_PORT: '70000' })).toThrow(
+        'LODE_WORKER_HEALTH_PORT must be a port (0 to 65535), not 70000',
+      );
+      expect(() => LodeConfig.fromEnv({ LODE_WORKER_HEALTH_PORT: 'yes' })).toThrow(
+        'LODE_WORKER_HEALTH_PORT must be a non-negative integer, not yes',
+      );
+    });
+  });
 });

@@ -70,6 +70,11 @@ export class LodeConfig {
    * allowlist); administrators' tokens may read it from anywhere.
    */
   metricsAllow: string[] = LOOPBACK;
+  /**
+   * A worker-only process's health port (`/-/liveness`, `/-/readiness`, `/-/metrics`), which it opens
+   * on HOST since it serves no HTTP otherwise; 0: none. Processes that serve HTTP ignore it.
+   */
+  workerHealthPort = 0;
   /** The key that seals secrets at rest (hook tokens, URL passwords); unset: a key file in the data directory. */
   secretKey?: string;
   /** Gravatar URLs for users without an avatar (GitLab's default); they reveal the MD5 of the e-mail. */
@@ -160,6 +165,9 @@ export class LodeConfig {
     if (env.LODE_METRICS_ALLOW !== undefined && env.LODE_METRICS_ALLOW.trim() !== '')
       c.metricsAllow = env.LODE_METRICS_ALLOW.split(/[\s,]+/).filter(Boolean);
     new AddressAllowlist(c.metricsAllow); // a bad entry stops the start, naming it
+    c.workerHealthPort = int(env.LODE_WORKER_HEALTH_PORT, c.workerHealthPort, 'LODE_WORKER_HEALTH_PORT');
+    if (c.workerHealthPort > 65535)
+      throw new Error(`LODE_WORKER_HEALTH_PORT must be a port (0 to 65535), not ${c.workerHealthPort}`);
     c.secretKey = env.LODE_SECRET_KEY || undefined;
     c.authFailures = int(env.LODE_AUTH_FAILURES, c.authFailures, 'LODE_AUTH_FAILURES');
     c.rateLimitAuthenticated = int(

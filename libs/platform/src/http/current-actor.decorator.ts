@@ -15,3 +15,12 @@ export type RouteAccess = 'authenticated' | 'admin';
 export const Authenticated = () => SetMetadata(ACCESS_KEY, 'authenticated' satisfies RouteAccess);
 /** The route is for administrators: 401 anonymous, 403 others. */
 export const AdminOnly = () => SetMetadata(ACCESS_KEY, 'admin' satisfies RouteAccess);
+
+export const REFUSED_CREDENTIALS_KEY = 'lode:refused_credentials';
+/**
+ * Credentials the route's caller sent that are refused (an unknown, revoked or expired token, a blocked
+ * user's, a throttled address) leave the caller anonymous instead of answering 401 or 403: the route
+ * answers anonymous callers itself, the same way whatever was sent (/-/metrics' 404 outside its
+ * allowlist, as GitLab's, which reads no token at all).
+ */
+export const RefusedCredentialsAreAnonymous = () => SetMetadata(REFUSED_CREDENTIALS_KEY, true);

@@ -6,11 +6,17 @@ import type { Metrics } from '../metrics/metrics';
 /** Git over smart HTTP is served by middleware, not by a Nest route: its routes by their git suffix. */
 const GIT_ROUTE = /\.git\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/)/;
 
+/** Where the queue dashboard (bull-board, apps/lode's queue-dashboard.ts) is mounted. */
+export const QUEUE_DASHBOARD_PATH = '/-/queues';
+
 /**
  * The route template a request matched (`/api/v4/projects/:id`), never its URL: a metrics label with
  * one value per project or per query string would grow without bound. Unrouted requests (404s) share one value.
  */
 export function routeOf(req: Request): string {
+  // The dashboard's own router leaves its inner route (`/api/queues/:queueName`) behind: one value for it all.
+  const path = (req.originalUrl ?? req.url ?? '').split('?')[0];
+  if (path === QUEUE_DASHBOARD_PATH || path.startsWith(`${QUEUE_DASHBOARD_PATH}/`)) return `${QUEUE_DASHBOARD_PATH}/*`;
   const route = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof route === 'string') return route;
   const git = GIT_ROUTE.exec(req.path);

@@ -1,11 +1,11 @@
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import type { JobType, Queue } from 'bullmq';
+import { Injectable } from '@nestjs/common';
+import type { JobType } from 'bullmq';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { LodeConfig } from '../config/lode-config';
-import { firstRow } from '../database/sql';
+import { firstRow, rows } from '../database/sql';
+import { rebuildProgressOf, REBUILD_APPLICATION_NAME, type RebuildProgress } from '../projections/rebuild';
 import { declaredQueueNames } from '../queue/job-processor';
-import { openQueue } from '../queue/queue-connection';
+import { QueueHandles } from '../queue/queue-handles';
 
 /** BullMQ's job states, each a `state` label value of `lode_queue_jobs`. */
 const JOB_STATES: JobType[] = [
@@ -30,7 +30,7 @@ export type DeliveryOutcome = 'delivered' | 'http_error' | 'timeout' | 'tls' | '
  * with `gauge`, read at scrape time.
  */
 @Injectable()
-export class Metrics implements OnApplicationShutdown {
+export class Metrics {
   readonly registry = new Registry();
   /** By the route template (`/api/v4/projects/:id`), never the raw URL, so label values stay bounded. */
   readonly httpDuration = new Histogram({
@@ -52,11 +52,9 @@ export class Metrics implements OnApplicationShutdown {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
-  private readonly queues = new Map<string, Queue>();
-
   constructor(
     private readonly dataSource: DataSource,
-    private readonly config: LodeConfig,
+    private readonly queues: QueueHandles,
   ) {
     collectDefaultMetrics({ register: this.registry });
     for (const outcome of ['delivered', 'http_error', 'timeout', 'tls', 'connection_failed', 'refused'] as const)
@@ -71,6 +69,16 @@ export class Metrics implements OnApplicationShutdown {
         })
         .finally(() => (reading = undefined)));
     const jobCounts = (queue: string) => this.jobCounts(queue);
+    // The rebuild gauges share one query too.
+    let rebuilds: RebuildProgress[] = [];
+    let readingRebuilds: Promise<void> | undefined;
+    const readRebuilds = () =>
+      (readingRebuilds ??= this.rebuilds()
+        .then((read) => {
+          if (read) rebuilds = read;
+        })
+        .finally(() => (readingRebuilds = undefined)));
+    const sum = (key: keyof RebuildProgress) => rebuilds.reduce((n, r) => n + r[key], 0);
     new Gauge({
       name: 'lode_outbox_backlog',
       help: 'Outbox rows whose job has not finished (not yet relayed, or relayed and still running)',
@@ -99,6 +107,33 @@ export class Metrics implements OnApplicationShutdown {
         this.reset();
         for (const [queue, byState] of counts)
           if (byState) for (const state of JOB_STATES) this.set({ queue, state }, byState[state] ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'lode_projection_rebuild_running',
+      help: 'Projection rebuilds running on this database (npm run projections:rebuild, any process)',
+      registers: [this.registry],
+      async collect() {
+        await readRebuilds();
+        this.set(rebuilds.length);
+      },
+    });
+    new Gauge({
+      name: 'lode_projection_rebuild_events_done',
+      help: 'Events the running projection rebuild has replayed; 0 when none runs',
+      registers: [this.registry],
+      async collect() {
+        await readRebuilds();
+        this.set(sum('done'));
+      },
+    });
+    new Gauge({
+      name: 'lode_projection_rebuild_events_total',
+      help: 'Events the running projection rebuild replays in all; 0 when none runs',
+      registers: [this.registry],
+      async collect() {
+        await readRebuilds();
+        this.set(sum('total'));
       },
     });
   }
@@ -140,21 +175,30 @@ export class Metrics implements OnApplicationShutdown {
     }
   }
 
-  private async jobCounts(name: string): Promise<Record<string, number> | undefined> {
-    let q = this.queues.get(name);
-    if (!q) {
-      q = openQueue(this.config, name); // queue backend away: readiness reports it, the scrape leaves the series out
-      this.queues.set(name, q);
-    }
+  /** The rebuilds running on this database, as their connections announce them (see REBUILD_APPLICATION_NAME). */
+  private async rebuilds(): Promise<RebuildProgress[] | undefined> {
     try {
-      return await withTimeout(q.getJobCounts(...JOB_STATES));
+      const named = await withTimeout(
+        rows<{ application_name: string }>(
+          this.dataSource,
+          `select application_name from pg_stat_activity
+            where datname = current_database() and application_name like $1`,
+          [`${REBUILD_APPLICATION_NAME} %`],
+        ),
+      );
+      return named.flatMap((r) => rebuildProgressOf(r.application_name) ?? []);
     } catch {
       return undefined;
     }
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await Promise.all([...this.queues.values()].map((q) => q.close().catch(() => undefined)));
+  private async jobCounts(name: string): Promise<Record<string, number> | undefined> {
+    try {
+      // Queue backend away: readiness reports it, the scrape leaves the series out.
+      return await withTimeout(this.queues.get(name).getJobCounts(...JOB_STATES));
+    } catch {
+      return undefined;
+    }
   }
 }
 

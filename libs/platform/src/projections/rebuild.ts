@@ -12,6 +12,20 @@ export interface RebuildProgress {
 const BATCH = 2000;
 
 /**
+ * A running rebuild names its connection `lode projection rebuild <done>/<total>` (PostgreSQL's
+ * `application_name`, for the length of its transaction), so every Lode process sharing the database
+ * can report its progress in /-/metrics: the rebuild runs in the command line, which nothing scrapes,
+ * and its transaction's writes are invisible to others until it commits.
+ */
+export const REBUILD_APPLICATION_NAME = 'lode projection rebuild';
+
+/** The progress a rebuilding connection's `application_name` carries, or undefined for any other name. */
+export function rebuildProgressOf(applicationName: string): RebuildProgress | undefined {
+  const m = /^lode projection rebuild (\d+)\/(\d+)$/.exec(applicationName);
+  return m ? { done: Number(m[1]), total: Number(m[2]) } : undefined;
+}
+
+/**
  * Empties every registered read model and replays all events in `global_position` order, in one
  * transaction: readers keep seeing the old tables until the new ones are complete, and writers wait.
  * Outbox routes are not run, so a rebuild never re-sends a webhook or re-runs a job.
@@ -31,6 +45,12 @@ export class ProjectionRebuilder {
       if (tables.length) await db.query(`truncate table ${tables.map((t) => `"${t}"`).join(', ')}`);
       const { count } = await oneRow<{ count: string }>(db, `select count(*)::bigint as count from events`);
       const progress = { done: 0, total: Number(count) };
+      // `set_config(..., true)` is SET LOCAL: the name returns to the pool's when the transaction ends.
+      const announce = () =>
+        db.query(`select set_config('application_name', $1, true)`, [
+          `${REBUILD_APPLICATION_NAME} ${progress.done}/${progress.total}`,
+        ]);
+      await announce();
       onProgress?.(progress);
       let after = '0';
       for (;;) {
@@ -44,6 +64,7 @@ export class ProjectionRebuilder {
         for (const row of batch) await this.projections.apply(toRecorded(row), db);
         after = String(batch[batch.length - 1].global_position);
         progress.done += batch.length;
+        await announce();
         onProgress?.(progress);
       }
       return progress;

@@ -1,6 +1,6 @@
 import { OnWorkerEvent, WorkerHost } from '@nestjs/bullmq';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
-import { UnrecoverableError, type Job, type Queue } from 'bullmq';
+import { UnrecoverableError, type Job, type Queue, type Worker } from 'bullmq';
 import { RequestContexts } from '../context';
 import { Logs } from '../logging/log-output';
 import { redactSecrets } from '../logging/redact';
@@ -59,6 +59,7 @@ export class JobQueue<J extends JobData> {
 export class JobKinds implements OnApplicationBootstrap {
   private readonly handlers = new Map<string, string>();
   private readonly abandonHandlers = new Map<string, Abandoned>();
+  private readonly workerHosts = new Map<string, WorkerHost>();
 
   handle(queue: string, kinds: readonly string[], by: string, abandoned?: Abandoned): void {
     for (const kind of kinds) {
@@ -68,6 +69,24 @@ export class JobKinds implements OnApplicationBootstrap {
       this.handlers.set(key, by);
     }
     if (abandoned) this.abandonHandlers.set(queue, abandoned);
+  }
+
+  /** Records the processor whose BullMQ worker runs the queue's jobs in this process. */
+  runs(queue: string, host: WorkerHost): void {
+    this.workerHosts.set(queue, host);
+  }
+
+  /** The BullMQ workers of this process, by queue (none in a process without processors). */
+  workers(): { queue: string; worker: Worker }[] {
+    const out: { queue: string; worker: Worker }[] = [];
+    for (const [queue, host] of this.workerHosts) {
+      try {
+        out.push({ queue, worker: host.worker });
+      } catch {
+        // Not started yet (before the application has bootstrapped): not running.
+      }
+    }
+    return out;
   }
 
   /** Tells the queue's processor that a job was given up without running to the end (see OutboxRelay.sweep). */
@@ -116,6 +135,7 @@ export abstract class JobProcessor<J extends JobData> extends WorkerHost impleme
     this.kinds.handle(this.jobQueue.name, Object.keys(this.handlers), this.constructor.name, (data, reason) =>
       this.abandoned(data as J, reason),
     );
+    this.kinds.runs(this.jobQueue.name, this);
   }
 
   /**

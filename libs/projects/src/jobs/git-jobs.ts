@@ -9,6 +9,7 @@ import {
   type JobHandlers,
   type OutboxRoute,
   type Recorded,
+  workerOptions,
 } from '@app/platform';
 import { ProjectAvatarStore } from '@app/users';
 import { InjectQueue, OnWorkerEvent, Processor } from '@nestjs/bullmq';
@@ -77,7 +78,7 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
  * are recorded through commands, so `import_status` moves scheduled → started → finished (or failed
  * after the last attempt). Every step is safe to run twice.
  */
-@Processor(GIT_QUEUE, { concurrency: 2 })
+@Processor(GIT_QUEUE, workerOptions({ concurrency: 2 }))
 export class GitJobsProcessor extends JobProcessor<GitJob> {
   protected readonly handlers: JobHandlers<GitJob> = {
     // The avatar's files go with the repository (both idempotent).

@@ -8,6 +8,7 @@ import {
   InsufficientScope,
   markAuthenticated,
   NotFound,
+  REFUSED_CREDENTIALS_KEY,
   RequestContexts,
   RequestRateLimits,
   type RequestContext,
@@ -72,6 +73,25 @@ export class PrivateTokenGuard implements CanActivate {
 
   private async authenticate(ctx: ExecutionContext, req: ActorRequest, context: RequestContext | undefined) {
     const targets = [ctx.getHandler(), ctx.getClass()];
+    if (!this.reflector.getAllAndOverride<boolean>(REFUSED_CREDENTIALS_KEY, targets))
+      return this.identify(ctx, req, context, targets);
+    try {
+      await this.identify(ctx, req, context, targets);
+    } catch (err) {
+      if (!(err instanceof Unauthorized || err instanceof Forbidden || err instanceof InsufficientScope)) throw err;
+      // The route answers anonymous callers itself (RefusedCredentialsAreAnonymous).
+      req.actor = undefined;
+      if (context) context.actor = undefined;
+      ctx.switchToHttp().getResponse<Response>().removeHeader('Retry-After');
+    }
+  }
+
+  private async identify(
+    ctx: ExecutionContext,
+    req: ActorRequest,
+    context: RequestContext | undefined,
+    targets: Parameters<Reflector['getAllAndOverride']>[1],
+  ) {
     const access = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, targets);
     const secret = tokenFrom(req);
     const caller = secret === undefined ? undefined : await this.byToken(secret, req, ctx);

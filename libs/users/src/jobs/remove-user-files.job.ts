@@ -7,6 +7,7 @@ import {
   type JobHandlers,
   type OutboxRoute,
   type Recorded,
+  workerOptions,
 } from '@app/platform';
 import { InjectQueue, Processor } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
@@ -34,7 +35,7 @@ export const removeUserFilesRoute: OutboxRoute = (event: Recorded<DomainEvent>) 
 };
 
 /** Idempotent: removing what is already gone succeeds, so a job run twice has one effect. */
-@Processor(MAINTENANCE_QUEUE, { concurrency: 2 })
+@Processor(MAINTENANCE_QUEUE, workerOptions({ concurrency: 2 }))
 export class MaintenanceProcessor extends JobProcessor<RemoveUserFilesJob> {
   protected readonly handlers: JobHandlers<RemoveUserFilesJob> = {
     'remove-user-files': async (job) => {
