@@ -8,7 +8,14 @@ import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
-import { describeOnServers, dropDatabase, eventually, startTestApp, testConfig, type TestApp } from '../support/test-app';
+import {
+  describeOnServers,
+  dropDatabase,
+  eventually,
+  startTestApp,
+  testConfig,
+  type TestApp,
+} from '../support/test-app';
 
 /** Hook tokens and URL passwords live sealed beside the event log, never in it, and go with their hook. */
 describe('hook secrets', () => {
