@@ -65,13 +65,17 @@ export class Outbox {
     return row?.request_id ?? undefined;
   }
 
-  /** Records that the job (its BullMQ id) finished for good; a later report does not overwrite the first. */
+  /**
+   * Records that the job (its BullMQ id) finished for good; a later report does not overwrite the
+   * first, except a success after a failure: an operator retried the failed job (`lode jobs retry`,
+   * the /-/queues dashboard) and it went through.
+   */
   async finished(queuedId: string | undefined, outcome: JobOutcome, error?: string): Promise<void> {
     const key = dispatchKeyOf(queuedId);
     if (!key) return;
     await this.dataSource.query(
       `update outbox set finished_at = clock_timestamp(), outcome = $2, last_error = coalesce($3, last_error)
-        where dispatch_key = $1 and finished_at is null`,
+        where dispatch_key = $1 and (finished_at is null or ($2 = 'completed' and outcome = 'failed'))`,
       [key, outcome, error?.slice(0, 2000) ?? null],
     );
   }
