@@ -14,9 +14,10 @@ export { EventStore1763780000000 } from './event-store/migrations/1763780000000-
 export { OutboxOutcomes1763780001400 } from './event-store/migrations/1763780001400-outbox-outcomes';
 export { ProjectionRegistry, type Handled, type Projector } from './projections/projector';
 export { ProjectionRebuilder, type RebuildProgress } from './projections/rebuild';
+export { ProjectionStatus, type ProjectionReport } from './projections/projection-status';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
 export { OutboxRelay, MAX_REDISPATCHES } from './outbox/outbox-relay';
-export { Outbox, queuedJobId, dispatchKeyOf, type JobOutcome } from './outbox/outbox';
+export { Outbox, queuedJobId, dispatchKeyOf, type JobOutcome, type OutboxQueueStatus } from './outbox/outbox';
 export {
   Invalidations,
   INVALIDATION_CHANNEL,
@@ -25,7 +26,14 @@ export {
 } from './outbox/invalidations';
 export { openQueue, redisOptions } from './queue/queue-connection';
 export { logConnectionErrors } from './queue/connection-errors';
-export { JobKinds, JobProcessor, JobQueue, type JobData, type JobHandlers } from './queue/job-processor';
+export {
+  JobKinds,
+  JobProcessor,
+  JobQueue,
+  declaredQueueNames,
+  type JobData,
+  type JobHandlers,
+} from './queue/job-processor';
 export { PlatformModule } from './platform.module';
 export { SecretBox, SECRET_KEY_FILE } from './secrets/secret-box';
 export { AuthFailureThrottle, BAN_SECONDS } from './throttle/auth-failures';
@@ -39,6 +47,7 @@ export {
   deferAuthentication,
   multipartFields,
   FIELDS_BODY_LIMIT,
+  leftoverUploads,
 } from './http/multipart';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';

@@ -15,6 +15,7 @@ import { Invalidations } from './outbox/invalidations';
 import { OutboxRoutes } from './outbox/outbox-route';
 import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
+import { ProjectionStatus } from './projections/projection-status';
 import { JobKinds } from './queue/job-processor';
 import { SecretBox } from './secrets/secret-box';
 import { AuthFailureThrottle } from './throttle/auth-failures';
@@ -39,6 +40,7 @@ export class PlatformModule {
         Invalidations,
         ...(options.relay ? [OutboxRelay] : []),
         ProjectionRebuilder,
+        ProjectionStatus,
         DependencyProbe,
         DatabaseWatch,
         JobKinds,
@@ -59,6 +61,7 @@ export class PlatformModule {
         Outbox,
         Invalidations,
         ProjectionRebuilder,
+        ProjectionStatus,
         DependencyProbe,
         DatabaseWatch,
         JobKinds,
