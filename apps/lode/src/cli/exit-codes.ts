@@ -46,16 +46,15 @@ export class DatabaseUnusable extends CliFailure {
   }
 }
 
-/** Commander's ways of ending that are no error: `--help`, `--version`. */
-const COMMANDER_SUCCESS = new Set(['commander.helpDisplayed', 'commander.version']);
-
 /**
  * The exit code for an error that ended a command, and the message to print (none when it was printed
  * already: commander writes its own). Domain errors keep their words: a field validation reads
  * `email is invalid`, a conflict `Email has already been taken`.
  */
 export function failureOf(err: unknown): { code: ExitCode; message?: string } {
-  if (err instanceof CommanderError) return { code: COMMANDER_SUCCESS.has(err.code) ? EXIT.ok : EXIT.usage };
+  // Commander ends with exit code 0 for help asked for (`--help`, `help <command>`), 1 for its errors
+  // and for help shown because a command was missing; those are usage errors here.
+  if (err instanceof CommanderError) return { code: err.exitCode === 0 ? EXIT.ok : EXIT.usage };
   if (err instanceof CliFailure) return { code: err.exitCode, message: err.message };
   if (err instanceof Invalid)
     return {
