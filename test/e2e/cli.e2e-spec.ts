@@ -327,6 +327,21 @@ describe('lode, the command line', () => {
     );
   });
 
+  it('draws the progress bar on stderr when it is a terminal (util-linux script gives it one)', async () => {
+    const r = await new Promise<Ran>((resolve) => {
+      execFile(
+        'script',
+        ['-q', '-e', '-c', `"${process.execPath}" "${CLI}" projections rebuild`, '/dev/null'],
+        { env, encoding: 'utf8', timeout: 60_000 },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+      );
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/events \[={30}\] (\d+)\/\1/);
+    expect(r.stdout).toMatch(/rebuilt the read models from \d+ events/);
+  });
+
   describe('check, jobs, outbox and hooks', () => {
     let hookId: number;
     let hookPort: number;
