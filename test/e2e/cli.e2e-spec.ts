@@ -475,6 +475,21 @@ describe('lode, the command line', () => {
       expect((JSON.parse(completed.stdout) as { id: string }[]).map((j) => j.id)).toContain(failedJob);
     });
 
+    it('jobs fail (exit 1) when the job queue does not answer, naming where it was looked for', async () => {
+      const closed = await freePort();
+      const started = Date.now();
+      const r = await lode(['jobs', 'list'], { REDIS_URL: `redis://:pw@127.0.0.1:${closed}` });
+      expect(r.code).toBe(1);
+      // Perhaps after the throttle's own warning that Redis is away (a log line, as the server writes it).
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `(^|\\n)lode: the job queue \\(redis://:\\*\\*\\*@127\\.0\\.0\\.1:${closed}, prefix ${t.config.redisPrefix}\\) did not answer within 5 s\\n$`,
+        ),
+      );
+      expect(r.stderr).not.toContain(':pw@');
+      expect(Date.now() - started).toBeLessThan(20_000);
+    });
+
     it('check finds a removed repository, a corrupt one, a stray one, an unrecorded push and leftovers (exit 1)', async () => {
       const { dataDir } = t.config;
       const pathA = repositoryPath(dataDir, projectA.id);
