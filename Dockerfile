@@ -39,6 +39,8 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# `npx lode <command>` (or `node bin/lode.cjs`): the command line, which runs dist/ as it is here.
+COPY bin ./bin
 # GitLab's entity shapes, which the OpenAPI document's response schemas are made from (apps/lode/src/openapi.ts).
 COPY test/contract/schemas ./test/contract/schemas
 # The code stays root-owned and read-only to the service; only the data directory is its own.

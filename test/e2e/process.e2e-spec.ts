@@ -133,18 +133,13 @@ describe('processes: npm start and the admin command line', () => {
     expect(() => cli('create-token', '--user', 'root', '--scopes', 'everything')).toThrow(/unknown scope/);
   });
 
-  it('projections:rebuild replays every event and reports progress', () => {
+  it('projections:rebuild replays every event and reports it on stdout', () => {
     const out = execFileSync(process.execPath, [CLI, 'projections:rebuild'], {
       env,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    expect(out).toBe('');
-    const result = execFileSync('bash', ['-c', `"${process.execPath}" "${CLI}" projections:rebuild 2>&1`], {
-      env,
-      encoding: 'utf8',
-    });
-    expect(result).toMatch(/rebuilt the read models from \d+ events/);
+    expect(out).toMatch(/^rebuilt the read models from \d+ events in \d+\.\d s\n$/);
   });
 
   it('runs as a worker alone, with no HTTP server but its health port (LODE_WORKER_HEALTH_PORT)', async () => {

@@ -119,6 +119,68 @@ export async function removeStaleTemporaries(dataDir: string, quietMs: number): 
   return removed;
 }
 
+/** Every bare repository under the storage (`@hashed/ab/cd/<hash>.git`), half-built ones left out. */
+export async function storedRepositories(dataDir: string): Promise<string[]> {
+  const found: string[] = [];
+  const root = join(dataDir, 'repositories', '@hashed');
+  const list = (dir: string) => readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const a of await list(root)) {
+    if (!a.isDirectory()) continue;
+    for (const b of await list(join(root, a.name))) {
+      if (!b.isDirectory()) continue;
+      for (const e of await list(join(root, a.name, b.name)))
+        if (e.isDirectory() && e.name.endsWith('.git')) found.push(join(root, a.name, b.name, e.name));
+    }
+  }
+  return found.sort();
+}
+
+/**
+ * What a crash left half-written under the data directory's git parts, untouched for `olderThanMs`:
+ * repositories mid-create or mid-fork (`*.git.tmp-*`), archives mid-write (`cache/archives/<id>/*.tmp-*`)
+ * and a pre-receive script mid-install (`hooks/.pre-receive-*`).
+ */
+export async function leftoverTemporaries(dataDir: string, olderThanMs: number): Promise<string[]> {
+  const candidates: string[] = [];
+  const list = (dir: string) => readdir(dir, { withFileTypes: true }).catch(() => []);
+  const hashed = join(dataDir, 'repositories', '@hashed');
+  for (const a of await list(hashed))
+    for (const b of a.isDirectory() ? await list(join(hashed, a.name)) : [])
+      for (const e of b.isDirectory() ? await list(join(hashed, a.name, b.name)) : [])
+        if (TEMPORARY.test(e.name)) candidates.push(join(hashed, a.name, b.name, e.name));
+  const archives = join(dataDir, 'cache', 'archives');
+  for (const project of await list(archives))
+    for (const e of project.isDirectory() ? await list(join(archives, project.name)) : [])
+      if (/\.tmp-[0-9a-f]+$/.test(e.name)) candidates.push(join(archives, project.name, e.name));
+  for (const e of await list(join(dataDir, 'hooks')))
+    if (e.name.startsWith('.pre-receive-')) candidates.push(join(dataDir, 'hooks', e.name));
+  const left: string[] = [];
+  for (const path of candidates) {
+    const changed = await newestChange(path).catch(() => undefined);
+    if (changed !== undefined && Date.now() - changed >= olderThanMs) left.push(path);
+  }
+  return left;
+}
+
+/**
+ * `git fsck` (full: every object read and checked, every link followed): the lines that say what is
+ * wrong when it fails, none when the repository is sound. Notices (an empty repository's unborn
+ * HEAD) and dangling objects (left by force pushes, removed by gc) are no fault.
+ */
+export async function fsck(path: string): Promise<string[]> {
+  try {
+    await runCommand('git', ['fsck', '--no-progress', '--no-dangling'], path);
+    return [];
+  } catch (err) {
+    if (!(err instanceof CommandFailed)) throw err;
+    const lines = `${err.result.stdout.toString()}\n${err.result.stderr.toString()}`
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('notice:'));
+    return lines.length ? lines : [err.message];
+  }
+}
+
 export async function removeRepository(path: string): Promise<void> {
   await rm(path, { recursive: true, force: true });
 }

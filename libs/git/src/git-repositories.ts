@@ -330,6 +330,18 @@ export abstract class GitRepositories {
   abstract remove(repo: RepoRef): Promise<void>;
   /** The repository exists on disk. */
   abstract exists(repo: RepoRef): Promise<boolean>;
+  /** What `git fsck` finds wrong in the repository, one line each; empty when it is sound. */
+  abstract fsck(repo: RepoRef): Promise<string[]>;
+  /**
+   * The repositories on disk that belong to none of `projectIds`, as `{ path, projectId }`: the id is
+   * known when it is among `formerProjectIds` (the storage names repositories by a hash of the id).
+   */
+  abstract strayRepositories(
+    projectIds: readonly number[],
+    formerProjectIds: readonly number[],
+  ): Promise<{ path: string; projectId?: number }[]>;
+  /** Files and directories half-written by a process that died, untouched for `olderThanMs` (paths). */
+  abstract leftoverTemporaries(olderThanMs: number): Promise<string[]>;
   /** Commits reachable from `branch` (0 when it does not exist) and the repository's size on disk. */
   abstract statistics(repo: RepoRef, branch: string | null): Promise<RepositoryStatistics>;
   /** The branch HEAD names, or undefined when HEAD is detached or the repository is unreadable. */

@@ -144,6 +144,25 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     return cli.exists(this.path(repo));
   }
 
+  fsck(repo: RepoRef): Promise<string[]> {
+    return cli.fsck(this.path(repo));
+  }
+
+  async strayRepositories(
+    projectIds: readonly number[],
+    formerProjectIds: readonly number[],
+  ): Promise<{ path: string; projectId?: number }[]> {
+    const known = new Set(projectIds.map((id) => cli.repositoryPath(this.config.dataDir, id)));
+    const former = new Map(formerProjectIds.map((id) => [cli.repositoryPath(this.config.dataDir, id), id]));
+    return (await cli.storedRepositories(this.config.dataDir))
+      .filter((path) => !known.has(path))
+      .map((path) => (former.has(path) ? { path, projectId: former.get(path) } : { path }));
+  }
+
+  leftoverTemporaries(olderThanMs: number): Promise<string[]> {
+    return cli.leftoverTemporaries(this.config.dataDir, olderThanMs);
+  }
+
   statistics(repo: RepoRef, branch: string | null): Promise<RepositoryStatistics> {
     return cli.statistics(this.path(repo), branch);
   }

@@ -4,5 +4,7 @@ export { Hooks1763780000500 } from './migrations/1763780000500-hooks';
 export { HookDeliveries1763780000600 } from './migrations/1763780000600-hook-deliveries';
 export { HookSecrets1763780000700 } from './migrations/1763780000700-hook-secrets';
 export { WEBHOOKS_QUEUE } from './webhooks/webhook-jobs';
+/** Hooks (their URL masked, never their token) and each hook's delivery log (URLs without credentials). */
+export { HookQueries, type HookRow, type DeliveryRow } from './queries/hook.queries';
 export { checkHookUrl, parseHookUrl, isForbiddenAddress, pinnedLookup } from './delivery/url-guard';
 export type { ProjectHookEvent } from './domain/project-hook';

@@ -29,9 +29,10 @@ export {
   rebuildProgressOf,
   type RebuildProgress,
 } from './projections/rebuild';
+export { ProjectionStatus, type ProjectionReport } from './projections/projection-status';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
 export { OutboxRelay, MAX_REDISPATCHES } from './outbox/outbox-relay';
-export { Outbox, queuedJobId, dispatchKeyOf, type JobOutcome } from './outbox/outbox';
+export { Outbox, queuedJobId, dispatchKeyOf, type JobOutcome, type OutboxQueueStatus } from './outbox/outbox';
 export {
   Invalidations,
   INVALIDATION_CHANNEL,
@@ -64,6 +65,7 @@ export {
   deferAuthentication,
   multipartFields,
   FIELDS_BODY_LIMIT,
+  leftoverUploads,
 } from './http/multipart';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';

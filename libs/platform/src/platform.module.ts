@@ -17,6 +17,7 @@ import { Invalidations } from './outbox/invalidations';
 import { OutboxRoutes } from './outbox/outbox-route';
 import { ProjectionRegistry } from './projections/projector';
 import { ProjectionRebuilder } from './projections/rebuild';
+import { ProjectionStatus } from './projections/projection-status';
 import { JobKinds } from './queue/job-processor';
 import { QueueHandles } from './queue/queue-handles';
 import { QueueStats } from './queue/queue-stats';
@@ -43,6 +44,7 @@ export class PlatformModule {
         Invalidations,
         ...(options.relay ? [OutboxRelay] : []),
         ProjectionRebuilder,
+        ProjectionStatus,
         DependencyProbe,
         DatabaseWatch,
         JobKinds,
@@ -67,6 +69,7 @@ export class PlatformModule {
         Outbox,
         Invalidations,
         ProjectionRebuilder,
+        ProjectionStatus,
         DependencyProbe,
         DatabaseWatch,
         JobKinds,

@@ -6,7 +6,7 @@ export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectAvatars1763780000800 } from './migrations/1763780000800-project-avatars';
 export { DeployKeys1763780001100 } from './migrations/1763780001100-deploy-keys';
 export { ProtectedBranches1763780001300 } from './migrations/1763780001300-protected-branches';
-export { ProjectQueries, type ProjectRow } from './queries/project.queries';
+export { ProjectQueries, type ProjectRow, type ProjectSummary } from './queries/project.queries';
 export { projectExistsSql } from './queries/project-sql';
 export type { ProjectEvent } from './domain/project';
 export type { DeployKeyEvent } from './domain/deploy-key';
@@ -41,7 +41,13 @@ export {
 export { serializeProject, serializeProjectSimple } from './http/project.serializer';
 export { RecordRepositoryPush } from './commands/project-maintenance.commands';
 /** Pushes written down at their pre-receive until recorded: what the git transports and the reconciler use. */
-export { PendingPushes, type PendingPush, type ProposedUpdate, type Pusher } from './pushes/pending-pushes';
+export {
+  PendingPushes,
+  type OverduePushes,
+  type PendingPush,
+  type ProposedUpdate,
+  type Pusher,
+} from './pushes/pending-pushes';
 export { PendingPushes1763780001500 } from './migrations/1763780001500-pending-pushes';
 /**
  * Protected branches: a project's rules in one indexed query (`ProtectedBranchQueries.forProject`),

@@ -23,7 +23,8 @@ export {
 /** GitLab's SSH public key parsing and fingerprints, for every kind of key (users' and deploy keys). */
 export { parseSshPublicKey, SshKeyError, type ParsedSshKey } from './domain/ssh-public-key';
 export { UserRecord } from './projections/user.record';
-export type { UserEvent } from './domain/user';
+export type { UserEvent, UserProfile } from './domain/user';
+export { newUserProfile, type NewUserProfile } from './domain/user';
 export { namespacePathErrors, RESERVED_TOP_LEVEL } from './domain/namespace-path';
 export {
   serializeUserBasic,
@@ -35,6 +36,8 @@ export {
 export { ReadUserScope, type ActorRequest } from './http/private-token.guard';
 export { SeedRoot, ROOT_TOKEN_SCOPES } from './commands/seed-root.command';
 export { CreateAccessToken } from './commands/access-token.commands';
+/** A user made by an administrator (POST /users, `lode create-user`): GitLab's validation and 409s. */
+export { CreateUser } from './commands/create-user.command';
 export { ChangeUserBlock } from './commands/block-user.command';
 export { MAINTENANCE_QUEUE } from './jobs/remove-user-files.job';
 export { RecordUserActivity } from './commands/record-user-activity.command';

@@ -51,6 +51,11 @@ export class HookQueries {
     return row;
   }
 
+  /** A hook by its id alone, whatever its project: for operators (`lode hooks deliveries`). */
+  async findForSystem(hookId: number): Promise<HookRow | undefined> {
+    return firstRow<HookRow>(this.db, `select ${COLUMNS} from project_hooks where id = $1`, [hookId]);
+  }
+
   async hooks(projectId: number, page: PageParams): Promise<{ rows: HookRow[]; total: number }> {
     const { total } = await oneRow<{ total: number }>(
       this.db,

@@ -4,7 +4,7 @@ import type { Reflector } from '@nestjs/core';
 import type { Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
 import { mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { from, switchMap, throwError, type Observable } from 'rxjs';
 import { LodeConfig } from '../config/lode-config';
@@ -143,6 +143,25 @@ export function multipartFields(takesFiles: (req: Request) => boolean): RequestH
   };
 }
 
+/** Where uploaded files wait while their request runs. */
+const uploadsDir = (dataDir: string): string => join(dataDir, 'tmp');
+
+/**
+ * Uploaded files left in `$LODE_DATA_DIR/tmp` untouched for `olderThanMs`: each is removed when its
+ * response ends, so one still there long after was left by a process that died mid-request.
+ */
+export async function leftoverUploads(dataDir: string, olderThanMs: number): Promise<string[]> {
+  const dir = uploadsDir(dataDir);
+  const names = await readdir(dir).catch(() => []);
+  const left: string[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    const changed = (await stat(path).catch(() => undefined))?.mtimeMs;
+    if (changed !== undefined && Date.now() - changed >= olderThanMs) left.push(path);
+  }
+  return left;
+}
+
 /**
  * Files for the routes that take them (`@UseInterceptors(AcceptsFiles)`): parsed after the guard,
  * so only an authenticated caller's upload reaches `$LODE_DATA_DIR/tmp`, each file bounded by
@@ -161,7 +180,7 @@ export class AcceptsFiles implements NestInterceptor {
 
   constructor(config: LodeConfig) {
     this.bodyLimit = config.maxUploadBytes + FIELDS_BODY_LIMIT;
-    const tmp = join(config.dataDir, 'tmp');
+    const tmp = uploadsDir(config.dataDir);
     mkdirSync(tmp, { recursive: true });
     this.parse = multer({
       dest: tmp,

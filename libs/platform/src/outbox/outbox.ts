@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { firstRow } from '../database/sql';
+import { firstRow, rows } from '../database/sql';
 import { OUTBOX_CHANNEL } from '../event-store/pg-event-store';
 import type { OutboxJob } from './outbox-route';
 
@@ -22,6 +22,34 @@ export function dispatchKeyOf(queuedId: string | undefined): string | undefined 
 
 /** How a job ended for good: it ran to the end, or failed past its last attempt (or was given up). */
 export type JobOutcome = 'completed' | 'failed';
+
+/** One queue's rows in the outbox, for operators (`lode outbox status`, `lode check`); ages in seconds. */
+export interface OutboxQueueStatus {
+  queue: string;
+  /** Rows the relay has not handed to the job queue yet, and the age of the oldest. */
+  undispatched: number;
+  oldestUndispatchedAge: number | null;
+  /** Rows handed to the job queue whose job has not finished (waiting, running or retrying), and the oldest's age. */
+  unfinished: number;
+  oldestUnfinishedAge: number | null;
+  completed: number;
+  /** Rows whose job failed for good (past its last attempt, or given up), all time and in the last day. */
+  failed: number;
+  failedLastDay: number;
+  lastFailedAt: Date | null;
+}
+
+interface OutboxStatusRow {
+  queue: string;
+  undispatched: string;
+  oldest_undispatched: number | null;
+  unfinished: string;
+  oldest_unfinished: number | null;
+  completed: string;
+  failed: string;
+  failed_last_day: string;
+  last_failed_at: Date | null;
+}
 
 /**
  * The outbox's ledger in PostgreSQL: which jobs have finished (written by the processors, so a job
@@ -63,6 +91,57 @@ export class Outbox {
       [key],
     );
     return row?.request_id ?? undefined;
+  }
+
+  /**
+   * Counts and oldest ages per queue, read in one pass over the table. Ages run from the row's
+   * creation (its event), which is what a waiting user feels.
+   */
+  async status(): Promise<OutboxQueueStatus[]> {
+    const found = await rows<OutboxStatusRow>(
+      this.dataSource,
+      `select queue,
+              count(*) filter (where dispatched_at is null and finished_at is null) as undispatched,
+              extract(epoch from clock_timestamp() - min(created_at) filter (where dispatched_at is null and finished_at is null))::float8
+                as oldest_undispatched,
+              count(*) filter (where dispatched_at is not null and finished_at is null) as unfinished,
+              extract(epoch from clock_timestamp() - min(created_at) filter (where dispatched_at is not null and finished_at is null))::float8
+                as oldest_unfinished,
+              count(*) filter (where outcome = 'completed') as completed,
+              count(*) filter (where outcome = 'failed') as failed,
+              count(*) filter (where outcome = 'failed' and finished_at > clock_timestamp() - interval '1 day') as failed_last_day,
+              max(finished_at) filter (where outcome = 'failed') as last_failed_at
+         from outbox group by queue order by queue`,
+    );
+    return found.map((r) => ({
+      queue: r.queue,
+      undispatched: Number(r.undispatched),
+      oldestUndispatchedAge: r.oldest_undispatched,
+      unfinished: Number(r.unfinished),
+      oldestUnfinishedAge: r.oldest_unfinished,
+      completed: Number(r.completed),
+      failed: Number(r.failed),
+      failedLastDay: Number(r.failed_last_day),
+      lastFailedAt: r.last_failed_at,
+    }));
+  }
+
+  /**
+   * Makes the row of a failed job (its BullMQ id) unfinished again, before an operator retries the
+   * job, so its new outcome is recorded (`finished` keeps the first report). The dispatch time is
+   * renewed too: the sweep looks only at rows dispatched longer ago than LODE_OUTBOX_SWEEP_MS, so it
+   * does not give the job up again in the moment before the queue has taken the retry. False when no
+   * such failed row exists (a job not from the outbox, or one whose failure was not recorded).
+   */
+  async reopen(queuedId: string | undefined): Promise<boolean> {
+    const key = dispatchKeyOf(queuedId);
+    if (!key) return false;
+    const [, count] = await this.dataSource.query<[unknown, number]>(
+      `update outbox set finished_at = null, outcome = null, dispatched_at = clock_timestamp()
+        where dispatch_key = $1 and outcome = 'failed'`,
+      [key],
+    );
+    return count > 0;
   }
 
   /**

@@ -24,7 +24,7 @@ type Abandoned = (data: JobData, reason: string) => Promise<void>;
 /** Every queue declared in the process, so the start-up check knows what must be handled. */
 const declaredQueues: JobQueue<JobData>[] = [];
 
-/** The names of the queues declared in this process (for the metrics' job counts). */
+/** The names of the queues declared in this process (the metrics' job counts, the command line's `jobs`). */
 export function declaredQueueNames(): string[] {
   return [...new Set(declaredQueues.map((q) => q.name))];
 }

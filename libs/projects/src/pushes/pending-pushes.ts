@@ -1,4 +1,4 @@
-import { execute, rows, type Actor } from '@app/platform';
+import { execute, oneRow, rows, type Actor } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 
@@ -19,6 +19,12 @@ export interface PendingPush {
   updates: ProposedUpdate[];
   pusher: Pusher;
   createdAt: Date;
+}
+
+/** Written-down pushes past the reconciler's wait: how many, and when the oldest was written. */
+export interface OverduePushes {
+  count: number;
+  oldest: Date | null;
 }
 
 interface PendingPushRow {
@@ -72,6 +78,20 @@ export class PendingPushes {
   /** Forgets a push that moved no ref (refused, failed, or its project is gone). */
   async forget(id: string): Promise<void> {
     await execute(this.db, `delete from pending_pushes where id = $1`, [id]);
+  }
+
+  /**
+   * Pushes written down more than `olderThanMs` ago and still not recorded: the reconciler (in every
+   * API process, each minute) should have taken them, so any left say it is not running or failing.
+   */
+  async overdue(olderThanMs: number): Promise<OverduePushes> {
+    const row = await oneRow<{ count: number; oldest: Date | null }>(
+      this.db,
+      `select count(*)::int as count, min(created_at) as oldest from pending_pushes
+        where created_at < now() - $1 * interval '1 millisecond'`,
+      [olderThanMs],
+    );
+    return { count: row.count, oldest: row.oldest };
   }
 
   /**

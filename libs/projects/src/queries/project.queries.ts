@@ -80,6 +80,13 @@ export interface ProjectRow {
   shared_with: SharedGroup[] | null;
 }
 
+/** A project as the operator's storage check sees it. */
+export interface ProjectSummary {
+  id: number;
+  fullPath: string;
+  importStatus: string;
+}
+
 /** A user with access to a project, as `/projects/:id/users` reads it (the UserBasic columns). */
 export interface ProjectUserRow {
   id: number;
@@ -362,6 +369,19 @@ export class ProjectQueries {
       [ids],
     );
     return gone.map((r) => r.id);
+  }
+
+  /**
+   * Every project's id, full path and import state (a fork's copy: `scheduled`, `started`,
+   * `finished`, `failed`; `none` for a project made empty), in id order: for the storage check.
+   */
+  async everyProject(): Promise<ProjectSummary[]> {
+    const found = await rows<{ id: number; path: string; ns_full_path: string; import_status: string }>(
+      this.dataSource,
+      `select p.id, p.path, p.import_status, ${namespaceColumnsSql('n')}
+         from projects p ${namespaceJoinSql('n', 'p.namespace_id')} order by p.id`,
+    );
+    return found.map((r) => ({ id: r.id, fullPath: `${r.ns_full_path}/${r.path}`, importStatus: r.import_status }));
   }
 
   /** The summed repository size of each namespace's own projects, for many namespaces in one statement. */

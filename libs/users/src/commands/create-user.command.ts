@@ -1,4 +1,4 @@
-import { Clock, EventStore } from '@app/platform';
+import { Clock, EventStore, type EventMetadata } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { DataSource } from 'typeorm';
 import { AvatarStore, UploadedFileRef } from '../avatars';
@@ -11,6 +11,8 @@ export class CreateUser extends Command<number> {
   constructor(
     readonly profile: UserProfile,
     readonly options: { password?: string; identity?: Identity; skipConfirmation: boolean; avatar?: UploadedFileRef },
+    /** For a change made outside a request (the command line: `{ origin: 'cli' }`). */
+    readonly metadata?: EventMetadata,
   ) {
     super();
   }
@@ -30,7 +32,7 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
     return this.create(command).catch((err) => rethrowUserConflict(err, this.dataSource, command.profile));
   }
 
-  private async create({ profile, options }: CreateUser): Promise<number> {
+  private async create({ profile, options, metadata }: CreateUser): Promise<number> {
     // Validate before taking an id and spending time on the password hash.
     const errors = validateProfile(profile, options.password);
     const avatarName = options.avatar ? this.avatars.check(options.avatar, errors) : undefined;
@@ -54,7 +56,7 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
           this.clock.now(),
         ),
       );
-    });
+    }, metadata);
     if (options.avatar && avatarName)
       await this.avatars.publish(
         this.store,

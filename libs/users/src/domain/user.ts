@@ -41,6 +41,45 @@ export interface UserProfile {
   avatar: string | null;
 }
 
+/** What an administrator gives for a new user (POST /users, `lode create-user`); null or absent takes the default. */
+export interface NewUserProfile {
+  name: string;
+  username: string;
+  email: string;
+  bio?: string | null;
+  location?: string | null;
+  messenger?: string | null;
+  careerProfile?: string | null;
+  socialAccount?: string | null;
+  websiteUrl?: string | null;
+  organization?: string | null;
+  projectsLimit?: number;
+  canCreateGroup?: boolean;
+  isAdmin?: boolean;
+  external?: boolean;
+}
+
+/** A new user's profile with GitLab's defaults for what was not given (a projects limit of 100,000, no avatar). */
+export function newUserProfile(p: NewUserProfile): UserProfile {
+  return {
+    name: p.name,
+    username: p.username,
+    email: p.email,
+    bio: p.bio ?? null,
+    location: p.location ?? null,
+    messenger: p.messenger ?? '',
+    careerProfile: p.careerProfile ?? '',
+    socialAccount: p.socialAccount ?? '',
+    websiteUrl: p.websiteUrl ?? '',
+    organization: p.organization ?? null,
+    projectsLimit: p.projectsLimit ?? 100000,
+    canCreateGroup: p.canCreateGroup ?? true,
+    isAdmin: p.isAdmin ?? false,
+    external: p.external ?? false,
+    avatar: null,
+  };
+}
+
 export type UserEvent =
   // `namespaceId`: the id of the user's personal namespace, which the groups context projects.
   // `ghost`: GitLab's ghost user, who inherits what deleted users leave behind.

@@ -19,7 +19,7 @@ import { ChangeUserBlock } from '../commands/block-user.command';
 import { CreateUser } from '../commands/create-user.command';
 import { DeleteUser } from '../commands/delete-user.command';
 import { UpdateUser } from '../commands/update-user.command';
-import type { Identity, UserProfile } from '../domain/user';
+import { newUserProfile, type Identity, type UserProfile } from '../domain/user';
 import { UserQueries } from '../queries/user.queries';
 import { ReadUserScope } from './private-token.guard';
 import { avatarParam, parseDateTime, uploadedFile } from './request-files';
@@ -88,23 +88,22 @@ export class UsersController {
   @AdminOnly()
   @UseInterceptors(AcceptsFiles)
   async create(@GitlabParams() p: CreateUserDto, @Req() req: Request) {
-    const profile: UserProfile = {
+    const profile = newUserProfile({
       name: p.name,
       username: p.username,
       email: p.email,
-      bio: p.bio ?? null,
-      location: p.location ?? null,
-      messenger: p.messenger ?? '',
-      careerProfile: p.career_profile ?? '',
-      socialAccount: p.social_account ?? '',
-      websiteUrl: p.website_url ?? '',
-      organization: p.organization ?? null,
-      projectsLimit: p.projects_limit ?? 100000,
-      canCreateGroup: p.can_create_group ?? true,
-      isAdmin: p.admin ?? false,
-      external: p.external ?? false,
-      avatar: null,
-    };
+      bio: p.bio,
+      location: p.location,
+      messenger: p.messenger,
+      careerProfile: p.career_profile,
+      socialAccount: p.social_account,
+      websiteUrl: p.website_url,
+      organization: p.organization,
+      projectsLimit: p.projects_limit,
+      canCreateGroup: p.can_create_group,
+      isAdmin: p.admin,
+      external: p.external,
+    });
     // reset_password takes priority: GitLab would mail a reset link; Lode has no mail, so no password is set.
     const password = p.reset_password ? undefined : p.password;
     const id = await this.commands.execute(
