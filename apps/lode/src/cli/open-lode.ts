@@ -1,4 +1,5 @@
 import {
+  describeDatabaseUrl,
   embeddedPaths,
   LodeConfig,
   type DatabaseHandle,
