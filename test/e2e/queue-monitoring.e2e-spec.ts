@@ -3,17 +3,17 @@ import {
   ProjectionRebuilder,
   ProjectionRegistry,
   QueueHandles,
-  redisOptions,
+  queueConnection,
   type QueueMetric,
   type WorkerProcess,
 } from '@app/platform';
 import { MAINTENANCE_QUEUE } from '@app/users';
-import { Worker, type Job } from 'bullmq';
+import { Worker, type Job, type RedisOptions } from 'bullmq';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { getFrom } from '../support/from-address';
 import { createUser, type SeededUser } from '../support/seed';
-import { eventually, startTestApp, type TestApp } from '../support/test-app';
+import { EMBEDDED, eventually, startTestApp, type TestApp } from '../support/test-app';
 
 /** Another Lode process, as its worker's name tells it (see workerName). */
 const ELSEWHERE = { pid: 4242, startedAt: 1_700_000_000, concurrency: 3, hostname: 'elsewhere.example' };
@@ -95,8 +95,8 @@ describe("queue monitoring: GitLab's Sidekiq metrics API, the queue dashboard, r
           runs.push({ job, finish: (fail) => (fail ? reject(new Error('boom')) : resolve()) });
         }),
       {
-        connection: redisOptions(t.config, 'worker'),
-        prefix: t.config.redisPrefix,
+        // Redis or BullMQ's PostgreSQL backend, whichever this run uses (embedded mode has no Redis).
+        ...(queueConnection(t.config, 'worker') as { connection: RedisOptions; prefix: string }),
         concurrency: ELSEWHERE.concurrency,
         name: `${ELSEWHERE.pid}:${ELSEWHERE.startedAt}:${ELSEWHERE.concurrency}:${ELSEWHERE.hostname}`,
         metrics: { maxDataPoints: 60 },
@@ -269,43 +269,49 @@ describe("queue monitoring: GitLab's Sidekiq metrics API, the queue dashboard, r
       expect((await t.http().get('/api/v4/user').set('PRIVATE-TOKEN', 'not-a-token')).status).toBe(401);
     });
 
-    it('reports a projection rebuild’s progress while it runs', async () => {
-      const idle = (await scrape('127.0.0.1')).body;
-      expect(sample(idle, 'lode_projection_rebuild_running')).toBe(0);
-      expect(sample(idle, 'lode_projection_rebuild_events_done')).toBe(0);
-      expect(sample(idle, 'lode_projection_rebuild_events_total')).toBe(0);
-      const [{ count }] = await t.db.query<{ count: string }[]>(`select count(*)::int as count from events`);
-      // A projector that holds the rebuild at its first UserCreated event until told.
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let reached = false;
-      t.app.get(ProjectionRegistry).register({
-        name: 'queue-monitoring-test-gate',
-        tables: [],
-        eventTypes: ['UserCreated'],
-        apply: async () => {
-          reached = true;
-          await held;
-        },
-      });
-      const progress: number[] = [];
-      const rebuild = t.app.get(ProjectionRebuilder).rebuild((p) => progress.push(p.done));
-      try {
-        await eventually(() => reached, 10_000);
-        const during = (await scrape('127.0.0.1')).body;
-        expect(sample(during, 'lode_projection_rebuild_running')).toBe(1);
-        expect(sample(during, 'lode_projection_rebuild_events_done')).toBe(0);
-        expect(sample(during, 'lode_projection_rebuild_events_total')).toBe(Number(count));
-      } finally {
-        release();
-      }
-      expect((await rebuild).done).toBe(Number(count));
-      expect(progress).toEqual([0, Number(count)]);
-      const after = (await scrape('127.0.0.1')).body;
-      expect(sample(after, 'lode_projection_rebuild_running')).toBe(0);
-      expect(sample(after, 'lode_projection_rebuild_events_total')).toBe(0);
-      // The read models came back whole.
-      expect((await t.http().get('/api/v4/user').set('PRIVATE-TOKEN', user.token)).body.id).toBe(user.id);
-    }, 30_000);
+    // Read from pg_stat_activity, beside the rebuild's transaction: the embedded database's one session
+    // is that transaction's until it ends, so nothing can be read meanwhile (README says so).
+    (EMBEDDED ? it.skip : it)(
+      'reports a projection rebuild’s progress while it runs',
+      async () => {
+        const idle = (await scrape('127.0.0.1')).body;
+        expect(sample(idle, 'lode_projection_rebuild_running')).toBe(0);
+        expect(sample(idle, 'lode_projection_rebuild_events_done')).toBe(0);
+        expect(sample(idle, 'lode_projection_rebuild_events_total')).toBe(0);
+        const [{ count }] = await t.db.query<{ count: string }[]>(`select count(*)::int as count from events`);
+        // A projector that holds the rebuild at its first UserCreated event until told.
+        let release!: () => void;
+        const held = new Promise<void>((r) => (release = r));
+        let reached = false;
+        t.app.get(ProjectionRegistry).register({
+          name: 'queue-monitoring-test-gate',
+          tables: [],
+          eventTypes: ['UserCreated'],
+          apply: async () => {
+            reached = true;
+            await held;
+          },
+        });
+        const progress: number[] = [];
+        const rebuild = t.app.get(ProjectionRebuilder).rebuild((p) => progress.push(p.done));
+        try {
+          await eventually(() => reached, 10_000);
+          const during = (await scrape('127.0.0.1')).body;
+          expect(sample(during, 'lode_projection_rebuild_running')).toBe(1);
+          expect(sample(during, 'lode_projection_rebuild_events_done')).toBe(0);
+          expect(sample(during, 'lode_projection_rebuild_events_total')).toBe(Number(count));
+        } finally {
+          release();
+        }
+        expect((await rebuild).done).toBe(Number(count));
+        expect(progress).toEqual([0, Number(count)]);
+        const after = (await scrape('127.0.0.1')).body;
+        expect(sample(after, 'lode_projection_rebuild_running')).toBe(0);
+        expect(sample(after, 'lode_projection_rebuild_events_total')).toBe(0);
+        // The read models came back whole.
+        expect((await t.http().get('/api/v4/user').set('PRIVATE-TOKEN', user.token)).body.id).toBe(user.id);
+      },
+      30_000,
+    );
   });
 });
