@@ -65,7 +65,7 @@ export { CurrentActor, Authenticated, AdminOnly, ACCESS_KEY, type RouteAccess } 
 export { RouteIntPipe, intParam, NO_SUCH_ID } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt, MAX_INT } from './http/transforms';
 export { sendJson } from './http/json-response';
-export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
+export { VersionController, GITLAB_API_VERSION, buildRevision } from './http/version.controller';
 export {
   checkCustomAttribute,
   holdsCustomAttribute,
