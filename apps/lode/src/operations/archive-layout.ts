@@ -7,7 +7,8 @@ import { dirname, join } from 'node:path';
  *   lode-backup.json                          the header: format, Lode's version, creation time, migrations
  *   database/<table>/<n>.ndjson.gz            the table's rows, one `row_to_json` a line, in batches
  *   database/sequences.json                   every sequence's value and is_called
- *   repositories/<path under the data dir>.bundle   `git bundle create --all` of a repository with refs
+ *   repositories/@hashed/ab/cd/<sha256>.git.bundle   `git bundle create --all` of a repository with refs, at its
+ *                                             path under the data directory
  *   data/<path under the data dir>            uploads and avatars; with secrets also ssh/, secret.key,
  *                                             initial_root_token
  *   manifest.json                             last: counts, every repository's HEAD and config, every

@@ -364,7 +364,7 @@ async function dumpRepository(
     const { stream, done } = bundleRepository(path);
     const refs = new BundleRefCounter();
     try {
-      const written = await tar.addStream(`repositories/${rel}.bundle`, refs.count(stream), { mtime });
+      const written = await tar.addStream(`${rel}.bundle`, refs.count(stream), { mtime });
       await done;
       dump.bundle = record(written);
       dump.refs = refs.refs;

@@ -257,10 +257,15 @@ export class TarReader {
           throw new ArchiveDamaged(`the archive ends at byte ${size}, inside its entries: it was cut short`);
         await readExactly(file, block, position);
         if (block.every((b) => b === 0)) break;
-        if (!checksumOk(block))
-          throw new ArchiveDamaged(`the tar header at byte ${position} is damaged (its checksum does not match)`);
+        const what = position === 0 ? 'this is not a tar archive' : `the tar header at byte ${position} is damaged`;
+        let entrySize: number;
+        try {
+          if (!checksumOk(block)) throw new ArchiveDamaged(`${what} (its checksum does not match)`);
+          entrySize = parseOctal(block, 124, 12);
+        } catch (err) {
+          throw err instanceof ArchiveDamaged && err.message.startsWith(what) ? err : new ArchiveDamaged(what);
+        }
         const type = String.fromCharCode(block[156] || 0x30);
-        const entrySize = parseOctal(block, 124, 12);
         const offset = position + BLOCK;
         if (offset + entrySize > size)
           throw new ArchiveDamaged(`the archive ends at byte ${size}, inside an entry: it was cut short`);
