@@ -19,7 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { backup, describeBackup, restore, RestoreRefused, type BackupSummary } from '../../apps/lode/src/operations';
-import { TarReader, type TarEntry } from '../../apps/lode/src/operations/tar';
+import { TarReader, TarWriter, type TarEntry } from '../../apps/lode/src/operations/tar';
+import { MIGRATIONS } from '../../apps/lode/src/lode.module';
+import { runMigrations } from '@app/platform';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { dropDatabase, eventually, freePort, startTestApp, testConfig, type TestApp } from '../support/test-app';
@@ -496,6 +498,67 @@ describe('backup and restore', () => {
     expect(existsSync(join(config.dataDir, 'secret.key'))).toBe(false);
   });
 
+  it('refuses an archive of a newer Lode (a migration or a format it does not know) and one that writes outside its place', async () => {
+    const cases: [string, (header: Json, manifest: Json) => void, RegExp][] = [
+      [
+        'a newer migration',
+        (header, manifest) => {
+          for (const doc of [header, manifest])
+            (doc.migrations as unknown[]).push({ timestamp: 1999999999999, name: 'Future1999999999999' });
+        },
+        /comes from a newer Lode: .* 1 migration\(s\) this Lode does not know \(Future1999999999999\)/,
+      ],
+      ['a newer format', (header) => void (header.format = 2), /format 2, which this Lode \(format 1\) cannot read/],
+      [
+        'a file outside uploads',
+        (_header, manifest) => {
+          const files = manifest.files as { path: string; entry: string }[];
+          files[0].path = 'hooks/pre-receive';
+          files[0].entry = 'data/hooks/pre-receive';
+        },
+        /a file Lode does not restore: hooks\/pre-receive/,
+      ],
+      [
+        'a repository elsewhere',
+        (_header, manifest) =>
+          void ((manifest.repositories as { path: string }[])[0].path = 'repositories/../../x.git'),
+        /odd repository path/,
+      ],
+    ];
+    for (const [label, change, message] of cases) {
+      const changed = join(tmp.make(), 'changed.tar');
+      await rewriteArchive(archive, changed, change);
+      const config = testConfig();
+      config.dataDir = tmp.make();
+      databases.push(config.databaseUrl);
+      const attempt = restore({ config, from: changed });
+      await expect(attempt.catch((err: Error) => `${label}: ${err.message}`)).resolves.toMatch(message);
+      // Refused before anything was made: not even the database.
+      await expect(sql(config.databaseUrl, 'select 1')).rejects.toThrow(/does not exist/);
+    }
+  });
+
+  it('restores an archive of an older Lode at its level; the newer migrations run at the next start', async () => {
+    const older = testConfig();
+    older.dataDir = tmp.make();
+    databases.push(older.databaseUrl);
+    await runMigrations(older, MIGRATIONS.slice(0, -1));
+    const made = await backup({ config: older, to: tmp.make() });
+    expect(made.database.migrationLevel).not.toBe(null);
+
+    const config = testConfig();
+    config.dataDir = tmp.make();
+    databases.push(config.databaseUrl);
+    const restored = await restore({ config, from: made.file });
+    expect(restored.pendingMigrations).toHaveLength(1);
+    expect(restored.notes.join('\n')).toMatch(/1 migration\(s\) the archive predates; they run at the next start/);
+    const level = await sql<{ name: string }>(config.databaseUrl, 'select name from schema_migrations order by id');
+    expect(level.map((m) => m.name)).not.toContain(restored.pendingMigrations[0]);
+    expect(level).toHaveLength(MIGRATIONS.length - 1);
+    await runMigrations(config, MIGRATIONS);
+    expect(await sql(config.databaseUrl, 'select name from schema_migrations')).toHaveLength(MIGRATIONS.length);
+  });
+
   it('takes a consistent snapshot while writes run: every stream contiguous, every read model row with its events', async () => {
     let writing = true;
     let writes = 0;
@@ -551,6 +614,23 @@ describe('backup and restore', () => {
     expect(stepsDuring).toBeGreaterThan(0);
   }, 120_000);
 });
+
+type Json = Record<string, unknown>;
+
+/** A copy of `from` whose header and manifest `change` edited (the manifest's record of the header follows). */
+async function rewriteArchive(from: string, to: string, change: (header: Json, manifest: Json) => void): Promise<void> {
+  const reader = await TarReader.open(from);
+  const header = JSON.parse((await reader.read(reader.entries[0])).toString()) as Json;
+  const manifest = JSON.parse((await reader.read(reader.entries.at(-1)!)).toString()) as Json;
+  change(header, manifest);
+  const writer = await TarWriter.create(to);
+  const headerEntry = await writer.addBuffer('lode-backup.json', Buffer.from(JSON.stringify(header)));
+  (manifest.entries as Json)['lode-backup.json'] = { size: headerEntry.size, sha256: headerEntry.sha256 };
+  for (const entry of reader.entries.slice(1, -1)) await writer.addBuffer(entry.name, await reader.read(entry));
+  await writer.addBuffer('manifest.json', Buffer.from(JSON.stringify(manifest)));
+  await writer.finish();
+  await reader.close();
+}
 
 /** Cuts the archive before `entry` and ends it there properly: a complete tar without the rest. */
 function endBefore(file: string, entry: TarEntry): void {

@@ -15,6 +15,7 @@ import {
   BACKUP_FORMAT,
   HEADER_ENTRY,
   MANIFEST_ENTRY,
+  SECRET_PATHS,
   SEQUENCES_ENTRY,
   type BackupHeader,
   type BackupManifest,
@@ -195,8 +196,29 @@ async function readManifest(archive: TarReader): Promise<{ header: BackupHeader;
     if (!entry || entry.size !== size)
       throw new RestoreRefused(`the archive is damaged: ${name} is ${entry ? 'of another size' : 'missing'}`);
   }
+  validatePaths(manifest);
   return { header, manifest };
 }
+
+/**
+ * What the archive may write, checked before anything is: repositories only at hashed-storage paths,
+ * files only under `uploads/` and, as secrets, only the host keys, the key file and the root token
+ * file. Nothing else of the data directory (the hooks git runs, above all) comes from an archive.
+ */
+function validatePaths(manifest: BackupManifest): void {
+  for (const repo of manifest.repositories)
+    if (!REPOSITORY_PATH.test(repo.path))
+      throw new RestoreRefused(`the archive names an odd repository path: ${repo.path}`);
+  for (const file of manifest.files) {
+    const allowed = file.secret
+      ? SECRET_PATHS.includes(file.path) || /^ssh\/[^/]+$/.test(file.path)
+      : file.path.startsWith('uploads/') && !file.path.split('/').includes('..');
+    if (!allowed || file.entry !== `data/${file.path}`)
+      throw new RestoreRefused(`the archive names a file Lode does not restore: ${file.path}`);
+  }
+}
+
+const REPOSITORY_PATH = /^repositories\/@hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git$/;
 
 function parseJson<T>(data: Buffer, name: string): T {
   try {
@@ -400,8 +422,6 @@ async function restoreRepositories(
     for (const [index, repo] of manifest.repositories.entries()) {
       progress?.({ phase: 'repositories', done: index, total, item: repo.path });
       const target = inside(config.dataDir, repo.path);
-      if (!/^repositories\/@hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}\.git$/.test(repo.path))
-        throw new RestoreRefused(`the archive names an odd repository path: ${repo.path}`);
       let bundle: string | undefined;
       if (repo.bundle) {
         bundle = join(staging, 'repository.bundle');
