@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
+import { registerBackupCommands } from './cli/backup';
 import { registerCheckCommand } from './cli/check';
 import { EXIT, failureOf, type ExitCode } from './cli/exit-codes';
 import { registerHookCommands } from './cli/hooks';
@@ -18,7 +19,9 @@ import { registerUserCommands } from './cli/users';
  */
 function program(run: LodeRun): Command {
   const lode = new Command('lode')
-    .description("Lode's administration: users and tokens, read models, consistency checks, jobs, hooks")
+    .description(
+      "Lode's administration: users and tokens, read models, consistency checks, jobs, hooks, backup and restore",
+    )
     .addHelpText(
       'after',
       '\nSettings come from the environment, as for the server (DATABASE_URL, REDIS_URL, LODE_DATA_DIR, ...).\n' +
@@ -35,6 +38,7 @@ function program(run: LodeRun): Command {
   registerJobCommands(lode, run);
   registerOutboxCommands(lode, run);
   registerHookCommands(lode, run);
+  registerBackupCommands(lode, run);
   return lode;
 }
 

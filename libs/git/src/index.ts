@@ -51,3 +51,10 @@ export { archiveEtag, archiveExtension } from './archive-store';
 export { repositoryPath } from './git-cli';
 /** What the git port's processes are doing (running processes, the cat-file pool), for the metrics. */
 export { GitProcessGauges } from './process-gauges';
+/** A repository's bundle, HEAD and config for a backup, and its restore from them. */
+export {
+  bundleRepository,
+  describeRepository,
+  restoreRepository,
+  type RepositoryDescription,
+} from './repository-backup';

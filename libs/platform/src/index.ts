@@ -13,6 +13,7 @@ export {
   type ConfiguredMigration,
   type DatabaseHandle,
 } from './database/database';
+export { EmbeddedPostgres } from './database/embedded-postgres';
 export { DatabaseWatch, databaseGate, isDatabaseUnavailable } from './database/database-watch';
 export { DependencyProbe } from './dependency-probe';
 export { execute, firstRow, oneRow, rows, type Sql } from './database/sql';
@@ -100,7 +101,7 @@ export {
 export { RouteIntPipe, intParam, NO_SUCH_ID } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt, MAX_INT } from './http/transforms';
 export { sendJson } from './http/json-response';
-export { VersionController, GITLAB_API_VERSION } from './http/version.controller';
+export { VersionController, GITLAB_API_VERSION, buildRevision } from './http/version.controller';
 export { WorkerHealthServer } from './http/worker-health-server';
 export {
   checkCustomAttribute,

@@ -11,6 +11,13 @@ export class LodeRun {
 
   constructor(private readonly open: () => Promise<Lode>) {}
 
+  /** A commander action that opens what it needs itself (backup, restore): keeps the code `work` answers. */
+  withConfig<A extends unknown[]>(work: (...args: A) => Promise<ExitCode | void>): (...args: A) => Promise<void> {
+    return async (...args: A) => {
+      this.exitCode = (await work(...args)) ?? EXIT.ok;
+    };
+  }
+
   /** A commander action that runs `work` on an open Lode, closes it, and keeps the code `work` answers. */
   withLode<A extends unknown[]>(
     work: (lode: Lode, ...args: A) => Promise<ExitCode | void>,

@@ -10,7 +10,7 @@ import {
 } from '@app/platform';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { INestApplicationContext } from '@nestjs/common';
+import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import { LodeModule, MIGRATIONS } from '../lode.module';
@@ -36,6 +36,8 @@ export function cliConfig(env: NodeJS.ProcessEnv = process.env): LodeConfig {
   }
   config.logLevel = 'warn';
   Logs.configure(config.logLevel, config.logFormat, 'stderr');
+  // Nest's static Logger too (migrations, the embedded database): warnings and errors, to stderr, redacted.
+  Logger.overrideLogger(new RedactingLogger(['error', 'warn']));
   return config;
 }
 
@@ -71,10 +73,11 @@ export async function openLode(config: LodeConfig): Promise<Lode> {
 /**
  * The database the command line works on. In embedded mode (no DATABASE_URL) that is the one a
  * running Lode serves on its socket, or, with Lode stopped, the data directory opened here; a data
- * directory without one is refused rather than given a new empty database.
+ * directory without one is refused rather than given a new empty database (unless `create`: a
+ * restore into an empty installation).
  */
-export async function openDatabase(config: LodeConfig): Promise<DatabaseHandle> {
-  if (config.embeddedDatabase) {
+export async function openDatabase(config: LodeConfig, options: { create?: boolean } = {}): Promise<DatabaseHandle> {
+  if (config.embeddedDatabase && !options.create) {
     const { data } = embeddedPaths(config.dataDir);
     if (!existsSync(join(data, 'PG_VERSION')))
       throw new DatabaseUnusable(
@@ -92,7 +95,7 @@ export async function openDatabase(config: LodeConfig): Promise<DatabaseHandle> 
 export const redactedUrl = describeDatabaseUrl;
 
 /** Connects once and looks for Lode's migration table; throws DatabaseUnusable with what is wrong. */
-async function requireLodeDatabase(databaseUrl: string): Promise<void> {
+export async function requireLodeDatabase(databaseUrl: string): Promise<void> {
   const shown = redactedUrl(databaseUrl);
   const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
   client.on('error', () => undefined);
