@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { TcpProxy } from '../support/tcp-proxy';
-import { eventually, startTestApp, TEST_PG, type TestApp } from '../support/test-app';
+import { eventually, startTestApp, TEST_PG, type TestApp, describeOnServers } from '../support/test-app';
 
 /**
  * PostgreSQL behind a proxy whose network the test silences (no reset, no refusal: packets simply
  * stop, as in a partition). Requests must not hang on it: 503 with Retry-After in GitLab's body
  * within about two seconds, and normal answers again once the network returns, without a restart.
  */
-describe('a PostgreSQL that stops answering', () => {
+describeOnServers('a PostgreSQL that stops answering', () => {
   let t: TestApp;
   let proxy: TcpProxy;
 

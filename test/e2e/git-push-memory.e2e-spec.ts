@@ -6,7 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repositoryPath } from '@app/git';
 import { gitOk, tempDirs } from '../support/git';
-import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } from '../support/test-app';
+import {
+  clearRedis,
+  dropDatabase,
+  eventually,
+  freePort,
+  TEST_PG,
+  TEST_REDIS,
+  describeOnServers,
+} from '../support/test-app';
 
 const ROOT = process.cwd();
 const MAIN = join(ROOT, 'dist/apps/lode/src/main.js');
@@ -28,7 +36,8 @@ const peakKb = (pid: number) => parseInt(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`
  * The built server as a real process, so its memory is its own: a push of a 150 MB file must not
  * raise its peak resident memory by anything like 150 MB (the pack is streamed to git, never held).
  */
-describe(`a ${PACK_MB} MB push streams through the server`, () => {
+// A server process started with DATABASE_URL and REDIS_URL: the embedded run adds nothing to it.
+describeOnServers(`a ${PACK_MB} MB push streams through the server`, () => {
   const id = randomBytes(5).toString('hex');
   const url = new URL(TEST_PG);
   url.pathname = `/lode_mem_${id}`;

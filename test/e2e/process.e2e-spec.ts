@@ -9,7 +9,15 @@ import { repositoryPath } from '@app/git';
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { git, gitOk } from '../support/git';
-import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } from '../support/test-app';
+import {
+  clearRedis,
+  dropDatabase,
+  eventually,
+  freePort,
+  TEST_PG,
+  TEST_REDIS,
+  describeOnServers,
+} from '../support/test-app';
 
 /**
  * What `npm start` and the admin command line do, run as real processes from the built dist/:
@@ -19,7 +27,8 @@ const ROOT = process.cwd();
 const MAIN = join(ROOT, 'dist/apps/lode/src/main.js');
 const CLI = join(ROOT, 'dist/apps/lode/src/cli.js');
 
-describe('processes: npm start and the admin command line', () => {
+// Processes started with DATABASE_URL and REDIS_URL; embedded-process.e2e-spec.ts starts them without.
+describeOnServers('processes: npm start and the admin command line', () => {
   const id = randomBytes(5).toString('hex');
   const url = new URL(TEST_PG);
   url.pathname = `/lode_proc_${id}`;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { OwnRedis } from '../support/redis-server';
 import { createUser } from '../support/seed';
-import { dropDatabase, eventually, startTestApp, type TestApp } from '../support/test-app';
+import { dropDatabase, eventually, startTestApp, type TestApp, describeOnServers } from '../support/test-app';
 
 const QUEUES = ['git', 'webhooks', 'maintenance', 'groups'];
 
@@ -16,7 +16,7 @@ const QUEUES = ['git', 'webhooks', 'maintenance', 'groups'];
  * killed with jobs queued and started again empty. Every job the outbox had handed over runs all
  * the same: a push's webhook deliveries, a fork's copy, a housekeeping run (whose lease then ends).
  */
-describe('a Redis that loses its data', () => {
+describeOnServers('a Redis that loses its data', () => {
   const redis = new OwnRedis();
   const tmp = tempDirs();
   let receiver: Server;
