@@ -4,6 +4,7 @@ import { LodeConfig } from './config/lode-config';
 import { EventStore } from './event-store/event-store';
 import { PgEventStore } from './event-store/pg-event-store';
 import { DatabaseWatch } from './database/database-watch';
+import { EmbeddedTransactionRouting } from './database/transaction-scope';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
 import { MetricsController } from './http/metrics.controller';
@@ -47,6 +48,7 @@ export class PlatformModule {
         ProjectionStatus,
         DependencyProbe,
         DatabaseWatch,
+        EmbeddedTransactionRouting,
         JobKinds,
         QueueHandles,
         QueueStats,

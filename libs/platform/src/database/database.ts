@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, DataSourceOptions, type MigrationInterface } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
-import { EmbeddedPostgres } from './embedded-postgres';
+import { EmbeddedPostgres, SESSION_WAIT_MS } from './embedded-postgres';
 
 /**
  * A migration that needs the configuration (the data directory, the secret key): TypeORM builds
@@ -89,13 +89,22 @@ function poolOptions(config: LodeConfig): Record<string, unknown> {
   const statement = config.dbStatementTimeoutMs;
   return {
     max: 20,
-    connectionTimeoutMillis: config.dbConnectTimeoutMs,
+    connectionTimeoutMillis: connectTimeoutMs(config),
     application_name: `lode-${config.role}`,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
     ...(statement > 0 ? { statement_timeout: statement, query_timeout: statement + 1000 } : {}),
     idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
   };
+}
+
+/**
+ * How long taking a connection may wait. On the embedded database a new connection's start-up waits
+ * for the one session like any statement (a long transaction holds it), which is no outage: the
+ * wait is as long as a statement's wait for the session.
+ */
+export function connectTimeoutMs(config: LodeConfig): number {
+  return config.embeddedDatabase ? Math.max(config.dbConnectTimeoutMs, SESSION_WAIT_MS) : config.dbConnectTimeoutMs;
 }
 
 /** No transaction of Lode's waits on its client for long; one idle this long lost its client. */

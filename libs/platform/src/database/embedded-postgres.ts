@@ -10,7 +10,7 @@ const CANCEL_REQUEST = 80877102;
 const PROTOCOL_3 = 196608;
 
 /** The longest a connection waits for the session before its statement fails (55P03, lock_not_available). */
-const SESSION_WAIT_MS = 30_000;
+export const SESSION_WAIT_MS = 30_000;
 
 /** A Unix socket's path is limited to 107 bytes on Linux. */
 const MAX_SOCKET_PATH = 107;

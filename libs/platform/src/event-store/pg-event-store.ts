@@ -1,8 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { RequestContexts } from '../context';
 import { oneRow, rows } from '../database/sql';
+import { currentTransaction, inTransactionScope } from '../database/transaction-scope';
 import { Conflict } from '../errors';
 import { Metrics } from '../metrics/metrics';
 import { INVALIDATION_CHANNEL, Invalidations } from '../outbox/invalidations';
@@ -128,9 +128,6 @@ class PgUnitOfWork implements UnitOfWork {
 export class PgEventStore extends EventStore {
   private readonly logger = new Logger('EventStore');
 
-  /** The connection of the unit of work the caller runs in, if any. */
-  private readonly inTransaction = new AsyncLocalStorage<EntityManager>();
-
   constructor(
     private readonly dataSource: DataSource,
     private readonly projections: ProjectionRegistry,
@@ -150,7 +147,7 @@ export class PgEventStore extends EventStore {
         const started = process.hrtime.bigint();
         const result = await this.dataSource.transaction(async (db) => {
           const uow = new PgUnitOfWork(db, meta, this.projections, this.routes, this.invalidations);
-          const result = await this.inTransaction.run(db, () => work(uow));
+          const result = await inTransactionScope(db, () => work(uow));
           // Delivered at commit: wakes the outbox relay without waiting for its poll.
           if (uow.outboxWritten) await db.query(`select pg_notify($1, '')`, [OUTBOX_CHANNEL]);
           // Delivered at commit to every process's cache (this one's too, which is harmless).
@@ -178,7 +175,7 @@ export class PgEventStore extends EventStore {
     if (!/^[a-z_]+$/.test(sequence)) throw new Error(`bad sequence name ${sequence}`);
     // Inside a unit of work, on its own connection: a sequence ignores the transaction anyway, and the
     // embedded database's one session would otherwise wait for this very transaction to end.
-    const db = this.inTransaction.getStore() ?? this.dataSource;
+    const db = currentTransaction() ?? this.dataSource;
     const { id } = await oneRow<{ id: string }>(db, `select nextval('${sequence}') as id`);
     return Number(id);
   }

@@ -7,6 +7,7 @@ import {
   type RedisOptions,
 } from 'bullmq';
 import { LodeConfig } from '../config/lode-config';
+import { connectTimeoutMs } from '../database/database';
 
 /** BullMQ's tables and functions live in this schema of Lode's database when there is no Redis. */
 export const QUEUE_SCHEMA = 'bullmq';
@@ -45,7 +46,7 @@ function postgresOptions(config: LodeConfig): PostgresPoolConfig {
     schema: QUEUE_SCHEMA,
     migrate: true,
     max: 4,
-    connectionTimeoutMillis: config.dbConnectTimeoutMs,
+    connectionTimeoutMillis: connectTimeoutMs(config),
     application_name: `lode-${config.role}-queue`,
   };
 }
