@@ -706,7 +706,7 @@ describe('authentication and authorisation', () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'name is missing' });
 
-      // SPEC.md marks scopes required, so a missing one is a parameter error.
+      // GitLab's API documentation marks scopes required, so a missing one is a parameter error.
       res = await post({ name: 'x' });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'scopes is missing' });

@@ -287,7 +287,7 @@ describe('credentials', () => {
   });
 
   describe('GPG keys', () => {
-    it('adds a key, answering an array that holds it (SPEC.md)', async () => {
+    it("adds a key, answering an array that holds it (GitLab's API documentation)", async () => {
       const { publicKey } = await gpgKey('alice@example.com');
       const res = await as(alice.token).post('/user/gpg_keys', { key: `\n${publicKey}\n\n` });
       expect(res.status).toBe(201);

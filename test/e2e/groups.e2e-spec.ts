@@ -735,7 +735,8 @@ describe('groups API', () => {
       });
       expect(res.status).toBe(200);
       expectShape({ ...res.body, shared_projects: [] }, 'group-detail');
-      // SPEC.md: shared_projects appears in the single-group answer only (GitLab's code sends the whole GroupDetail).
+      // GitLab's API documentation: shared_projects appears in the single-group answer only (GitLab's code
+      // sends the whole GroupDetail).
       expect(res.body).not.toHaveProperty('shared_projects');
       expect(res.body).toMatchObject({
         id: group.id,

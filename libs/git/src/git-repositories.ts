@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 
 /*
- * The one door to git (ARCHITECTURE.md, "Repositories"): every git operation Lode does goes through
+ * The one door to git (docs/architecture.md, Layers): every git operation Lode does goes through
  * `GitRepositories`, which names a repository by its project (`RepoRef`) and knows where
  * `$LODE_DATA_DIR` keeps it, so no caller builds a path. `undefined` or an empty answer means "not
  * there", which the controllers turn into GitLab's 404s.
@@ -10,7 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 
 /**
  * A project's repository. An object rather than the bare id so that a storage name (GitLab's
- * `repository_storage`, ARCHITECTURE.md "Beyond one machine") can join it without touching callers.
+ * `repository_storage`) can join it without touching callers.
  */
 export interface RepoRef {
   readonly projectId: number;

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 /*
- * The layout of a Lode backup: one tar file (README-SECTION.md describes it for people).
+ * The layout of a Lode backup: one tar file (README.md, Backup and restore, describes it for people).
  *
  *   lode-backup.json                          the header: format, Lode's version, creation time, migrations
  *   database/<table>/<n>.ndjson.gz            the table's rows, one `row_to_json` a line, in batches

@@ -33,7 +33,7 @@ export function embeddedPaths(dataDir: string): { data: string; socketDir: strin
 }
 
 /**
- * Makes the configured database reachable at `config.databaseUrl` (ARCHITECTURE.md, embedded mode).
+ * Makes the configured database reachable at `config.databaseUrl` (docs/architecture.md, Embedded mode).
  * With DATABASE_URL set there is nothing to start. Without it, PGlite on `$LODE_DATA_DIR/pglite` is
  * served over a Unix socket in `$LODE_DATA_DIR/run`, or, when a running Lode already serves it (the
  * command line beside `npm start`), that server is used.
@@ -63,7 +63,7 @@ export function describeDatabaseUrl(databaseUrl: string): string {
 }
 
 /**
- * The one place that turns configuration into a database connection (ARCHITECTURE.md, embedded mode).
+ * The one place that turns configuration into a database connection (docs/architecture.md, Embedded mode).
  */
 export function dataSourceOptions(config: LodeConfig, migrations: Migrations = []): DataSourceOptions {
   return {

@@ -18,7 +18,7 @@ const MAX_SOCKET_PATH = 107;
 /**
  * PGlite (PostgreSQL compiled to WebAssembly, one session) served to this process and to the command
  * line over a Unix socket in PostgreSQL's own wire protocol, so `pg`, TypeORM, the event store and
- * BullMQ's PostgreSQL backend use their ordinary driver (ARCHITECTURE.md, embedded mode).
+ * BullMQ's PostgreSQL backend use their ordinary driver (docs/architecture.md, Embedded mode).
  *
  * PGlite has ONE session, and a pool opens many connections. `@electric-sql/pglite-socket` queues
  * single messages, which lets another connection's Parse land between a connection's Parse and its

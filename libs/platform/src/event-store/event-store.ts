@@ -14,7 +14,7 @@ export interface UnitOfWork {
   load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<S>;
 }
 
-/** The write side's port: PostgreSQL's `events` table behind it (see ARCHITECTURE.md). */
+/** The write side's port: PostgreSQL's `events` table behind it (docs/architecture.md, The event store). */
 export abstract class EventStore {
   /** Runs `work` in one transaction; a clash on a stream version re-runs it a few times, then 409. */
   abstract transact<T>(work: (uow: UnitOfWork) => Promise<T>, metadata?: EventMetadata): Promise<T>;

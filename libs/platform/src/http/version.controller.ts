@@ -7,8 +7,9 @@ import { Authenticated } from './current-actor.decorator';
 export const GITLAB_API_VERSION = '10.8.0';
 
 /**
- * The commit Lode was built from: `LODE_REVISION` (the image sets it), else read from the checkout's
- * `.git` by hand, so that only libs/git starts processes; `unknown` outside a checkout.
+ * The commit Lode was built from: `LODE_REVISION` when set (the Dockerfile does not set it, and the
+ * image has no `.git`: set it in the container's environment), else read from the checkout's `.git`
+ * by hand, so that only libs/git starts processes; `unknown` outside a checkout.
  */
 export function buildRevision(env: NodeJS.ProcessEnv = process.env, root = process.cwd()): string {
   if (env.LODE_REVISION) return env.LODE_REVISION;

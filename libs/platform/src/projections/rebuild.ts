@@ -27,8 +27,10 @@ export function rebuildProgressOf(applicationName: string): RebuildProgress | un
 
 /**
  * Empties every registered read model and replays all events in `global_position` order, in one
- * transaction: readers keep seeing the old tables until the new ones are complete, and writers wait.
- * Outbox routes are not run, so a rebuild never re-sends a webhook or re-runs a job.
+ * transaction. TRUNCATE holds ACCESS EXCLUSIVE locks on the read models until the commit, so readers
+ * wait as well as writers (on a PostgreSQL server, a request answers 503 past LODE_DB_STATEMENT_TIMEOUT_MS);
+ * no one ever sees a half-built table. Outbox routes are not run, so a rebuild never re-sends a webhook
+ * or re-runs a job.
  */
 @Injectable()
 export class ProjectionRebuilder {

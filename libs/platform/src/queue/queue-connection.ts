@@ -52,7 +52,7 @@ function postgresOptions(config: LodeConfig): PostgresPoolConfig {
 }
 
 /**
- * The one place that turns configuration into a queue connection (ARCHITECTURE.md, embedded mode):
+ * The one place that turns configuration into a queue connection (docs/architecture.md, Embedded mode):
  * what `BullModule.forRoot` and every Queue take. It also makes the backend the process-wide default,
  * since @nestjs/bullmq builds its Workers without naming one.
  */

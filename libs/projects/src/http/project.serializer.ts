@@ -113,7 +113,8 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
     only_allow_merge_if_pipeline_succeeds: p.only_allow_merge_if_pipeline_succeeds,
     request_access_enabled: p.request_access_enabled,
     only_allow_merge_if_all_discussions_are_resolved: p.only_allow_merge_if_all_discussions_are_resolved,
-    // SPEC.md: the response name has `requests`; the request field is `printing_merge_request_link_enabled`.
+    // GitLab's API documentation: the response name has `requests`; the request field is
+    // `printing_merge_request_link_enabled`.
     printing_merge_requests_link_enabled: p.printing_merge_request_link_enabled,
   });
   if (p.ns_kind === 'user' && p.owner_id !== null)

@@ -98,7 +98,8 @@ export class CredentialsController {
     return serializeSshKey(await this.users.sshKey(userId, keyId));
   }
 
-  // GPG keys. SPEC.md answers a created key inside an array; GitLab 10.x's code sent the bare object.
+  // GPG keys. GitLab's API documentation answers a created key inside an array; GitLab 10.x's code sent
+  // the bare object.
 
   @Get('user/gpg_keys')
   @Authenticated()
