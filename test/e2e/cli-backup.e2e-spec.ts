@@ -126,7 +126,7 @@ describe('lode backup, restore and migrate-embedded', () => {
       await restored?.close();
       await source.close();
     }
-  });
+  }, 120_000);
 
   it('moves an embedded instance into PostgreSQL with migrate-embedded, which refuses while Lode runs or the target holds a Lode', async () => {
     // An embedded Lode, whatever mode this run is in.
@@ -201,7 +201,7 @@ describe('lode backup, restore and migrate-embedded', () => {
         dirs.removeAll();
       }
     }
-  });
+  }, 120_000);
 
   it('refuses migrate-embedded without an embedded database in the data directory', async () => {
     const empty = dirs.make();

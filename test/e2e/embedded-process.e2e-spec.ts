@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EmbeddedPostgres } from '@app/platform';
 import { gitOk, tempDirs } from '../support/git';
 import { eventually, freePort } from '../support/test-app';
 
@@ -162,5 +163,21 @@ describe('npm start with nothing installed (embedded mode)', () => {
     expect((await (await api(`/projects/${project.id}`, token)).json()).path_with_namespace).toBe(
       project.path_with_namespace,
     );
+  }, 120_000);
+
+  it('refuses to start while another process (a command line) has the stopped instance open', async () => {
+    await stop(children.at(-1)!);
+    // What `lode` does with Lode stopped: serves the files itself until it ends.
+    const held = await EmbeddedPostgres.start(join(dataDir, 'pglite'), join(dataDir, 'run'));
+    try {
+      const child = start();
+      const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+      expect(code).toBe(1);
+      expect(child.output()).toContain(
+        `another process (a lode command?) has the embedded database in ${join(dataDir, 'pglite')} open`,
+      );
+    } finally {
+      await held.stop();
+    }
   }, 120_000);
 });

@@ -25,6 +25,12 @@ async function bootstrap(): Promise<void> {
   Logger.overrideLogger(new RedactingLogger(logLevels(config.logLevel)));
   const logger = new Logger('Lode');
   const database = await startDatabase(config);
+  if (database.mode === 'embedded-shared')
+    // A command line has the stopped instance's files open: serving through it would lose the
+    // database the moment the command ends.
+    throw new Error(
+      `another process (a lode command?) has the embedded database in ${database.location} open; wait for it to end, then start Lode`,
+    );
   logger.log(startupMode(config, database));
   await runMigrations(config, MIGRATIONS);
   const app = config.runsApi

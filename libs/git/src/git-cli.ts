@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CommandFailed, runCommand } from './command-runner';
 
@@ -99,39 +100,36 @@ async function newestChange(path: string): Promise<number> {
  */
 export async function removeStaleTemporaries(dataDir: string, quietMs: number): Promise<string[]> {
   const removed: string[] = [];
+  for await (const { dir, entry } of hashedEntries(dataDir)) {
+    if (!entry.isDirectory() || !TEMPORARY.test(entry.name)) continue;
+    const path = join(dir, entry.name);
+    const changed = await newestChange(path).catch(() => undefined);
+    if (changed === undefined || Date.now() - changed < quietMs) continue;
+    await rm(path, { recursive: true, force: true });
+    removed.push(path);
+  }
+  return removed;
+}
+
+/** Every entry of the storage's `@hashed/ab/cd` directories, with the directory it is in. */
+async function* hashedEntries(dataDir: string): AsyncGenerator<{ dir: string; entry: Dirent }> {
   const root = join(dataDir, 'repositories', '@hashed');
-  const list = (dir: string) => readdir(dir, { withFileTypes: true }).catch(() => []);
+  const list = (dir: string) => readdir(dir, { withFileTypes: true }).catch(() => [] as Dirent[]);
   for (const a of await list(root)) {
     if (!a.isDirectory()) continue;
     for (const b of await list(join(root, a.name))) {
       if (!b.isDirectory()) continue;
       const dir = join(root, a.name, b.name);
-      for (const e of await list(dir)) {
-        if (!e.isDirectory() || !TEMPORARY.test(e.name)) continue;
-        const path = join(dir, e.name);
-        const changed = await newestChange(path).catch(() => undefined);
-        if (changed === undefined || Date.now() - changed < quietMs) continue;
-        await rm(path, { recursive: true, force: true });
-        removed.push(path);
-      }
+      for (const entry of await list(dir)) yield { dir, entry };
     }
   }
-  return removed;
 }
 
 /** Every bare repository under the storage (`@hashed/ab/cd/<hash>.git`), half-built ones left out. */
 export async function storedRepositories(dataDir: string): Promise<string[]> {
   const found: string[] = [];
-  const root = join(dataDir, 'repositories', '@hashed');
-  const list = (dir: string) => readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const a of await list(root)) {
-    if (!a.isDirectory()) continue;
-    for (const b of await list(join(root, a.name))) {
-      if (!b.isDirectory()) continue;
-      for (const e of await list(join(root, a.name, b.name)))
-        if (e.isDirectory() && e.name.endsWith('.git')) found.push(join(root, a.name, b.name, e.name));
-    }
-  }
+  for await (const { dir, entry } of hashedEntries(dataDir))
+    if (entry.isDirectory() && entry.name.endsWith('.git')) found.push(join(dir, entry.name));
   return found.sort();
 }
 

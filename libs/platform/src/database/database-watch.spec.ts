@@ -13,6 +13,7 @@ describe('isDatabaseUnavailable', () => {
       Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
       Object.assign(new Error('connection failure'), { code: '08006' }),
       Object.assign(new Error('sorry, too many clients already'), { code: '53300' }),
+      Object.assign(new Error('the embedded database was busy for 30 s'), { code: '55P03' }),
     ])
       expect([err.message, isDatabaseUnavailable(err)]).toEqual([err.message, true]);
   });

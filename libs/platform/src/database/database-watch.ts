@@ -126,8 +126,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = typeof e.code === 'string' ? e.code : '';
   const message = typeof e.message === 'string' ? e.message : '';
   // SQLSTATE class 08 (connection exception), 57P01-57P03 (shutting down, cannot connect now),
-  // 57014 (statement timeout), 53300 (too many connections).
-  if (/^08...$/.test(code) || /^57P0[123]$/.test(code) || code === '57014' || code === '53300') return true;
+  // 57014 (statement timeout), 53300 (too many connections), 55P03 (the embedded database's one
+  // session stayed busy past its wait: the same as a pool that had no connection to give).
+  if (/^08...$/.test(code) || /^57P0[123]$/.test(code) || ['57014', '53300', '55P03'].includes(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code)) return true;
   return /^(timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error)/.test(
     message,
