@@ -24,7 +24,15 @@ import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { runMigrations } from '@app/platform';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
-import { dropDatabase, eventually, freePort, startTestApp, testConfig, type TestApp } from '../support/test-app';
+import {
+  describeOnServers,
+  dropDatabase,
+  eventually,
+  freePort,
+  startTestApp,
+  testConfig,
+  type TestApp,
+} from '../support/test-app';
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
@@ -79,7 +87,8 @@ async function repositoryState(path: string): Promise<{ refs: string; head: stri
   };
 }
 
-describe('backup and restore', () => {
+// It makes its targets by database URL; cli-backup.e2e-spec.ts runs backup and restore in embedded mode.
+describeOnServers('backup and restore', () => {
   const tmp = tempDirs();
   let source: TestApp;
   let target: TestApp | undefined;
