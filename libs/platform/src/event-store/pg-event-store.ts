@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { RequestContexts } from '../context';
 import { oneRow, rows } from '../database/sql';
-import { currentTransaction, inTransactionScope } from '../database/transaction-scope';
+import { inTransactionScope } from '../database/transaction-scope';
 import { Conflict } from '../errors';
 import { Metrics } from '../metrics/metrics';
 import { INVALIDATION_CHANNEL, Invalidations } from '../outbox/invalidations';
@@ -173,10 +173,7 @@ export class PgEventStore extends EventStore {
 
   async nextId(sequence: string): Promise<number> {
     if (!/^[a-z_]+$/.test(sequence)) throw new Error(`bad sequence name ${sequence}`);
-    // Inside a unit of work, on its own connection: a sequence ignores the transaction anyway, and the
-    // embedded database's one session would otherwise wait for this very transaction to end.
-    const db = currentTransaction() ?? this.dataSource;
-    const { id } = await oneRow<{ id: string }>(db, `select nextval('${sequence}') as id`);
+    const { id } = await oneRow<{ id: string }>(this.dataSource, `select nextval('${sequence}') as id`);
     return Number(id);
   }
 
