@@ -3,6 +3,7 @@
 import { request } from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { GIT_WORKLOADS } from './git-workloads.mjs';
+import { GROWTH_WORKLOADS } from './growth-workloads.mjs';
 import { send } from './open-load.mjs';
 import { measureRebuild } from './rebuild.mjs';
 import { REPOSITORY_API_WORKLOADS } from './repository-api-workloads.mjs';
@@ -393,4 +394,5 @@ export const WORKLOADS = [
   // Last: REPO-WRITE adds a branch of API commits and a hook to the synthetic repository, which the
   // clone workloads above would otherwise carry.
   ...REPOSITORY_API_WORKLOADS,
+  ...GROWTH_WORKLOADS,
 ];

@@ -54,8 +54,8 @@ describe('pushes recorded as RepositoryPushed', () => {
 
   async function pushes(projectId: number): Promise<(PushedEvent & { metadata: Record<string, unknown> })[]> {
     const rows = await t.db.query(
-      `select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`,
-      [`project-${projectId}`],
+      `select data, metadata from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1 order by global_position`,
+      [projectId],
     );
     return rows.map((r: { data: PushedEvent; metadata: Record<string, unknown> }) => ({
       ...r.data,

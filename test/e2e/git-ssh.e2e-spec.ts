@@ -102,8 +102,9 @@ describe('git over SSH', () => {
   async function pushes(projectId: number) {
     const rows: { data: { userId: number; updates: { ref: string; before: string; after: string }[] } }[] =
       await t.db.query(
-        `select data from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`,
-        [`project-${projectId}`],
+        `select data from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1
+          order by global_position`,
+        [projectId],
       );
     return rows.map((r) => r.data);
   }

@@ -282,8 +282,8 @@ describeOnServers('processes: npm start and the admin command line', () => {
       const events = () =>
         db
           .query<{ data: { userId: number; updates: { ref: string; after: string }[] }; metadata: { origin: string } }>(
-            `select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed'`,
-            [`project-${project.id}`],
+            `select data, metadata from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1`,
+            [project.id],
           )
           .then((r) => r.rows);
       expect(await events()).toEqual([]);

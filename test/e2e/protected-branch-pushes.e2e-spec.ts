@@ -39,8 +39,8 @@ describe('protected branches on push', () => {
   const pushCount = async () =>
     (
       await t.db.query<{ n: number }[]>(
-        `select count(*)::int as n from events where stream_id = $1 and type = 'RepositoryPushed'`,
-        [`project-${project.id}`],
+        `select count(*)::int as n from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1`,
+        [project.id],
       )
     )[0].n;
 

@@ -38,8 +38,9 @@ describe('pushes recorded before git says ok', () => {
   }
   const pushed = async (projectId: number) =>
     t.db.query<{ data: { userId: number; updates: { ref: string; after: string }[] }; metadata: { origin: string } }[]>(
-      `select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`,
-      [`project-${projectId}`],
+      `select data, metadata from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1
+        order by global_position`,
+      [projectId],
     );
   const written = async (projectId: number) =>
     (

@@ -59,15 +59,16 @@ describe('repository ref writes', () => {
         data: { userId: number; updates: { ref: string; before: string; after: string }[] };
         metadata: { origin: string };
       }[]
-    >(`select data, metadata from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`, [
-      `project-${project.id}`,
-    ]);
+    >(
+      `select data, metadata from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1 order by global_position`,
+      [project.id],
+    );
   /** The push hooks' fan-out jobs written with the project's recorded pushes (webhookJobsRoute). */
   const fanOuts = async () =>
     (
       await t.db.query<{ count: number }[]>(
-        `select count(*)::int as count from outbox where queue = 'webhooks' and name = 'push-fanout' and job_id like $1`,
-        [`push-${project.id}-%`],
+        `select count(*)::int as count from outbox where queue = 'webhooks' and name = 'push-fanout' and (data->>'projectId')::int = $1`,
+        [project.id],
       )
     )[0].count;
   const commit = async (user: SeededUser, branch: string, path: string, content: string, start?: string) => {

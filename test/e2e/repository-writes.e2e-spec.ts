@@ -37,8 +37,8 @@ describe('repository writes', () => {
   };
   const pushes = async () =>
     t.db.query<{ data: { userId: number; updates: { ref: string; before: string; after: string }[] } }[]>(
-      `select data from events where stream_id = $1 and type = 'RepositoryPushed' order by stream_version`,
-      [`project-${project.id}`],
+      `select data from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1 order by global_position`,
+      [project.id],
     );
 
   beforeAll(async () => {

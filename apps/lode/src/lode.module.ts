@@ -12,6 +12,7 @@ import { GitModule } from '@app/git';
 import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
 import {
   HookDeliveries1763780000600,
+  DeliveriesOnOwnStreams1763780001900,
   HookSecrets1763780000700,
   Hooks1763780000500,
   HooksHttpModule,
@@ -24,6 +25,7 @@ import {
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProtectedBranches1763780001300,
+  PushesOnOwnStreams1763780001800,
   Releases1763780001600,
   ProjectsHttpModule,
   ProjectsModule,
@@ -59,6 +61,8 @@ export const MIGRATIONS = [
   PendingPushes1763780001500,
   Releases1763780001600,
   ThrottleCounters1763780001700,
+  PushesOnOwnStreams1763780001800,
+  DeliveriesOnOwnStreams1763780001900,
 ];
 
 export interface LodeParts {

@@ -3,6 +3,7 @@ export { HooksModule, HooksHttpModule, HooksWorkerModule } from './hooks.module'
 export { Hooks1763780000500 } from './migrations/1763780000500-hooks';
 export { HookDeliveries1763780000600 } from './migrations/1763780000600-hook-deliveries';
 export { HookSecrets1763780000700 } from './migrations/1763780000700-hook-secrets';
+export { DeliveriesOnOwnStreams1763780001900 } from './migrations/1763780001900-deliveries-on-own-streams';
 export { WEBHOOKS_QUEUE } from './webhooks/webhook-jobs';
 /** Hooks (their URL masked, never their token) and each hook's delivery log (URLs without credentials). */
 export { HookQueries, type HookRow, type DeliveryRow } from './queries/hook.queries';

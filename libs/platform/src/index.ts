@@ -22,6 +22,7 @@ export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-eve
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';
 export { EventStore1763780000000 } from './event-store/migrations/1763780000000-event-store';
 export { OutboxOutcomes1763780001400 } from './event-store/migrations/1763780001400-outbox-outcomes';
+export { relocateEvents } from './event-store/relocate-events';
 export { ThrottleCounters1763780001700 } from './throttle/migrations/1763780001700-throttle-counters';
 export { ProjectionRegistry, type Handled, type Projector } from './projections/projector';
 export {

@@ -75,3 +75,4 @@ export { ChangeTagRelease, RemoveTagRelease } from './commands/release.commands'
 export { ReleaseQueries } from './queries/release.queries';
 export { removeTagRelease, type TagRelease } from './domain/release';
 export { Releases1763780001600 } from './migrations/1763780001600-releases';
+export { PushesOnOwnStreams1763780001800 } from './migrations/1763780001800-pushes-on-own-streams';

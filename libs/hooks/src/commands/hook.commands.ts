@@ -8,6 +8,8 @@ import {
   addHook,
   projectHookDecider,
   recordDelivery,
+  deliveryStream,
+  hookDeliveryDecider,
   removeHook,
   updateHook,
   type HookDelivery,
@@ -86,10 +88,15 @@ export class RecordHookDeliveryHandler implements ICommandHandler<RecordHookDeli
   ) {}
 
   async execute({ hookId, delivery }: RecordHookDelivery): Promise<void> {
-    await this.store.decide(
-      `hook-${hookId}`,
-      projectHookDecider,
-      (s) => recordDelivery(s, delivery, this.clock.now()),
+    // The hook's stream is read (and locked, so a removal cannot slip in between) but not written:
+    // the attempt goes to the delivery's own stream.
+    await this.store.transact(
+      async (uow) => {
+        const hook = await uow.load(`hook-${hookId}`, projectHookDecider);
+        await uow.decide(deliveryStream(hookId, delivery.eventUuid), hookDeliveryDecider, () =>
+          recordDelivery(hook, delivery, this.clock.now()),
+        );
+      },
       { origin: 'worker' },
     );
   }

@@ -2,7 +2,8 @@ import { NotFound } from '@app/platform';
 import { maskCredentials } from './hook-url';
 
 /*
- * A project hook. Stream `hook-<id>`. Its secrets (the `token` delivery sends back as
+ * A project hook. Stream `hook-<id>`; the attempts of each delivery on a stream of their own
+ * (`deliveryStream`), so the hook's stream stays as short as its settings history. Its secrets (the `token` delivery sends back as
  * `X-Gitlab-Token`, and the password in its URL) never enter the events: the log is immutable and
  * copied into every backup, so a rotated or deleted secret would live on there. The command seals
  * them into `project_hook_secrets`, found by the hook id; the events keep the URL masked.
@@ -123,6 +124,17 @@ export function removeHook(s: ProjectHook, projectId: number, now: Date): Projec
   const h = existing(s, projectId);
   return [{ type: 'ProjectHookRemoved', data: { hookId: h.hookId, projectId, at: now.toISOString() } }];
 }
+
+/**
+ * Where the attempts of one delivery (one event sent to one hook) are recorded: a stream of a few
+ * events, so no hook command's cost grows with the deliveries the hook has made. Attempts are facts
+ * about the past that decide nothing: the stream's state is empty.
+ */
+export const deliveryStream = (hookId: number, eventUuid: string) => `hook-delivery-${hookId}-${eventUuid}`;
+export const hookDeliveryDecider = {
+  initial: (): null => null,
+  evolve: (s: null, _e: ProjectHookEvent): null => s,
+};
 
 /** A delivery attempt to a hook removed meanwhile is not recorded: there is no log left to show it. */
 export function recordDelivery(s: ProjectHook, delivery: HookDelivery, now: Date): ProjectHookEvent[] {

@@ -32,6 +32,17 @@ export interface DeliveryRow {
   created_at: Date;
 }
 
+/** What delivery needs of a hook: where to send, and which pushes it hears. */
+export interface HookTarget {
+  id: number;
+  url: string;
+  enable_ssl_verification: boolean;
+  push_events: boolean;
+  tag_push_events: boolean;
+}
+
+const TARGET_COLUMNS = `id, url, enable_ssl_verification, push_events, tag_push_events`;
+
 const COLUMNS = `id, url, project_id, push_events, tag_push_events, issues_events, merge_requests_events, note_events, job_events,
   pipeline_events, wiki_page_events, enable_ssl_verification, created_at`;
 
@@ -54,6 +65,24 @@ export class HookQueries {
   /** A hook by its id alone, whatever its project: for operators (`lode hooks deliveries`). */
   async findForSystem(hookId: number): Promise<HookRow | undefined> {
     return firstRow<HookRow>(this.db, `select ${COLUMNS} from project_hooks where id = $1`, [hookId]);
+  }
+
+  /** The project's hooks that hear pushes or tag pushes, for a push's fan-out. */
+  async pushTargets(projectId: number): Promise<HookTarget[]> {
+    return rows<HookTarget>(
+      this.db,
+      `select ${TARGET_COLUMNS} from project_hooks where project_id = $1 and (push_events or tag_push_events) order by id`,
+      [projectId],
+    );
+  }
+
+  /** The hook a queued delivery goes to, if it still exists on its project. */
+  async deliveryTarget(hookId: number, projectId: number): Promise<HookTarget | undefined> {
+    return firstRow<HookTarget>(
+      this.db,
+      `select ${TARGET_COLUMNS} from project_hooks where id = $1 and project_id = $2`,
+      [hookId, projectId],
+    );
   }
 
   async hooks(projectId: number, page: PageParams): Promise<{ rows: HookRow[]; total: number }> {

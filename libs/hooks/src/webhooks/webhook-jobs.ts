@@ -5,8 +5,6 @@ import {
   JobProcessor,
   JobQueue,
   Outbox,
-  firstRow,
-  rows,
   LodeConfig,
   redactSecrets,
   type DomainEvent,
@@ -21,8 +19,8 @@ import { InjectQueue, Processor } from '@nestjs/bullmq';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { RecordHookDelivery } from '../commands/hook.commands';
+import { HookQueries } from '../queries/hook.queries';
 import { withoutCredentials } from '../domain/hook-url';
 import { HookSecrets } from '../secrets/hook-secrets';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
@@ -34,7 +32,10 @@ export const DELIVERY_ATTEMPTS = 4;
 export type PushFanOutJob = {
   kind: 'push-fanout';
   projectId: number;
-  streamVersion: number;
+  /** The push event's global position: what names its deliveries' jobs. */
+  position?: string;
+  /** What named them before pushes had streams of their own (a job queued by an older Lode). */
+  streamVersion?: number;
   push: RepositoryPushedData;
 };
 export type DeliverJob = {
@@ -64,9 +65,10 @@ export const WEBHOOKS_QUEUE = WEBHOOK_JOBS.name;
 export const webhookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
   const e = event as Recorded<ProjectEvent>;
   if (e.type !== 'RepositoryPushed') return undefined;
+  // Named by the event's global position: a push's stream version is 1 for every push on its own stream.
   return WEBHOOK_JOBS.job(
-    { kind: 'push-fanout', projectId: e.data.projectId, streamVersion: e.streamVersion, push: e.data },
-    `push-${e.data.projectId}-${e.streamVersion}`,
+    { kind: 'push-fanout', projectId: e.data.projectId, position: e.globalPosition, push: e.data },
+    `push-fanout-${e.globalPosition}`,
     { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
   );
 };
@@ -82,14 +84,6 @@ export const hookSecretsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
     backoff: { type: 'exponential', delay: 2000 },
   });
 };
-
-interface HookTarget {
-  id: number;
-  url: string;
-  enable_ssl_verification: boolean;
-  push_events: boolean;
-  tag_push_events: boolean;
-}
 
 /**
  * Webhook delivery. The fan-out builds GitLab's payload once per ref update and queues one delivery
@@ -111,7 +105,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     private readonly commands: CommandBus,
     private readonly config: LodeConfig,
     private readonly projects: ProjectQueries,
-    private readonly db: DataSource,
+    private readonly hooks: HookQueries,
     private readonly users: UserQueries,
     @InjectQueue(WEBHOOKS_QUEUE) queue: Queue,
     kinds: JobKinds,
@@ -122,13 +116,11 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     super(WEBHOOK_JOBS, queue, kinds, outbox, 'Webhooks');
   }
 
-  private async fanOut({ projectId, streamVersion, push }: PushFanOutJob, jobId: string | undefined): Promise<void> {
-    const hooks = await rows<HookTarget>(
-      this.db,
-      `select id, url, enable_ssl_verification, push_events, tag_push_events from project_hooks
-        where project_id = $1 and (push_events or tag_push_events) order by id`,
-      [projectId],
-    );
+  private async fanOut(
+    { projectId, position, streamVersion, push }: PushFanOutJob,
+    jobId: string | undefined,
+  ): Promise<void> {
+    const hooks = await this.hooks.pushTargets(projectId);
     if (!hooks.length) return;
     const project = await this.projects.findForSystem(projectId);
     if (!project) return; // deleted meanwhile
@@ -145,7 +137,9 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       return subscribed.map((h) =>
         WEBHOOK_JOBS.job(
           { kind: 'deliver', hookId: h.id, projectId, event, eventUuid: randomUUID(), payload },
-          `deliver-${h.id}-${projectId}-${streamVersion}-${i}`,
+          position === undefined
+            ? `deliver-${h.id}-${projectId}-${streamVersion}-${i}`
+            : `deliver-${h.id}-p${position}-${i}`,
           { attempts: DELIVERY_ATTEMPTS, backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs } },
         ),
       );
@@ -156,11 +150,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   }
 
   private async deliver(job: DeliverJob, attempt: number): Promise<void> {
-    const hook = await firstRow<HookTarget>(
-      this.db,
-      `select id, url, enable_ssl_verification, push_events, tag_push_events from project_hooks where id = $1 and project_id = $2`,
-      [job.hookId, job.projectId],
-    );
+    const hook = await this.hooks.deliveryTarget(job.hookId, job.projectId);
     if (!hook) return; // removed since the push: nothing to send, no log to write
     const secret = await this.secrets.read(hook.id);
     const url = secret?.url ?? hook.url;

@@ -11,7 +11,14 @@ import {
   requestHousekeeping,
   type ImportStatus,
 } from '../domain/project';
-import type { RepositoryPushedData, RepositoryStatistics } from '../domain/repository-push';
+import {
+  changesProject,
+  PUSH_ID_SEQUENCE,
+  pushDecider,
+  pushStream,
+  type RepositoryPushedData,
+  type RepositoryStatistics,
+} from '../domain/repository-push';
 import { ProjectQueries } from '../queries/project.queries';
 import { PendingPushes } from '../pushes/pending-pushes';
 
@@ -112,7 +119,8 @@ export class RecordGitJobOutcomeHandler implements ICommandHandler<RecordGitJobO
 
 /**
  * What a push did, reported by the git transport after receive-pack accepted it: a
- * `RepositoryPushed` event on the project's stream (hooks, `last_activity_at`, the default branch,
+ * `RepositoryPushed` event on the push's own stream (on the project's when it names the default
+ * branch; hooks, `last_activity_at`, the default branch,
  * statistics follow from it), and in the same append the default branch's protection when the push
  * created it (LODE_DEFAULT_BRANCH_PROTECTION). `pendingPushId` names the push as written down at its
  * pre-receive (`PendingPushes`): it is struck off in the same transaction, and a push struck off
@@ -142,15 +150,23 @@ export class RecordRepositoryPushHandler implements ICommandHandler<RecordReposi
   ) {}
 
   async execute({ projectId, push, actor, pendingPushId, origin }: RecordRepositoryPush): Promise<boolean> {
-    const events = await this.store.transact(
+    const pushId = await this.store.nextId(PUSH_ID_SEQUENCE);
+    const recorded = await this.store.transact(
       async (uow) => {
-        if (pendingPushId !== undefined && !(await this.pending.strike(uow.db, pendingPushId))) return [];
-        return uow.decide(`project-${projectId}`, projectDecider, (s) =>
-          recordPush(s, push, this.clock.now(), this.config.defaultBranchProtection),
-        );
+        if (pendingPushId !== undefined && !(await this.pending.strike(uow.db, pendingPushId))) return false;
+        // Folding the project's stream also locks it: two pushes to one project are recorded one after
+        // the other, so only one of two first pushes names the default branch.
+        const project = await uow.load(`project-${projectId}`, projectDecider);
+        const events = recordPush(project, push, this.clock.now(), this.config.defaultBranchProtection);
+        const [pushed, ...rest] = events;
+        const own = pushed?.type === 'RepositoryPushed' && !changesProject(pushed.data) ? [pushed] : [];
+        if (own.length) await uow.decide(pushStream(pushId), pushDecider, () => own);
+        const onProject = own.length ? rest : events;
+        if (onProject.length) await uow.decide(`project-${projectId}`, projectDecider, () => onProject);
+        return events.length > 0;
       },
       { actorId: actor.id, tokenId: actor.tokenId, impersonatedBy: actor.impersonatedBy, origin },
     );
-    return events.length > 0;
+    return recorded;
   }
 }

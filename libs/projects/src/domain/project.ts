@@ -21,8 +21,10 @@ import { evolveReleases, type TagRelease } from './release';
 import { ZERO_SHA, type RepositoryPushedData, type RepositoryStatistics } from './repository-push';
 
 /*
- * A project. Stream `project-<id>`. Stars live on their own streams (`star-<project>-<user>`), so a
- * popular project's stream does not serialise every star.
+ * A project. Stream `project-<id>`. What accrues with use lives on streams of its own, so a project
+ * command folds the same few events on a project's first day and after years of use: stars
+ * (`star-<project>-<user>`), and pushes (`push-<id>`; only the push that named the default branch is
+ * on the project's stream, see repository-push.ts).
  */
 
 export const FEATURES = [

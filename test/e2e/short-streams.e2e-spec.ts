@@ -1,0 +1,191 @@
+import { DeliveriesOnOwnStreams1763780001900 } from '@app/hooks';
+import { ProjectionRebuilder, ProjectionRegistry } from '@app/platform';
+import { PushesOnOwnStreams1763780001800 } from '@app/projects';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { MigrationInterface } from 'typeorm';
+import { createUser, type SeededUser } from '../support/seed';
+import { eventually, startTestApp, type TestApp } from '../support/test-app';
+
+interface StoredEvent {
+  global_position: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * Issue 20, §2: what accrues with use (pushes, delivery attempts) is recorded on streams of its own,
+ * so a project's or a hook's stream stays as long as its own history of changes; and a migration moves
+ * the events an older Lode wrote on the long streams, keeping every event and contiguous versions.
+ */
+describe('streams that stay short', () => {
+  let t: TestApp;
+  let receiver: Server;
+  let owner: SeededUser;
+  let project: { id: number };
+  let hookId: number;
+  let delivered = 0;
+
+  const events = (): Promise<StoredEvent[]> =>
+    t.db.query(
+      `select global_position, stream_id, stream_version, type, data, metadata from events order by global_position`,
+    );
+  const streamOf = async (streamId: string) =>
+    (await events()).filter((e) => e.stream_id === streamId).map((e) => [e.stream_version, e.type]);
+  const commit = async (file: string) => {
+    const res = await t
+      .http()
+      .post(`/api/v4/projects/${project.id}/repository/commits`)
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({
+        branch: 'master',
+        commit_message: `add ${file}`,
+        actions: [{ action: 'create', file_path: file, content: `${file}\n` }],
+      });
+    expect(res.status).toBe(201);
+  };
+  /** Every read model, each table in a stable order. */
+  const readModels = async (): Promise<Record<string, unknown[]>> => {
+    const tables = [
+      ...new Set(
+        t.app
+          .get(ProjectionRegistry)
+          .all()
+          .flatMap((p) => p.tables),
+      ),
+    ].sort();
+    const out: Record<string, unknown[]> = {};
+    for (const table of tables) out[table] = await t.db.query(`select * from ${table} order by 1, 2, 3`);
+    return out;
+  };
+  /** Streams whose versions do not run 1, 2, 3, ... without a hole. */
+  const holes = async (): Promise<string[]> =>
+    (
+      await t.db.query<{ stream_id: string }[]>(
+        `select stream_id from events group by stream_id
+          having min(stream_version) <> 1 or max(stream_version) <> count(*)`,
+      )
+    ).map((r) => r.stream_id);
+  const migrate = async (migration: MigrationInterface, direction: 'up' | 'down') => {
+    const q = t.db.createQueryRunner();
+    await q.startTransaction();
+    try {
+      await migration[direction](q);
+      await q.commitTransaction();
+    } catch (err) {
+      await q.rollbackTransaction();
+      throw err;
+    } finally {
+      await q.release();
+    }
+  };
+
+  beforeAll(async () => {
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        delivered += 1;
+        res.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    t = await startTestApp({ allowLocalWebhooks: true, webhookRetryDelayMs: 200 });
+    owner = await createUser(t);
+    const created = await t
+      .http()
+      .post('/api/v4/projects')
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({ name: 'Short Streams' });
+    expect(created.status).toBe(201);
+    project = created.body;
+    const hook = await t
+      .http()
+      .post(`/api/v4/projects/${project.id}/hooks`)
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, push_events: true });
+    expect(hook.status).toBe(201);
+    hookId = hook.body.id;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await new Promise((r) => receiver?.close(r));
+  });
+
+  it('records the push that names the default branch on the project, every later push on a stream of its own', async () => {
+    await commit('first.txt');
+    const afterFirst = await streamOf(`project-${project.id}`);
+    // The first push names the default branch and protects it (GitLab's default protection).
+    expect(afterFirst.slice(-2)).toEqual([
+      [afterFirst.length - 1, 'RepositoryPushed'],
+      [afterFirst.length, 'ProtectedBranchCreated'],
+    ]);
+    for (const n of [2, 3, 4]) await commit(`file-${n}.txt`);
+    expect(await streamOf(`project-${project.id}`)).toEqual(afterFirst);
+    const pushes = (await events()).filter((e) => e.type === 'RepositoryPushed' && e.data.projectId === project.id);
+    expect(pushes).toHaveLength(4);
+    expect(pushes[0].stream_id).toBe(`project-${project.id}`);
+    expect(pushes[0].data.defaultBranch).toBe('master');
+    for (const p of pushes.slice(1)) {
+      expect(p.stream_id).toMatch(/^push-\d+$/);
+      expect(p.stream_version).toBe(1);
+      expect(p.data.defaultBranch).toBeNull();
+      expect(p.metadata).toMatchObject({ actorId: owner.id });
+    }
+    expect(new Set(pushes.map((p) => p.stream_id)).size).toBe(4);
+    // What the pushes drive still follows them: the project's activity and statistics.
+    const read = await t.http().get(`/api/v4/projects/${project.id}?statistics=true`).set('PRIVATE-TOKEN', owner.token);
+    expect(read.body).toMatchObject({ default_branch: 'master', statistics: { commit_count: 4 } });
+  });
+
+  it("records each delivery's attempts on a stream of their own, never on the hook's", async () => {
+    await eventually(async () => {
+      const attempts = (await events()).filter((e) => e.type === 'ProjectHookDelivered');
+      expect(attempts.length).toBeGreaterThanOrEqual(4);
+      return attempts;
+    }, 20_000);
+    expect(delivered).toBeGreaterThanOrEqual(4);
+    expect(await streamOf(`hook-${hookId}`)).toEqual([[1, 'ProjectHookAdded']]);
+    const attempts = (await events()).filter((e) => e.type === 'ProjectHookDelivered');
+    for (const a of attempts) expect(a.stream_id).toBe(`hook-delivery-${hookId}-${String(a.data.eventUuid)}`);
+    const log = await t.http().get(`/api/v4/projects/${project.id}/hooks/${hookId}`).set('PRIVATE-TOKEN', owner.token);
+    expect(log.status).toBe(200);
+  });
+
+  it('moves an older layout onto the short streams, keeping every event, contiguous versions and the read models', async () => {
+    const current = await events();
+    const models = await readModels();
+    // Back to the layout an older Lode wrote: pushes and attempts on the project's and the hook's streams.
+    await migrate(new DeliveriesOnOwnStreams1763780001900(), 'down');
+    await migrate(new PushesOnOwnStreams1763780001800(), 'down');
+    const old = await events();
+    expect(old.filter((e) => /^(push|hook-delivery)-/.test(e.stream_id))).toEqual([]);
+    expect((await streamOf(`project-${project.id}`)).filter(([, type]) => type === 'RepositoryPushed')).toHaveLength(4);
+    expect((await streamOf(`hook-${hookId}`)).length).toBeGreaterThan(4);
+    expect(await holes()).toEqual([]);
+
+    await migrate(new PushesOnOwnStreams1763780001800(), 'up');
+    await migrate(new DeliveriesOnOwnStreams1763780001900(), 'up');
+    const moved = await events();
+    // Every event is still there, in the same global order, unchanged but for where it is filed.
+    const content = (es: StoredEvent[]) =>
+      es.map(({ global_position, type, data, metadata }) => ({ global_position, type, data, metadata }));
+    expect(content(moved)).toEqual(content(current));
+    const where = (es: StoredEvent[]) =>
+      es.map((e) => (e.stream_id.startsWith('push-') ? 'push' : e.stream_id) + `@${e.stream_version}`);
+    expect(where(moved)).toEqual(where(current));
+    expect(await holes()).toEqual([]);
+    expect(await readModels()).toEqual(models);
+
+    // A rebuild from the moved log gives the same read models, and the next push still lands on its own stream.
+    await t.app.get(ProjectionRebuilder).rebuild();
+    expect(await readModels()).toEqual(models);
+    await commit('after-migration.txt');
+    const [last] = (await events()).filter((e) => e.type === 'RepositoryPushed').slice(-1);
+    expect(last.stream_id).toMatch(/^push-\d+$/);
+    expect(await holes()).toEqual([]);
+  });
+});
