@@ -183,25 +183,26 @@ export async function removeRepository(path: string): Promise<void> {
   await rm(path, { recursive: true, force: true });
 }
 
-/** Bytes on disk under a directory (files only; a file removed while walking is skipped). */
-async function diskUsage(dir: string): Promise<number> {
-  let total = 0;
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) total += await diskUsage(p);
-    else if (e.isFile())
-      total += await stat(p).then(
-        (s) => s.size,
-        () => 0,
-      );
+/**
+ * Bytes the object store takes on disk, from `git count-objects -v` (loose objects, packs, and
+ * garbage; reported in KiB). One git process at C speed, instead of a walk of every loose object file
+ * from Node, which grew with every push (70-100 ms at 1,800 loose objects, under load). The few
+ * kilobytes of refs, config and hooks are left out: the figure is the weight of the history.
+ */
+async function objectStoreBytes(path: string): Promise<number> {
+  const out = await git(['count-objects', '-v'], path).catch(() => '');
+  let kib = 0;
+  for (const line of out.split('\n')) {
+    const [key, value] = line.split(': ');
+    if (key === 'size' || key === 'size-pack' || key === 'size-garbage') kib += parseInt(value, 10) || 0;
   }
-  return total;
+  return kib * 1024;
 }
 
 /**
  * GitLab's repository statistics: commits reachable from `branch` (0 when it does not exist yet) and
- * the repository's size on disk in bytes.
+ * the object store's size on disk in bytes. Both run in C; the count still walks the branch's history
+ * (GitLab 10.x counts the same way, in its cache worker).
  */
 export async function statistics(
   path: string,
@@ -212,7 +213,7 @@ export async function statistics(
     const out = await git(['rev-list', '--count', `refs/heads/${branch}`, '--'], path).catch(() => '0');
     commitCount = parseInt(out.trim(), 10) || 0;
   }
-  return { commitCount, repositorySize: await diskUsage(path) };
+  return { commitCount, repositorySize: await objectStoreBytes(path) };
 }
 
 /** The branch HEAD names (`git symbolic-ref`), or undefined when HEAD is detached or unreadable. */
