@@ -28,7 +28,6 @@ export {
   dispatch,
   handledTypes,
   type EventHandlers,
-  type Handled,
   type Projector,
 } from './projections/projector';
 export {

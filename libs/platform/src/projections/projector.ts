@@ -43,12 +43,6 @@ export async function dispatch<E extends DomainEvent>(
   return handler(event, db);
 }
 
-/**
- * The events of union `E` whose type is listed in `types`: a projector declares its types once, as a
- * `const` tuple, and takes `Handled<E, typeof TYPES>` in `apply`.
- */
-export type Handled<E extends DomainEvent, Types extends readonly string[]> = Extract<E, { type: Types[number] }>;
-
 /** Every context registers its projectors here when its module starts. */
 @Injectable()
 export class ProjectionRegistry {
