@@ -24,7 +24,13 @@ export { EventStore1763780000000 } from './event-store/migrations/1763780000000-
 export { OutboxOutcomes1763780001400 } from './event-store/migrations/1763780001400-outbox-outcomes';
 export { relocateEvents } from './event-store/relocate-events';
 export { ThrottleCounters1763780001700 } from './throttle/migrations/1763780001700-throttle-counters';
-export { ProjectionRegistry, type Handled, type Projector } from './projections/projector';
+export {
+  ProjectionRegistry,
+  dispatch,
+  handledTypes,
+  type EventHandlers,
+  type Projector,
+} from './projections/projector';
 export {
   ProjectionRebuilder,
   REBUILD_APPLICATION_NAME,

@@ -1,12 +1,13 @@
 import {
-  assertNever,
   constraintOf,
+  dispatch,
   firstRow,
+  handledTypes,
   Invalid,
   rows,
+  type EventHandlers,
   type Projector,
   type Recorded,
-  type Handled,
 } from '@app/platform';
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
@@ -27,187 +28,167 @@ function rethrowUsernameTaken(err: unknown): never {
   throw err;
 }
 
-/**
- * Namespaces: a personal one for every user (from the users context's events) and the groups,
- * with their ancestry (`namespace_closure`) and group memberships.
- */
-/** The event types this projector handles: `apply` switches over exactly these. */
-const HANDLED = [
-  'UserCreated',
-  'UserUpdated',
-  'UserDeleted',
-  'GroupCreated',
-  'GroupUpdated',
-  'GroupDeleted',
-  'GroupMemberAdded',
-  'GroupMemberUpdated',
-  'GroupMemberRemoved',
-  'GroupCustomAttributeSet',
-  'GroupCustomAttributeRemoved',
-] as const;
-type Projected = Handled<GroupEvent | UserEvent, typeof HANDLED>;
-type Event = Recorded<Projected>;
+/** Every group event, and the users' events that make, rename or remove a personal namespace. */
+type Projected = GroupEvent | Extract<UserEvent, { type: 'UserCreated' | 'UserUpdated' | 'UserDeleted' }>;
 
-@Injectable()
-export class NamespaceProjection implements Projector<Projected> {
-  readonly name = 'namespaces';
-  readonly tables = GROUP_TABLES;
-  readonly eventTypes = HANDLED;
+async function upsertGroupMember(
+  e: Recorded<Extract<Projected, { type: 'GroupMemberAdded' | 'GroupMemberUpdated' }>>,
+  db: EntityManager,
+) {
+  const d = e.data;
+  await upsertMember(db, {
+    sourceType: 'namespace',
+    sourceId: d.groupId,
+    userId: d.userId,
+    accessLevel: d.accessLevel,
+    expiresAt: d.expiresAt,
+    createdBy: e.metadata.actorId ?? null,
+    at: d.at,
+  });
+}
 
-  async apply(e: Event, db: EntityManager): Promise<void> {
-    switch (e.type) {
-      case 'UserCreated': {
-        const d = e.data;
-        if (d.namespaceId === undefined) return;
-        // GitLab: a personal namespace's name and path are the username; its human name is the user's name.
-        await db
-          .query(
-            `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, owner_id, visibility, created_at, updated_at)
+const on: EventHandlers<Projected> = {
+  UserCreated: async ({ data: d }, db) => {
+    if (d.namespaceId === undefined) return;
+    // GitLab: a personal namespace's name and path are the username; its human name is the user's name.
+    await db
+      .query(
+        `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, owner_id, visibility, created_at, updated_at)
            values ($1, 'user', $2, $2, null, $2, $3, $4, 'public', $5, $5)`,
-            [d.namespaceId, d.username, d.name, d.userId, d.at],
-          )
-          .catch(rethrowUsernameTaken);
-        await db.query(`insert into namespace_closure (ancestor_id, descendant_id, depth) values ($1, $1, 0)`, [
-          d.namespaceId,
-        ]);
-        return;
-      }
-      case 'UserUpdated': {
-        const { username, name } = e.data.changes;
-        if (username !== undefined)
-          await db
-            .query(
-              `update namespaces set name = $2, path = $2, full_path = $2, updated_at = $3 where owner_id = $1 and kind = 'user'`,
-              [e.data.userId, username, e.data.at],
-            )
-            .catch(rethrowUsernameTaken);
-        if (name !== undefined)
-          await db.query(`update namespaces set full_name = $2 where owner_id = $1 and kind = 'user'`, [
-            e.data.userId,
-            name,
-          ]);
-        return;
-      }
-      case 'UserDeleted':
-        await db.query(`delete from namespaces where owner_id = $1 and kind = 'user'`, [e.data.userId]);
-        return;
-      case 'GroupCreated': {
-        const d = e.data;
-        const parent =
-          d.parentId === null
-            ? undefined
-            : await firstRow<{ full_path: string; full_name: string }>(
-                db,
-                `select full_path, full_name from namespaces where id = $1`,
-                [d.parentId],
-              );
-        await db.query(
-          `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, description, visibility, lfs_enabled,
+        [d.namespaceId, d.username, d.name, d.userId, d.at],
+      )
+      .catch(rethrowUsernameTaken);
+    await db.query(`insert into namespace_closure (ancestor_id, descendant_id, depth) values ($1, $1, 0)`, [
+      d.namespaceId,
+    ]);
+  },
+  UserUpdated: async ({ data: d }, db) => {
+    const { username, name } = d.changes;
+    if (username !== undefined)
+      await db
+        .query(
+          `update namespaces set name = $2, path = $2, full_path = $2, updated_at = $3 where owner_id = $1 and kind = 'user'`,
+          [d.userId, username, d.at],
+        )
+        .catch(rethrowUsernameTaken);
+    if (name !== undefined)
+      await db.query(`update namespaces set full_name = $2 where owner_id = $1 and kind = 'user'`, [d.userId, name]);
+  },
+  UserDeleted: async ({ data: d }, db) => {
+    await db.query(`delete from namespaces where owner_id = $1 and kind = 'user'`, [d.userId]);
+  },
+  GroupCreated: async ({ data: d }, db) => {
+    const parent =
+      d.parentId === null
+        ? undefined
+        : await firstRow<{ full_path: string; full_name: string }>(
+            db,
+            `select full_path, full_name from namespaces where id = $1`,
+            [d.parentId],
+          );
+    await db.query(
+      `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, description, visibility, lfs_enabled,
              request_access_enabled, created_at, updated_at)
            values ($1, 'group', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-          [
-            d.groupId,
-            d.name,
-            d.path,
-            d.parentId,
-            parent ? `${parent.full_path}/${d.path}` : d.path,
-            parent ? `${parent.full_name} / ${d.name}` : d.name,
-            d.description,
-            d.visibility,
-            d.lfsEnabled,
-            d.requestAccessEnabled,
-            d.at,
-          ],
-        );
-        await db.query(
-          `insert into namespace_closure (ancestor_id, descendant_id, depth)
+      [
+        d.groupId,
+        d.name,
+        d.path,
+        d.parentId,
+        parent ? `${parent.full_path}/${d.path}` : d.path,
+        parent ? `${parent.full_name} / ${d.name}` : d.name,
+        d.description,
+        d.visibility,
+        d.lfsEnabled,
+        d.requestAccessEnabled,
+        d.at,
+      ],
+    );
+    await db.query(
+      `insert into namespace_closure (ancestor_id, descendant_id, depth)
            select $1::int, $1::int, 0
            union all
            select ancestor_id, $1::int, depth + 1 from namespace_closure where descendant_id = $2::int`,
-          [d.groupId, d.parentId],
-        );
-        return;
-      }
-      case 'GroupUpdated': {
-        const d = e.data;
-        const c = d.changes;
-        const sets: string[] = ['updated_at = $2'];
-        const values: unknown[] = [d.groupId, d.at];
-        const col = (column: string, v: unknown) => {
-          values.push(v);
-          sets.push(`${column} = $${values.length}`);
-        };
-        if (c.name !== undefined) col('name', c.name);
-        if (c.path !== undefined) col('path', c.path);
-        if (c.description !== undefined) col('description', c.description);
-        if (c.visibility !== undefined) col('visibility', c.visibility);
-        if (c.lfsEnabled !== undefined) col('lfs_enabled', c.lfsEnabled);
-        if (c.requestAccessEnabled !== undefined) col('request_access_enabled', c.requestAccessEnabled);
-        await db.query(`update namespaces set ${sets.join(', ')} where id = $1`, values);
-        if (c.name !== undefined || c.path !== undefined) await this.renameSubtree(db, d.groupId);
-        return;
-      }
-      case 'GroupDeleted':
-        // Subgroups, their ancestry and custom attributes go by cascade; memberships have no foreign key.
-        await db.query(
-          `delete from members where source_type = 'namespace'
-             and source_id in (select descendant_id from namespace_closure where ancestor_id = $1)`,
-          [e.data.groupId],
-        );
-        await db.query(`delete from namespaces where id = $1`, [e.data.groupId]);
-        return;
-      case 'GroupMemberAdded':
-      case 'GroupMemberUpdated': {
-        const d = e.data;
-        await upsertMember(db, {
-          sourceType: 'namespace',
-          sourceId: d.groupId,
-          userId: d.userId,
-          accessLevel: d.accessLevel,
-          expiresAt: d.expiresAt,
-          createdBy: e.metadata.actorId ?? null,
-          at: d.at,
-        });
-        return;
-      }
-      case 'GroupMemberRemoved':
-        await db.query(`delete from members where source_type = 'namespace' and source_id = $1 and user_id = $2`, [
-          e.data.groupId,
-          e.data.userId,
-        ]);
-        return;
-      case 'GroupCustomAttributeSet':
-        await GROUP_CUSTOM_ATTRIBUTES.set(db, e.data.groupId, e.data.key, e.data.value);
-        return;
-      case 'GroupCustomAttributeRemoved':
-        await GROUP_CUSTOM_ATTRIBUTES.remove(db, e.data.groupId, e.data.key);
-        return;
-      default:
-        return assertNever(e);
-    }
-  }
-
-  /** Recomputes `full_path` and `full_name` of a group and everything below it, parents first. */
-  private async renameSubtree(db: EntityManager, groupId: number): Promise<void> {
+      [d.groupId, d.parentId],
+    );
+  },
+  GroupUpdated: async ({ data: d }, db) => {
+    const c = d.changes;
+    const sets: string[] = ['updated_at = $2'];
+    const values: unknown[] = [d.groupId, d.at];
+    const col = (column: string, v: unknown) => {
+      values.push(v);
+      sets.push(`${column} = $${values.length}`);
+    };
+    if (c.name !== undefined) col('name', c.name);
+    if (c.path !== undefined) col('path', c.path);
+    if (c.description !== undefined) col('description', c.description);
+    if (c.visibility !== undefined) col('visibility', c.visibility);
+    if (c.lfsEnabled !== undefined) col('lfs_enabled', c.lfsEnabled);
+    if (c.requestAccessEnabled !== undefined) col('request_access_enabled', c.requestAccessEnabled);
+    await db.query(`update namespaces set ${sets.join(', ')} where id = $1`, values);
+    if (c.name !== undefined || c.path !== undefined) await renameSubtree(db, d.groupId);
+  },
+  GroupDeleted: async ({ data: d }, db) => {
+    // Subgroups, their ancestry and custom attributes go by cascade; memberships have no foreign key.
     await db.query(
-      `update namespaces n
+      `delete from members where source_type = 'namespace'
+             and source_id in (select descendant_id from namespace_closure where ancestor_id = $1)`,
+      [d.groupId],
+    );
+    await db.query(`delete from namespaces where id = $1`, [d.groupId]);
+  },
+  GroupMemberAdded: upsertGroupMember,
+  GroupMemberUpdated: upsertGroupMember,
+  GroupMemberRemoved: async ({ data: d }, db) => {
+    await db.query(`delete from members where source_type = 'namespace' and source_id = $1 and user_id = $2`, [
+      d.groupId,
+      d.userId,
+    ]);
+  },
+  GroupCustomAttributeSet: async ({ data: d }, db) => {
+    await GROUP_CUSTOM_ATTRIBUTES.set(db, d.groupId, d.key, d.value);
+  },
+  GroupCustomAttributeRemoved: async ({ data: d }, db) => {
+    await GROUP_CUSTOM_ATTRIBUTES.remove(db, d.groupId, d.key);
+  },
+};
+
+/** Recomputes `full_path` and `full_name` of a group and everything below it, parents first. */
+async function renameSubtree(db: EntityManager, groupId: number): Promise<void> {
+  await db.query(
+    `update namespaces n
           set full_path = case when p.id is null then n.path else p.full_path || '/' || n.path end,
               full_name = case when p.id is null then n.name else p.full_name || ' / ' || n.name end
          from namespaces self left join namespaces p on p.id = self.parent_id
         where n.id = self.id and n.id = $1`,
-      [groupId],
-    );
-    const descendants = await rows<{ id: number }>(
-      db,
-      `select descendant_id as id from namespace_closure where ancestor_id = $1 and depth > 0 order by depth`,
-      [groupId],
-    );
-    for (const { id } of descendants) {
-      await db.query(
-        `update namespaces n set full_path = p.full_path || '/' || n.path, full_name = p.full_name || ' / ' || n.name
+    [groupId],
+  );
+  const descendants = await rows<{ id: number }>(
+    db,
+    `select descendant_id as id from namespace_closure where ancestor_id = $1 and depth > 0 order by depth`,
+    [groupId],
+  );
+  for (const { id } of descendants) {
+    await db.query(
+      `update namespaces n set full_path = p.full_path || '/' || n.path, full_name = p.full_name || ' / ' || n.name
            from namespaces p where p.id = n.parent_id and n.id = $1`,
-        [id],
-      );
-    }
+      [id],
+    );
+  }
+}
+
+/**
+ * Namespaces: a personal one for every user (from the users context's events) and the groups,
+ * with their ancestry (`namespace_closure`) and group memberships.
+ */
+@Injectable()
+export class NamespaceProjection implements Projector<Projected> {
+  readonly name = 'namespaces';
+  readonly tables = GROUP_TABLES;
+  readonly eventTypes = handledTypes(on);
+
+  apply(e: Recorded<Projected>, db: EntityManager): Promise<void> {
+    return dispatch(on, e, db);
   }
 }

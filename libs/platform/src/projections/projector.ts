@@ -12,17 +12,36 @@ export interface Projector<E extends DomainEvent = DomainEvent> {
   readonly tables: readonly string[];
   /**
    * The event types it handles, named from its event union (a misspelt type fails to compile). The
-   * registry hands `apply` only these, so `apply` can switch over `E` exhaustively with `assertNever`.
+   * registry hands `apply` only these: derive them from the projector's handlers with `handledTypes`.
    */
   readonly eventTypes: readonly E['type'][];
   apply(event: Recorded<E>, db: EntityManager): Promise<void>;
 }
 
 /**
- * The events of union `E` whose type is listed in `types`: a projector declares its types once, as a
- * `const` tuple, and takes `Handled<E, typeof TYPES>` in `apply`.
+ * A projector's handlers: one per event type of `E`, each given its own event. Typed over the exact
+ * union a projector handles, so a type left without a handler (or a misspelt one) fails to compile.
  */
-export type Handled<E extends DomainEvent, Types extends readonly string[]> = Extract<E, { type: Types[number] }>;
+export type EventHandlers<E extends DomainEvent> = {
+  readonly [T in E['type']]: (event: Recorded<Extract<E, { type: T }>>, db: EntityManager) => Promise<void>;
+};
+
+/** The event types a projector's handlers name: its `eventTypes`, so the map is the one list. */
+export function handledTypes<E extends DomainEvent>(on: EventHandlers<E>): readonly E['type'][] {
+  return Object.keys(on) as E['type'][];
+}
+
+/** Hands `event` to the handler of its type; the registry sends a projector only the types it names. */
+export async function dispatch<E extends DomainEvent>(
+  on: EventHandlers<E>,
+  event: Recorded<E>,
+  db: EntityManager,
+): Promise<void> {
+  const type: E['type'] = event.type;
+  if (!Object.hasOwn(on, type)) throw new Error(`no handler for event ${type} at ${event.globalPosition}`);
+  const handler = on[type] as (event: Recorded<E>, db: EntityManager) => Promise<void>;
+  return handler(event, db);
+}
 
 /** Every context registers its projectors here when its module starts. */
 @Injectable()

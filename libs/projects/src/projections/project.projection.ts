@@ -1,10 +1,11 @@
 import {
-  assertNever,
   CustomAttributeTable,
+  dispatch,
   firstRow,
+  handledTypes,
+  type EventHandlers,
   type Projector,
   type Recorded,
-  type Handled,
 } from '@app/platform';
 import { removeMember, removeMembers, removeMembersWhere, upsertMember, type GroupEvent } from '@app/groups';
 import type { UserEvent } from '@app/users';
@@ -24,270 +25,246 @@ export const PROJECT_TABLES = [
   'project_custom_attributes',
 ] as const;
 
-/** The event types this projector handles: `apply` switches over exactly these. */
-const HANDLED = [
-  'ProjectCreated',
-  'ProjectUpdated',
-  'ProjectAvatarChanged',
-  'ProjectArchived',
-  'ProjectUnarchived',
-  'ProjectTransferred',
-  'ProjectDeleted',
-  'ProjectMemberAdded',
-  'ProjectMemberUpdated',
-  'ProjectMemberRemoved',
-  'ProjectSharedWithGroup',
-  'ProjectUnsharedWithGroup',
-  'ProjectCustomAttributeSet',
-  'ProjectCustomAttributeRemoved',
-  'ProjectStarred',
-  'ProjectUnstarred',
-  'GroupDeleted',
-  'UserDeleted',
-  'ProjectForked',
-  'ProjectImportStatusChanged',
-  'ProjectForkRelationCreated',
-  'ProjectForkRelationRemoved',
-  'ProjectHousekeepingFinished',
-  'RepositoryPushed',
-] as const;
-type Projected = Handled<ProjectEvent | StarEvent | GroupEvent | UserEvent, typeof HANDLED>;
-type Event = Recorded<Projected>;
+/**
+ * Every project event but those other projectors keep (releases, protected branches; a housekeeping
+ * request changes no read model), stars, and the deletions of groups and users that reach projects.
+ */
+type Projected =
+  | Exclude<
+      ProjectEvent,
+      { type: 'ProjectHousekeepingRequested' | `ProjectRelease${string}` | `ProtectedBranch${string}` }
+    >
+  | StarEvent
+  | Extract<GroupEvent | UserEvent, { type: 'GroupDeleted' | 'UserDeleted' }>;
+type On<T extends Projected['type']> = Recorded<Extract<Projected, { type: T }>>;
+
+async function insertProject(e: On<'ProjectCreated' | 'ProjectForked'>, db: EntityManager): Promise<void> {
+  const d = e.data;
+  const f = Object.keys(FEATURE_COLUMNS) as Feature[];
+  const forkedFromId = e.type === 'ProjectForked' ? e.data.forkedFromId : null;
+  const columns = [
+    'id',
+    'namespace_id',
+    'name',
+    'path',
+    'description',
+    'default_branch',
+    'visibility',
+    'creator_id',
+    'ci_config_path',
+    'import_url',
+    'tag_list',
+    'runners_token',
+    'created_at',
+    'updated_at',
+    'last_activity_at',
+    'forked_from_id',
+    'import_status',
+    ...f.map((k) => FEATURE_COLUMNS[k]),
+  ];
+  const values = [
+    d.projectId,
+    d.namespaceId,
+    d.name,
+    d.path,
+    d.description,
+    d.defaultBranch,
+    d.visibility,
+    d.creatorId,
+    d.ciConfigPath,
+    d.importUrl,
+    d.tagList,
+    d.runnersToken,
+    d.at,
+    d.at,
+    d.at,
+    forkedFromId,
+    forkedFromId === null ? 'none' : 'scheduled',
+    ...f.map((k) => d.features[k]),
+  ];
+  await db.query(
+    `insert into projects (${columns.join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')})`,
+    values,
+  );
+  if (forkedFromId !== null) await recountForks(db, forkedFromId);
+}
+
+async function relateFork(
+  e: On<'ProjectForkRelationCreated' | 'ProjectForkRelationRemoved'>,
+  db: EntityManager,
+): Promise<void> {
+  const created = e.type === 'ProjectForkRelationCreated';
+  await db.query(`update projects set forked_from_id = $2 where id = $1`, [
+    e.data.projectId,
+    created ? e.data.forkedFromId : null,
+  ]);
+  await recountForks(db, e.data.forkedFromId);
+}
+
+async function setArchived(e: On<'ProjectArchived' | 'ProjectUnarchived'>, db: EntityManager): Promise<void> {
+  await db.query(`update projects set archived = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
+    e.data.projectId,
+    e.type === 'ProjectArchived',
+    e.data.at,
+  ]);
+}
+
+async function upsertProjectMember(e: On<'ProjectMemberAdded' | 'ProjectMemberUpdated'>, db: EntityManager) {
+  const d = e.data;
+  await upsertMember(db, {
+    sourceType: 'project',
+    sourceId: d.projectId,
+    userId: d.userId,
+    accessLevel: d.accessLevel,
+    expiresAt: d.expiresAt,
+    createdBy: e.metadata.actorId ?? null,
+    at: d.at,
+  });
+}
+
+const on: EventHandlers<Projected> = {
+  ProjectCreated: insertProject,
+  ProjectForked: insertProject,
+  ProjectImportStatusChanged: async ({ data: d }, db) => {
+    await db.query(`update projects set import_status = $2, import_error = $3 where id = $1`, [
+      d.projectId,
+      d.status,
+      d.error,
+    ]);
+    if (d.statistics) await setStatistics(db, d.projectId, d.statistics);
+  },
+  ProjectHousekeepingFinished: async ({ data: d }, db) => {
+    if (d.statistics) await setStatistics(db, d.projectId, d.statistics);
+  },
+  // Keyed on the project in the event's data, not its stream, wherever pushes are appended.
+  RepositoryPushed: async ({ data: d }, db) => {
+    // GitLab moves `last_activity_at` on a push (not `updated_at`), and the first push names the default branch.
+    await db.query(
+      `update projects set last_activity_at = $2, default_branch = coalesce($3, default_branch), commit_count = $4, repository_size = $5
+            where id = $1`,
+      [d.projectId, d.at, d.defaultBranch, d.statistics.commitCount, d.statistics.repositorySize],
+    );
+  },
+  ProjectForkRelationCreated: relateFork,
+  ProjectForkRelationRemoved: relateFork,
+  ProjectUpdated: async ({ data: d }, db) => {
+    const sets: string[] = [];
+    const values: unknown[] = [d.projectId, d.at];
+    const set = (column: string, v: unknown) => sets.push(`${column} = $${values.push(v)}`);
+    for (const [k, v] of Object.entries(d.changes))
+      if (k !== 'features') set(SETTING_COLUMNS[k as keyof typeof SETTING_COLUMNS], v);
+    for (const [k, v] of Object.entries(d.changes.features ?? {})) set(FEATURE_COLUMNS[k as Feature], v);
+    await db.query(
+      `update projects set ${[...sets, 'updated_at = $2', 'last_activity_at = $2'].join(', ')} where id = $1`,
+      values,
+    );
+  },
+  ProjectAvatarChanged: async ({ data: d }, db) => {
+    await db.query(`update projects set avatar = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
+      d.projectId,
+      d.avatar,
+      d.at,
+    ]);
+  },
+  ProjectArchived: setArchived,
+  ProjectUnarchived: setArchived,
+  ProjectTransferred: async ({ data: d }, db) => {
+    await db.query(`update projects set namespace_id = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
+      d.projectId,
+      d.namespaceId,
+      d.at,
+    ]);
+  },
+  ProjectDeleted: async ({ data: d }, db) => {
+    await removeMembers(db, 'project', d.projectId);
+    const gone = await firstRow<{ forked_from_id: number | null }>(
+      db,
+      `select forked_from_id from projects where id = $1`,
+      [d.projectId],
+    );
+    await db.query(`delete from projects where id = $1`, [d.projectId]);
+    if (gone?.forked_from_id) await recountForks(db, gone.forked_from_id);
+  },
+  ProjectMemberAdded: upsertProjectMember,
+  ProjectMemberUpdated: upsertProjectMember,
+  ProjectMemberRemoved: async ({ data: d }, db) => {
+    await removeMember(db, 'project', d.projectId, d.userId);
+  },
+  ProjectSharedWithGroup: async ({ data: d }, db) => {
+    await db.query(
+      `insert into project_group_links (id, project_id, group_id, group_access, expires_at, created_at) values ($1, $2, $3, $4, $5, $6)`,
+      [d.linkId, d.projectId, d.groupId, d.groupAccess, d.expiresAt, d.at],
+    );
+  },
+  ProjectUnsharedWithGroup: async ({ data: d }, db) => {
+    await db.query(`delete from project_group_links where project_id = $1 and group_id = $2`, [d.projectId, d.groupId]);
+  },
+  ProjectCustomAttributeSet: async ({ data: d }, db) => {
+    await PROJECT_CUSTOM_ATTRIBUTES.set(db, d.projectId, d.key, d.value);
+  },
+  ProjectCustomAttributeRemoved: async ({ data: d }, db) => {
+    await PROJECT_CUSTOM_ATTRIBUTES.remove(db, d.projectId, d.key);
+  },
+  ProjectStarred: async ({ data: d }, db) => {
+    await db.query(
+      `insert into project_stars (project_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing`,
+      [d.projectId, d.userId, d.at],
+    );
+    await recountStars(db, d.projectId);
+  },
+  ProjectUnstarred: async ({ data: d }, db) => {
+    await db.query(`delete from project_stars where project_id = $1 and user_id = $2`, [d.projectId, d.userId]);
+    await recountStars(db, d.projectId);
+  },
+  UserDeleted: async ({ data: d }, db) => {
+    // Stars go by cascade with the user row; the counts must follow.
+    await db.query(
+      `update projects p set star_count = (select count(*) from project_stars s where s.project_id = p.id)
+            where p.star_count <> (select count(*) from project_stars s where s.project_id = p.id)`,
+    );
+    // A soft delete hands the user's contributions to the ghost user; a hard delete leaves no author.
+    await db.query(`update projects set creator_id = $2 where creator_id = $1`, [d.userId, d.ghostUserId ?? null]);
+  },
+  GroupDeleted: async (_e, db) => {
+    // The namespaces' cascade removes the projects; their memberships have no foreign key.
+    await removeMembersWhere(
+      db,
+      'project',
+      (projectId) => `not exists (select 1 from projects p where p.id = ${projectId})`,
+    );
+  },
+};
+
+async function setStatistics(db: EntityManager, projectId: number, s: RepositoryStatistics): Promise<void> {
+  await db.query(`update projects set commit_count = $2, repository_size = $3 where id = $1`, [
+    projectId,
+    s.commitCount,
+    s.repositorySize,
+  ]);
+}
+
+async function recountForks(db: EntityManager, projectId: number): Promise<void> {
+  await db.query(
+    `update projects set forks_count = (select count(*) from projects f where f.forked_from_id = $1) where id = $1`,
+    [projectId],
+  );
+}
+
+async function recountStars(db: EntityManager, projectId: number): Promise<void> {
+  await db.query(
+    `update projects set star_count = (select count(*) from project_stars where project_id = $1) where id = $1`,
+    [projectId],
+  );
+}
 
 /** Projects and their stars, shares, members and custom attributes. */
 @Injectable()
 export class ProjectProjection implements Projector<Projected> {
   readonly name = 'projects';
   readonly tables = PROJECT_TABLES;
-  readonly eventTypes = HANDLED;
+  readonly eventTypes = handledTypes(on);
 
-  async apply(e: Event, db: EntityManager): Promise<void> {
-    switch (e.type) {
-      case 'ProjectCreated':
-      case 'ProjectForked': {
-        const d = e.data;
-        const f = Object.keys(FEATURE_COLUMNS) as Feature[];
-        const forkedFromId = e.type === 'ProjectForked' ? e.data.forkedFromId : null;
-        const columns = [
-          'id',
-          'namespace_id',
-          'name',
-          'path',
-          'description',
-          'default_branch',
-          'visibility',
-          'creator_id',
-          'ci_config_path',
-          'import_url',
-          'tag_list',
-          'runners_token',
-          'created_at',
-          'updated_at',
-          'last_activity_at',
-          'forked_from_id',
-          'import_status',
-          ...f.map((k) => FEATURE_COLUMNS[k]),
-        ];
-        const values = [
-          d.projectId,
-          d.namespaceId,
-          d.name,
-          d.path,
-          d.description,
-          d.defaultBranch,
-          d.visibility,
-          d.creatorId,
-          d.ciConfigPath,
-          d.importUrl,
-          d.tagList,
-          d.runnersToken,
-          d.at,
-          d.at,
-          d.at,
-          forkedFromId,
-          forkedFromId === null ? 'none' : 'scheduled',
-          ...f.map((k) => d.features[k]),
-        ];
-        await db.query(
-          `insert into projects (${columns.join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')})`,
-          values,
-        );
-        if (forkedFromId !== null) await this.recountForks(db, forkedFromId);
-        return;
-      }
-      case 'ProjectImportStatusChanged':
-        await db.query(`update projects set import_status = $2, import_error = $3 where id = $1`, [
-          e.data.projectId,
-          e.data.status,
-          e.data.error,
-        ]);
-        if (e.data.statistics) await this.setStatistics(db, e.data.projectId, e.data.statistics);
-        return;
-      case 'ProjectHousekeepingFinished':
-        if (e.data.statistics) await this.setStatistics(db, e.data.projectId, e.data.statistics);
-        return;
-      case 'RepositoryPushed': {
-        // GitLab moves `last_activity_at` on a push (not `updated_at`), and the first push names the default branch.
-        const d = e.data;
-        await db.query(
-          `update projects set last_activity_at = $2, default_branch = coalesce($3, default_branch), commit_count = $4, repository_size = $5
-            where id = $1`,
-          [d.projectId, d.at, d.defaultBranch, d.statistics.commitCount, d.statistics.repositorySize],
-        );
-        return;
-      }
-      case 'ProjectForkRelationCreated':
-      case 'ProjectForkRelationRemoved': {
-        const created = e.type === 'ProjectForkRelationCreated';
-        await db.query(`update projects set forked_from_id = $2 where id = $1`, [
-          e.data.projectId,
-          created ? e.data.forkedFromId : null,
-        ]);
-        await this.recountForks(db, e.data.forkedFromId);
-        return;
-      }
-      case 'ProjectUpdated': {
-        const d = e.data;
-        const sets: string[] = [];
-        const values: unknown[] = [d.projectId, d.at];
-        const set = (column: string, v: unknown) => sets.push(`${column} = $${values.push(v)}`);
-        for (const [k, v] of Object.entries(d.changes))
-          if (k !== 'features') set(SETTING_COLUMNS[k as keyof typeof SETTING_COLUMNS], v);
-        for (const [k, v] of Object.entries(d.changes.features ?? {})) set(FEATURE_COLUMNS[k as Feature], v);
-        await db.query(
-          `update projects set ${[...sets, 'updated_at = $2', 'last_activity_at = $2'].join(', ')} where id = $1`,
-          values,
-        );
-        return;
-      }
-      case 'ProjectAvatarChanged':
-        await db.query(`update projects set avatar = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
-          e.data.projectId,
-          e.data.avatar,
-          e.data.at,
-        ]);
-        return;
-      case 'ProjectArchived':
-      case 'ProjectUnarchived':
-        await db.query(`update projects set archived = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
-          e.data.projectId,
-          e.type === 'ProjectArchived',
-          e.data.at,
-        ]);
-        return;
-      case 'ProjectTransferred':
-        await db.query(`update projects set namespace_id = $2, updated_at = $3, last_activity_at = $3 where id = $1`, [
-          e.data.projectId,
-          e.data.namespaceId,
-          e.data.at,
-        ]);
-        return;
-      case 'ProjectDeleted': {
-        await removeMembers(db, 'project', e.data.projectId);
-        const gone = await firstRow<{ forked_from_id: number | null }>(
-          db,
-          `select forked_from_id from projects where id = $1`,
-          [e.data.projectId],
-        );
-        await db.query(`delete from projects where id = $1`, [e.data.projectId]);
-        if (gone?.forked_from_id) await this.recountForks(db, gone.forked_from_id);
-        return;
-      }
-      case 'ProjectMemberAdded':
-      case 'ProjectMemberUpdated': {
-        const d = e.data;
-        await upsertMember(db, {
-          sourceType: 'project',
-          sourceId: d.projectId,
-          userId: d.userId,
-          accessLevel: d.accessLevel,
-          expiresAt: d.expiresAt,
-          createdBy: e.metadata.actorId ?? null,
-          at: d.at,
-        });
-        return;
-      }
-      case 'ProjectMemberRemoved':
-        await removeMember(db, 'project', e.data.projectId, e.data.userId);
-        return;
-      case 'ProjectSharedWithGroup': {
-        const d = e.data;
-        await db.query(
-          `insert into project_group_links (id, project_id, group_id, group_access, expires_at, created_at) values ($1, $2, $3, $4, $5, $6)`,
-          [d.linkId, d.projectId, d.groupId, d.groupAccess, d.expiresAt, d.at],
-        );
-        return;
-      }
-      case 'ProjectUnsharedWithGroup':
-        await db.query(`delete from project_group_links where project_id = $1 and group_id = $2`, [
-          e.data.projectId,
-          e.data.groupId,
-        ]);
-        return;
-      case 'ProjectCustomAttributeSet':
-        await PROJECT_CUSTOM_ATTRIBUTES.set(db, e.data.projectId, e.data.key, e.data.value);
-        return;
-      case 'ProjectCustomAttributeRemoved':
-        await PROJECT_CUSTOM_ATTRIBUTES.remove(db, e.data.projectId, e.data.key);
-        return;
-      case 'ProjectStarred':
-        await db.query(
-          `insert into project_stars (project_id, user_id, created_at) values ($1, $2, $3) on conflict do nothing`,
-          [e.data.projectId, e.data.userId, e.data.at],
-        );
-        await this.recountStars(db, e.data.projectId);
-        return;
-      case 'ProjectUnstarred':
-        await db.query(`delete from project_stars where project_id = $1 and user_id = $2`, [
-          e.data.projectId,
-          e.data.userId,
-        ]);
-        await this.recountStars(db, e.data.projectId);
-        return;
-      case 'UserDeleted':
-        // Stars go by cascade with the user row; the counts must follow.
-        await db.query(
-          `update projects p set star_count = (select count(*) from project_stars s where s.project_id = p.id)
-            where p.star_count <> (select count(*) from project_stars s where s.project_id = p.id)`,
-        );
-        // A soft delete hands the user's contributions to the ghost user; a hard delete leaves no author.
-        await db.query(`update projects set creator_id = $2 where creator_id = $1`, [
-          e.data.userId,
-          e.data.ghostUserId ?? null,
-        ]);
-        return;
-      case 'GroupDeleted':
-        // The namespaces' cascade removes the projects; their memberships have no foreign key.
-        await removeMembersWhere(
-          db,
-          'project',
-          (projectId) => `not exists (select 1 from projects p where p.id = ${projectId})`,
-        );
-        return;
-      default:
-        return assertNever(e);
-    }
-  }
-
-  private async setStatistics(db: EntityManager, projectId: number, s: RepositoryStatistics): Promise<void> {
-    await db.query(`update projects set commit_count = $2, repository_size = $3 where id = $1`, [
-      projectId,
-      s.commitCount,
-      s.repositorySize,
-    ]);
-  }
-
-  private async recountForks(db: EntityManager, projectId: number): Promise<void> {
-    await db.query(
-      `update projects set forks_count = (select count(*) from projects f where f.forked_from_id = $1) where id = $1`,
-      [projectId],
-    );
-  }
-
-  private async recountStars(db: EntityManager, projectId: number): Promise<void> {
-    await db.query(
-      `update projects set star_count = (select count(*) from project_stars where project_id = $1) where id = $1`,
-      [projectId],
-    );
+  apply(e: Recorded<Projected>, db: EntityManager): Promise<void> {
+    return dispatch(on, e, db);
   }
 }

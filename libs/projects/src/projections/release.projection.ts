@@ -1,45 +1,40 @@
-import { assertNever, type Handled, type Projector, type Recorded } from '@app/platform';
+import { dispatch, handledTypes, type EventHandlers, type Projector, type Recorded } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { ProjectEvent } from '../domain/project';
 
 export const RELEASE_TABLES = ['releases'] as const;
 
-const HANDLED = ['ProjectReleaseCreated', 'ProjectReleaseUpdated', 'ProjectReleaseRemoved'] as const;
-type Projected = Handled<ProjectEvent, typeof HANDLED>;
+type Projected = Extract<ProjectEvent, { type: `ProjectRelease${string}` }>;
+
+const on: EventHandlers<Projected> = {
+  ProjectReleaseCreated: async ({ data: d }, db) => {
+    await db.query(
+      `insert into releases (project_id, tag, description, created_at, updated_at) values ($1, $2, $3, $4, $4)`,
+      [d.projectId, d.tagName, d.description, d.at],
+    );
+  },
+  ProjectReleaseUpdated: async ({ data: d }, db) => {
+    await db.query(`update releases set description = $3, updated_at = $4 where project_id = $1 and tag = $2`, [
+      d.projectId,
+      d.tagName,
+      d.description,
+      d.at,
+    ]);
+  },
+  ProjectReleaseRemoved: async ({ data: d }, db) => {
+    await db.query(`delete from releases where project_id = $1 and tag = $2`, [d.projectId, d.tagName]);
+  },
+};
 
 /** Release notes of tags. A project's deletion takes them by the foreign key's cascade. */
 @Injectable()
 export class ReleaseProjection implements Projector<Projected> {
   readonly name = 'releases';
   readonly tables = RELEASE_TABLES;
-  readonly eventTypes = HANDLED;
+  readonly eventTypes = handledTypes(on);
 
-  async apply(e: Recorded<Projected>, db: EntityManager): Promise<void> {
-    switch (e.type) {
-      case 'ProjectReleaseCreated': {
-        const d = e.data;
-        await db.query(
-          `insert into releases (project_id, tag, description, created_at, updated_at) values ($1, $2, $3, $4, $4)`,
-          [d.projectId, d.tagName, d.description, d.at],
-        );
-        return;
-      }
-      case 'ProjectReleaseUpdated': {
-        const d = e.data;
-        await db.query(`update releases set description = $3, updated_at = $4 where project_id = $1 and tag = $2`, [
-          d.projectId,
-          d.tagName,
-          d.description,
-          d.at,
-        ]);
-        return;
-      }
-      case 'ProjectReleaseRemoved':
-        await db.query(`delete from releases where project_id = $1 and tag = $2`, [e.data.projectId, e.data.tagName]);
-        return;
-      default:
-        return assertNever(e);
-    }
+  apply(e: Recorded<Projected>, db: EntityManager): Promise<void> {
+    return dispatch(on, e, db);
   }
 }

@@ -1,4 +1,4 @@
-import { assertNever, type Projector, type Recorded, type Handled } from '@app/platform';
+import { dispatch, handledTypes, type EventHandlers, type Projector, type Recorded } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AccessTokenEvent } from '../domain/access-token';
@@ -24,201 +24,161 @@ const PROFILE_COLUMNS: Record<keyof UserProfile, string> = {
   avatar: 'avatar',
 };
 
-/** The event types this projector handles: `apply` switches over exactly these. */
-const HANDLED = [
-  'UserCreated',
-  'UserUpdated',
-  'UserBlocked',
-  'UserUnblocked',
-  'UserDeleted',
-  'SshKeyAdded',
-  'SshKeyRemoved',
-  'GpgKeyAdded',
-  'GpgKeyRemoved',
-  'EmailAdded',
-  'EmailRemoved',
-  'UserCustomAttributeSet',
-  'UserCustomAttributeRemoved',
-  'AccessTokenCreated',
-  'AccessTokenRevoked',
-  'UserActivityRecorded',
-] as const;
-type Projected = Handled<UserEvent | AccessTokenEvent | UserActivityEvent, typeof HANDLED>;
-type Event = Recorded<Projected>;
+/** Every event of the users context. */
+type Projected = UserEvent | AccessTokenEvent | UserActivityEvent;
+
+const on: EventHandlers<Projected> = {
+  UserCreated: async ({ data: d }, db) => {
+    await db.query(
+      `insert into users (id, username, email, name, state, is_admin, bio, location, messenger, career_profile, social_account,
+             website_url, organization, projects_limit, can_create_group, external, avatar, password_digest, confirmed_at, created_at, updated_at, ghost)
+           values ($1,$2,$3,$4,'active',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$19,$20)`,
+      [
+        d.userId,
+        d.username,
+        d.email,
+        d.name,
+        d.isAdmin,
+        d.bio,
+        d.location,
+        d.messenger,
+        d.careerProfile,
+        d.socialAccount,
+        d.websiteUrl,
+        d.organization,
+        d.projectsLimit,
+        d.canCreateGroup,
+        d.external,
+        d.avatar,
+        d.passwordDigest,
+        d.confirmedAt,
+        d.at,
+        d.ghost === true,
+      ],
+    );
+    await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [
+      d.email.toLowerCase(),
+      d.userId,
+    ]);
+    for (const i of d.identities) {
+      await db.query(`insert into user_identities (user_id, provider, extern_uid) values ($1,$2,$3)`, [
+        d.userId,
+        i.provider,
+        i.externUid,
+      ]);
+    }
+  },
+  UserUpdated: async ({ data: d }, db) => {
+    const sets: string[] = [];
+    const values: unknown[] = [d.userId];
+    for (const [k, v] of Object.entries(d.changes)) {
+      values.push(v);
+      sets.push(`${PROFILE_COLUMNS[k as keyof UserProfile]} = $${values.length}`);
+    }
+    if (d.passwordDigest) {
+      values.push(d.passwordDigest);
+      sets.push(`password_digest = $${values.length}`);
+    }
+    values.push(d.at);
+    sets.push(`updated_at = $${values.length}`);
+    if (d.changes.email !== undefined) {
+      await db.query(`delete from user_email_claims where user_id = $1 and email_id is null`, [d.userId]);
+      await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [
+        d.changes.email.toLowerCase(),
+        d.userId,
+      ]);
+    }
+    await db.query(`update users set ${sets.join(', ')} where id = $1`, values);
+    if (d.identity) {
+      await db.query(
+        `insert into user_identities (user_id, provider, extern_uid) values ($1,$2,$3)
+             on conflict (user_id, provider) do update set extern_uid = excluded.extern_uid`,
+        [d.userId, d.identity.provider, d.identity.externUid],
+      );
+    }
+  },
+  UserBlocked: async ({ data: d }, db) => {
+    await db.query(`update users set state = $2, updated_at = $3 where id = $1`, [
+      d.userId,
+      d.byDirectory ? 'ldap_blocked' : 'blocked',
+      d.at,
+    ]);
+  },
+  UserUnblocked: async ({ data: d }, db) => {
+    await db.query(`update users set state = 'active', updated_at = $2 where id = $1`, [d.userId, d.at]);
+  },
+  UserDeleted: async ({ data: d }, db) => {
+    // Credentials, identities, e-mails and tokens go with the row (on delete cascade).
+    await db.query(`delete from users where id = $1`, [d.userId]);
+  },
+  SshKeyAdded: async ({ data: d }, db) => {
+    await db.query(
+      `insert into ssh_keys (id, user_id, title, key, key_type, fingerprint, fingerprint_sha256, created_at) values ($1,$2,$3,$4,$5,$6,$7,$8)`,
+      [d.keyId, d.userId, d.title, d.key, d.keyType, d.fingerprint, d.fingerprintSha256, d.at],
+    );
+  },
+  SshKeyRemoved: async ({ data: d }, db) => {
+    await db.query(`delete from ssh_keys where id = $1`, [d.keyId]);
+  },
+  GpgKeyAdded: async ({ data: d }, db) => {
+    await db.query(
+      `insert into gpg_keys (id, user_id, key, fingerprint, primary_keyid, created_at) values ($1,$2,$3,$4,$5,$6)`,
+      [d.keyId, d.userId, d.key, d.fingerprint, d.primaryKeyId, d.at],
+    );
+  },
+  GpgKeyRemoved: async ({ data: d }, db) => {
+    await db.query(`delete from gpg_keys where id = $1`, [d.keyId]);
+  },
+  EmailAdded: async ({ data: d }, db) => {
+    await db.query(`insert into user_email_claims (email_lower, user_id, email_id) values ($1,$2,$3)`, [
+      d.email.toLowerCase(),
+      d.userId,
+      d.emailId,
+    ]);
+    await db.query(`insert into emails (id, user_id, email, created_at) values ($1,$2,$3,$4)`, [
+      d.emailId,
+      d.userId,
+      d.email,
+      d.at,
+    ]);
+  },
+  EmailRemoved: async ({ data: d }, db) => {
+    await db.query(`delete from user_email_claims where email_id = $1`, [d.emailId]);
+    await db.query(`delete from emails where id = $1`, [d.emailId]);
+  },
+  UserCustomAttributeSet: async ({ data: d }, db) => {
+    await USER_CUSTOM_ATTRIBUTES.set(db, d.userId, d.key, d.value);
+  },
+  UserCustomAttributeRemoved: async ({ data: d }, db) => {
+    await USER_CUSTOM_ATTRIBUTES.remove(db, d.userId, d.key);
+  },
+  AccessTokenCreated: async (e, db) => {
+    const d = e.data;
+    await db.query(
+      `insert into access_tokens (id, user_id, name, digest, scopes, impersonation, expires_at, created_by, created_at)
+           values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+      [d.tokenId, d.userId, d.name, d.digest, d.scopes, d.impersonation, d.expiresAt, e.metadata.actorId ?? null, d.at],
+    );
+  },
+  AccessTokenRevoked: async ({ data: d }, db) => {
+    await db.query(`update access_tokens set revoked = true where id = $1`, [d.tokenId]);
+  },
+  UserActivityRecorded: async ({ data: d }, db) => {
+    await db.query(
+      `update users set last_activity_on = $2 where id = $1 and (last_activity_on is null or last_activity_on < $2)`,
+      [d.userId, d.on],
+    );
+  },
+};
 
 /** Keeps `users` and the credential tables in step with the users context's events. */
 @Injectable()
 export class UserProjection implements Projector<Projected> {
   readonly name = 'users';
   readonly tables = USER_RECORDS_TABLES;
-  readonly eventTypes = HANDLED;
+  readonly eventTypes = handledTypes(on);
 
-  async apply(e: Event, db: EntityManager): Promise<void> {
-    switch (e.type) {
-      case 'UserCreated': {
-        const d = e.data;
-        await db.query(
-          `insert into users (id, username, email, name, state, is_admin, bio, location, messenger, career_profile, social_account,
-             website_url, organization, projects_limit, can_create_group, external, avatar, password_digest, confirmed_at, created_at, updated_at, ghost)
-           values ($1,$2,$3,$4,'active',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$19,$20)`,
-          [
-            d.userId,
-            d.username,
-            d.email,
-            d.name,
-            d.isAdmin,
-            d.bio,
-            d.location,
-            d.messenger,
-            d.careerProfile,
-            d.socialAccount,
-            d.websiteUrl,
-            d.organization,
-            d.projectsLimit,
-            d.canCreateGroup,
-            d.external,
-            d.avatar,
-            d.passwordDigest,
-            d.confirmedAt,
-            d.at,
-            d.ghost === true,
-          ],
-        );
-        await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [
-          d.email.toLowerCase(),
-          d.userId,
-        ]);
-        for (const i of d.identities) {
-          await db.query(`insert into user_identities (user_id, provider, extern_uid) values ($1,$2,$3)`, [
-            d.userId,
-            i.provider,
-            i.externUid,
-          ]);
-        }
-        return;
-      }
-      case 'UserUpdated': {
-        const d = e.data;
-        const sets: string[] = [];
-        const values: unknown[] = [d.userId];
-        for (const [k, v] of Object.entries(d.changes)) {
-          values.push(v);
-          sets.push(`${PROFILE_COLUMNS[k as keyof UserProfile]} = $${values.length}`);
-        }
-        if (d.passwordDigest) {
-          values.push(d.passwordDigest);
-          sets.push(`password_digest = $${values.length}`);
-        }
-        values.push(d.at);
-        sets.push(`updated_at = $${values.length}`);
-        if (d.changes.email !== undefined) {
-          await db.query(`delete from user_email_claims where user_id = $1 and email_id is null`, [d.userId]);
-          await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [
-            d.changes.email.toLowerCase(),
-            d.userId,
-          ]);
-        }
-        await db.query(`update users set ${sets.join(', ')} where id = $1`, values);
-        if (d.identity) {
-          await db.query(
-            `insert into user_identities (user_id, provider, extern_uid) values ($1,$2,$3)
-             on conflict (user_id, provider) do update set extern_uid = excluded.extern_uid`,
-            [d.userId, d.identity.provider, d.identity.externUid],
-          );
-        }
-        return;
-      }
-      case 'UserBlocked':
-        await db.query(`update users set state = $2, updated_at = $3 where id = $1`, [
-          e.data.userId,
-          e.data.byDirectory ? 'ldap_blocked' : 'blocked',
-          e.data.at,
-        ]);
-        return;
-      case 'UserUnblocked':
-        await db.query(`update users set state = 'active', updated_at = $2 where id = $1`, [e.data.userId, e.data.at]);
-        return;
-      case 'UserDeleted':
-        // Credentials, identities, e-mails and tokens go with the row (on delete cascade).
-        await db.query(`delete from users where id = $1`, [e.data.userId]);
-        return;
-      case 'SshKeyAdded': {
-        const d = e.data;
-        await db.query(
-          `insert into ssh_keys (id, user_id, title, key, key_type, fingerprint, fingerprint_sha256, created_at) values ($1,$2,$3,$4,$5,$6,$7,$8)`,
-          [d.keyId, d.userId, d.title, d.key, d.keyType, d.fingerprint, d.fingerprintSha256, d.at],
-        );
-        return;
-      }
-      case 'SshKeyRemoved':
-        await db.query(`delete from ssh_keys where id = $1`, [e.data.keyId]);
-        return;
-      case 'GpgKeyAdded': {
-        const d = e.data;
-        await db.query(
-          `insert into gpg_keys (id, user_id, key, fingerprint, primary_keyid, created_at) values ($1,$2,$3,$4,$5,$6)`,
-          [d.keyId, d.userId, d.key, d.fingerprint, d.primaryKeyId, d.at],
-        );
-        return;
-      }
-      case 'GpgKeyRemoved':
-        await db.query(`delete from gpg_keys where id = $1`, [e.data.keyId]);
-        return;
-      case 'EmailAdded': {
-        const d = e.data;
-        await db.query(`insert into user_email_claims (email_lower, user_id, email_id) values ($1,$2,$3)`, [
-          d.email.toLowerCase(),
-          d.userId,
-          d.emailId,
-        ]);
-        await db.query(`insert into emails (id, user_id, email, created_at) values ($1,$2,$3,$4)`, [
-          d.emailId,
-          d.userId,
-          d.email,
-          d.at,
-        ]);
-        return;
-      }
-      case 'EmailRemoved':
-        await db.query(`delete from user_email_claims where email_id = $1`, [e.data.emailId]);
-        await db.query(`delete from emails where id = $1`, [e.data.emailId]);
-        return;
-      case 'UserCustomAttributeSet':
-        await USER_CUSTOM_ATTRIBUTES.set(db, e.data.userId, e.data.key, e.data.value);
-        return;
-      case 'UserCustomAttributeRemoved':
-        await USER_CUSTOM_ATTRIBUTES.remove(db, e.data.userId, e.data.key);
-        return;
-      case 'AccessTokenCreated': {
-        const d = e.data;
-        await db.query(
-          `insert into access_tokens (id, user_id, name, digest, scopes, impersonation, expires_at, created_by, created_at)
-           values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
-          [
-            d.tokenId,
-            d.userId,
-            d.name,
-            d.digest,
-            d.scopes,
-            d.impersonation,
-            d.expiresAt,
-            e.metadata.actorId ?? null,
-            d.at,
-          ],
-        );
-        return;
-      }
-      case 'AccessTokenRevoked':
-        await db.query(`update access_tokens set revoked = true where id = $1`, [e.data.tokenId]);
-        return;
-      case 'UserActivityRecorded':
-        await db.query(
-          `update users set last_activity_on = $2 where id = $1 and (last_activity_on is null or last_activity_on < $2)`,
-          [e.data.userId, e.data.on],
-        );
-        return;
-      default:
-        return assertNever(e);
-    }
+  apply(e: Recorded<Projected>, db: EntityManager): Promise<void> {
+    return dispatch(on, e, db);
   }
 }

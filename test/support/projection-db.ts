@@ -1,0 +1,196 @@
+import { ProjectionRegistry, runMigrations, type DomainEvent, type Projector, type Recorded } from '@app/platform';
+import { Logger } from '@nestjs/common';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { GroupEvent } from '@app/groups';
+import type { ProjectEvent } from '@app/projects';
+import { newUserProfile, type UserEvent } from '@app/users';
+import { MIGRATIONS } from '../../apps/lode/src/lode.module';
+import { FEATURE_DEFAULTS } from '../../libs/projects/src/domain/project';
+import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
+import { ProjectHookProjection } from '../../libs/hooks/src/projections/project-hook.projection';
+import { DeployKeyProjection } from '../../libs/projects/src/projections/deploy-key.projection';
+import { ProjectProjection } from '../../libs/projects/src/projections/project.projection';
+import { ProtectedBranchProjection } from '../../libs/projects/src/projections/protected-branch.projection';
+import { ReleaseProjection } from '../../libs/projects/src/projections/release.projection';
+import { UserProjection } from '../../libs/users/src/projections/user.projection';
+import { dropDatabase, testConfig } from './test-app';
+
+/** A throwaway database with every context's tables, for the projectors' specs (`*.projection.int-spec.ts`). */
+export interface ProjectionDb {
+  /**
+   * Runs `test` in a transaction that is rolled back afterwards, so the tests of a file share one
+   * database and never see each other's rows.
+   */
+  rollingBack(test: (db: EntityManager) => Promise<void>): Promise<void>;
+  /**
+   * Applies events as the app does: each through every projector that handles it, in the order the
+   * modules register them (users, groups, projects, hooks). For the facts a spec starts from (a user,
+   * a group, a project) and for another context's events that reach the projector under test.
+   */
+  given(db: EntityManager, ...events: Recorded[]): Promise<void>;
+  /** Drops the database. */
+  drop(): Promise<void>;
+}
+
+/** Every projector, in the order the modules register them with the ProjectionRegistry. */
+export const allProjectors = (): Projector[] =>
+  [
+    new UserProjection(),
+    new NamespaceProjection(),
+    new ProjectProjection(),
+    new DeployKeyProjection(),
+    new ProtectedBranchProjection(),
+    new ReleaseProjection(),
+    new ProjectHookProjection(),
+  ] as Projector[];
+
+/** Creates a database on the tests' PostgreSQL (TEST_DATABASE_URL) and runs every migration on it. */
+export async function openProjectionDb(): Promise<ProjectionDb> {
+  Logger.overrideLogger(['error']);
+  const config = testConfig({ dataDir: await mkdtemp(join(tmpdir(), 'lode-projection-')) });
+  await runMigrations(config, MIGRATIONS);
+  const dataSource = new DataSource({ type: 'postgres', url: config.databaseUrl, extra: { max: 2 } });
+  await dataSource.initialize();
+  const registry = new ProjectionRegistry();
+  registry.register(...allProjectors());
+  const rollback = new Error('roll back');
+  return {
+    rollingBack: async (test) => {
+      await dataSource
+        .transaction(async (db) => {
+          await test(db);
+          throw rollback;
+        })
+        .catch((err: unknown) => {
+          if (err !== rollback) throw err;
+        });
+    },
+    given: async (db, ...events) => {
+      for (const e of events) await registry.apply(e, db);
+    },
+    drop: async () => {
+      await dataSource.destroy();
+      await dropDatabase(config.databaseUrl);
+      await rm(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Hands events to one projector's `apply`, in order, as the registry would: each stored (see `recorded`)
+ * unless it is already. An event type the projector does not handle fails.
+ */
+export async function apply<E extends DomainEvent>(
+  projector: Projector<E>,
+  db: EntityManager,
+  ...events: (NoInfer<E> | Recorded<NoInfer<E>>)[]
+): Promise<void> {
+  for (const e of events) await projector.apply('globalPosition' in e ? e : recorded(e), db);
+}
+
+let position = 0;
+
+/**
+ * A stored event as the event store hands it to projectors: on stream `test-1` unless told, with a
+ * global position above every earlier one's. Name the union to check the data: `recorded<UserEvent>({...})`.
+ */
+export function recorded<E extends DomainEvent>(
+  event: E,
+  stored: Partial<Omit<Recorded<E>, 'type' | 'data'>> = {},
+): Recorded<E> {
+  position += 1;
+  return {
+    streamId: 'test-1',
+    streamVersion: position,
+    globalPosition: String(position),
+    metadata: {},
+    recordedAt: new Date('2026-01-01T00:00:00Z'),
+    ...stored,
+    ...event,
+  } as Recorded<E>;
+}
+
+type UserCreated = Extract<UserEvent, { type: 'UserCreated' }>;
+type GroupCreated = Extract<GroupEvent, { type: 'GroupCreated' }>;
+type ProjectCreated = Extract<ProjectEvent, { type: 'ProjectCreated' }>;
+
+/** When the facts below happened, unless told. */
+export const AT = '2026-01-01T00:00:00.000Z';
+
+/** A user `user<id>` with a personal namespace of id `namespaceId` (100 + the user's id unless told). */
+export function userCreated(userId: number, data: Partial<UserCreated['data']> = {}): Recorded<UserCreated> {
+  const username = data.username ?? `user${userId}`;
+  return recorded<UserCreated>(
+    {
+      type: 'UserCreated',
+      data: {
+        ...newUserProfile({ name: `User ${userId}`, username, email: `${username}@example.com` }),
+        userId,
+        namespaceId: 100 + userId,
+        passwordDigest: null,
+        identities: [],
+        confirmedAt: AT,
+        at: AT,
+        ...data,
+      },
+    },
+    { streamId: `user-${userId}` },
+  );
+}
+
+/** A public group `group<id>`, top-level unless a parent is given. */
+export function groupCreated(groupId: number, data: Partial<GroupCreated['data']> = {}): Recorded<GroupCreated> {
+  return recorded<GroupCreated>(
+    {
+      type: 'GroupCreated',
+      data: {
+        groupId,
+        parentId: null,
+        creatorId: 1,
+        name: `Group ${groupId}`,
+        path: `group${groupId}`,
+        description: '',
+        visibility: 'public',
+        lfsEnabled: true,
+        requestAccessEnabled: true,
+        at: AT,
+        ...data,
+      },
+    },
+    { streamId: `group-${groupId}` },
+  );
+}
+
+/** A private project `project<id>` in a namespace, with GitLab's default switches. */
+export function projectCreated(
+  projectId: number,
+  namespaceId: number,
+  data: Partial<ProjectCreated['data']> = {},
+): Recorded<ProjectCreated> {
+  return recorded<ProjectCreated>(
+    {
+      type: 'ProjectCreated',
+      data: {
+        projectId,
+        namespaceId,
+        creatorId: 1,
+        name: `Project ${projectId}`,
+        path: `project${projectId}`,
+        description: null,
+        visibility: 'private',
+        defaultBranch: null,
+        tagList: [],
+        ciConfigPath: null,
+        importUrl: null,
+        features: { ...FEATURE_DEFAULTS },
+        runnersToken: `runners-${projectId}`,
+        at: AT,
+        ...data,
+      },
+    },
+    { streamId: `project-${projectId}` },
+  );
+}
