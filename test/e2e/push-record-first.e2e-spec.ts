@@ -1,5 +1,4 @@
-import { PendingPushes } from '@app/projects';
-import { GitAccess, PushReconciler } from '@app/repositories';
+import { PendingPushes, PushReconciler, PushRecorder } from '@app/projects';
 import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -18,7 +17,7 @@ describe('pushes recorded before git says ok', () => {
   let t: TestApp;
   let base: string;
   let owner: SeededUser;
-  let access: GitAccess;
+  let access: PushRecorder;
   let pending: PendingPushes;
   const tmp = tempDirs();
 
@@ -54,7 +53,7 @@ describe('pushes recorded before git says ok', () => {
     await t.app.listen(0, '127.0.0.1');
     base = `127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     owner = await createUser(t);
-    access = t.app.get(GitAccess);
+    access = t.app.get(PushRecorder);
     pending = t.app.get(PendingPushes);
   });
   afterAll(async () => {
@@ -74,12 +73,12 @@ describe('pushes recorded before git says ok', () => {
     const p = await project('Interrupted');
     const { dir, head } = await workingCopy();
     // The process "dies" between git's ref update and the record: nothing is recorded by it.
-    const recordPush = access.recordPush.bind(access);
-    access.recordPush = async () => undefined;
+    const recordPush = access.record.bind(access);
+    access.record = async () => undefined;
     try {
       await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
     } finally {
-      access.recordPush = recordPush;
+      access.record = recordPush;
     }
     expect(await pushed(p.id)).toHaveLength(0);
     expect(await written(p.id)).toBe(1);
@@ -110,19 +109,19 @@ describe('pushes recorded before git says ok', () => {
   it('records a push once when its recorder and the reconciler both get to it', async () => {
     const p = await project('Twice');
     const { dir, head } = await workingCopy();
-    const recordPush = access.recordPush.bind(access);
-    access.recordPush = async () => undefined;
+    const recordPush = access.record.bind(access);
+    access.record = async () => undefined;
     try {
       await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
     } finally {
-      access.recordPush = recordPush;
+      access.record = recordPush;
     }
     const [row] = await t.db.query<{ id: string }[]>(`select id from pending_pushes where project_id = $1`, [p.id]);
     const updates = [{ ref: 'refs/heads/master', before: ZERO, after: head }];
     const row2 = { id: p.id, default_branch: null };
     await Promise.all([
-      access.recordPush(row2, { id: owner.id, username: owner.username }, updates, String(row.id)),
-      access.recordPush(row2, { id: owner.id, username: owner.username }, updates, String(row.id)),
+      access.record(row2, { id: owner.id, username: owner.username }, updates, String(row.id)),
+      access.record(row2, { id: owner.id, username: owner.username }, updates, String(row.id)),
     ]);
     expect(await pushed(p.id)).toHaveLength(1);
     expect(await t.app.get(PushReconciler).reconcile(0)).toBe(0);

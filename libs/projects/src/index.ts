@@ -37,9 +37,15 @@ export {
   type RefUpdate,
   type RepositoryPushedData,
   type RepositoryStatistics,
-} from './domain/repository-push';
+} from './pushes/repository-push';
 export { serializeProject, serializeProjectSimple } from './http/project.serializer';
-export { RecordRepositoryPush } from './commands/project-maintenance.commands';
+/**
+ * The push's one path: `PushRecorder.session` is every transport's entry (the gate at pre-receive, the
+ * push written down, its record after git); `PushReconciler` records what a dead process could not.
+ */
+export { PushRecorder, type PushSession } from './pushes/push-recorder';
+export { PushReconciler } from './pushes/push-reconciler';
+export { RecordRepositoryPush } from './pushes/record-repository-push.command';
 /** Pushes written down at their pre-receive until recorded: what the git transports and the reconciler use. */
 export {
   PendingPushes,

@@ -18,7 +18,6 @@ import { ChangeTagReleaseHandler, RemoveTagReleaseHandler } from './commands/rel
 import {
   ChangeForkRelationHandler,
   RecordGitJobOutcomeHandler,
-  RecordRepositoryPushHandler,
   RequestHousekeepingHandler,
 } from './commands/project-maintenance.commands';
 import { ForksController } from './http/forks.controller';
@@ -41,6 +40,10 @@ import { ProtectedBranchProjection } from './projections/protected-branch.projec
 import { ReleaseProjection } from './projections/release.projection';
 import { DeployKeyQueries } from './queries/deploy-key.queries';
 import { PendingPushes } from './pushes/pending-pushes';
+import { PushInspector } from './pushes/push-inspector';
+import { PushReconciler } from './pushes/push-reconciler';
+import { PushRecorder } from './pushes/push-recorder';
+import { RecordRepositoryPushHandler } from './pushes/record-repository-push.command';
 import { ProjectQueries } from './queries/project.queries';
 import { ProtectedBranchQueries } from './queries/protected-branch.queries';
 import { ReleaseQueries } from './queries/release.queries';
@@ -101,6 +104,8 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     ProjectQueries,
     DeployKeyQueries,
     PendingPushes,
+    PushInspector,
+    PushRecorder,
     ProtectedBranchQueries,
     ReleaseQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
@@ -111,6 +116,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     ProjectQueries,
     DeployKeyQueries,
     PendingPushes,
+    PushRecorder,
     ProtectedBranchQueries,
     ReleaseQueries,
     NamespaceContents,
@@ -152,6 +158,8 @@ export class ProjectsModule implements OnModuleInit {
     DeployKeysController,
     ProtectedBranchesController,
   ],
-  providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }],
+  // The reconciler runs beside the API (the processes that take pushes), not in a worker or the command line.
+  providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }, PushReconciler],
+  exports: [PushReconciler],
 })
 export class ProjectsHttpModule {}

@@ -4,6 +4,5 @@ export { GitHttpMiddleware } from './http/git-http.middleware';
 /** Git over SSH: the built-in server (started with the API when LODE_SSH_PORT is not 0). */
 export { GitSshServer } from './ssh/git-ssh-server';
 /** Records the pushes git applied that their own process could not record (it runs by itself in api processes). */
-export { PushReconciler } from './push/push-reconciler';
 /** What git over HTTP and SSH share: lookup, policy, activity, the push gate and record. */
 export { GitAccess } from './transport/git-access';

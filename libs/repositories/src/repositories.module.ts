@@ -8,7 +8,6 @@ import { RepositoryFilesController } from './http/repository-files.controller';
 import { RepositoryRefsController } from './http/repository-refs.controller';
 import { RepositoryReadsController } from './http/repository-reads.controller';
 import { RepositoryTagsController } from './http/repository-tags.controller';
-import { PushReconciler } from './push/push-reconciler';
 import { GitSshServer } from './ssh/git-ssh-server';
 import { GitAccess } from './transport/git-access';
 import { RepositoryWritesController } from './http/repository-writes.controller';
@@ -29,7 +28,7 @@ import { RepositoryWrites } from './writes/repository-writes';
     RepositoryWritesController,
     RepositoryRefsController,
   ],
-  providers: [GitAccess, GitHttpMiddleware, GitSshServer, PushReconciler, RepositoryWrites],
-  exports: [GitHttpMiddleware, GitSshServer, PushReconciler, GitAccess],
+  providers: [GitAccess, GitHttpMiddleware, GitSshServer, RepositoryWrites],
+  exports: [GitHttpMiddleware, GitSshServer, GitAccess],
 })
 export class RepositoriesHttpModule {}

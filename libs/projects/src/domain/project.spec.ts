@@ -1,4 +1,5 @@
 import { Conflict, Invalid, NotFound, NotModified } from '@app/platform';
+import { recordPush } from '../pushes/record-repository-push.command';
 import {
   addMember,
   archive,
@@ -7,7 +8,6 @@ import {
   FEATURE_DEFAULTS,
   initial,
   pathFromName,
-  recordPush,
   remove,
   removeCustomAttribute,
   removeMember,

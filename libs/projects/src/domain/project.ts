@@ -9,16 +9,9 @@ import {
   holdsCustomAttribute,
 } from '@app/platform';
 import { ACCESS, moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
-import {
-  defaultBranchLevels,
-  evolveRules,
-  matchingRules,
-  MAX_PROTECTED_BRANCH_NAME,
-  type DefaultBranchProtection,
-  type ProtectedBranchRule,
-} from './protected-branch';
+import { evolveRules, type ProtectedBranchRule } from './protected-branch';
 import { evolveReleases, type TagRelease } from './release';
-import { ZERO_SHA, type RepositoryPushedData, type RepositoryStatistics } from './repository-push';
+import type { RepositoryPushedData, RepositoryStatistics } from '../pushes/repository-push';
 
 /*
  * A project. Stream `project-<id>`. What accrues with use lives on streams of its own, so a project
@@ -685,39 +678,4 @@ export function finishHousekeeping(s: Project, now: Date, statistics?: Repositor
       data: { projectId: s.projectId, at: now.toISOString(), ...(statistics ? { statistics } : {}) },
     },
   ];
-}
-
-/* Pushes. */
-
-/**
- * Records what a push did. The refs have moved already (git accepted the push), so this never
- * refuses an existing project; it only decides whether the push names the default branch (when
- * the project still has none) and whether it protects it: GitLab's `GitPushService#process_default_branch`
- * protects the default branch when a push creates it (the first push into an empty repository) and no
- * rule covers it yet, with the levels `defaultBranchProtection` (LODE_DEFAULT_BRANCH_PROTECTION) says.
- * Both events are appended together, so a push is never recorded without its protection.
- */
-export function recordPush(
-  s: Project,
-  push: Omit<RepositoryPushedData, 'projectId' | 'at'>,
-  now: Date,
-  defaultBranchProtection: DefaultBranchProtection,
-): ProjectEvent[] {
-  const p = existing(s);
-  if (!push.updates.length) return [];
-  const at = now.toISOString();
-  const defaultBranch = p.settings.defaultBranch === null ? push.defaultBranch : null;
-  const events: ProjectEvent[] = [
-    { type: 'RepositoryPushed', data: { ...push, defaultBranch, projectId: p.projectId, at } },
-  ];
-  const target = p.settings.defaultBranch ?? defaultBranch;
-  const levels = defaultBranchLevels(defaultBranchProtection);
-  const createsDefault =
-    target !== null &&
-    push.updates.some((u) => u.ref === `refs/heads/${target}` && u.before === ZERO_SHA && u.after !== ZERO_SHA);
-  // A name too long for a rule (the API refuses it too) stays unprotected rather than failing the record.
-  const protectable = target !== null && target.length <= MAX_PROTECTED_BRANCH_NAME;
-  if (levels && createsDefault && protectable && !matchingRules(p.protectedBranches, target).length)
-    events.push({ type: 'ProtectedBranchCreated', data: { projectId: p.projectId, name: target, ...levels, at } });
-  return events;
 }

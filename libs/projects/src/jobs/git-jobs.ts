@@ -17,7 +17,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { Job, Queue } from 'bullmq';
 import { RecordGitJobOutcome } from '../commands/project-maintenance.commands';
 import type { ProjectEvent } from '../domain/project';
-import type { RepositoryStatistics } from '../domain/repository-push';
+import type { RepositoryStatistics } from '../pushes/repository-push';
 import { ProjectQueries } from '../queries/project.queries';
 
 export type ForkRepositoryJob = { kind: 'fork-repository'; projectId: number; sourceProjectId: number };

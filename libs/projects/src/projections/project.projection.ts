@@ -12,7 +12,7 @@ import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { Feature, ProjectEvent, StarEvent } from '../domain/project';
-import type { RepositoryStatistics } from '../domain/repository-push';
+import type { RepositoryStatistics } from '../pushes/repository-push';
 import { FEATURE_COLUMNS, SETTING_COLUMNS } from './project-columns';
 
 /** `project_custom_attributes`, written here and read by ProjectQueries. */

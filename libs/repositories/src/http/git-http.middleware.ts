@@ -1,5 +1,6 @@
 import { GitRepositories, projectRepo } from '@app/git';
 import { hasControlCharacters, redactSecrets, RequestRateLimits, TooManyRequests, Unauthorized } from '@app/platform';
+import { PushRecorder } from '@app/projects';
 import { ActorResolver, AuthThrottled, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
@@ -35,6 +36,7 @@ export class GitHttpMiddleware {
   constructor(
     private readonly actors: ActorResolver,
     private readonly access: GitAccess,
+    private readonly pushes: PushRecorder,
     private readonly git: GitRepositories,
     private readonly rateLimits: RequestRateLimits,
   ) {}
@@ -99,7 +101,7 @@ export class GitHttpMiddleware {
     const repo = projectRepo(project.id);
     if (caller && service !== 'info/refs') this.access.recordActivity(caller.actor.id, caller.lastActivityOn);
     if (service !== RECEIVE || !actor) return this.git.serveHttp(req, res, repo, service, actor?.username ?? '');
-    const session = this.access.pushSession(project, actor, { accessLevel: project.access, isAdmin: actor.isAdmin });
+    const session = this.pushes.session(project, actor, { accessLevel: project.access, isAdmin: actor.isAdmin });
     this.git.serveHttp(req, res, repo, service, actor.username, {
       checkRefUpdates: session.check,
       beforeEnd: () => session.finish(),

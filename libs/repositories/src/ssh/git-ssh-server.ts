@@ -1,6 +1,6 @@
 import { GitRepositories, projectRepo, type GitPackSession } from '@app/git';
 import { LodeConfig, redactSecrets, type Actor } from '@app/platform';
-import { DeployKeyQueries, type BranchCaller, type DeployKeyGrant, type ProjectRow } from '@app/projects';
+import { DeployKeyQueries, PushRecorder, type BranchCaller, type DeployKeyGrant, type ProjectRow } from '@app/projects';
 import { ActorResolver, UserBlocked, type SshKeyHolder } from '@app/users';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { createHash } from 'node:crypto';
@@ -33,8 +33,8 @@ const fingerprintOf = (blob: Buffer) =>
  * key; everything else (ptys, port and agent forwarding, X11, subsystems, other commands) is refused,
  * most of it by ssh2 itself, which rejects every request nobody listens for.
  *
- * Access, activity and push records go through `GitAccess`, the code git over HTTP uses: one policy
- * and one `RepositoryPushed` for both transports.
+ * Access and activity go through `GitAccess`, and a push through `PushRecorder.session`, the code git
+ * over HTTP uses: one policy and one push path for both transports.
  */
 @Injectable()
 export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -50,6 +50,7 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly config: LodeConfig,
     private readonly actors: ActorResolver,
     private readonly access: GitAccess,
+    private readonly pushes: PushRecorder,
     private readonly git: GitRepositories,
     private readonly deployKeys: DeployKeyQueries,
   ) {}
@@ -278,9 +279,7 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     protocol: string | undefined,
   ): Promise<void> {
     const push =
-      pusher && command.service === 'git-receive-pack'
-        ? this.access.pushSession(project, pusher, branchCaller)
-        : undefined;
+      pusher && command.service === 'git-receive-pack' ? this.pushes.session(project, pusher, branchCaller) : undefined;
     const run = this.git.servePack(
       projectRepo(project.id),
       command.service,

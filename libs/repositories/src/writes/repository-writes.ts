@@ -1,9 +1,8 @@
 import { CommitRefused, GitRepositories, projectRepo, type CommitInfo, type FileAction, type RepoRef } from '@app/git';
 import { BadRequestMessage, Clock, NotFound, type Actor } from '@app/platform';
-import { ZERO_SHA, type ProjectRow } from '@app/projects';
+import { PushRecorder, ZERO_SHA, type ProjectRow } from '@app/projects';
 import { UserQueries } from '@app/users';
 import { Injectable } from '@nestjs/common';
-import { GitAccess } from '../transport/git-access';
 
 /**
  * How often a write that lost the race for its branch to another process is made again on the new
@@ -40,7 +39,7 @@ const branchRef = (branch: string) => `refs/heads/${branch}`;
 /**
  * The repository API's writes: commits built with libgit2 in process (the git port's `writeCommit`),
  * the branch moved by compare-and-swap, through the same gate and record as a git push
- * (`GitAccess.pushSession`: protected branches, the push written down before the ref moves, one
+ * (`PushRecorder.session`: protected branches, the push written down before the ref moves, one
  * `RepositoryPushed` after), so hooks, statistics and `last_activity_at` follow as for a push. Two
  * writers to one branch never lose a commit: the loser is made again on the new tip while its change
  * still applies, and refused in GitLab's words when it does not.
@@ -55,7 +54,7 @@ export class RepositoryWrites {
 
   constructor(
     private readonly git: GitRepositories,
-    private readonly access: GitAccess,
+    private readonly pushes: PushRecorder,
     private readonly users: UserQueries,
     private readonly clock: Clock,
   ) {}
@@ -163,7 +162,7 @@ export class RepositoryWrites {
    * rules' words) before anything is written down; false when another writer moved it first.
    */
   async moveRef(project: ProjectRow, actor: Actor, ref: string, before: string, after: string): Promise<boolean> {
-    const session = this.access.pushSession(
+    const session = this.pushes.session(
       project,
       actor,
       { accessLevel: project.access, isAdmin: actor.isAdmin },

@@ -1,7 +1,8 @@
 import { LodeConfig } from '@app/platform';
-import { PendingPushes, ProjectQueries } from '@app/projects';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { GitAccess } from '../transport/git-access';
+import { ProjectQueries } from '../queries/project.queries';
+import { PendingPushes } from './pending-pushes';
+import { PushRecorder } from './push-recorder';
 
 /** How often each process that serves git looks for such pushes. */
 const RECONCILE_EVERY_MS = 60_000;
@@ -25,7 +26,7 @@ export class PushReconciler implements OnApplicationBootstrap, OnApplicationShut
     private readonly config: LodeConfig,
     private readonly pending: PendingPushes,
     private readonly projects: ProjectQueries,
-    private readonly access: GitAccess,
+    private readonly recorder: PushRecorder,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -61,7 +62,7 @@ export class PushReconciler implements OnApplicationBootstrap, OnApplicationShut
           continue;
         }
         this.logger.warn(`recording push ${push.id} to project ${push.projectId} by ${push.pusher.username} late`);
-        await this.access.recordPush(project, push.pusher, push.updates, push.id, 'reconciler');
+        await this.recorder.record(project, push.pusher, push.updates, push.id, 'reconciler');
       }
     }
   }

@@ -1,5 +1,6 @@
-import type { GitRepositories, RefCommand, RepoRef } from '@app/git';
-import { isBranchRef, isZeroSha as isZero, type RefUpdate, type RepositoryStatistics } from '@app/projects';
+import { GitRepositories, type RefCommand, type RepoRef } from '@app/git';
+import { Injectable } from '@nestjs/common';
+import { isBranchRef, isZeroSha as isZero, type RefUpdate, type RepositoryStatistics } from './repository-push';
 
 export interface InspectedPush {
   updates: RefUpdate[];
@@ -13,21 +14,19 @@ export interface InspectedPush {
  * accepted (the ref now holds the new value), and for each what GitLab's push hook shows (read
  * through the git port). The first push into an empty project also names its default branch.
  */
+@Injectable()
 export class PushInspector {
-  constructor(
-    private readonly git: GitRepositories,
-    private readonly repo: RepoRef,
-  ) {}
+  constructor(private readonly git: GitRepositories) {}
 
-  async inspect(commands: RefCommand[], projectDefaultBranch: string | null): Promise<InspectedPush> {
-    const refs = await this.git.refs(this.repo);
+  async inspect(repo: RepoRef, commands: RefCommand[], projectDefaultBranch: string | null): Promise<InspectedPush> {
+    const refs = await this.git.refs(repo);
     const accepted = commands.filter((c) => (isZero(c.after) ? !refs.has(c.ref) : refs.get(c.ref) === c.after));
-    const defaultBranch = await this.chooseDefaultBranch(accepted, projectDefaultBranch, refs);
+    const defaultBranch = await this.chooseDefaultBranch(repo, accepted, projectDefaultBranch, refs);
     // New branches are compared with the default branch as it is after this push (GitLab's heuristic).
     const base = defaultBranch ?? projectDefaultBranch;
     const existingBase = base !== null && refs.has(`refs/heads/${base}`) ? base : null;
-    const updates = await this.git.describeRefUpdates(this.repo, accepted, existingBase);
-    const statistics = await this.git.statistics(this.repo, base);
+    const updates = await this.git.describeRefUpdates(repo, accepted, existingBase);
+    const statistics = await this.git.statistics(repo, base);
     return { updates, defaultBranch, statistics };
   }
 
@@ -36,6 +35,7 @@ export class PushInspector {
    * when it was pushed, otherwise the first branch created. HEAD is moved there so clones check it out.
    */
   private async chooseDefaultBranch(
+    repo: RepoRef,
     accepted: RefCommand[],
     current: string | null,
     refs: Map<string, string>,
@@ -45,10 +45,10 @@ export class PushInspector {
       .filter((c) => isBranchRef(c.ref) && isZero(c.before) && !isZero(c.after))
       .map((c) => c.ref.slice('refs/heads/'.length));
     if (!created.length) return null;
-    const head = await this.git.headBranch(this.repo);
+    const head = await this.git.headBranch(repo);
     if (head && refs.has(`refs/heads/${head}`)) return head;
     const chosen = created[0];
-    await this.git.setHeadBranch(this.repo, chosen);
+    await this.git.setHeadBranch(repo, chosen);
     return chosen;
   }
 }

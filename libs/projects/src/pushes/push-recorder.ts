@@ -1,0 +1,151 @@
+import { GitRepositories, projectRepo, type ProposedRefUpdate, type RefCommand, type RefUpdateCheck } from '@app/git';
+import { LodeConfig, type Actor } from '@app/platform';
+import { Injectable, Logger } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ProtectedBranchPolicy, type BranchCaller } from '../domain/protected-branch';
+import { ProtectedBranchQueries } from '../queries/protected-branch.queries';
+import type { ProjectRow } from '../queries/project.queries';
+import { PendingPushes, type Pusher } from './pending-pushes';
+import { PushInspector } from './push-inspector';
+import { RecordRepositoryPush } from './record-repository-push.command';
+import { isBranchRef, isZeroSha } from './repository-push';
+
+/**
+ * Attempts to record an accepted push when PostgreSQL stumbles (the refs have moved already): waits
+ * of 0.5, 1, 2 and 4 s, about 8 s in all. Past them the push stays written down for the reconciler.
+ */
+const RECORD_ATTEMPTS = 5;
+
+/** One push as a transport runs it: the gate git asks before any ref moves, and the record after. */
+export interface PushSession {
+  /** git's pre-receive: writes the push down (PostgreSQL must take it, or the push is refused). */
+  check: RefUpdateCheck;
+  /**
+   * After git exited, whatever its status: records what moved before the client hears the end.
+   * `moved: false` from a writer that knows its compare-and-swap lost: nothing of its own moved, even
+   * where the ref holds the value it proposed (another writer's identical change), so the written-down
+   * push is forgotten rather than recorded twice.
+   */
+  finish: (moved?: boolean) => Promise<void>;
+}
+
+/**
+ * The push's one path, whatever moved the refs (git over HTTP, git over SSH, the repository API's
+ * writes): `session` is each transport's one entry. At git's pre-receive, before any ref moves, every
+ * branch update is held to the project's protected branches (the first refusal refuses the whole
+ * push, in GitLab's words), then the push is written down in PostgreSQL (`PendingPushes`, record
+ * first); after git, the inspector reads what moved and `RecordRepositoryPush` records it, striking
+ * the written-down push off. A push whose process dies in between is recorded by `PushReconciler`
+ * through `record`, as its pusher. If PostgreSQL cannot take the written-down push, git refuses the
+ * push and nothing moves.
+ */
+@Injectable()
+export class PushRecorder {
+  private readonly logger = new Logger('PushRecorder');
+
+  constructor(
+    private readonly git: GitRepositories,
+    private readonly commands: CommandBus,
+    private readonly pending: PendingPushes,
+    private readonly protectedBranches: ProtectedBranchQueries,
+    private readonly inspector: PushInspector,
+    private readonly config: LodeConfig,
+  ) {}
+
+  /**
+   * The gate and the record of one push by `pusher` (a user, or the user behind a deploy key), who
+   * meets the protected-branch rules as `branchCaller`. `viaApi`: the repository API's writes
+   * (GitLab's `protocol: 'web'`), recorded with `origin: 'api'`.
+   */
+  session(
+    project: ProjectRow,
+    pusher: Actor,
+    branchCaller: BranchCaller,
+    options: { viaApi?: boolean } = {},
+  ): PushSession {
+    let pendingId: string | undefined;
+    let proposed: RefCommand[] = [];
+    const origin = options.viaApi ? 'api' : 'git';
+    return {
+      check: async (updates) => {
+        const refusal = await this.branchRefusal(project, updates, branchCaller, options.viaApi === true);
+        if (refusal) return refusal;
+        proposed = updates.map(({ ref, before, after }) => ({ ref, before, after }));
+        pendingId = await this.pending.begin(project.id, proposed, pusher);
+        return undefined;
+      },
+      finish: async (moved?: boolean) => {
+        if (pendingId === undefined) return;
+        if (moved === false) return this.pending.forget(pendingId);
+        if (this.config.faultPauseBeforePushRecordMs > 0) await sleep(this.config.faultPauseBeforePushRecordMs);
+        await this.record(project, pusher, proposed, pendingId, origin);
+      },
+    };
+  }
+
+  /**
+   * Records what a push changed as a `RepositoryPushed` event (the updates git accepted: those whose
+   * ref now holds the proposed value), striking the written-down push off in the same transaction.
+   * If PostgreSQL stays away through every attempt, the push stays written down and the reconciler
+   * records it once PostgreSQL is back.
+   */
+  async record(
+    project: Pick<ProjectRow, 'id' | 'default_branch'>,
+    pusher: Pusher,
+    commands: RefCommand[],
+    pendingPushId: string,
+    origin = 'git',
+  ): Promise<void> {
+    const repo = projectRepo(project.id);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const push = await this.inspector.inspect(repo, commands, project.default_branch);
+        await this.commands.execute(
+          new RecordRepositoryPush(project.id, { userId: pusher.id, ...push }, pusher, pendingPushId, origin),
+        );
+        return;
+      } catch (err) {
+        if (attempt >= RECORD_ATTEMPTS) {
+          this.logger.error(
+            `push to project ${project.id} by ${pusher.username} could not be recorded yet (${String(err)}); the reconciler will record it`,
+          );
+          return;
+        }
+        await sleep(250 * 2 ** attempt);
+      }
+    }
+  }
+
+  /** The first protected-branch refusal among the branch updates, or undefined (tags have no rules in 10.x). */
+  private async branchRefusal(
+    project: ProjectRow,
+    updates: ProposedRefUpdate[],
+    caller: BranchCaller,
+    viaApi: boolean,
+  ): Promise<string | undefined> {
+    const branches = updates.filter((u) => isBranchRef(u.ref));
+    if (!branches.length) return undefined;
+    const [rules, refs] = await Promise.all([
+      this.protectedBranches.forProject(project.id),
+      this.git.refs(projectRepo(project.id)),
+    ]);
+    const repository = {
+      defaultBranch: project.default_branch,
+      empty: ![...refs.keys()].some(isBranchRef),
+      defaultBranchProtection: this.config.defaultBranchProtection,
+    };
+    for (const u of branches) {
+      const change = {
+        branch: u.ref.slice('refs/heads/'.length),
+        creation: isZeroSha(u.before),
+        deletion: isZeroSha(u.after),
+        forced: u.forced,
+        viaApi,
+      };
+      const refusal = ProtectedBranchPolicy.refusal(rules, change, caller, repository);
+      if (refusal) return refusal;
+    }
+    return undefined;
+  }
+}
