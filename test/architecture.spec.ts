@@ -6,7 +6,8 @@ import ts from 'typescript';
  * The walls of the architecture (docs/architecture.md), checked on every run:
  * 1. layers: `platform` <- `git` <- `users` <- `groups` <- `projects` <- `hooks`, `repositories` <- apps;
  *    a lib reaches another lib only as `@app/<lib>` (its index), never an app; no app imports another app.
- * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner.
+ * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner. An app
+ *    owns no table: it names none in SQL and asks each context through its index.
  * 3. processes: only libs/git starts one (git, ssh-keygen, ...) or loads nodegit.
  * Each violation prints as `file:line ...` so a failure says what to fix.
  */
@@ -136,13 +137,16 @@ function processViolations(): string[] {
   return violations;
 }
 
-/** table -> owning context, from every `create table` in the migrations, so a new table is covered at once. */
+/**
+ * table -> owning context, from every `create [unlogged] table` in the migrations, so a new table is
+ * covered at once.
+ */
 function tableOwners(): Map<string, string> {
   const owners = new Map<string, string>();
   for (const lib of libs) {
     for (const file of tsFiles(join(LIBS, lib, 'src')).filter(isMigration)) {
       for (const [, table] of readFileSync(file, 'utf8').matchAll(
-        /create\s+table\s+(?:if\s+not\s+exists\s+)?"?(\w+)/gi,
+        /create\s+(?:unlogged\s+)?table\s+(?:if\s+not\s+exists\s+)?"?(\w+)/gi,
       ))
         owners.set(table.toLowerCase(), lib);
     }
@@ -173,7 +177,9 @@ function literalsOf(source: ts.SourceFile): { text: string; pos: number }[] {
   return found;
 }
 
-const SQL_TABLE = /\b(?:from|join|into|update|table|references)\s+"?([a-z_][a-z0-9_]*)/gi;
+/** A table named in SQL: after a keyword that takes one, or as the text `to_regclass` looks up. */
+const SQL_TABLE =
+  /\b(?:(?:from|join|into|update|table|references)\s+"?|to_regclass\(\s*'(?:public\.)?"?)([a-z_][a-z0-9_]*)/gi;
 
 /**
  * Migrations are left out: they are where ownership is declared, and their foreign keys (`references
@@ -183,15 +189,20 @@ const SQL_TABLE = /\b(?:from|join|into|update|table|references)\s+"?([a-z_][a-z0
  */
 function tableViolations(owners: Map<string, string>): string[] {
   const violations: string[] = [];
-  for (const lib of libs) {
-    for (const file of tsFiles(join(LIBS, lib, 'src')).filter((f) => !isMigration(f))) {
+  const homes = [
+    ...libs.map((lib) => ({ name: lib, dir: join(LIBS, lib, 'src'), isApp: false })),
+    ...apps.map((app) => ({ name: app, dir: join(APPS, app, 'src'), isApp: true })),
+  ];
+  for (const { name, dir, isApp } of homes) {
+    for (const file of tsFiles(dir).filter((f) => !isMigration(f))) {
       const source = parse(file);
       for (const { text, pos } of literalsOf(source)) {
         for (const match of text.matchAll(SQL_TABLE)) {
           const table = match[1].toLowerCase();
           const owner = owners.get(table);
-          if (owner && owner !== lib)
-            violations.push(`${rel(file)}:${lineOf(source, pos + match.index)} ${lib} -> ${table} (owned by ${owner})`);
+          const where = `${rel(file)}:${lineOf(source, pos + match.index)} ${name} -> ${table}`;
+          if (owner && isApp) violations.push(`${where} (owned by ${owner}: an app asks the owner through its index)`);
+          else if (owner && owner !== name) violations.push(`${where} (owned by ${owner})`);
         }
       }
     }
@@ -232,6 +243,7 @@ describe('architecture', () => {
       ['releases', 'projects'],
       ['project_hooks', 'hooks'],
       ['events', 'platform'],
+      ['throttle_counters', 'platform'],
     ])
       expect(owners.get(table)).toBe(owner);
   });
@@ -244,7 +256,7 @@ describe('architecture', () => {
     expect(processViolations()).toEqual([]);
   });
 
-  it('names a table in SQL only inside its owning context', () => {
+  it('names a table in SQL only inside its owning context, never in an app', () => {
     expect(tableViolations(owners)).toEqual([]);
   });
 

@@ -16,7 +16,7 @@ export {
 export { EmbeddedPostgres } from './database/embedded-postgres';
 export { DatabaseWatch, databaseGate, isDatabaseUnavailable } from './database/database-watch';
 export { DependencyProbe } from './dependency-probe';
-export { execute, firstRow, oneRow, rows, type Sql } from './database/sql';
+export { execute, firstRow, oneRow, pgSql, rows, type PgClient, type Sql } from './database/sql';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
 export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-event-store';
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';
