@@ -9,6 +9,7 @@ import ts from 'typescript';
  * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner. An app
  *    owns no table: it names none in SQL and asks each context through its index.
  * 3. processes: only libs/git starts one (git, ssh-keygen, ...) or loads nodegit.
+ * 4. no import cycles among one lib's files: each cycle prints as the files and lines that close it.
  * Each violation prints as `file:line ...` so a failure says what to fix.
  */
 
@@ -137,6 +138,100 @@ function processViolations(): string[] {
   return violations;
 }
 
+/** The file a relative specifier names: `x.ts`, or `x/index.ts` for a folder. */
+function resolveRelative(from: string, spec: string): string | undefined {
+  const base = resolve(dirname(from), spec);
+  return [`${base}.ts`, join(base, 'index.ts'), base].find((f) => f.endsWith('.ts') && existsSync(f));
+}
+
+/**
+ * Import cycles among one lib's files, type-only imports included (a cycle of types is still files
+ * that cannot be read, or moved, one without the other). Tarjan's strongly connected components; for
+ * each tangle, one cycle through it is printed as `file:line -> file:line -> ...`, back to the first.
+ */
+function cycleViolations(): string[] {
+  const violations: string[] = [];
+  for (const lib of libs) {
+    const edges = new Map<string, { to: string; line: number }[]>();
+    for (const file of tsFiles(join(LIBS, lib, 'src'))) {
+      const out: { to: string; line: number }[] = [];
+      for (const { spec, line } of importsOf(parse(file))) {
+        if (!spec.startsWith('.')) continue;
+        const to = resolveRelative(file, spec);
+        if (to && home(to) === `lib:${lib}`) out.push({ to, line });
+      }
+      edges.set(file, out);
+    }
+    for (const tangle of tangles(edges)) {
+      const path = cycleThrough(tangle, edges);
+      const steps = path.map(({ file, line }) => `${rel(file)}:${line}`).join(' -> ');
+      violations.push(
+        `${lib}: import cycle among ${tangle.size} files: ${steps} -> ${rel(path[0].file)} ` +
+          '(move what both sides need into a module that imports neither)',
+      );
+    }
+  }
+  return violations;
+}
+
+/** The strongly connected components with more than one file, or a file importing itself. */
+function tangles(edges: Map<string, { to: string }[]>): Set<string>[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: Set<string>[] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const { to } of edges.get(v) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(v, Math.min(low.get(v)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(v, Math.min(low.get(v)!, index.get(to)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component = new Set<string>();
+    for (;;) {
+      const w = stack.pop()!;
+      onStack.delete(w);
+      component.add(w);
+      if (w === v) break;
+    }
+    if (component.size > 1 || (edges.get(v) ?? []).some(({ to }) => to === v)) found.push(component);
+  };
+  for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** One shortest cycle inside a tangle, from its first file (by name) back to it: each step a file and the line of its import. */
+function cycleThrough(
+  tangle: Set<string>,
+  edges: Map<string, { to: string; line: number }[]>,
+): { file: string; line: number }[] {
+  const start = [...tangle].sort()[0];
+  const previous = new Map<string, { file: string; line: number }>();
+  const queue = [start];
+  while (queue.length && !previous.has(start)) {
+    const file = queue.shift()!;
+    for (const { to, line } of edges.get(file) ?? []) {
+      if (!tangle.has(to) || previous.has(to)) continue;
+      previous.set(to, { file, line });
+      queue.push(to);
+    }
+  }
+  const path: { file: string; line: number }[] = [];
+  let at = previous.get(start)!;
+  for (;;) {
+    path.unshift(at);
+    if (at.file === start) break;
+    at = previous.get(at.file)!;
+  }
+  return path;
+}
+
 /**
  * table -> owning context, from every `create [unlogged] table` in the migrations, so a new table is
  * covered at once.
@@ -254,6 +349,10 @@ describe('architecture', () => {
 
   it('starts processes and loads libgit2 only in libs/git', () => {
     expect(processViolations()).toEqual([]);
+  });
+
+  it("has no import cycle among one lib's files", () => {
+    expect(cycleViolations()).toEqual([]);
   });
 
   it('names a table in SQL only inside its owning context, never in an app', () => {

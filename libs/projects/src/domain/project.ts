@@ -15,9 +15,10 @@ import {
   matchingRules,
   MAX_PROTECTED_BRANCH_NAME,
   type DefaultBranchProtection,
+  type ProtectedBranchEvent,
   type ProtectedBranchRule,
 } from './protected-branch';
-import { evolveReleases, type TagRelease } from './release';
+import { evolveReleases, type ReleaseEvent } from './release';
 import { ZERO_SHA, type RepositoryPushedData, type RepositoryStatistics } from './repository-push';
 
 /*
@@ -153,16 +154,9 @@ export type ProjectEvent =
   | { type: 'ProjectHousekeepingFinished'; data: { projectId: number; at: string; statistics?: RepositoryStatistics } }
   | { type: 'RepositoryPushed'; data: RepositoryPushedData }
   // Protected branches (see domain/protected-branch.ts): a rule per exact name or wildcard.
-  | { type: 'ProtectedBranchCreated'; data: ProtectedBranchRule & { projectId: number; at: string } }
-  | {
-      type: 'ProtectedBranchUpdated';
-      data: { projectId: number; name: string; pushAccessLevel?: number; mergeAccessLevel?: number; at: string };
-    }
-  | { type: 'ProtectedBranchRemoved'; data: { projectId: number; name: string; at: string } }
+  | ProtectedBranchEvent
   // Release notes of tags (see domain/release.ts).
-  | { type: 'ProjectReleaseCreated'; data: TagRelease & { projectId: number; at: string } }
-  | { type: 'ProjectReleaseUpdated'; data: TagRelease & { projectId: number; at: string } }
-  | { type: 'ProjectReleaseRemoved'; data: { projectId: number; tagName: string; at: string } };
+  | ReleaseEvent;
 
 /** `none` for ordinary projects; a fork goes scheduled → started → finished (or failed). */
 export type ImportStatus = 'none' | 'scheduled' | 'started' | 'finished' | 'failed';
