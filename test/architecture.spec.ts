@@ -10,6 +10,7 @@ import ts from 'typescript';
  *    owns no table: it names none in SQL and asks each context through its index.
  * 3. processes: only libs/git starts one (git, ssh-keygen, ...) or loads nodegit.
  * 4. no import cycles among one lib's files: each cycle prints as the files and lines that close it.
+ * 5. no SQL in `commands/`: a command reads and writes through its context's queries/ or an owned store.
  * Each violation prints as `file:line ...` so a failure says what to fix.
  */
 
@@ -232,6 +233,53 @@ function cycleThrough(
   return path;
 }
 
+/** The SQL helpers of @app/platform: calling one runs SQL. */
+const SQL_HELPERS = new Set(['rows', 'firstRow', 'oneRow', 'execute']);
+/** TypeORM's ways into the tables besides `query`. */
+const TABLE_ACCESS = new Set(['query', 'getRepository', 'createQueryBuilder']);
+
+/**
+ * A command decides; what it reads or writes in the tables sits in the context's queries/ (a query
+ * method or function returning typed rows) or an owned store class, which the command may hand its
+ * transaction (`uow.db`). So no file under `commands/` names `DataSource`, calls `.query(`,
+ * `.getRepository(` or `.createQueryBuilder(`, or calls platform's SQL helpers.
+ */
+function commandSqlViolations(): string[] {
+  const violations: string[] = [];
+  const files = libs
+    .flatMap((lib) => tsFiles(join(LIBS, lib, 'src')))
+    .filter((file) => rel(file).split('/').includes('commands'));
+  for (const file of files) {
+    const source = parse(file);
+    const helpers = new Set<string>();
+    for (const statement of source.statements)
+      if (
+        ts.isImportDeclaration(statement) &&
+        ts.isStringLiteral(statement.moduleSpecifier) &&
+        statement.moduleSpecifier.text === '@app/platform' &&
+        statement.importClause?.namedBindings &&
+        ts.isNamedImports(statement.importClause.namedBindings)
+      )
+        for (const element of statement.importClause.namedBindings.elements)
+          if (SQL_HELPERS.has((element.propertyName ?? element.name).text)) helpers.add(element.name.text);
+    const visit = (node: ts.Node): void => {
+      const where = `${rel(file)}:${lineOf(source, node.getStart(source))}`;
+      if (ts.isIdentifier(node) && node.text === 'DataSource')
+        violations.push(`${where} DataSource (a command asks its context's queries/ or an owned store)`);
+      else if (ts.isCallExpression(node)) {
+        const callee = node.expression;
+        if (ts.isPropertyAccessExpression(callee) && TABLE_ACCESS.has(callee.name.text))
+          violations.push(`${where} .${callee.name.text}() (move it to the context's queries/ or an owned store)`);
+        else if (ts.isIdentifier(callee) && helpers.has(callee.text))
+          violations.push(`${where} ${callee.text}() runs SQL (move it to the context's queries/ or an owned store)`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return violations;
+}
+
 /**
  * table -> owning context, from every `create [unlogged] table` in the migrations, so a new table is
  * covered at once.
@@ -353,6 +401,10 @@ describe('architecture', () => {
 
   it("has no import cycle among one lib's files", () => {
     expect(cycleViolations()).toEqual([]);
+  });
+
+  it('runs no SQL in commands/: reads and writes go through queries/ or an owned store', () => {
+    expect(commandSqlViolations()).toEqual([]);
   });
 
   it('names a table in SQL only inside its owning context, never in an app', () => {
