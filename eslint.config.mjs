@@ -18,8 +18,9 @@ export default tseslint.config(
     },
   },
   {
-    // One read style (issue 10): no `any` flows on from a query, a request or a parse. Type-aware, so it
-    // needs the TypeScript project; spec files stay out (their fixtures and mocks are not the product).
+    // One read style (issue 10): no `any` flows on from a query, a request or a parse; no promise is
+    // forgotten; no union member is skipped by a switch. Type-aware, so it needs the TypeScript project;
+    // spec files stay out (their fixtures and mocks are not the product).
     files: ['libs/**/*.ts', 'apps/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
@@ -29,6 +30,10 @@ export default tseslint.config(
       '@typescript-eslint/no-unsafe-call': 'error',
       '@typescript-eslint/no-unsafe-member-access': 'error',
       '@typescript-eslint/no-unsafe-return': 'error',
+      // A promise is awaited, returned, or marked `void` with a comment saying where its errors go.
+      '@typescript-eslint/no-floating-promises': 'error',
+      // A switch over a union handles every member (or says `default` on purpose).
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
     },
   },
   {

@@ -6,8 +6,11 @@ import ts from 'typescript';
  * The walls of the architecture (docs/architecture.md), checked on every run:
  * 1. layers: `platform` <- `git` <- `users` <- `groups` <- `projects` <- `hooks`, `repositories` <- apps;
  *    a lib reaches another lib only as `@app/<lib>` (its index), never an app; no app imports another app.
- * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner.
+ * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner. An app
+ *    owns no table: it names none in SQL and asks each context through its index.
  * 3. processes: only libs/git starts one (git, ssh-keygen, ...) or loads nodegit.
+ * 4. no import cycles among one lib's files: each cycle prints as the files and lines that close it.
+ * 5. no SQL in `commands/`: a command reads and writes through its context's queries/ or an owned store.
  * Each violation prints as `file:line ...` so a failure says what to fix.
  */
 
@@ -136,13 +139,157 @@ function processViolations(): string[] {
   return violations;
 }
 
-/** table -> owning context, from every `create table` in the migrations, so a new table is covered at once. */
+/** The file a relative specifier names: `x.ts`, or `x/index.ts` for a folder. */
+function resolveRelative(from: string, spec: string): string | undefined {
+  const base = resolve(dirname(from), spec);
+  return [`${base}.ts`, join(base, 'index.ts'), base].find((f) => f.endsWith('.ts') && existsSync(f));
+}
+
+/**
+ * Import cycles among one lib's files, type-only imports included (a cycle of types is still files
+ * that cannot be read, or moved, one without the other). Tarjan's strongly connected components; for
+ * each tangle, one cycle through it is printed as `file:line -> file:line -> ...`, back to the first.
+ */
+function cycleViolations(): string[] {
+  const violations: string[] = [];
+  for (const lib of libs) {
+    const edges = new Map<string, { to: string; line: number }[]>();
+    for (const file of tsFiles(join(LIBS, lib, 'src'))) {
+      const out: { to: string; line: number }[] = [];
+      for (const { spec, line } of importsOf(parse(file))) {
+        if (!spec.startsWith('.')) continue;
+        const to = resolveRelative(file, spec);
+        if (to && home(to) === `lib:${lib}`) out.push({ to, line });
+      }
+      edges.set(file, out);
+    }
+    for (const tangle of tangles(edges)) {
+      const path = cycleThrough(tangle, edges);
+      const steps = path.map(({ file, line }) => `${rel(file)}:${line}`).join(' -> ');
+      violations.push(
+        `${lib}: import cycle among ${tangle.size} files: ${steps} -> ${rel(path[0].file)} ` +
+          '(move what both sides need into a module that imports neither)',
+      );
+    }
+  }
+  return violations;
+}
+
+/** The strongly connected components with more than one file, or a file importing itself. */
+function tangles(edges: Map<string, { to: string }[]>): Set<string>[] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: Set<string>[] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const { to } of edges.get(v) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(v, Math.min(low.get(v)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(v, Math.min(low.get(v)!, index.get(to)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component = new Set<string>();
+    for (;;) {
+      const w = stack.pop()!;
+      onStack.delete(w);
+      component.add(w);
+      if (w === v) break;
+    }
+    if (component.size > 1 || (edges.get(v) ?? []).some(({ to }) => to === v)) found.push(component);
+  };
+  for (const v of [...edges.keys()].sort()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** One shortest cycle inside a tangle, from its first file (by name) back to it: each step a file and the line of its import. */
+function cycleThrough(
+  tangle: Set<string>,
+  edges: Map<string, { to: string; line: number }[]>,
+): { file: string; line: number }[] {
+  const start = [...tangle].sort()[0];
+  const previous = new Map<string, { file: string; line: number }>();
+  const queue = [start];
+  while (queue.length && !previous.has(start)) {
+    const file = queue.shift()!;
+    for (const { to, line } of edges.get(file) ?? []) {
+      if (!tangle.has(to) || previous.has(to)) continue;
+      previous.set(to, { file, line });
+      queue.push(to);
+    }
+  }
+  const path: { file: string; line: number }[] = [];
+  let at = previous.get(start)!;
+  for (;;) {
+    path.unshift(at);
+    if (at.file === start) break;
+    at = previous.get(at.file)!;
+  }
+  return path;
+}
+
+/** The SQL helpers of @app/platform: calling one runs SQL. */
+const SQL_HELPERS = new Set(['rows', 'firstRow', 'oneRow', 'execute']);
+/** TypeORM's ways into the tables besides `query`. */
+const TABLE_ACCESS = new Set(['query', 'getRepository', 'createQueryBuilder']);
+
+/**
+ * A command decides; what it reads or writes in the tables sits in the context's queries/ (a query
+ * method or function returning typed rows) or an owned store class, which the command may hand its
+ * transaction (`uow.db`). So no file under `commands/` names `DataSource`, calls `.query(`,
+ * `.getRepository(` or `.createQueryBuilder(`, or calls platform's SQL helpers.
+ */
+function commandSqlViolations(): string[] {
+  const violations: string[] = [];
+  const files = libs
+    .flatMap((lib) => tsFiles(join(LIBS, lib, 'src')))
+    .filter((file) => rel(file).split('/').includes('commands'));
+  for (const file of files) {
+    const source = parse(file);
+    const helpers = new Set<string>();
+    for (const statement of source.statements)
+      if (
+        ts.isImportDeclaration(statement) &&
+        ts.isStringLiteral(statement.moduleSpecifier) &&
+        statement.moduleSpecifier.text === '@app/platform' &&
+        statement.importClause?.namedBindings &&
+        ts.isNamedImports(statement.importClause.namedBindings)
+      )
+        for (const element of statement.importClause.namedBindings.elements)
+          if (SQL_HELPERS.has((element.propertyName ?? element.name).text)) helpers.add(element.name.text);
+    const visit = (node: ts.Node): void => {
+      const where = `${rel(file)}:${lineOf(source, node.getStart(source))}`;
+      if (ts.isIdentifier(node) && node.text === 'DataSource')
+        violations.push(`${where} DataSource (a command asks its context's queries/ or an owned store)`);
+      else if (ts.isCallExpression(node)) {
+        const callee = node.expression;
+        if (ts.isPropertyAccessExpression(callee) && TABLE_ACCESS.has(callee.name.text))
+          violations.push(`${where} .${callee.name.text}() (move it to the context's queries/ or an owned store)`);
+        else if (ts.isIdentifier(callee) && helpers.has(callee.text))
+          violations.push(`${where} ${callee.text}() runs SQL (move it to the context's queries/ or an owned store)`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return violations;
+}
+
+/**
+ * table -> owning context, from every `create [unlogged] table` in the migrations, so a new table is
+ * covered at once.
+ */
 function tableOwners(): Map<string, string> {
   const owners = new Map<string, string>();
   for (const lib of libs) {
     for (const file of tsFiles(join(LIBS, lib, 'src')).filter(isMigration)) {
       for (const [, table] of readFileSync(file, 'utf8').matchAll(
-        /create\s+table\s+(?:if\s+not\s+exists\s+)?"?(\w+)/gi,
+        /create\s+(?:unlogged\s+)?table\s+(?:if\s+not\s+exists\s+)?"?(\w+)/gi,
       ))
         owners.set(table.toLowerCase(), lib);
     }
@@ -173,7 +320,9 @@ function literalsOf(source: ts.SourceFile): { text: string; pos: number }[] {
   return found;
 }
 
-const SQL_TABLE = /\b(?:from|join|into|update|table|references)\s+"?([a-z_][a-z0-9_]*)/gi;
+/** A table named in SQL: after a keyword that takes one, or as the text `to_regclass` looks up. */
+const SQL_TABLE =
+  /\b(?:(?:from|join|into|update|table|references)\s+"?|to_regclass\(\s*'(?:public\.)?"?)([a-z_][a-z0-9_]*)/gi;
 
 /**
  * Migrations are left out: they are where ownership is declared, and their foreign keys (`references
@@ -183,15 +332,20 @@ const SQL_TABLE = /\b(?:from|join|into|update|table|references)\s+"?([a-z_][a-z0
  */
 function tableViolations(owners: Map<string, string>): string[] {
   const violations: string[] = [];
-  for (const lib of libs) {
-    for (const file of tsFiles(join(LIBS, lib, 'src')).filter((f) => !isMigration(f))) {
+  const homes = [
+    ...libs.map((lib) => ({ name: lib, dir: join(LIBS, lib, 'src'), isApp: false })),
+    ...apps.map((app) => ({ name: app, dir: join(APPS, app, 'src'), isApp: true })),
+  ];
+  for (const { name, dir, isApp } of homes) {
+    for (const file of tsFiles(dir).filter((f) => !isMigration(f))) {
       const source = parse(file);
       for (const { text, pos } of literalsOf(source)) {
         for (const match of text.matchAll(SQL_TABLE)) {
           const table = match[1].toLowerCase();
           const owner = owners.get(table);
-          if (owner && owner !== lib)
-            violations.push(`${rel(file)}:${lineOf(source, pos + match.index)} ${lib} -> ${table} (owned by ${owner})`);
+          const where = `${rel(file)}:${lineOf(source, pos + match.index)} ${name} -> ${table}`;
+          if (owner && isApp) violations.push(`${where} (owned by ${owner}: an app asks the owner through its index)`);
+          else if (owner && owner !== name) violations.push(`${where} (owned by ${owner})`);
         }
       }
     }
@@ -232,6 +386,7 @@ describe('architecture', () => {
       ['releases', 'projects'],
       ['project_hooks', 'hooks'],
       ['events', 'platform'],
+      ['throttle_counters', 'platform'],
     ])
       expect(owners.get(table)).toBe(owner);
   });
@@ -244,7 +399,15 @@ describe('architecture', () => {
     expect(processViolations()).toEqual([]);
   });
 
-  it('names a table in SQL only inside its owning context', () => {
+  it("has no import cycle among one lib's files", () => {
+    expect(cycleViolations()).toEqual([]);
+  });
+
+  it('runs no SQL in commands/: reads and writes go through queries/ or an owned store', () => {
+    expect(commandSqlViolations()).toEqual([]);
+  });
+
+  it('names a table in SQL only inside its owning context, never in an app', () => {
     expect(tableViolations(owners)).toEqual([]);
   });
 

@@ -7,5 +7,7 @@ export { DeliveriesOnOwnStreams1763780001900 } from './migrations/1763780001900-
 export { WEBHOOKS_QUEUE } from './webhooks/webhook-jobs';
 /** Hooks (their URL masked, never their token) and each hook's delivery log (URLs without credentials). */
 export { HookQueries, type HookRow, type DeliveryRow } from './queries/hook.queries';
+/** For a restore: whether the installation's key opens the sealed hook secrets it now holds. */
+export { sealedSecretSample } from './secrets/hook-secrets';
 export { checkHookUrl, parseHookUrl, isForbiddenAddress, pinnedLookup } from './delivery/url-guard';
 export type { ProjectHookEvent } from './domain/project-hook';

@@ -16,9 +16,9 @@ export {
 export { EmbeddedPostgres } from './database/embedded-postgres';
 export { DatabaseWatch, databaseGate, isDatabaseUnavailable } from './database/database-watch';
 export { DependencyProbe } from './dependency-probe';
-export { execute, firstRow, oneRow, rows, type Sql } from './database/sql';
+export { execute, firstRow, oneRow, pgSql, rows, type PgClient, type Sql } from './database/sql';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
-export { PgEventStore, OUTBOX_CHANNEL, constraintOf } from './event-store/pg-event-store';
+export { PgEventStore, constraintOf } from './event-store/pg-event-store';
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';
 export { EventStore1763780000000 } from './event-store/migrations/1763780000000-event-store';
 export { OutboxOutcomes1763780001400 } from './event-store/migrations/1763780001400-outbox-outcomes';
@@ -40,7 +40,14 @@ export {
 export { ProjectionStatus, type ProjectionReport } from './projections/projection-status';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';
 export { OutboxRelay, MAX_REDISPATCHES } from './outbox/outbox-relay';
-export { Outbox, queuedJobId, dispatchKeyOf, type JobOutcome, type OutboxQueueStatus } from './outbox/outbox';
+export {
+  Outbox,
+  OUTBOX_CHANNEL,
+  queuedJobId,
+  dispatchKeyOf,
+  type JobOutcome,
+  type OutboxQueueStatus,
+} from './outbox/outbox';
 export {
   Invalidations,
   INVALIDATION_CHANNEL,
@@ -90,7 +97,8 @@ export {
   LINK_HEADER_BUDGET,
   type PageParams,
 } from './http/pagination';
-export { redactSecrets, redactHeaders, RedactingLogger, FILTERED } from './logging/redact';
+export { redactSecrets, redactHeaders, FILTERED } from './logging/redact';
+export { RedactingLogger } from './logging/redacting-logger';
 export { Logs, type LogFormat } from './logging/log-output';
 export { Metrics, type DeliveryOutcome } from './metrics/metrics';
 export { requestLogMiddleware, routeOf, QUEUE_DASHBOARD_PATH } from './http/request-log.middleware';

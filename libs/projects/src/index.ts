@@ -7,7 +7,7 @@ export { ProjectAvatars1763780000800 } from './migrations/1763780000800-project-
 export { DeployKeys1763780001100 } from './migrations/1763780001100-deploy-keys';
 export { ProtectedBranches1763780001300 } from './migrations/1763780001300-protected-branches';
 export { ProjectQueries, type ProjectRow, type ProjectSummary } from './queries/project.queries';
-export { projectExistsSql } from './queries/project-sql';
+export { allProjectIds, projectExistsSql } from './queries/project-sql';
 export type { ProjectEvent } from './domain/project';
 export type { DeployKeyEvent } from './domain/deploy-key';
 /** Deploy keys for the SSH server: an offered key by its SHA256 fingerprint, with the projects it is enabled on. */

@@ -1,5 +1,6 @@
 import { bundleRepository, describeRepository, repositoryPath } from '@app/git';
-import { buildRevision, type LodeConfig } from '@app/platform';
+import { buildRevision, pgSql, type LodeConfig } from '@app/platform';
+import { allProjectIds } from '@app/projects';
 import { createReadStream } from 'node:fs';
 import { lstat, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, join, relative, resolve, sep } from 'node:path';
@@ -101,7 +102,7 @@ export async function backup(options: BackupOptions): Promise<BackupSummary> {
     const tables = await dumpTables(client, tar, record, mtime, progress);
     const sequences = await readSequences(client);
     record(await tar.addBuffer(SEQUENCES_ENTRY, json(sequences), { mtime }));
-    const projectIds = await snapshotProjectIds(client);
+    const projectIds = await allProjectIds(pgSql(client));
     await client.query('commit');
     await client.end().catch(() => undefined);
 
@@ -296,15 +297,6 @@ async function readSequences(client: pg.Client): Promise<SequenceValue[]> {
     values.push({ name, lastValue: rows[0].last_value, isCalled: rows[0].is_called });
   }
   return values;
-}
-
-async function snapshotProjectIds(client: pg.Client): Promise<number[]> {
-  const { rows } = await client.query<{ present: boolean }>(
-    `select to_regclass('public.projects') is not null as present`,
-  );
-  if (!rows[0].present) return [];
-  const ids = await client.query<{ id: number }>(`select id from projects order by id`);
-  return ids.rows.map((r) => r.id);
 }
 
 export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;

@@ -1,5 +1,6 @@
 import { restoreRepository } from '@app/git';
-import { runMigrations, SECRET_KEY_FILE, SecretBox, type LodeConfig } from '@app/platform';
+import { sealedSecretSample } from '@app/hooks';
+import { pgSql, runMigrations, SECRET_KEY_FILE, SecretBox, type LodeConfig } from '@app/platform';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -517,14 +518,8 @@ async function secretNotes(config: LodeConfig, manifest: BackupManifest): Promis
   const client = new pg.Client({ connectionString: config.databaseUrl });
   await client.connect();
   try {
-    const { rows: present } = await client.query<{ present: boolean }>(
-      `select to_regclass('public.project_hook_secrets') is not null as present`,
-    );
-    if (!present[0].present) return notes;
-    const { rows } = await client.query<{ sealed: string; n: string }>(
-      `select sealed, count(*) over ()::text as n from project_hook_secrets limit 1`,
-    );
-    if (!rows.length) return notes;
+    const sample = await sealedSecretSample(pgSql(client));
+    if (!sample) return notes;
     const keyFile = join(config.dataDir, SECRET_KEY_FILE);
     const hasKey =
       config.secretKey !== undefined ||
@@ -535,14 +530,14 @@ async function secretNotes(config: LodeConfig, manifest: BackupManifest): Promis
     let opens = false;
     if (hasKey)
       try {
-        SecretBox.forConfig(config).open(rows[0].sealed);
+        SecretBox.forConfig(config).open(sample.sealed);
         opens = true;
       } catch {
         opens = false;
       }
     if (!opens)
       notes.push(
-        `${rows[0].n} hook(s) have sealed secrets (tokens, URL passwords) that ` +
+        `${sample.hooks} hook(s) have sealed secrets (tokens, URL passwords) that ` +
           (hasKey ? 'this installation’s key does not open' : 'no key here opens (no LODE_SECRET_KEY, no secret.key)') +
           `: set LODE_SECRET_KEY to the original installation's key or copy its ${SECRET_KEY_FILE} into the data directory before starting, or set those hooks' tokens again`,
       );

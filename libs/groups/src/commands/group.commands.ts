@@ -1,10 +1,10 @@
-import { Clock, EventStore, firstRow, Forbidden, Invalid, rows, UniqueViolation, type Actor } from '@app/platform';
+import { Clock, EventStore, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
 import { UserQueries } from '@app/users';
 import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
 import { ACCESS, moreOpenThan, type Visibility } from '../domain/access-level';
 import { create, groupDecider, remove, update, type GroupSettings, type Surroundings } from '../domain/group';
+import { GroupQueries } from '../queries/group.queries';
 import { NamespaceAccess, NamespaceContents } from '../queries/namespace-access';
 
 /** GitLab: a taken path answers 400 `Failed to save group {:path=>["has already been taken"]}`. */
@@ -72,7 +72,7 @@ export class UpdateGroupHandler implements ICommandHandler<UpdateGroup> {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly access: NamespaceAccess,
-    private readonly db: DataSource,
+    private readonly groups: GroupQueries,
     private readonly moduleRef: ModuleRef,
   ) {}
 
@@ -98,24 +98,15 @@ export class UpdateGroupHandler implements ICommandHandler<UpdateGroup> {
 
   /** The parent's visibility and the widest visibilities below (subgroups, projects), which bound a change. */
   private async surroundings(groupId: number, parentId: number | null): Promise<Surroundings> {
-    const parent =
-      parentId === null
-        ? undefined
-        : await firstRow<{ visibility: Visibility }>(this.db, `select visibility from namespaces where id = $1`, [
-            parentId,
-          ]);
-    const subgroups = await rows<{ visibility: Visibility }>(
-      this.db,
-      `select visibility from namespaces where parent_id = $1`,
-      [groupId],
-    );
+    const parentVisibility = parentId === null ? undefined : await this.groups.visibility(parentId);
+    const subgroups = await this.groups.subgroupVisibilities(groupId);
     const widestSubgroupVisibility = subgroups.reduce<Visibility | undefined>(
-      (w, r) => (!w || moreOpenThan(r.visibility, w) ? r.visibility : w),
+      (w, v) => (!w || moreOpenThan(v, w) ? v : w),
       undefined,
     );
     const widestProjectVisibility = await this.contents()?.widestProjectVisibility(groupId);
     return {
-      parentVisibility: parent?.visibility,
+      parentVisibility,
       widestSubgroupVisibility,
       widestProjectVisibility,
     };

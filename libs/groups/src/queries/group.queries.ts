@@ -2,7 +2,7 @@ import { firstRow, NotFound, oneRow, rows, type Actor, type PageParams } from '@
 import { userJoinSql } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { ACCESS } from '../domain/access-level';
+import { ACCESS, type Visibility } from '../domain/access-level';
 import { GROUP_CUSTOM_ATTRIBUTES, type NamespaceRecord } from '../projections/namespace.record';
 import { ACTIVE_MEMBER } from './group-sql';
 import { groupVisibleSql, toNamespace, type NamespaceRow } from './namespace-access';
@@ -121,6 +121,25 @@ export class GroupQueries {
       [sourceType, sourceId, userId],
     );
     return row !== undefined;
+  }
+
+  /** A group's visibility, or undefined without the group (a parent bounds a change of its subgroup's). */
+  async visibility(groupId: number): Promise<Visibility | undefined> {
+    return (
+      await firstRow<{ visibility: Visibility }>(this.dataSource, `select visibility from namespaces where id = $1`, [
+        groupId,
+      ])
+    )?.visibility;
+  }
+
+  /** The visibilities of the group's direct subgroups (they bound a change of the group's). */
+  async subgroupVisibilities(groupId: number): Promise<Visibility[]> {
+    const subgroups = await rows<{ visibility: Visibility }>(
+      this.dataSource,
+      `select visibility from namespaces where parent_id = $1`,
+      [groupId],
+    );
+    return subgroups.map((r) => r.visibility);
   }
 
   customAttributes(groupId: number): Promise<{ key: string; value: string }[]> {

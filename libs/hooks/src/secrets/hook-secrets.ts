@@ -1,4 +1,4 @@
-import { firstRow, SecretBox } from '@app/platform';
+import { firstRow, rows, SecretBox, type Sql } from '@app/platform';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { hasCredentials, MASK, maskCredentials } from '../domain/hook-url';
@@ -83,4 +83,21 @@ export class HookSecrets {
     )) as [unknown, number];
     return removed;
   }
+}
+
+/**
+ * One sealed secret and how many hooks have one, or undefined when none has (or the table is not
+ * there yet): a restore tries its key on the sample. `db` may be a plain `pg` client (`pgSql`).
+ */
+export async function sealedSecretSample(db: Sql): Promise<{ sealed: string; hooks: string } | undefined> {
+  const [table] = await rows<{ present: boolean }>(
+    db,
+    `select to_regclass('public.project_hook_secrets') is not null as present`,
+  );
+  if (!table.present) return undefined;
+  const [sample] = await rows<{ sealed: string; hooks: string }>(
+    db,
+    `select sealed, count(*) over ()::text as hooks from project_hook_secrets limit 1`,
+  );
+  return sample;
 }

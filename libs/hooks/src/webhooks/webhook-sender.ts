@@ -112,8 +112,11 @@ export function deliveryReason(o: WebhookOutcome): string | null {
       return o.error; // "timed out after <LODE_WEBHOOK_TIMEOUT> ms": Lode's own limit, nothing of the network
     case 'tls':
       return 'TLS error';
-    default:
-      // Also an address the SSRF rules refuse now: naming that would tell what an internal name resolves to.
+    // `refused` is an address the SSRF rules refuse now: naming that would tell what an internal name
+    // resolves to. Without a named failure nothing more is known either.
+    case 'connection':
+    case 'refused':
+    case undefined:
       return 'connection failed';
   }
 }

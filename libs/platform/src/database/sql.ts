@@ -37,3 +37,16 @@ export async function execute(db: Sql, sql: string, params: unknown[] = []): Pro
 export async function pingDatabase(db: Sql): Promise<void> {
   await execute(db, 'select 1');
 }
+
+/** What a plain `pg` client (`pg.Client`, a pool's client) offers: its answer holds the rows. */
+export interface PgClient {
+  query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * A plain `pg` client as `Sql`: the command line's backup and restore run below Nest on such clients,
+ * and ask the contexts' query functions, which take `Sql`, for what they need of their tables.
+ */
+export function pgSql(client: PgClient): Sql {
+  return { query: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T };
+}

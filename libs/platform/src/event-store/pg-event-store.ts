@@ -6,37 +6,22 @@ import { inTransactionScope } from '../database/transaction-scope';
 import { Conflict } from '../errors';
 import { Metrics } from '../metrics/metrics';
 import { INVALIDATION_CHANNEL, Invalidations } from '../outbox/invalidations';
+import { OUTBOX_CHANNEL } from '../outbox/outbox';
 import { OutboxRoutes } from '../outbox/outbox-route';
 import { ProjectionRegistry } from '../projections/projector';
 import { EventStore, UniqueViolation, UnitOfWork } from './event-store';
-import type { Decider, DomainEvent, EventMetadata, Recorded } from './recorded';
+import {
+  toRecorded,
+  type Decider,
+  type DomainEvent,
+  type EventMetadata,
+  type EventRow,
+  type Recorded,
+} from './recorded';
 
 const STREAM_VERSION_CONSTRAINT = 'events_stream_version_key';
 /** How often a command is re-run after another transaction appended to its stream first. */
 const VERSION_CLASH_RETRIES = 4;
-export const OUTBOX_CHANNEL = 'lode_outbox';
-
-export interface EventRow {
-  global_position: string;
-  stream_id: string;
-  stream_version: number;
-  type: string;
-  data: unknown;
-  metadata: EventMetadata;
-  recorded_at: Date;
-}
-
-export function toRecorded<E extends DomainEvent>(row: EventRow): Recorded<E> {
-  return {
-    type: row.type,
-    data: row.data,
-    streamId: row.stream_id,
-    streamVersion: row.stream_version,
-    globalPosition: String(row.global_position),
-    metadata: row.metadata,
-    recordedAt: row.recorded_at,
-  } as Recorded<E>;
-}
 
 class VersionClash extends Error {}
 

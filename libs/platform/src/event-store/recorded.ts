@@ -26,6 +26,29 @@ export type Recorded<E extends DomainEvent = DomainEvent> = E & {
   recordedAt: Date;
 };
 
+/** A row of `events` as a query selects it (`select *`); `toRecorded` turns it into the event. */
+export interface EventRow {
+  global_position: string;
+  stream_id: string;
+  stream_version: number;
+  type: string;
+  data: unknown;
+  metadata: EventMetadata;
+  recorded_at: Date;
+}
+
+export function toRecorded<E extends DomainEvent>(row: EventRow): Recorded<E> {
+  return {
+    type: row.type,
+    data: row.data,
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    globalPosition: String(row.global_position),
+    metadata: row.metadata,
+    recordedAt: row.recorded_at,
+  } as Recorded<E>;
+}
+
 /** An aggregate as a decider: its initial state and how one event changes it. */
 export interface Decider<S, E extends DomainEvent> {
   initial: () => S;

@@ -1,4 +1,5 @@
-import { FILTERED, redactHeaders, RedactingLogger, redactSecrets } from './redact';
+import { FILTERED, redactHeaders, redactSecrets } from './redact';
+import { RedactingLogger } from './redacting-logger';
 import { Logs } from './log-output';
 
 describe('redactSecrets', () => {

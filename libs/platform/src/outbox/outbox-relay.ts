@@ -4,10 +4,9 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { rows, type Sql } from '../database/sql';
-import { OUTBOX_CHANNEL } from '../event-store/pg-event-store';
 import { JobKinds, type JobData } from '../queue/job-processor';
 import { openQueue } from '../queue/queue-connection';
-import { queuedJobId } from './outbox';
+import { OUTBOX_CHANNEL, queuedJobId } from './outbox';
 
 interface OutboxRow {
   id: string;

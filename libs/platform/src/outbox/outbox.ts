@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { firstRow, rows } from '../database/sql';
-import { OUTBOX_CHANNEL } from '../event-store/pg-event-store';
 import type { OutboxJob } from './outbox-route';
+
+/** Notified at the commit of a transaction that wrote outbox rows: the relay listens and dispatches them. */
+export const OUTBOX_CHANNEL = 'lode_outbox';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

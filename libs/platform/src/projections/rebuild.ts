@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { oneRow, rows } from '../database/sql';
-import { type EventRow, toRecorded } from '../event-store/pg-event-store';
+import { type EventRow, toRecorded } from '../event-store/recorded';
 import { ProjectionRegistry } from './projector';
 
 export interface RebuildProgress {

@@ -2,7 +2,6 @@ import { ACCESS, GroupQueries, NamespaceAccess, type Visibility } from '@app/gro
 import { Clock, EventStore, Forbidden, NotFound, type Actor } from '@app/platform';
 import { ProjectAvatarStore, UserQueries, type UploadedFileRef } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
 import {
   addMember,
   archive,
@@ -84,7 +83,6 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
     private readonly namespaces: NamespaceAccess,
     private readonly groups: GroupQueries,
     private readonly users: UserQueries,
-    private readonly db: DataSource,
     private readonly avatars: ProjectAvatarStore,
   ) {}
 
@@ -131,7 +129,7 @@ export class ChangeProjectHandler implements ICommandHandler<ChangeProject> {
       case 'update': {
         const errors = validateSettings(c.changes, groupVisibility);
         const avatarName = c.avatar ? this.avatars.check(c.avatar, errors) : undefined;
-        (await addTakenNameOrPath(this.db, errors, row.namespace_id, c.changes, row.id)).throwIfAny();
+        (await addTakenNameOrPath(this.projects, errors, row.namespace_id, c.changes, row.id)).throwIfAny();
         // Removing an avatar the project does not have records nothing.
         const removal = c.avatar === null && row.avatar !== null;
         return (s) => {

@@ -1,11 +1,10 @@
 import { GitRepositories, projectRepo } from '@app/git';
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
-import { Clock, EventStore, FieldErrors, oneRow, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
+import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { ProjectAvatarStore, UserQueries, type UploadedFileRef } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import {
   changeAvatar,
   create,
@@ -22,19 +21,14 @@ import { currentAvatar, ProjectQueries } from '../queries/project.queries';
  * given field another project of the namespace already uses (case-insensitively, as the indexes).
  */
 export async function addTakenNameOrPath(
-  db: DataSource,
+  projects: ProjectQueries,
   errors: FieldErrors,
   namespaceId: number,
   fields: { name?: string; path?: string },
   exceptProjectId?: number,
 ): Promise<FieldErrors> {
   if (fields.name === undefined && fields.path === undefined) return errors;
-  const taken = await oneRow<{ name: boolean; path: boolean }>(
-    db,
-    `select coalesce(bool_or(lower(name) = lower($2::text)), false) as name, coalesce(bool_or(lower(path) = lower($3::text)), false) as path
-       from projects where namespace_id = $1 and id <> coalesce($4::int, 0) and (lower(name) = lower($2::text) or lower(path) = lower($3::text))`,
-    [namespaceId, fields.name ?? null, fields.path ?? null, exceptProjectId ?? null],
-  );
+  const taken = await projects.takenNameOrPath(namespaceId, fields, exceptProjectId);
   if (taken.name) errors.add('name', 'has already been taken');
   if (taken.path) errors.add('path', 'has already been taken');
   return errors;
@@ -73,7 +67,6 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     private readonly namespaces: NamespaceAccess,
     private readonly projects: ProjectQueries,
     private readonly users: UserQueries,
-    private readonly db: DataSource,
     private readonly git: GitRepositories,
     private readonly avatars: ProjectAvatarStore,
   ) {}
@@ -113,7 +106,7 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     }
     const errors = validateSettings(settings, namespaceVisibility);
     const avatarName = avatar ? this.avatars.check(avatar, errors) : undefined;
-    (await addTakenNameOrPath(this.db, errors, target.id, settings)).throwIfAny();
+    (await addTakenNameOrPath(this.projects, errors, target.id, settings)).throwIfAny();
     const projectId = await this.store.nextId('project_id_seq');
     const runnersToken = randomBytes(15).toString('base64url');
     // The bare repository comes with the project, so it is made first, outside the transaction (no git

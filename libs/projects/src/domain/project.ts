@@ -9,8 +9,8 @@ import {
   holdsCustomAttribute,
 } from '@app/platform';
 import { ACCESS, moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@app/groups';
-import { evolveRules, type ProtectedBranchRule } from './protected-branch';
-import { evolveReleases, type TagRelease } from './release';
+import { evolveRules, type ProtectedBranchEvent, type ProtectedBranchRule } from './protected-branch';
+import { evolveReleases, type ReleaseEvent } from './release';
 import type { RepositoryPushedData, RepositoryStatistics } from '../pushes/repository-push';
 
 /*
@@ -148,16 +148,9 @@ export type ProjectEvent =
   | { type: 'ProjectHousekeepingFinished'; data: { projectId: number; at: string; statistics?: RepositoryStatistics } }
   | { type: 'RepositoryPushed'; data: RepositoryPushedData }
   // Protected branches (see domain/protected-branch.ts): a rule per exact name or wildcard.
-  | { type: 'ProtectedBranchCreated'; data: ProtectedBranchRule & { projectId: number; at: string } }
-  | {
-      type: 'ProtectedBranchUpdated';
-      data: { projectId: number; name: string; pushAccessLevel?: number; mergeAccessLevel?: number; at: string };
-    }
-  | { type: 'ProtectedBranchRemoved'; data: { projectId: number; name: string; at: string } }
+  | ProtectedBranchEvent
   // Release notes of tags (see domain/release.ts).
-  | { type: 'ProjectReleaseCreated'; data: TagRelease & { projectId: number; at: string } }
-  | { type: 'ProjectReleaseUpdated'; data: TagRelease & { projectId: number; at: string } }
-  | { type: 'ProjectReleaseRemoved'; data: { projectId: number; tagName: string; at: string } };
+  | ReleaseEvent;
 
 /** `none` for ordinary projects; a fork goes scheduled → started → finished (or failed). */
 export type ImportStatus = 'none' | 'scheduled' | 'started' | 'finished' | 'failed';

@@ -1,6 +1,5 @@
 import { ACCESS } from '@app/groups';
 import { Conflict, NotFound, RecordInvalid } from '@app/platform';
-import type { Project, ProjectEvent } from './project';
 
 /*
  * Protected branches: rules on the project's stream (`project-<id>`), each a branch name or a
@@ -188,8 +187,21 @@ export const ProtectedBranchPolicy = { refusal, branchFlags, matchingRules } as 
 
 /* Decisions on the project's stream. */
 
-type Existing = Extract<Project, { exists: true }>;
-const existing = (s: Project): Existing => {
+/** The project's events about its rules: members of the project's event union (domain/project.ts). */
+export type ProtectedBranchEvent =
+  | { type: 'ProtectedBranchCreated'; data: ProtectedBranchRule & { projectId: number; at: string } }
+  | {
+      type: 'ProtectedBranchUpdated';
+      data: { projectId: number; name: string; pushAccessLevel?: number; mergeAccessLevel?: number; at: string };
+    }
+  | { type: 'ProtectedBranchRemoved'; data: { projectId: number; name: string; at: string } };
+
+/** What these decisions read of the project's state (domain/project.ts's `Project` is one). */
+type ProjectRules =
+  { exists: false } | { exists: true; projectId: number; protectedBranches: readonly ProtectedBranchRule[] };
+
+type Existing = Extract<ProjectRules, { exists: true }>;
+const existing = (s: ProjectRules): Existing => {
   if (!s.exists) throw new NotFound('Project');
   return s;
 };
@@ -204,10 +216,10 @@ export const MAX_PROTECTED_BRANCH_NAME = 255;
  * so does a name over 255 characters here (in Rails' words).
  */
 export function protectBranch(
-  s: Project,
+  s: ProjectRules,
   rule: ProtectedBranchRule,
   now: Date,
-): Extract<ProjectEvent, { type: 'ProtectedBranchCreated' }>[] {
+): Extract<ProtectedBranchEvent, { type: 'ProtectedBranchCreated' }>[] {
   const p = existing(s);
   if (byName(p, rule.name)) throw new Conflict(`Protected branch '${rule.name}' already exists`);
   if (!rule.name.trim()) throw new RecordInvalid(["Name can't be blank"]);
@@ -217,7 +229,7 @@ export function protectBranch(
 }
 
 /** `DELETE /projects/:id/protected_branches/:name`: GitLab's `find_by!` miss is `404 Not found`. */
-export function unprotectBranch(s: Project, name: string, now: Date): ProjectEvent[] {
+export function unprotectBranch(s: ProjectRules, name: string, now: Date): ProtectedBranchEvent[] {
   const p = existing(s);
   if (!byName(p, name)) throw new NotFound();
   return [{ type: 'ProtectedBranchRemoved', data: { projectId: p.projectId, name, at: now.toISOString() } }];
@@ -229,11 +241,11 @@ export function unprotectBranch(s: Project, name: string, now: Date): ProjectEve
  * a flag not given, an existing rule keeps that level. Nothing changes: no event.
  */
 export function protectBranchLegacy(
-  s: Project,
+  s: ProjectRules,
   name: string,
   flags: { developersCanPush?: boolean; developersCanMerge?: boolean },
   now: Date,
-): ProjectEvent[] {
+): ProtectedBranchEvent[] {
   const p = existing(s);
   const level = (flag: boolean | undefined) => (flag ? ACCESS.developer : ACCESS.maintainer);
   const current = byName(p, name);
@@ -255,16 +267,13 @@ export function protectBranchLegacy(
 }
 
 /** `PUT .../repository/branches/:branch/unprotect`: removes the rule of that exact name, if any (`&.destroy`). */
-export function unprotectBranchLegacy(s: Project, name: string, now: Date): ProjectEvent[] {
+export function unprotectBranchLegacy(s: ProjectRules, name: string, now: Date): ProtectedBranchEvent[] {
   const p = existing(s);
   return byName(p, name) ? unprotectBranch(p, name, now) : [];
 }
 
 /** Folds one protected-branch event into the rules (creation order kept). */
-export function evolveRules(
-  rules: readonly ProtectedBranchRule[],
-  e: Extract<ProjectEvent, { type: 'ProtectedBranchCreated' | 'ProtectedBranchUpdated' | 'ProtectedBranchRemoved' }>,
-): ProtectedBranchRule[] {
+export function evolveRules(rules: readonly ProtectedBranchRule[], e: ProtectedBranchEvent): ProtectedBranchRule[] {
   switch (e.type) {
     case 'ProtectedBranchCreated':
       return [

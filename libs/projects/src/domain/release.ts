@@ -1,5 +1,4 @@
 import { Conflict, NotFound } from '@app/platform';
-import type { Project, ProjectEvent } from './project';
 
 /*
  * Release notes of tags (GitLab 10.x's `Release`: a project, a tag name, a description), on the
@@ -24,8 +23,17 @@ export class ReleaseNotFound extends NotFound {
   }
 }
 
-type Existing = Extract<Project, { exists: true }>;
-const existing = (s: Project): Existing => {
+/** The project's events about release notes: members of the project's event union (domain/project.ts). */
+export type ReleaseEvent =
+  | { type: 'ProjectReleaseCreated'; data: TagRelease & { projectId: number; at: string } }
+  | { type: 'ProjectReleaseUpdated'; data: TagRelease & { projectId: number; at: string } }
+  | { type: 'ProjectReleaseRemoved'; data: { projectId: number; tagName: string; at: string } };
+
+/** What these decisions read of the project's state (domain/project.ts's `Project` is one). */
+type ProjectReleases = { exists: false } | { exists: true; projectId: number; releases: readonly string[] };
+
+type Existing = Extract<ProjectReleases, { exists: true }>;
+const existing = (s: ProjectReleases): Existing => {
   if (!s.exists) throw new NotFound('Project');
   return s;
 };
@@ -43,11 +51,11 @@ const blank = (description: string) => !description.trim();
  * (`Tag does not exist`, 404), and have no release yet (`Release already exists`, 409).
  */
 export function createRelease(
-  s: Project,
+  s: ProjectReleases,
   release: TagRelease,
   tagExists: boolean,
   now: Date,
-): Extract<ProjectEvent, { type: 'ProjectReleaseCreated' }>[] {
+): Extract<ReleaseEvent, { type: 'ProjectReleaseCreated' }>[] {
   const p = existing(s);
   if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
   if (p.releases.includes(release.tagName)) throw new Conflict('Release already exists');
@@ -61,11 +69,11 @@ export function createRelease(
  * again change nothing.
  */
 export function updateRelease(
-  s: Project,
+  s: ProjectReleases,
   release: TagRelease,
   tagExists: boolean,
   now: Date,
-): Extract<ProjectEvent, { type: 'ProjectReleaseUpdated' }>[] {
+): Extract<ReleaseEvent, { type: 'ProjectReleaseUpdated' }>[] {
   const p = existing(s);
   if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
   if (!p.releases.includes(release.tagName)) throw new ReleaseNotFound('Release does not exist');
@@ -79,10 +87,10 @@ export function updateRelease(
  * events to append with the deletion's record, none when the tag has no release.
  */
 export function removeTagRelease(
-  s: Project,
+  s: ProjectReleases,
   tagName: string,
   now: Date,
-): Extract<ProjectEvent, { type: 'ProjectReleaseRemoved' }>[] {
+): Extract<ReleaseEvent, { type: 'ProjectReleaseRemoved' }>[] {
   const p = existing(s);
   if (!p.releases.includes(tagName)) return [];
   return [{ type: 'ProjectReleaseRemoved', data: { projectId: p.projectId, tagName, at: now.toISOString() } }];
@@ -92,10 +100,7 @@ export function removeTagRelease(
  * Folds one release event into the tags that have release notes (the notes themselves are the read
  * model's). A list, not an object keyed by name: a tag may be called `__proto__`.
  */
-export function evolveReleases(
-  releases: readonly string[],
-  e: Extract<ProjectEvent, { type: 'ProjectReleaseCreated' | 'ProjectReleaseUpdated' | 'ProjectReleaseRemoved' }>,
-): string[] {
+export function evolveReleases(releases: readonly string[], e: ReleaseEvent): string[] {
   const others = releases.filter((t) => t !== e.data.tagName);
   return e.type === 'ProjectReleaseRemoved' ? others : [...others, e.data.tagName];
 }

@@ -67,8 +67,41 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
         `remove-repository-${e.data.projectId}`,
         RETRIES,
       );
-    default:
+    // Named one by one, so a new event of projects or groups is weighed here: does it need git work?
+    case 'ProjectCreated':
+    case 'ProjectUpdated':
+    case 'ProjectAvatarChanged':
+    case 'ProjectArchived':
+    case 'ProjectUnarchived':
+    case 'ProjectTransferred':
+    case 'ProjectImportStatusChanged':
+    case 'ProjectMemberAdded':
+    case 'ProjectMemberUpdated':
+    case 'ProjectMemberRemoved':
+    case 'ProjectSharedWithGroup':
+    case 'ProjectUnsharedWithGroup':
+    case 'ProjectCustomAttributeSet':
+    case 'ProjectCustomAttributeRemoved':
+    case 'ProjectForkRelationCreated':
+    case 'ProjectForkRelationRemoved':
+    case 'ProjectHousekeepingFinished':
+    case 'RepositoryPushed':
+    case 'ProtectedBranchCreated':
+    case 'ProtectedBranchUpdated':
+    case 'ProtectedBranchRemoved':
+    case 'ProjectReleaseCreated':
+    case 'ProjectReleaseUpdated':
+    case 'ProjectReleaseRemoved':
+    case 'GroupCreated':
+    case 'GroupUpdated':
+    case 'GroupMemberAdded':
+    case 'GroupMemberUpdated':
+    case 'GroupMemberRemoved':
+    case 'GroupCustomAttributeSet':
+    case 'GroupCustomAttributeRemoved':
       return undefined;
+    default:
+      return undefined; // another context's event
   }
 };
 

@@ -404,6 +404,23 @@ export class ProjectQueries {
     return count;
   }
 
+  /**
+   * Whether another project of the namespace (not `exceptProjectId`) has the name, or the path,
+   * case-insensitively as the unique indexes compare them.
+   */
+  async takenNameOrPath(
+    namespaceId: number,
+    fields: { name?: string; path?: string },
+    exceptProjectId?: number,
+  ): Promise<{ name: boolean; path: boolean }> {
+    return oneRow<{ name: boolean; path: boolean }>(
+      this.dataSource,
+      `select coalesce(bool_or(lower(name) = lower($2::text)), false) as name, coalesce(bool_or(lower(path) = lower($3::text)), false) as path
+         from projects where namespace_id = $1 and id <> coalesce($4::int, 0) and (lower(name) = lower($2::text) or lower(path) = lower($3::text))`,
+      [namespaceId, fields.name ?? null, fields.path ?? null, exceptProjectId ?? null],
+    );
+  }
+
   customAttributes(projectId: number): Promise<{ key: string; value: string }[]> {
     return PROJECT_CUSTOM_ATTRIBUTES.list(this.dataSource, projectId);
   }

@@ -1,7 +1,8 @@
-import { Clock, EventMetadata, EventStore, firstRow, NotFound, UnitOfWork } from '@app/platform';
+import { Clock, EventMetadata, EventStore, NotFound, UnitOfWork } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { accessTokenDecider, createToken, revokeImpersonationToken } from '../domain/access-token';
 import { newTokenSecret, tokenDigest } from '../domain/secrets';
+import { isAdminHeld } from '../queries/user.queries';
 
 export interface NewAccessToken {
   userId: number;
@@ -38,13 +39,11 @@ export class CreateAccessTokenHandler implements ICommandHandler<CreateAccessTok
 
 /** The token's events inside an existing unit of work (root seeding creates the user and its token together). */
 export async function appendAccessToken(uow: UnitOfWork, tokenId: number, token: NewAccessToken, now: Date) {
-  const owner = await firstRow<{ is_admin: boolean }>(uow.db, `select is_admin from users where id = $1 for share`, [
-    token.userId,
-  ]);
-  if (!owner) throw new NotFound('User');
+  const ownerIsAdmin = await isAdminHeld(uow.db, token.userId);
+  if (ownerIsAdmin === undefined) throw new NotFound('User');
   const secret = token.secret ?? newTokenSecret();
   await uow.decide(`token-${tokenId}`, accessTokenDecider, (s) =>
-    createToken(s, { ...token, tokenId, digest: tokenDigest(secret), ownerIsAdmin: owner.is_admin }, now),
+    createToken(s, { ...token, tokenId, digest: tokenDigest(secret), ownerIsAdmin }, now),
   );
   return { tokenId, secret };
 }

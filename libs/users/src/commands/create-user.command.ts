@@ -1,8 +1,7 @@
 import { Clock, EventStore, type EventMetadata } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
 import { AvatarStore, UploadedFileRef } from '../avatars';
-import { currentAvatar } from '../queries/user.queries';
+import { currentAvatar, UserQueries } from '../queries/user.queries';
 import { hashPassword } from '../domain/secrets';
 import { create, userDecider, validateProfile, type Identity, type UserProfile } from '../domain/user';
 import { rethrowUserConflict } from './user-conflicts';
@@ -24,12 +23,12 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly avatars: AvatarStore,
-    private readonly dataSource: DataSource,
+    private readonly users: UserQueries,
   ) {}
 
   async execute(command: CreateUser): Promise<number> {
     // A taken e-mail or username wins over every other validation error, as in GitLab.
-    return this.create(command).catch((err) => rethrowUserConflict(err, this.dataSource, command.profile));
+    return this.create(command).catch((err) => rethrowUserConflict(err, this.users, command.profile));
   }
 
   private async create({ profile, options, metadata }: CreateUser): Promise<number> {

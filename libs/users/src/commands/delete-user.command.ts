@@ -1,10 +1,9 @@
-import { Clock, EventStore, firstRow, oneRow, type UnitOfWork } from '@app/platform';
+import { Clock, EventStore, type UnitOfWork } from '@app/platform';
 import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { EntityManager } from 'typeorm';
 import { block, create, remove, userDecider } from '../domain/user';
-
-const GHOST_LOCK = 7_402_115;
+import { ghostUserId, lockGhostCreation, nextIdOn } from '../queries/user.queries';
 
 /**
  * The top-level paths a username competes with (a user's personal namespace and the top-level groups
@@ -58,11 +57,11 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
 
   /** GitLab's ghost user: made the first time someone is deleted, blocked, never signing in. */
   private async ghost(uow: UnitOfWork): Promise<number> {
-    await uow.db.query(`select pg_advisory_xact_lock($1)`, [GHOST_LOCK]);
-    const existing = await firstRow<{ id: number }>(uow.db, `select id from users where ghost`);
-    if (existing) return existing.id;
-    const { id: userId } = await oneRow<{ id: number }>(uow.db, `select nextval('user_id_seq')::int as id`);
-    const { id: namespaceId } = await oneRow<{ id: number }>(uow.db, `select nextval('namespace_id_seq')::int as id`);
+    await lockGhostCreation(uow.db);
+    const existing = await ghostUserId(uow.db);
+    if (existing !== undefined) return existing;
+    const userId = await nextIdOn(uow.db, 'user_id_seq');
+    const namespaceId = await nextIdOn(uow.db, 'namespace_id_seq');
     const taken = (await this.topLevelPaths()?.countNumbered(uow.db, 'ghost')) ?? 0;
     const username = taken ? `ghost${taken}` : 'ghost';
     const now = this.clock.now();

@@ -1,13 +1,13 @@
-import { Clock, EventStore, firstRow, LodeConfig, oneRow } from '@app/platform';
+import { Clock, EventStore, LodeConfig } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hashPassword, tokenDigest } from '../domain/secrets';
 import { create, userDecider } from '../domain/user';
+import { lockRootSeeding, rootUserId, tokenDigestKnown, userCount } from '../queries/user.queries';
 import { appendAccessToken } from './access-token.commands';
 
-const SEED_LOCK = 7_402_114;
 export const ROOT_TOKEN_SCOPES = ['api', 'read_user', 'sudo'];
 
 /**
@@ -35,27 +35,20 @@ export class SeedRootHandler implements ICommandHandler<SeedRoot> {
     const generated = await this.store.transact(
       async (uow) => {
         // Serialises an API and a worker starting at the same moment.
-        await uow.db.query(`select pg_advisory_xact_lock($1)`, [SEED_LOCK]);
-        const { users } = await oneRow<{ users: number }>(uow.db, `select count(*)::int as users from users`);
+        await lockRootSeeding(uow.db);
+        const users = await userCount(uow.db);
         const now = this.clock.now();
         if (users > 0) {
           if (rootToken === undefined) return undefined;
-          const known = await firstRow<{ one: number }>(
-            uow.db,
-            `select 1 as one from access_tokens where digest = $1`,
-            [tokenDigest(rootToken)],
-          );
-          const root = await firstRow<{ id: number }>(
-            uow.db,
-            `select id from users where username = 'root' and is_admin`,
-          );
-          if (known || !root) return undefined;
+          const known = await tokenDigestKnown(uow.db, tokenDigest(rootToken));
+          const rootId = await rootUserId(uow.db);
+          if (known || rootId === undefined) return undefined;
           const tokenId = await this.store.nextId('access_token_id_seq');
           await appendAccessToken(
             uow,
             tokenId,
             {
-              userId: root.id,
+              userId: rootId,
               name: 'LODE_ROOT_TOKEN',
               scopes: ROOT_TOKEN_SCOPES,
               impersonation: false,

@@ -1,8 +1,7 @@
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { DataSource } from 'typeorm';
 import { AvatarStore, UploadedFileRef } from '../avatars';
-import { currentAvatar } from '../queries/user.queries';
+import { currentAvatar, userIn, UserQueries } from '../queries/user.queries';
 import { hashPassword } from '../domain/secrets';
 import {
   update,
@@ -12,7 +11,6 @@ import {
   type Identity,
   type UserProfile,
 } from '../domain/user';
-import { UserRecord } from '../projections/user.record';
 import { rethrowUserConflict } from './user-conflicts';
 
 export class UpdateUser extends Command<void> {
@@ -36,14 +34,14 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
     private readonly store: EventStore,
     private readonly clock: Clock,
     private readonly avatars: AvatarStore,
-    private readonly dataSource: DataSource,
+    private readonly users: UserQueries,
   ) {}
 
   async execute(command: UpdateUser): Promise<void> {
     // GitLab checks another user's e-mail, then username, before anything else: 409 first.
     const { userId, changes } = command;
     await this.update(command).catch((err) =>
-      rethrowUserConflict(err, this.dataSource, { userId, email: changes.email, username: changes.username }),
+      rethrowUserConflict(err, this.users, { userId, email: changes.email, username: changes.username }),
     );
   }
 
@@ -56,7 +54,7 @@ export class UpdateUserHandler implements ICommandHandler<UpdateUser> {
     const swapEmailId = changes.email !== undefined ? await this.store.nextId('email_id_seq') : undefined;
     await this.store.transact(async (uow) => {
       // Only real changes are recorded: clients such as python-gitlab send the unchanged e-mail and username again.
-      const current = (await uow.db.getRepository(UserRecord).findOneBy({ id: userId })) ?? {};
+      const current = (await userIn(uow.db, userId)) ?? {};
       const all = avatarName || options.avatar === null ? { ...changes, avatar: avatarName ?? null } : changes;
       await uow.decide(`user-${userId}`, userDecider, (s) =>
         update(

@@ -1,5 +1,5 @@
-import { Conflict, Invalid, oneRow, UniqueViolation } from '@app/platform';
-import type { DataSource } from 'typeorm';
+import { Conflict, Invalid, UniqueViolation } from '@app/platform';
+import type { UserQueries } from '../queries/user.queries';
 
 /**
  * POST and PUT /users: GitLab answers a taken e-mail, then a taken username, with 409 and a sentence,
@@ -9,16 +9,11 @@ import type { DataSource } from 'typeorm';
  */
 export async function rethrowUserConflict(
   err: unknown,
-  db: DataSource,
+  users: UserQueries,
   wanted: { userId?: number; email?: string; username?: string },
 ): Promise<never> {
   if (err instanceof Invalid || err instanceof UniqueViolation) {
-    const taken = await oneRow<{ email: boolean; username: boolean }>(
-      db,
-      `select exists (select 1 from user_email_claims where email_lower = lower($2) and user_id is distinct from $1) as email,
-              exists (select 1 from users where lower(username) = lower($3) and id is distinct from $1) as username`,
-      [wanted.userId ?? null, wanted.email ?? null, wanted.username ?? null],
-    );
+    const taken = await users.taken(wanted);
     if (taken.email) throw new Conflict('Email has already been taken');
     if (taken.username) throw new Conflict('Username has already been taken');
   }

@@ -65,8 +65,19 @@ export const tokenInvalidationRoute: InvalidationRoute = (event: Recorded<Domain
     case 'UserDeleted':
     case 'UserUpdated':
       return userCredentialsKey(e.data.userId);
-    default:
+    // Named one by one, so a new event of users is weighed here: does it change what a token resolves to?
+    case 'UserCreated':
+    case 'EmailAdded':
+    case 'EmailRemoved':
+    case 'SshKeyAdded':
+    case 'SshKeyRemoved':
+    case 'GpgKeyAdded':
+    case 'GpgKeyRemoved':
+    case 'UserCustomAttributeSet':
+    case 'UserCustomAttributeRemoved':
       return undefined;
+    default:
+      return undefined; // another context's event
   }
 };
 

@@ -1,4 +1,4 @@
-import { NotFound, firstRow, oneRow, rows, type PageParams } from '@app/platform';
+import { NotFound, execute, firstRow, oneRow, rows, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource, In, type EntityManager } from 'typeorm';
 import {
@@ -202,9 +202,81 @@ export class UserQueries {
     );
     return { rows: active, total };
   }
+
+  /**
+   * Whether a user other than `userId` holds the e-mail (as any of their addresses) or the username,
+   * case-insensitively: POST and PUT /users answer those with 409 before other validation errors.
+   */
+  async taken(wanted: {
+    userId?: number;
+    email?: string;
+    username?: string;
+  }): Promise<{ email: boolean; username: boolean }> {
+    return oneRow<{ email: boolean; username: boolean }>(
+      this.dataSource,
+      `select exists (select 1 from user_email_claims where email_lower = lower($2) and user_id is distinct from $1) as email,
+              exists (select 1 from users where lower(username) = lower($3) and id is distinct from $1) as username`,
+      [wanted.userId ?? null, wanted.email ?? null, wanted.username ?? null],
+    );
+  }
 }
 
 /** The user's avatar file name in the read model (null without one, undefined without the user), read in `db`'s transaction. */
 export async function currentAvatar(db: EntityManager, userId: number): Promise<string | null | undefined> {
   return (await firstRow<{ avatar: string | null }>(db, `select avatar from users where id = $1`, [userId]))?.avatar;
+}
+
+/** The user's row as `db`'s transaction sees it (a PUT records only the fields it changes). */
+export async function userIn(db: EntityManager, userId: number): Promise<UserRecord | null> {
+  return db.getRepository(UserRecord).findOneBy({ id: userId });
+}
+
+/** Taken before seeding root: an API and a worker starting at the same moment seed one after the other. */
+const SEED_LOCK = 7_402_114;
+/** Taken before making the ghost user, so two deletions make one. */
+const GHOST_LOCK = 7_402_115;
+
+/** Waits for any other process seeding root, until `db`'s transaction ends. */
+export async function lockRootSeeding(db: EntityManager): Promise<void> {
+  await execute(db, `select pg_advisory_xact_lock($1)`, [SEED_LOCK]);
+}
+
+/** Waits for any other command making the ghost user, until `db`'s transaction ends. */
+export async function lockGhostCreation(db: EntityManager): Promise<void> {
+  await execute(db, `select pg_advisory_xact_lock($1)`, [GHOST_LOCK]);
+}
+
+export async function userCount(db: EntityManager): Promise<number> {
+  return (await oneRow<{ users: number }>(db, `select count(*)::int as users from users`)).users;
+}
+
+/** Whether a token with this digest was ever registered. */
+export async function tokenDigestKnown(db: EntityManager, digest: string): Promise<boolean> {
+  return (
+    (await firstRow<{ one: number }>(db, `select 1 as one from access_tokens where digest = $1`, [digest])) !==
+    undefined
+  );
+}
+
+/** The administrator `root` seeded on the first start, if it is still there and still an administrator. */
+export async function rootUserId(db: EntityManager): Promise<number | undefined> {
+  return (await firstRow<{ id: number }>(db, `select id from users where username = 'root' and is_admin`))?.id;
+}
+
+export async function ghostUserId(db: EntityManager): Promise<number | undefined> {
+  return (await firstRow<{ id: number }>(db, `select id from users where ghost`))?.id;
+}
+
+/** The next id of `sequence`, taken on `db`'s connection. */
+export async function nextIdOn(db: EntityManager, sequence: 'user_id_seq' | 'namespace_id_seq'): Promise<number> {
+  return (await oneRow<{ id: number }>(db, `select nextval('${sequence}')::int as id`)).id;
+}
+
+/**
+ * Whether the user is an administrator (undefined without the user), the row held `for share` until
+ * `db`'s transaction ends so the user cannot change or go meanwhile.
+ */
+export async function isAdminHeld(db: EntityManager, userId: number): Promise<boolean | undefined> {
+  return (await firstRow<{ is_admin: boolean }>(db, `select is_admin from users where id = $1 for share`, [userId]))
+    ?.is_admin;
 }
