@@ -1,9 +1,10 @@
 import { DeliveriesOnOwnStreams1763780001900 } from '@app/hooks';
-import { ProjectionRebuilder, ProjectionRegistry } from '@app/platform';
+import { ProjectionRebuilder } from '@app/platform';
 import { PushesOnOwnStreams1763780001800 } from '@app/projects';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MigrationInterface } from 'typeorm';
+import { readModels } from '../support/read-models';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
 
@@ -46,20 +47,6 @@ describe('streams that stay short', () => {
         actions: [{ action: 'create', file_path: file, content: `${file}\n` }],
       });
     expect(res.status).toBe(201);
-  };
-  /** Every read model, each table in a stable order. */
-  const readModels = async (): Promise<Record<string, unknown[]>> => {
-    const tables = [
-      ...new Set(
-        t.app
-          .get(ProjectionRegistry)
-          .all()
-          .flatMap((p) => p.tables),
-      ),
-    ].sort();
-    const out: Record<string, unknown[]> = {};
-    for (const table of tables) out[table] = await t.db.query(`select * from ${table} order by 1, 2, 3`);
-    return out;
   };
   /** Streams whose versions do not run 1, 2, 3, ... without a hole. */
   const holes = async (): Promise<string[]> =>
@@ -157,7 +144,7 @@ describe('streams that stay short', () => {
 
   it('moves an older layout onto the short streams, keeping every event, contiguous versions and the read models', async () => {
     const current = await events();
-    const models = await readModels();
+    const models = await readModels(t);
     // Back to the layout an older Lode wrote: pushes and attempts on the project's and the hook's streams.
     await migrate(new DeliveriesOnOwnStreams1763780001900(), 'down');
     await migrate(new PushesOnOwnStreams1763780001800(), 'down');
@@ -178,11 +165,11 @@ describe('streams that stay short', () => {
       es.map((e) => (e.stream_id.startsWith('push-') ? 'push' : e.stream_id) + `@${e.stream_version}`);
     expect(where(moved)).toEqual(where(current));
     expect(await holes()).toEqual([]);
-    expect(await readModels()).toEqual(models);
+    expect(await readModels(t)).toEqual(models);
 
     // A rebuild from the moved log gives the same read models, and the next push still lands on its own stream.
     await t.app.get(ProjectionRebuilder).rebuild();
-    expect(await readModels()).toEqual(models);
+    expect(await readModels(t)).toEqual(models);
     await commit('after-migration.txt');
     const [last] = (await events()).filter((e) => e.type === 'RepositoryPushed').slice(-1);
     expect(last.stream_id).toMatch(/^push-\d+$/);

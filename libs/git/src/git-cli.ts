@@ -189,7 +189,7 @@ export async function removeRepository(path: string): Promise<void> {
  * from Node, which grew with every push (70-100 ms at 1,800 loose objects, under load). The few
  * kilobytes of refs, config and hooks are left out: the figure is the weight of the history.
  */
-async function objectStoreBytes(path: string): Promise<number> {
+export async function objectStoreBytes(path: string): Promise<number> {
   const out = await git(['count-objects', '-v'], path).catch(() => '');
   let kib = 0;
   for (const line of out.split('\n')) {
@@ -199,21 +199,30 @@ async function objectStoreBytes(path: string): Promise<number> {
   return kib * 1024;
 }
 
+/** The commit a branch points at, or undefined when it does not exist (or the name is not a branch name). */
+export async function branchTip(path: string, branch: string): Promise<string | undefined> {
+  if (!BRANCH.test(branch)) return undefined;
+  const out = await git(['rev-parse', '--verify', '-q', `refs/heads/${branch}^{commit}`], path).catch(() => '');
+  return out.trim() || undefined;
+}
+
+/** Commits reachable from `tip`: a walk of the whole history (GitLab 10.x counts the same way). */
+export async function countCommits(path: string, tip: string): Promise<number> {
+  const out = await git(['rev-list', '--count', tip, '--'], path).catch(() => '0');
+  return parseInt(out.trim(), 10) || 0;
+}
+
 /**
- * GitLab's repository statistics: commits reachable from `branch` (0 when it does not exist yet) and
- * the object store's size on disk in bytes. Both run in C; the count still walks the branch's history
- * (GitLab 10.x counts the same way, in its cache worker).
+ * How many commits `tip` has that `ancestor` lacks, when `ancestor` is an ancestor of `tip` (a
+ * fast-forward); undefined otherwise (or when `ancestor` is gone). One walk of what lies between.
  */
-export async function statistics(
-  path: string,
-  branch: string | null,
-): Promise<{ commitCount: number; repositorySize: number }> {
-  let commitCount = 0;
-  if (branch && BRANCH.test(branch)) {
-    const out = await git(['rev-list', '--count', `refs/heads/${branch}`, '--'], path).catch(() => '0');
-    commitCount = parseInt(out.trim(), 10) || 0;
-  }
-  return { commitCount, repositorySize: await objectStoreBytes(path) };
+export async function commitsAhead(path: string, ancestor: string, tip: string): Promise<number | undefined> {
+  const out = await git(['rev-list', '--count', '--left-right', `${ancestor}...${tip}`, '--'], path).catch(() => '');
+  const [behind, ahead] = out
+    .trim()
+    .split('\t')
+    .map((n) => parseInt(n, 10));
+  return behind === 0 && Number.isInteger(ahead) ? ahead : undefined;
 }
 
 /** The branch HEAD names (`git symbolic-ref`), or undefined when HEAD is detached or unreadable. */

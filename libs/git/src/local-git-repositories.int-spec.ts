@@ -73,6 +73,26 @@ describe('LocalGitRepositories', () => {
     expect(await git.headBranch(repo)).toBe('topic');
   });
 
+  it('counts commits forward from the last count after a fast-forward, and from scratch after a rewrite', async () => {
+    const target = repositoryPath(dataDir, 7);
+    const push = (spec: string, ...flags: string[]) => gitOk(['push', '-q', ...flags, target, spec], work);
+    await gitOk(['checkout', '-q', '-b', 'counted'], work);
+    await push('HEAD:refs/heads/counted');
+    expect((await git.statistics(repo, 'counted')).commitCount).toBe(2);
+    for (const m of ['third', 'fourth', 'fifth']) await gitOk(['commit', '-q', '--allow-empty', '-m', m], work);
+    await push('HEAD:refs/heads/counted');
+    expect((await git.statistics(repo, 'counted')).commitCount).toBe(5);
+    // Rewritten to a shorter history: the last count is no ancestor, so the whole history is walked.
+    await gitOk(['reset', '-q', '--hard', 'HEAD~2'], work);
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'rewritten'], work);
+    await push('HEAD:refs/heads/counted', '--force');
+    expect((await git.statistics(repo, 'counted')).commitCount).toBe(4);
+    // Another branch of the same repository: a count of its own, not a step from the other's.
+    expect((await git.statistics(repo, 'main')).commitCount).toBe(1);
+    expect((await git.statistics(repo, 'counted')).commitCount).toBe(4);
+    expect((await git.statistics(repo, 'missing')).commitCount).toBe(0);
+  });
+
   it('reads a raw blob and makes an archive once, then serves it from the cache', async () => {
     writeFileSync(join(work, 'README'), 'hello\n');
     await gitOk(['add', 'README'], work);
