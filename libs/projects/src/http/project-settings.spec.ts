@@ -1,6 +1,12 @@
 import { BadParameter, validateParams } from '@app/platform';
 import { FEATURE_DEFAULTS } from '../domain/project';
-import { PROJECT_SETTINGS, SETTINGS, UPDATE_AT_LEAST_ONE_OF, forkedSettings } from '../domain/project-settings';
+import {
+  PROJECT_SETTINGS,
+  SETTINGS,
+  settingDefault,
+  UPDATE_AT_LEAST_ONE_OF,
+  forkedSettings,
+} from '../domain/project-settings';
 import type { ProjectRow } from '../queries/project.queries';
 import { newProjectSettings, projectChanges } from './project-settings';
 import { serializeProject, serializeProjectSimple } from './project.serializer';
@@ -10,6 +16,7 @@ import { CreateProjectDto, ProjectWriteDto } from './projects.dto';
 
 const row = (): ProjectRow =>
   ({
+    ...Object.fromEntries(SETTINGS.map((s) => [s.wire, settingDefault(s, { name: 'Foo' })])),
     id: 1,
     namespace_id: 2,
     name: 'Foo',
@@ -49,7 +56,7 @@ const row = (): ProjectRow =>
     group_access: null,
     access: 0,
     shared_with: [],
-  }) as ProjectRow;
+  }) as unknown as ProjectRow;
 
 describe('project settings, one entry each', () => {
   it('wire names and keys are unique', () => {
