@@ -8,7 +8,7 @@ import type { GroupEvent } from '@app/groups';
 import type { ProjectEvent } from '@app/projects';
 import { newUserProfile, type UserEvent } from '@app/users';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
-import { FEATURE_DEFAULTS } from '../../libs/projects/src/domain/project';
+import { settingsFrom } from '../../libs/projects/src/domain/project-settings';
 import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
 import { ProjectHookProjection } from '../../libs/hooks/src/projections/project-hook.projection';
 import { DeployKeyProjection } from '../../libs/projects/src/projections/deploy-key.projection';
@@ -177,15 +177,7 @@ export function projectCreated(
         projectId,
         namespaceId,
         creatorId: 1,
-        name: `Project ${projectId}`,
-        path: `project${projectId}`,
-        description: null,
-        visibility: 'private',
-        defaultBranch: null,
-        tagList: [],
-        ciConfigPath: null,
-        importUrl: null,
-        features: { ...FEATURE_DEFAULTS },
+        ...settingsFrom({ name: `Project ${projectId}`, path: `project${projectId}` }),
         runnersToken: `runners-${projectId}`,
         at: AT,
         ...data,

@@ -4,29 +4,16 @@ import { ProjectAvatarStore } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { ProjectAccessPolicy } from '../domain/project-access-policy';
-import { changeAvatar, evolve, fork, projectDecider, type Feature, type ProjectSettings } from '../domain/project';
-import { featureColumns } from '../projections/project-columns';
+import { changeAvatar, evolve, fork, projectDecider, type ProjectSettings } from '../domain/project';
+import { forkedSettings } from '../domain/project-settings';
 import { currentAvatar, ProjectQueries, type ProjectRow } from '../queries/project.queries';
 
-/** The fork takes the source's settings; its visibility is no more open than the target group allows. */
+/** The fork takes the source's settings (forkedSettings); its visibility is no more open than the target group allows. */
 function forkSettings(source: ProjectRow, groupVisibility: Visibility | undefined): ProjectSettings {
-  const features = Object.fromEntries(featureColumns().map(([f, c]) => [f, Boolean(source[c])])) as Record<
-    Feature,
-    boolean
-  >;
+  const settings = forkedSettings(source);
   const visibility =
     groupVisibility && moreOpenThan(source.visibility, groupVisibility) ? groupVisibility : source.visibility;
-  return {
-    name: source.name,
-    path: source.path,
-    description: source.description,
-    visibility,
-    defaultBranch: source.default_branch,
-    tagList: source.tag_list,
-    ciConfigPath: source.ci_config_path,
-    importUrl: null,
-    features,
-  };
+  return { ...settings, visibility };
 }
 
 /**

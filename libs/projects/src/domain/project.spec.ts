@@ -1,5 +1,6 @@
 import { Conflict, Invalid, NotFound, NotModified } from '@app/platform';
 import { recordPush } from '../pushes/record-repository-push.command';
+import { settingsFrom } from './project-settings';
 import {
   addMember,
   archive,
@@ -37,15 +38,7 @@ const OWNER = 3;
 const given = (...events: ProjectEvent[]): Project => events.reduce(evolve, initial());
 
 const settings = (over: Partial<ProjectSettings> = {}): ProjectSettings => ({
-  name: 'Foo Project',
-  path: 'foo-project',
-  description: null,
-  visibility: 'private',
-  defaultBranch: null,
-  tagList: [],
-  ciConfigPath: null,
-  importUrl: null,
-  features: { ...FEATURE_DEFAULTS },
+  ...settingsFrom({ name: 'Foo Project', path: 'foo-project' }),
   ...over,
 });
 

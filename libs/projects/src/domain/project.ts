@@ -12,6 +12,16 @@ import { ACCESS, moreOpenThan, PROJECT_ACCESS_LEVELS, type Visibility } from '@a
 import { evolveRules, type ProtectedBranchEvent, type ProtectedBranchRule } from './protected-branch';
 import { evolveReleases, type ReleaseEvent } from './release';
 import type { RepositoryPushedData, RepositoryStatistics } from '../pushes/repository-push';
+import {
+  CHECKED_IN_ORDER,
+  normalized,
+  normalizedSettings,
+  SETTINGS,
+  settingsFrom,
+  settingValue,
+  type Feature,
+  type ProjectSettings,
+} from './project-settings';
 
 /*
  * A project. Stream `project-<id>`. What accrues with use lives on streams of its own, so a project
@@ -20,53 +30,7 @@ import type { RepositoryPushedData, RepositoryStatistics } from '../pushes/repos
  * on the project's stream, see repository-push.ts).
  */
 
-export const FEATURES = [
-  'issuesEnabled',
-  'mergeRequestsEnabled',
-  'wikiEnabled',
-  'jobsEnabled',
-  'snippetsEnabled',
-  'containerRegistryEnabled',
-  'sharedRunnersEnabled',
-  'publicJobs',
-  'lfsEnabled',
-  'requestAccessEnabled',
-  'onlyAllowMergeIfPipelineSucceeds',
-  'onlyAllowMergeIfAllDiscussionsAreResolved',
-  'resolveOutdatedDiscussions',
-  'printingMergeRequestLinkEnabled',
-] as const;
-export type Feature = (typeof FEATURES)[number];
-
-/** GitLab 10.x's defaults for a new project's switches. */
-export const FEATURE_DEFAULTS: Record<Feature, boolean> = {
-  issuesEnabled: true,
-  mergeRequestsEnabled: true,
-  wikiEnabled: true,
-  jobsEnabled: true,
-  snippetsEnabled: true,
-  containerRegistryEnabled: true,
-  sharedRunnersEnabled: true,
-  publicJobs: true,
-  lfsEnabled: true,
-  requestAccessEnabled: false,
-  onlyAllowMergeIfPipelineSucceeds: false,
-  onlyAllowMergeIfAllDiscussionsAreResolved: false,
-  resolveOutdatedDiscussions: false,
-  printingMergeRequestLinkEnabled: true,
-};
-
-export interface ProjectSettings {
-  name: string;
-  path: string;
-  description: string | null;
-  visibility: Visibility;
-  defaultBranch: string | null;
-  tagList: string[];
-  ciConfigPath: string | null;
-  importUrl: string | null;
-  features: Record<Feature, boolean>;
-}
+export { FEATURE_DEFAULTS, FEATURES, pathFromName, type Feature, type ProjectSettings } from './project-settings';
 
 export type ProjectEvent =
   | {
@@ -181,17 +145,7 @@ export function evolve(s: Project, e: ProjectEvent): Project {
   if (e.type === 'ProjectCreated' || e.type === 'ProjectForked') {
     const d = e.data;
     const forkedFromId = e.type === 'ProjectForked' ? e.data.forkedFromId : null;
-    const settings: ProjectSettings = {
-      name: d.name,
-      path: d.path,
-      description: d.description,
-      visibility: d.visibility,
-      defaultBranch: d.defaultBranch,
-      tagList: d.tagList,
-      ciConfigPath: d.ciConfigPath,
-      importUrl: d.importUrl,
-      features: d.features,
-    };
+    const settings = settingsFrom(d);
     return {
       exists: true,
       projectId: d.projectId,
@@ -279,24 +233,13 @@ const existing = (s: Project): Existing => {
   return s;
 };
 
-const NAME = /^[\p{L}\p{N}\p{Emoji_Presentation}_][\p{L}\p{N}\p{Pd}\p{Emoji_Presentation}_. ]*$/u;
-const PATH = /^[a-zA-Z0-9_.][a-zA-Z0-9_.-]*$/;
-const tooLong = 'is too long (maximum is 255 characters)';
-
-/**
- * GitLab's default path for a name, Rails' `parameterize`: accents dropped, every run of characters
- * other than ASCII letters, digits, `-` and `_` (dots too) turned into one dash, no dash at either end,
- * lower case. `Foo Project` → `foo-project`, `Café.Bar` → `cafe-bar`. It may come out empty, which
- * the path validation then reports.
- */
-export function pathFromName(name: string): string {
-  return name
-    .normalize('NFKD')
-    .replace(/\p{M}/gu, '')
-    .replace(/[^a-zA-Z0-9\-_]+/g, '-')
-    .replace(/-{2,}/g, '-')
-    .replace(/^-|-$/g, '')
-    .toLowerCase();
+/** The settings with a check, in the order a 400 lists their fields. */
+const CHECKED = SETTINGS.filter((s) => s.check).sort(
+  (a, b) => rank(a.wire) - rank(b.wire) || SETTINGS.indexOf(a) - SETTINGS.indexOf(b),
+);
+function rank(wire: string): number {
+  const i = (CHECKED_IN_ORDER as readonly string[]).indexOf(wire);
+  return i < 0 ? CHECKED_IN_ORDER.length : i;
 }
 
 /** GitLab's Project validations, for the fields given. `namespaceVisibility` bounds a group project's visibility. */
@@ -305,42 +248,11 @@ export function validateSettings(
   namespaceVisibility: Visibility | undefined,
   errors = new FieldErrors(),
 ): FieldErrors {
-  if (p.name !== undefined) {
-    if (!p.name.trim()) errors.add('name', "can't be blank");
-    else if (p.name.length > 255) errors.add('name', tooLong);
-    else if (!NAME.test(p.name))
-      errors.add(
-        'name',
-        "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.",
-      );
+  for (const s of CHECKED) {
+    const v = settingValue(s, p);
+    const message = v === undefined || v === null ? undefined : s.check!(v);
+    if (message) errors.add(s.wire, message);
   }
-  if (p.path !== undefined) {
-    if (!p.path) errors.add('path', "can't be blank");
-    else if (p.path.length > 255) errors.add('path', tooLong);
-    // Unlike a namespace path, a project path may end in a dot (GitLab's PROJECT_PATH_FORMAT_REGEX).
-    else if (!PATH.test(p.path) || /(\.git|\.atom)$/i.test(p.path))
-      errors.add(
-        'path',
-        "can contain only letters, digits, '_', '-' and '.'. Cannot start with '-', end in '.git' or end in '.atom'",
-      );
-  }
-  if (p.description !== undefined && p.description !== null && p.description.length > 2000)
-    errors.add('description', 'is too long (maximum is 2000 characters)');
-  if (
-    p.defaultBranch !== undefined &&
-    p.defaultBranch !== null &&
-    (p.defaultBranch.length > 255 || !/^[^\s~^:?*[\\]+$/.test(p.defaultBranch))
-  )
-    errors.add('default_branch', 'is invalid');
-  if (
-    p.ciConfigPath !== undefined &&
-    p.ciConfigPath !== null &&
-    (p.ciConfigPath.length > 255 || p.ciConfigPath.includes('..'))
-  )
-    errors.add('ci_config_path', 'is invalid');
-  if (p.importUrl !== undefined && p.importUrl !== null && !/^(https?|git):\/\/\S+$/.test(p.importUrl))
-    errors.add('import_url', 'is blocked: Only allowed protocols are http, https and git');
-  if (p.tagList !== undefined && p.tagList.some((t) => t.length > 255)) errors.add('tag_list', 'is invalid');
   if (p.visibility !== undefined && namespaceVisibility && moreOpenThan(p.visibility, namespaceVisibility))
     errors.add('visibility_level', `${p.visibility} is not allowed in a ${namespaceVisibility} group.`);
   return errors;
@@ -368,8 +280,7 @@ export function create(
       data: {
         projectId: input.projectId,
         namespaceId: input.namespaceId,
-        ...input.settings,
-        tagList: sortedTags(input.settings.tagList),
+        ...normalizedSettings(input.settings),
         creatorId: input.creatorId,
         runnersToken: input.runnersToken,
         at,
@@ -391,9 +302,6 @@ export function create(
   return events;
 }
 
-const sortedTags = (tags: string[]) =>
-  [...new Set(tags.map((t) => t.trim()).filter(Boolean))].sort((a, b) => a.localeCompare(b));
-
 export function update(
   s: Project,
   changes: Partial<ProjectSettings>,
@@ -402,21 +310,23 @@ export function update(
 ): ProjectEvent[] {
   const p = existing(s);
   validateSettings(changes, namespaceVisibility).throwIfAny();
-  const real: Extract<ProjectEvent, { type: 'ProjectUpdated' }>['data']['changes'] = {};
-  for (const [k, v] of Object.entries(changes) as [keyof ProjectSettings, unknown][]) {
-    if (v === undefined || k === 'features') continue;
-    const value = k === 'tagList' ? sortedTags(v as string[]) : v;
-    if (JSON.stringify(p.settings[k]) !== JSON.stringify(value)) (real as Record<string, unknown>)[k] = value;
-  }
-  const features: Partial<Record<Feature, boolean>> = {};
-  for (const [k, v] of Object.entries(changes.features ?? {}) as [Feature, boolean | undefined][]) {
-    if (v !== undefined && p.settings.features[k] !== v) features[k] = v;
+  const real: Record<string, unknown> = {};
+  const features: Record<string, unknown> = {};
+  // Each setting given that differs from its value now; the switches under `features`, as stored.
+  for (const setting of SETTINGS) {
+    const given = settingValue(setting, changes);
+    if (given === undefined) continue;
+    const value = normalized(setting, given);
+    if (JSON.stringify(settingValue(setting, p.settings)) !== JSON.stringify(value))
+      (setting.feature ? features : real)[setting.key] = value;
   }
   if (Object.keys(features).length) real.features = features;
   return Object.keys(real).length
-    ? [{ type: 'ProjectUpdated', data: { projectId: p.projectId, changes: real, at: now.toISOString() } }]
+    ? [{ type: 'ProjectUpdated', data: { projectId: p.projectId, changes: real as Changes, at: now.toISOString() } }]
     : [];
 }
+
+type Changes = Extract<ProjectEvent, { type: 'ProjectUpdated' }>['data']['changes'];
 
 /** A new avatar (its stored file name) for an existing project: recorded even when the name is the same, the bytes differ. */
 export function changeAvatar(s: Project, avatar: string | null, now: Date): ProjectEvent[] {

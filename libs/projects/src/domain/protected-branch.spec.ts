@@ -1,5 +1,6 @@
 import { Conflict, NotFound, RecordInvalid } from '@app/platform';
-import { evolve, FEATURE_DEFAULTS, initial, type Project, type ProjectEvent } from './project';
+import { settingsFrom } from './project-settings';
+import { evolve, initial, type Project, type ProjectEvent } from './project';
 import {
   defaultBranchLevels,
   PROTECTED_BRANCH_REFUSALS as REFUSED,
@@ -25,15 +26,7 @@ const created: ProjectEvent = {
   data: {
     projectId: ID,
     namespaceId: 7,
-    name: 'P',
-    path: 'p',
-    description: null,
-    visibility: 'private',
-    defaultBranch: 'master',
-    tagList: [],
-    ciConfigPath: null,
-    importUrl: null,
-    features: { ...FEATURE_DEFAULTS },
+    ...settingsFrom({ name: 'P', path: 'p', defaultBranch: 'master' }),
     creatorId: 3,
     runnersToken: 'secret',
     at: EARLIER,

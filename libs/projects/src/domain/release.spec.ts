@@ -1,5 +1,6 @@
 import { Conflict, NotFound } from '@app/platform';
-import { evolve, FEATURE_DEFAULTS, initial, type Project, type ProjectEvent } from './project';
+import { settingsFrom } from './project-settings';
+import { evolve, initial, type Project, type ProjectEvent } from './project';
 import { createRelease, ReleaseNotFound, removeTagRelease, updateRelease } from './release';
 
 const NOW = new Date('2024-05-06T07:08:09.000Z');
@@ -13,15 +14,7 @@ const created: ProjectEvent = {
   data: {
     projectId: ID,
     namespaceId: 7,
-    name: 'P',
-    path: 'p',
-    description: null,
-    visibility: 'private',
-    defaultBranch: 'master',
-    tagList: [],
-    ciConfigPath: null,
-    importUrl: null,
-    features: { ...FEATURE_DEFAULTS },
+    ...settingsFrom({ name: 'P', path: 'p', defaultBranch: 'master' }),
     creatorId: 3,
     runnersToken: 'secret',
     at: EARLIER,

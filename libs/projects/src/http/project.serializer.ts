@@ -1,6 +1,7 @@
 import { ACCESS } from '@app/groups';
 import type { Actor } from '@app/platform';
 import { avatarPath } from '@app/users';
+import { SETTINGS } from '../domain/project-settings';
 import type { ProjectRow, SharedGroup } from '../queries/project.queries';
 
 export interface SerializeCtx {
@@ -21,6 +22,12 @@ export interface SerializeCtx {
   /** The project this one is a fork of, when the caller may see it (GitLab's `forked_from_project`). */
   forkedFrom?: ProjectRow;
 }
+
+/**
+ * The settings shown after `printing_merge_requests_link_enabled` (`shown: 'appended'`), in the table's
+ * order; the others (`basic`, `full`) are written below at the place GitLab's entity gives them.
+ */
+const APPENDED = SETTINGS.filter((s) => s.shown === 'appended');
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 const fullPath = (p: ProjectRow) => `${p.ns_full_path}/${p.path}`;
@@ -117,6 +124,7 @@ export function serializeProject(p: ProjectRow, ctx: SerializeCtx) {
     // `printing_merge_request_link_enabled`.
     printing_merge_requests_link_enabled: p.printing_merge_request_link_enabled,
   });
+  for (const s of APPENDED) out[s.shownAs ?? s.wire] = p[s.wire];
   if (p.ns_kind === 'user' && p.owner_id !== null)
     out.owner = { id: p.owner_id, name: p.owner_name, created_at: iso(p.owner_created_at) };
   if (administers(p, ctx)) out.runners_token = p.runners_token;

@@ -11,9 +11,9 @@ import { removeMember, removeMembers, removeMembersWhere, upsertMember, type Gro
 import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { Feature, ProjectEvent, StarEvent } from '../domain/project';
+import type { ProjectEvent, StarEvent } from '../domain/project';
+import { SETTINGS, settingsFrom, settingValue } from '../domain/project-settings';
 import type { RepositoryStatistics } from '../pushes/repository-push';
-import { FEATURE_COLUMNS, SETTING_COLUMNS } from './project-columns';
 
 /** `project_custom_attributes`, written here and read by ProjectQueries. */
 export const PROJECT_CUSTOM_ATTRIBUTES = new CustomAttributeTable('project_custom_attributes', 'project_id');
@@ -38,49 +38,37 @@ type Projected =
   | Extract<GroupEvent | UserEvent, { type: 'GroupDeleted' | 'UserDeleted' }>;
 type On<T extends Projected['type']> = Recorded<Extract<Projected, { type: T }>>;
 
+/** Each setting's column by its key in the events (`features` keys included: they are distinct). */
+const COLUMN_OF: Record<string, string> = Object.fromEntries(SETTINGS.map((s) => [s.key, s.wire]));
+
 async function insertProject(e: On<'ProjectCreated' | 'ProjectForked'>, db: EntityManager): Promise<void> {
   const d = e.data;
-  const f = Object.keys(FEATURE_COLUMNS) as Feature[];
   const forkedFromId = e.type === 'ProjectForked' ? e.data.forkedFromId : null;
+  // An event older than a setting has its default (settingsFrom), as the migration adding the column does.
+  const settings = settingsFrom(d);
   const columns = [
     'id',
     'namespace_id',
-    'name',
-    'path',
-    'description',
-    'default_branch',
-    'visibility',
     'creator_id',
-    'ci_config_path',
-    'import_url',
-    'tag_list',
     'runners_token',
     'created_at',
     'updated_at',
     'last_activity_at',
     'forked_from_id',
     'import_status',
-    ...f.map((k) => FEATURE_COLUMNS[k]),
+    ...SETTINGS.map((s) => s.wire),
   ];
   const values = [
     d.projectId,
     d.namespaceId,
-    d.name,
-    d.path,
-    d.description,
-    d.defaultBranch,
-    d.visibility,
     d.creatorId,
-    d.ciConfigPath,
-    d.importUrl,
-    d.tagList,
     d.runnersToken,
     d.at,
     d.at,
     d.at,
     forkedFromId,
     forkedFromId === null ? 'none' : 'scheduled',
-    ...f.map((k) => d.features[k]),
+    ...SETTINGS.map((s) => settingValue(s, settings)),
   ];
   await db.query(
     `insert into projects (${columns.join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')})`,
@@ -151,9 +139,8 @@ const on: EventHandlers<Projected> = {
     const sets: string[] = [];
     const values: unknown[] = [d.projectId, d.at];
     const set = (column: string, v: unknown) => sets.push(`${column} = $${values.push(v)}`);
-    for (const [k, v] of Object.entries(d.changes))
-      if (k !== 'features') set(SETTING_COLUMNS[k as keyof typeof SETTING_COLUMNS], v);
-    for (const [k, v] of Object.entries(d.changes.features ?? {})) set(FEATURE_COLUMNS[k as Feature], v);
+    for (const [k, v] of Object.entries(d.changes)) if (k !== 'features') set(COLUMN_OF[k], v);
+    for (const [k, v] of Object.entries(d.changes.features ?? {})) set(COLUMN_OF[k], v);
     await db.query(
       `update projects set ${[...sets, 'updated_at = $2', 'last_activity_at = $2'].join(', ')} where id = $1`,
       values,

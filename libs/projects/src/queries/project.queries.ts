@@ -11,6 +11,7 @@ import {
   personalOwnerIdSql,
 } from '@app/groups';
 import { userJoinSql, usersFromSql } from '@app/users';
+import type { ProjectSettingColumns } from '../domain/project-settings';
 import { PROJECT_CUSTOM_ATTRIBUTES } from '../projections/project.projection';
 import {
   authorizedProjectIdsSql,
@@ -21,38 +22,19 @@ import {
   projectVisibleSql,
 } from './project-access';
 
-/** A project as the serializers need it: the row, its namespace, its personal owner and the caller's levels. */
-export interface ProjectRow {
+/**
+ * A project as the serializers need it: the row (its settings' columns typed by domain/project-settings.ts),
+ * its namespace, its personal owner and the caller's levels.
+ */
+export interface ProjectRow extends ProjectSettingColumns {
   id: number;
   namespace_id: number;
-  name: string;
-  path: string;
-  description: string | null;
-  default_branch: string | null;
-  visibility: 'private' | 'internal' | 'public';
   archived: boolean;
   creator_id: number | null;
-  issues_enabled: boolean;
-  merge_requests_enabled: boolean;
-  wiki_enabled: boolean;
-  jobs_enabled: boolean;
-  snippets_enabled: boolean;
-  container_registry_enabled: boolean;
-  shared_runners_enabled: boolean;
-  public_jobs: boolean;
-  lfs_enabled: boolean;
-  request_access_enabled: boolean;
-  only_allow_merge_if_pipeline_succeeds: boolean;
-  only_allow_merge_if_all_discussions_are_resolved: boolean;
-  resolve_outdated_diff_discussions: boolean;
-  printing_merge_request_link_enabled: boolean;
-  ci_config_path: string | null;
-  import_url: string | null;
   import_status: string;
   import_error: string | null;
   /** The avatar's stored file name, null without one. */
   avatar: string | null;
-  tag_list: string[];
   forked_from_id: number | null;
   star_count: number;
   forks_count: number;
