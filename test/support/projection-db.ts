@@ -1,4 +1,12 @@
-import { ProjectionRegistry, runMigrations, type DomainEvent, type Projector, type Recorded } from '@app/platform';
+import {
+  ProjectionRegistry,
+  runMigrations,
+  type Actor,
+  type DomainEvent,
+  type PageParams,
+  type Projector,
+  type Recorded,
+} from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -115,6 +123,8 @@ export function recorded<E extends DomainEvent>(
 
 type UserCreated = Extract<UserEvent, { type: 'UserCreated' }>;
 type GroupCreated = Extract<GroupEvent, { type: 'GroupCreated' }>;
+type GroupMemberAdded = Extract<GroupEvent, { type: 'GroupMemberAdded' }>;
+type ProjectMemberAdded = Extract<ProjectEvent, { type: 'ProjectMemberAdded' }>;
 type ProjectCreated = Extract<ProjectEvent, { type: 'ProjectCreated' }>;
 
 /** When the facts below happened, unless told. */
@@ -194,3 +204,43 @@ export function projectCreated(
     { streamId: `project-${projectId}` },
   );
 }
+
+/** A direct member of a group at `accessLevel`, until `expiresAt` (a date) if given. */
+export function groupMemberAdded(
+  groupId: number,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null = null,
+): Recorded<GroupMemberAdded> {
+  return recorded<GroupMemberAdded>(
+    { type: 'GroupMemberAdded', data: { groupId, userId, accessLevel, expiresAt, at: AT } },
+    { streamId: `group-${groupId}` },
+  );
+}
+
+/** A direct member of a project at `accessLevel`, until `expiresAt` (a date) if given. */
+export function projectMemberAdded(
+  projectId: number,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null = null,
+): Recorded<ProjectMemberAdded> {
+  return recorded<ProjectMemberAdded>(
+    { type: 'ProjectMemberAdded', data: { projectId, userId, accessLevel, expiresAt, at: AT } },
+    { streamId: `project-${projectId}` },
+  );
+}
+
+/**
+ * The rolled-back transaction as the DataSource a query service takes, for the queries' specs
+ * (`*.queries.int-spec.ts`): the services read through `rows`, `firstRow` and `oneRow`, which need only `query`.
+ */
+export const asDataSource = (db: EntityManager): DataSource => db as unknown as DataSource;
+
+/** A signed-in caller as the API resolves one: user `id`, neither administrator nor external unless told. */
+export function actor(id: number, over: Partial<Actor> = {}): Actor {
+  return { id, username: `user${id}`, isAdmin: false, external: false, scopes: ['api'], impersonation: false, ...over };
+}
+
+/** Page `page` (from 1) of `perPage` rows, as `pageParams` makes it. */
+export const pageOf = (page = 1, perPage = 100): PageParams => ({ page, perPage, offset: (page - 1) * perPage });
