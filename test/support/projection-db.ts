@@ -12,9 +12,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { GroupEvent } from '@app/groups';
+import { MemberRecord, NamespaceRecord, type GroupEvent } from '@app/groups';
 import type { ProjectEvent } from '@app/projects';
-import { newUserProfile, type UserEvent } from '@app/users';
+import { newUserProfile, USER_ENTITIES, type UserEvent } from '@app/users';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { FEATURE_DEFAULTS } from '../../libs/projects/src/domain/project';
 import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
@@ -26,7 +26,7 @@ import { ReleaseProjection } from '../../libs/projects/src/projections/release.p
 import { UserProjection } from '../../libs/users/src/projections/user.projection';
 import { dropDatabase, testConfig } from './test-app';
 
-/** A throwaway database with every context's tables, for the projectors' specs (`*.projection.int-spec.ts`). */
+/** A throwaway database with every context's tables, for the projectors' and the query services' specs (`*.int-spec.ts`). */
 export interface ProjectionDb {
   /**
    * Runs `test` in a transaction that is rolled back afterwards, so the tests of a file share one
@@ -60,7 +60,13 @@ export async function openProjectionDb(): Promise<ProjectionDb> {
   Logger.overrideLogger(['error']);
   const config = testConfig({ dataDir: await mkdtemp(join(tmpdir(), 'lode-projection-')) });
   await runMigrations(config, MIGRATIONS);
-  const dataSource = new DataSource({ type: 'postgres', url: config.databaseUrl, extra: { max: 2 } });
+  // The entities of the query services that read through TypeORM repositories (users', groups').
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: config.databaseUrl,
+    entities: [...USER_ENTITIES, NamespaceRecord, MemberRecord],
+    extra: { max: 2 },
+  });
   await dataSource.initialize();
   const registry = new ProjectionRegistry();
   registry.register(...allProjectors());
@@ -233,7 +239,8 @@ export function projectMemberAdded(
 
 /**
  * The rolled-back transaction as the DataSource a query service takes, for the queries' specs
- * (`*.queries.int-spec.ts`): the services read through `rows`, `firstRow` and `oneRow`, which need only `query`.
+ * (`*.queries.int-spec.ts`): the services read through `rows`, `firstRow` and `oneRow` (which need
+ * only `query`) or through `getRepository`, and the transaction's EntityManager has both.
  */
 export const asDataSource = (db: EntityManager): DataSource => db as unknown as DataSource;
 
