@@ -1,4 +1,4 @@
-import { Forbidden, NotFound, type Actor, type EventStore } from '@app/platform';
+import { Forbidden, NotFound, rows, type Actor, type EventStore } from '@app/platform';
 import type { EntityManager } from 'typeorm';
 import {
   actor,
@@ -15,6 +15,7 @@ import {
   type ProjectionDb,
 } from '../../../../test/support/projection-db';
 import { FEATURE_DEFAULTS, type ProjectEvent } from '../domain/project';
+import { allProjectIds, projectExistsSql } from './project-sql';
 import { currentAvatar, ProjectQueries, type ProjectListFilters } from './project.queries';
 
 const LATER = '2026-02-01T00:00:00.000Z';
@@ -436,5 +437,13 @@ describe('ProjectQueries', () => {
       expect(await currentAvatar(db, 99)).toBeUndefined();
       await pg.given(db, event({ type: 'ProjectAvatarChanged', data: { projectId: 10, avatar: 'a.png', at: LATER } }));
       expect(await currentAvatar(db, 10)).toBe('a.png');
+    }));
+
+  it("reads every project's id in order, and whether one exists (project-sql.ts)", () =>
+    inWorld(async (_, db) => {
+      expect(await allProjectIds(db)).toEqual(EVERY_PROJECT);
+      const exists = async (id: number) =>
+        (await rows<{ e: boolean }>(db, `select ${projectExistsSql('$1::int')} as e`, [id]))[0].e;
+      expect([await exists(20), await exists(99)]).toEqual([true, false]);
     }));
 });
