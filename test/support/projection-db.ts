@@ -1,12 +1,20 @@
-import { ProjectionRegistry, runMigrations, type DomainEvent, type Projector, type Recorded } from '@app/platform';
+import {
+  ProjectionRegistry,
+  runMigrations,
+  type Actor,
+  type DomainEvent,
+  type PageParams,
+  type Projector,
+  type Recorded,
+} from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { GroupEvent } from '@app/groups';
+import { MemberRecord, NamespaceRecord, type GroupEvent } from '@app/groups';
 import type { ProjectEvent } from '@app/projects';
-import { newUserProfile, type UserEvent } from '@app/users';
+import { newUserProfile, USER_ENTITIES, type UserEvent } from '@app/users';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { settingsFrom } from '../../libs/projects/src/domain/project-settings';
 import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
@@ -18,7 +26,7 @@ import { ReleaseProjection } from '../../libs/projects/src/projections/release.p
 import { UserProjection } from '../../libs/users/src/projections/user.projection';
 import { dropDatabase, testConfig } from './test-app';
 
-/** A throwaway database with every context's tables, for the projectors' specs (`*.projection.int-spec.ts`). */
+/** A throwaway database with every context's tables, for the projectors' and the query services' specs (`*.int-spec.ts`). */
 export interface ProjectionDb {
   /**
    * Runs `test` in a transaction that is rolled back afterwards, so the tests of a file share one
@@ -52,7 +60,13 @@ export async function openProjectionDb(): Promise<ProjectionDb> {
   Logger.overrideLogger(['error']);
   const config = testConfig({ dataDir: await mkdtemp(join(tmpdir(), 'lode-projection-')) });
   await runMigrations(config, MIGRATIONS);
-  const dataSource = new DataSource({ type: 'postgres', url: config.databaseUrl, extra: { max: 2 } });
+  // The entities of the query services that read through TypeORM repositories (users', groups').
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: config.databaseUrl,
+    entities: [...USER_ENTITIES, NamespaceRecord, MemberRecord],
+    extra: { max: 2 },
+  });
   await dataSource.initialize();
   const registry = new ProjectionRegistry();
   registry.register(...allProjectors());
@@ -115,6 +129,8 @@ export function recorded<E extends DomainEvent>(
 
 type UserCreated = Extract<UserEvent, { type: 'UserCreated' }>;
 type GroupCreated = Extract<GroupEvent, { type: 'GroupCreated' }>;
+type GroupMemberAdded = Extract<GroupEvent, { type: 'GroupMemberAdded' }>;
+type ProjectMemberAdded = Extract<ProjectEvent, { type: 'ProjectMemberAdded' }>;
 type ProjectCreated = Extract<ProjectEvent, { type: 'ProjectCreated' }>;
 
 /** When the facts below happened, unless told. */
@@ -186,3 +202,44 @@ export function projectCreated(
     { streamId: `project-${projectId}` },
   );
 }
+
+/** A direct member of a group at `accessLevel`, until `expiresAt` (a date) if given. */
+export function groupMemberAdded(
+  groupId: number,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null = null,
+): Recorded<GroupMemberAdded> {
+  return recorded<GroupMemberAdded>(
+    { type: 'GroupMemberAdded', data: { groupId, userId, accessLevel, expiresAt, at: AT } },
+    { streamId: `group-${groupId}` },
+  );
+}
+
+/** A direct member of a project at `accessLevel`, until `expiresAt` (a date) if given. */
+export function projectMemberAdded(
+  projectId: number,
+  userId: number,
+  accessLevel: number,
+  expiresAt: string | null = null,
+): Recorded<ProjectMemberAdded> {
+  return recorded<ProjectMemberAdded>(
+    { type: 'ProjectMemberAdded', data: { projectId, userId, accessLevel, expiresAt, at: AT } },
+    { streamId: `project-${projectId}` },
+  );
+}
+
+/**
+ * The rolled-back transaction as the DataSource a query service takes, for the queries' specs
+ * (`*.queries.int-spec.ts`): the services read through `rows`, `firstRow` and `oneRow` (which need
+ * only `query`) or through `getRepository`, and the transaction's EntityManager has both.
+ */
+export const asDataSource = (db: EntityManager): DataSource => db as unknown as DataSource;
+
+/** A signed-in caller as the API resolves one: user `id`, neither administrator nor external unless told. */
+export function actor(id: number, over: Partial<Actor> = {}): Actor {
+  return { id, username: `user${id}`, isAdmin: false, external: false, scopes: ['api'], impersonation: false, ...over };
+}
+
+/** Page `page` (from 1) of `perPage` rows, as `pageParams` makes it. */
+export const pageOf = (page = 1, perPage = 100): PageParams => ({ page, perPage, offset: (page - 1) * perPage });
