@@ -25,6 +25,7 @@ import { HousekeepingController } from './http/housekeeping.controller';
 import { ProjectAvatarsController } from './http/project-avatars.controller';
 import { gitJobsRoute } from './jobs/git-jobs';
 import { ProjectGroupProjects } from './http/group-projects';
+import { ProjectPresenter } from './http/project-presenter';
 import {
   ProjectCustomAttributesController,
   ProjectListsController,
@@ -159,7 +160,7 @@ export class ProjectsModule implements OnModuleInit {
     ProtectedBranchesController,
   ],
   // The reconciler runs beside the API (the processes that take pushes), not in a worker or the command line.
-  providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }, PushReconciler],
+  providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }, ProjectPresenter, PushReconciler],
   exports: [PushReconciler],
 })
 export class ProjectsHttpModule {}

@@ -1,4 +1,4 @@
-import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Injectable, Logger, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants';
 import type { Reflector } from '@nestjs/core';
 import type { Request, RequestHandler, Response } from 'express';
@@ -22,6 +22,8 @@ import { unacceptableInput } from './request-input';
 
 /** A body without files is parameters only: at most this much, as JSON's limit. */
 export const FIELDS_BODY_LIMIT = 1024 * 1024;
+
+const logger = new Logger('Multipart');
 
 const isMultipart = (req: Request): boolean => /^multipart\/form-data\b/i.test(req.headers['content-type'] ?? '');
 
@@ -223,7 +225,12 @@ export class AcceptsFiles implements NestInterceptor {
         const files = Array.isArray(req.files) ? req.files : [];
         if (files.length)
           res.on('close', () => {
-            for (const f of files) void rm(f.path, { force: true });
+            // A file that cannot be removed (its directory's permissions changed under us) stays behind;
+            // it must not reject unheard, which would end the process.
+            for (const f of files)
+              rm(f.path, { force: true }).catch((e: unknown) =>
+                logger.warn(`could not remove the upload's temporary file ${f.path}: ${String(e)}`),
+              );
           });
         if (err) {
           // Multer drains the rest of the body after an error; past a limit it is not read at all.

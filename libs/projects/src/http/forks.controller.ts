@@ -1,12 +1,4 @@
-import {
-  AdminOnly,
-  Authenticated,
-  CurrentActor,
-  GitlabParams,
-  LodeConfig,
-  RouteIntPipe,
-  type Actor,
-} from '@app/platform';
+import { AdminOnly, Authenticated, CurrentActor, GitlabParams, RouteIntPipe, type Actor } from '@app/platform';
 import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { IsOptional, IsString } from 'class-validator';
@@ -14,7 +6,7 @@ import { Transform } from 'class-transformer';
 import { ForkProject } from '../commands/fork-project.command';
 import { ChangeForkRelation } from '../commands/project-maintenance.commands';
 import { ProjectQueries } from '../queries/project.queries';
-import { serializeProject } from './project.serializer';
+import { ProjectPresenter } from './project-presenter';
 
 export class ForkDto {
   /** A namespace id or full path; numbers in JSON are read as ids. */
@@ -29,20 +21,12 @@ export class ForksController {
   constructor(
     private readonly commands: CommandBus,
     private readonly projects: ProjectQueries,
-    private readonly config: LodeConfig,
+    private readonly presenter: ProjectPresenter,
   ) {}
 
+  /** GitLab answers these writes with the plain Project entity (no `permissions`), admin fields included. */
   private async present(id: number, actor: Actor) {
-    const row = await this.projects.getVisible(id, actor);
-    const sources = await this.projects.forkSources([row], actor);
-    // GitLab answers these writes with the plain Project entity, without `permissions`.
-    return serializeProject(row, {
-      externalUrl: this.config.externalUrl,
-      sshCloneBase: this.config.sshCloneBase,
-      actor,
-      withoutPermissions: true,
-      forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
-    });
+    return this.presenter.one(await this.projects.getVisible(id, actor), actor, { adminFields: true });
   }
 
   /** 201 with the new project at once (`import_status` scheduled); the repository follows in a job. */

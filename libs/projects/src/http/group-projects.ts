@@ -1,10 +1,10 @@
 import { GroupProjects, type EmbeddedProjectJson } from '@app/groups';
-import { LodeConfig, Page, pageParams, validateParams, type Actor } from '@app/platform';
+import { Page, pageParams, validateParams, type Actor } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ChangeProject } from '../commands/change-project.command';
-import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
-import { serializeProject, serializeProjectSimple } from './project.serializer';
+import { ProjectQueries } from '../queries/project.queries';
+import { ProjectPresenter } from './project-presenter';
 import { listFilters } from './projects.controller';
 import { ListProjectsDto } from './projects.dto';
 
@@ -14,17 +14,9 @@ export class ProjectGroupProjects extends GroupProjects {
   constructor(
     private readonly commands: CommandBus,
     private readonly projects: ProjectQueries,
-    private readonly config: LodeConfig,
+    private readonly presenter: ProjectPresenter,
   ) {
     super();
-  }
-
-  private get urls() {
-    return {
-      externalUrl: this.config.externalUrl,
-      sshCloneBase: this.config.sshCloneBase,
-      gravatar: this.config.gravatar,
-    };
   }
 
   async embedded(groupId: number, actor: Actor | undefined, withShared: boolean) {
@@ -35,7 +27,7 @@ export class ProjectGroupProjects extends GroupProjects {
       { count: false, lean: true },
     );
     const shared = withShared ? await this.projects.sharedWithGroup(groupId, actor) : [];
-    const embedded = await this.serialize([...all.rows, ...shared], actor);
+    const embedded = await this.presenter.plain([...all.rows, ...shared], actor);
     return { projects: embedded.slice(0, all.rows.length), sharedProjects: embedded.slice(all.rows.length) };
   }
 
@@ -63,11 +55,11 @@ export class ProjectGroupProjects extends GroupProjects {
       );
       if (q.simple)
         return new Page(
-          rows.map((p) => serializeProjectSimple(p, this.urls)),
+          rows.map((p) => this.presenter.simple(p)),
           total,
           page,
         );
-      return new Page(await this.serialize(rows, actor), total, page);
+      return new Page(await this.presenter.plain(rows, actor), total, page);
     };
   }
 
@@ -77,31 +69,5 @@ export class ProjectGroupProjects extends GroupProjects {
 
   async transfer(project: string, groupId: number, actor: Actor): Promise<void> {
     await this.commands.execute(new ChangeProject(project, { kind: 'transfer', namespaceId: groupId }, actor));
-  }
-
-  /**
-   * GitLab's plain Project entity, which group answers embed and group project lists use for every
-   * caller: no `permissions`, and never `runners_token` nor `import_error` (those need the
-   * `user_can_admin_project` option, which only the single-project endpoints set).
-   */
-  private async serialize(rows: ProjectRow[], actor: Actor | undefined) {
-    // Rows read with the full columns carry their shares (the serializer reads them); lean ones (a
-    // group's embedded projects) are looked up together.
-    const lean = rows.filter((p) => p.shared_with === null).map((p) => p.id);
-    const [links, sources] = await Promise.all([
-      this.projects.sharedWith(lean),
-      this.projects.forkSources(rows, actor),
-    ]);
-    return rows.map((p) =>
-      serializeProject(p, {
-        externalUrl: this.urls.externalUrl,
-        sshCloneBase: this.urls.sshCloneBase,
-        actor,
-        sharedWith: links.get(p.id),
-        withoutPermissions: true,
-        adminFields: false,
-        forkedFrom: p.forked_from_id === null ? undefined : sources.get(p.forked_from_id),
-      }),
-    );
   }
 }

@@ -16,7 +16,8 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/com
 import { CommandBus } from '@nestjs/cqrs';
 import { ChangeProject } from '../commands/change-project.command';
 import { ProjectQueries } from '../queries/project.queries';
-import { listFilters, presentProjects } from './projects.controller';
+import { ProjectPresenter } from './project-presenter';
+import { listFilters } from './projects.controller';
 import {
   AddProjectMemberDto,
   CustomAttributeDto,
@@ -31,7 +32,7 @@ export class ProjectListsController {
   constructor(
     private readonly projects: ProjectQueries,
     private readonly users: UserQueries,
-    private readonly config: LodeConfig,
+    private readonly presenter: ProjectPresenter,
   ) {}
 
   /** A user's personal projects (`:user_id` is an id or a username). */
@@ -42,13 +43,7 @@ export class ProjectListsController {
     const page = pageParams(q);
     const { rows, total } = await this.projects.list(actor, { ...listFilters(q, actor), ownerId: user.id }, page);
     return new Page(
-      await presentProjects(this.projects, rows, {
-        externalUrl: this.config.externalUrl,
-        sshCloneBase: this.config.sshCloneBase,
-        actor,
-        simple: q.simple,
-        statistics: q.statistics,
-      }),
+      await this.presenter.page(rows, actor, { simple: q.simple, statistics: q.statistics }),
       total,
       page,
     );
@@ -64,13 +59,7 @@ export class ProjectListsController {
       page,
     );
     return new Page(
-      await presentProjects(this.projects, rows, {
-        externalUrl: this.config.externalUrl,
-        sshCloneBase: this.config.sshCloneBase,
-        actor,
-        simple: q.simple,
-        statistics: q.statistics,
-      }),
+      await this.presenter.page(rows, actor, { simple: q.simple, statistics: q.statistics }),
       total,
       page,
     );

@@ -1,4 +1,3 @@
-import { ACCESS } from '@app/groups';
 import {
   AcceptsFiles,
   Authenticated,
@@ -27,7 +26,7 @@ import {
   type ProjectUserRow,
 } from '../queries/project.queries';
 import { newProjectSettings, projectChanges } from './project-settings';
-import { serializeProject, serializeProjectSimple } from './project.serializer';
+import { ProjectPresenter, readsStatistics, type Presentation } from './project-presenter';
 import { CreateProjectDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
 
 export function listFilters(q: ListProjectsDto, actor: Actor | undefined): ProjectListFilters {
@@ -49,79 +48,26 @@ export function listFilters(q: ListProjectsDto, actor: Actor | undefined): Proje
   };
 }
 
-/**
- * Statistics for those who may read them: reporters and above, and administrators. (GitLab 10.x
- * showed them to anyone who asked; later versions require `read_statistics`, which Lode follows.)
- */
-const readsStatistics = (p: ProjectRow, actor: Actor | undefined) =>
-  actor !== undefined && (actor.isAdmin || p.access >= ACCESS.reporter);
-
-/**
- * Serializes a page of projects the way GitLab's lists do: simple for `simple=true` and for anonymous
- * callers, otherwise with `permissions` and without the administrators' fields.
- */
-export async function presentProjects(
-  projects: ProjectQueries,
-  rows: ProjectRow[],
-  ctx: { externalUrl: string; sshCloneBase: string; actor?: Actor; simple?: boolean; statistics?: boolean },
-) {
-  if (ctx.simple || !ctx.actor) return rows.map((p) => serializeProjectSimple(p, ctx));
-  const sources = await projects.forkSources(rows, ctx.actor);
-  return rows.map((p) =>
-    serializeProject(p, {
-      externalUrl: ctx.externalUrl,
-      sshCloneBase: ctx.sshCloneBase,
-      actor: ctx.actor,
-      statistics: ctx.statistics && readsStatistics(p, ctx.actor),
-      adminFields: false,
-      forkedFrom: p.forked_from_id === null ? undefined : sources.get(p.forked_from_id),
-    }),
-  );
-}
-
-/** Which variant of GitLab's Project entity an answer uses. */
-interface Presentation {
-  /** ProjectWithAccess (GET /projects/:id) rather than the plain Project entity (answers of writes). */
-  permissions?: boolean;
-  statistics?: boolean;
-  /** `runners_token` and `import_error` for those who administer the project (GitLab's `user_can_admin_project`). */
-  adminFields?: boolean;
-}
-
 @Controller('projects')
 export class ProjectsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly projects: ProjectQueries,
     private readonly users: UserQueries,
+    private readonly presenter: ProjectPresenter,
     private readonly config: LodeConfig,
   ) {}
 
   private async present(idOrRow: number | ProjectRow, actor: Actor | undefined, how: Presentation) {
     const row = typeof idOrRow === 'number' ? await this.projects.getVisible(idOrRow, actor) : idOrRow;
-    const sources = await this.projects.forkSources([row], actor);
-    return serializeProject(row, {
-      externalUrl: this.config.externalUrl,
-      sshCloneBase: this.config.sshCloneBase,
-      actor,
-      statistics: how.statistics,
-      forkedFrom: row.forked_from_id === null ? undefined : sources.get(row.forked_from_id),
-      withoutPermissions: !how.permissions,
-      adminFields: how.adminFields === true,
-    });
+    return this.presenter.one(row, actor, how);
   }
 
   @Get()
   async list(@GitlabParams() q: ListProjectsDto, @CurrentActor() actor?: Actor) {
     const page = pageParams(q);
     const { rows, total } = await this.projects.list(actor, listFilters(q, actor), page);
-    const items = await presentProjects(this.projects, rows, {
-      externalUrl: this.config.externalUrl,
-      sshCloneBase: this.config.sshCloneBase,
-      actor,
-      simple: q.simple,
-      statistics: q.statistics,
-    });
+    const items = await this.presenter.page(rows, actor, { simple: q.simple, statistics: q.statistics });
     return new Page(items, total, page);
   }
 
@@ -129,11 +75,7 @@ export class ProjectsController {
   @Get(':id')
   async get(@Param('id') id: string, @GitlabParams() q: StatisticsDto, @CurrentActor() actor?: Actor) {
     const row = await this.projects.getVisible(id, actor);
-    if (!actor)
-      return serializeProjectSimple(row, {
-        externalUrl: this.config.externalUrl,
-        sshCloneBase: this.config.sshCloneBase,
-      });
+    if (!actor) return this.presenter.simple(row);
     return this.present(row, actor, {
       permissions: true,
       statistics: q.statistics === true && readsStatistics(row, actor),
