@@ -23,7 +23,7 @@ import {
   type Project,
 } from '../domain/project';
 import { currentAvatar, ProjectQueries, type ProjectRow } from '../queries/project.queries';
-import { addTakenNameOrPath, rethrowTakenNameOrPath } from './create-project.command';
+import { addTakenNameOrPath, rethrowTakenNameOrPath } from './project-writes';
 
 /** Every change to an existing project, with the level each needs (administrators pass every check). */
 export type ProjectChange =

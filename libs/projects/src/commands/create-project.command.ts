@@ -1,6 +1,6 @@
 import { GitRepositories, projectRepo } from '@app/git';
 import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
-import { Clock, EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation, type Actor } from '@app/platform';
+import { Clock, EventStore, Forbidden, Invalid, type Actor } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { ProjectAvatarStore, UserQueries, type UploadedFileRef } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
@@ -14,34 +14,7 @@ import {
   type ProjectSettings,
 } from '../domain/project';
 import { currentAvatar, ProjectQueries } from '../queries/project.queries';
-
-/**
- * GitLab validates uniqueness with the other validations, so a name and a path both taken (or a
- * taken name and a malformed path) are reported together. Adds `has already been taken` for each
- * given field another project of the namespace already uses (case-insensitively, as the indexes).
- */
-export async function addTakenNameOrPath(
-  projects: ProjectQueries,
-  errors: FieldErrors,
-  namespaceId: number,
-  fields: { name?: string; path?: string },
-  exceptProjectId?: number,
-): Promise<FieldErrors> {
-  if (fields.name === undefined && fields.path === undefined) return errors;
-  const taken = await projects.takenNameOrPath(namespaceId, fields, exceptProjectId);
-  if (taken.name) errors.add('name', 'has already been taken');
-  if (taken.path) errors.add('path', 'has already been taken');
-  return errors;
-}
-
-/** GitLab: a taken name or path in the namespace is a 400 on the field(s) concerned (the indexes catch races). */
-export function rethrowTakenNameOrPath(err: unknown): never {
-  if (err instanceof UniqueViolation && err.constraint === 'projects_path_key')
-    throw new Invalid({ path: ['has already been taken'] });
-  if (err instanceof UniqueViolation && err.constraint === 'projects_name_key')
-    throw new Invalid({ name: ['has already been taken'] });
-  throw err;
-}
+import { addTakenNameOrPath, rethrowTakenNameOrPath } from './project-writes';
 
 export class CreateProject extends Command<number> {
   /** `namespaceId` undefined: the owner's personal namespace. `ownerId` is who the project is for (POST /projects/user/:id). */
