@@ -9,7 +9,18 @@ import {
   RemoveDeployKeyHandler,
   UpdateDeployKeyHandler,
 } from './commands/deploy-key.commands';
-import { ChangeProjectHandler } from './commands/change-project.command';
+import { AddProjectMemberHandler } from './commands/add-project-member.command';
+import { ArchiveProjectHandler } from './commands/archive-project.command';
+import { DeleteProjectHandler } from './commands/delete-project.command';
+import { RemoveProjectCustomAttributeHandler } from './commands/remove-project-custom-attribute.command';
+import { RemoveProjectMemberHandler } from './commands/remove-project-member.command';
+import { SetProjectCustomAttributeHandler } from './commands/set-project-custom-attribute.command';
+import { ShareProjectHandler } from './commands/share-project.command';
+import { TransferProjectHandler } from './commands/transfer-project.command';
+import { UnarchiveProjectHandler } from './commands/unarchive-project.command';
+import { UnshareProjectHandler } from './commands/unshare-project.command';
+import { UpdateProjectMemberHandler } from './commands/update-project-member.command';
+import { UpdateProjectHandler } from './commands/update-project.command';
 import { CreateProjectHandler } from './commands/create-project.command';
 import { StarProjectHandler } from './commands/star-project.command';
 import { ForkProjectHandler } from './commands/fork-project.command';
@@ -84,7 +95,18 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
   imports: [UsersModule, GroupsModule],
   providers: [
     CreateProjectHandler,
-    ChangeProjectHandler,
+    UpdateProjectHandler,
+    ArchiveProjectHandler,
+    UnarchiveProjectHandler,
+    DeleteProjectHandler,
+    TransferProjectHandler,
+    AddProjectMemberHandler,
+    UpdateProjectMemberHandler,
+    RemoveProjectMemberHandler,
+    ShareProjectHandler,
+    UnshareProjectHandler,
+    SetProjectCustomAttributeHandler,
+    RemoveProjectCustomAttributeHandler,
     StarProjectHandler,
     ForkProjectHandler,
     ChangeForkRelationHandler,

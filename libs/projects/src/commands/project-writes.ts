@@ -1,5 +1,22 @@
-import { FieldErrors, Invalid, UniqueViolation } from '@app/platform';
-import { ProjectQueries } from '../queries/project.queries';
+import { EventStore, FieldErrors, Forbidden, Invalid, UniqueViolation } from '@app/platform';
+import { projectDecider, type Project, type ProjectEvent } from '../domain/project';
+import { ProjectQueries, type ProjectRow } from '../queries/project.queries';
+
+/** GitLab's `admin_*` rights that only administrators hold: no member level reaches it. */
+export const ADMINISTRATORS_ONLY = Number.POSITIVE_INFINITY;
+
+/**
+ * Decides on the project's stream; the indexes catch a name or path another project of the
+ * namespace took meanwhile, answered as GitLab's 400 on that field.
+ */
+export function decideOnProject(store: EventStore, projectId: number, decision: (s: Project) => ProjectEvent[]) {
+  return store.decide(`project-${projectId}`, projectDecider, decision).catch(rethrowTakenNameOrPath);
+}
+
+/** GitLab's ProjectMemberPolicy: the owner of a personal project keeps their membership, whoever asks. */
+export function refuseToChangePersonalOwner(row: ProjectRow, userId: number): void {
+  if (row.ns_kind === 'user' && row.owner_id === userId) throw new Forbidden();
+}
 
 /**
  * GitLab validates uniqueness with the other validations, so a name and a path both taken (or a

@@ -2,7 +2,7 @@ import { GroupProjects, type EmbeddedProjectJson } from '@app/groups';
 import { Page, pageParams, validateParams, type Actor } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ChangeProject } from '../commands/change-project.command';
+import { TransferProject } from '../commands/transfer-project.command';
 import { ProjectQueries } from '../queries/project.queries';
 import { ProjectPresenter } from './project-presenter';
 import { listFilters } from './projects.controller';
@@ -68,6 +68,6 @@ export class ProjectGroupProjects extends GroupProjects {
   }
 
   async transfer(project: string, groupId: number, actor: Actor): Promise<void> {
-    await this.commands.execute(new ChangeProject(project, { kind: 'transfer', namespaceId: groupId }, actor));
+    await this.commands.execute(new TransferProject(project, groupId, actor));
   }
 }

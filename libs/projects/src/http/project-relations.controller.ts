@@ -14,7 +14,13 @@ import {
 import { UserQueries } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ChangeProject } from '../commands/change-project.command';
+import { AddProjectMember } from '../commands/add-project-member.command';
+import { RemoveProjectCustomAttribute } from '../commands/remove-project-custom-attribute.command';
+import { RemoveProjectMember } from '../commands/remove-project-member.command';
+import { SetProjectCustomAttribute } from '../commands/set-project-custom-attribute.command';
+import { ShareProject } from '../commands/share-project.command';
+import { UnshareProject } from '../commands/unshare-project.command';
+import { UpdateProjectMember } from '../commands/update-project-member.command';
 import { ProjectQueries } from '../queries/project.queries';
 import { ProjectPresenter } from './project-presenter';
 import { listFilters } from './projects.controller';
@@ -109,11 +115,7 @@ export class ProjectMembersController {
   @Authenticated()
   async add(@Param('id') id: string, @GitlabParams() p: AddProjectMemberDto, @CurrentActor() actor: Actor) {
     const project = await this.commands.execute(
-      new ChangeProject(
-        id,
-        { kind: 'add-member', userId: p.user_id, accessLevel: p.access_level, expiresAt: expiresAtParam(p.expires_at) },
-        actor,
-      ),
+      new AddProjectMember(id, p.user_id, p.access_level, expiresAtParam(p.expires_at), actor),
     );
     return serializeMember(await this.groups.member('project', project.id, p.user_id), this.urls);
   }
@@ -127,11 +129,7 @@ export class ProjectMembersController {
     @CurrentActor() actor: Actor,
   ) {
     const project = await this.commands.execute(
-      new ChangeProject(
-        id,
-        { kind: 'update-member', userId, accessLevel: p.access_level, expiresAt: expiresAtParam(p.expires_at) },
-        actor,
-      ),
+      new UpdateProjectMember(id, userId, p.access_level, expiresAtParam(p.expires_at), actor),
     );
     return serializeMember(await this.groups.member('project', project.id, userId), this.urls);
   }
@@ -144,7 +142,7 @@ export class ProjectMembersController {
     @Param('user_id', intParam('user_id')) userId: number,
     @CurrentActor() actor: Actor,
   ): Promise<void> {
-    await this.commands.execute(new ChangeProject(id, { kind: 'remove-member', userId }, actor));
+    await this.commands.execute(new RemoveProjectMember(id, userId, actor));
   }
 }
 
@@ -160,11 +158,7 @@ export class ProjectSharingController {
   @Authenticated()
   async share(@Param('id') id: string, @GitlabParams() p: ShareProjectDto, @CurrentActor() actor: Actor) {
     const project = await this.commands.execute(
-      new ChangeProject(
-        id,
-        { kind: 'share', groupId: p.group_id, groupAccess: p.group_access, expiresAt: expiresAtParam(p.expires_at) },
-        actor,
-      ),
+      new ShareProject(id, p.group_id, p.group_access, expiresAtParam(p.expires_at), actor),
     );
     return this.projects.groupLink(project.id, p.group_id);
   }
@@ -177,7 +171,7 @@ export class ProjectSharingController {
     @Param('group_id', intParam('group_id')) groupId: number,
     @CurrentActor() actor: Actor,
   ): Promise<void> {
-    await this.commands.execute(new ChangeProject(id, { kind: 'unshare', groupId }, actor));
+    await this.commands.execute(new UnshareProject(id, groupId, actor));
   }
 }
 
@@ -207,15 +201,13 @@ export class ProjectCustomAttributesController {
     @GitlabParams() p: CustomAttributeDto,
     @CurrentActor() actor: Actor,
   ) {
-    const project = await this.commands.execute(
-      new ChangeProject(id, { kind: 'custom-attribute', key, value: p.value }, actor),
-    );
+    const project = await this.commands.execute(new SetProjectCustomAttribute(id, key, p.value, actor));
     return this.projects.customAttribute(project.id, key);
   }
 
   @Delete(':key')
   @HttpCode(204)
   async remove(@Param('id') id: string, @Param('key') key: string, @CurrentActor() actor: Actor): Promise<void> {
-    await this.commands.execute(new ChangeProject(id, { kind: 'custom-attribute', key, value: undefined }, actor));
+    await this.commands.execute(new RemoveProjectCustomAttribute(id, key, actor));
   }
 }

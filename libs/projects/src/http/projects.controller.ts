@@ -16,9 +16,12 @@ import { avatarParam, serializeUserBasic, uploadedFile, UserQueries, UserRecord 
 import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseInterceptors } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Request } from 'express';
-import { ChangeProject } from '../commands/change-project.command';
+import { ArchiveProject } from '../commands/archive-project.command';
 import { CreateProject } from '../commands/create-project.command';
+import { DeleteProject } from '../commands/delete-project.command';
 import { StarProject } from '../commands/star-project.command';
+import { UnarchiveProject } from '../commands/unarchive-project.command';
+import { UpdateProject } from '../commands/update-project.command';
 import {
   ProjectQueries,
   type ProjectListFilters,
@@ -125,7 +128,7 @@ export class ProjectsController {
   ) {
     const avatar = avatarParam(req);
     const row = await this.commands.execute(
-      new ChangeProject(id, { kind: 'update', changes: projectChanges(p, avatar !== undefined), avatar }, actor),
+      new UpdateProject(id, projectChanges(p, avatar !== undefined), avatar, actor),
     );
     return this.present(row.id, actor, { adminFields: true });
   }
@@ -135,21 +138,21 @@ export class ProjectsController {
   @Authenticated()
   @HttpCode(202)
   async remove(@Param('id') id: string, @CurrentActor() actor: Actor) {
-    await this.commands.execute(new ChangeProject(id, { kind: 'delete' }, actor));
+    await this.commands.execute(new DeleteProject(id, actor));
     return { message: '202 Accepted' };
   }
 
   @Post(':id/archive')
   @Authenticated()
   async archive(@Param('id') id: string, @CurrentActor() actor: Actor) {
-    const row = await this.commands.execute(new ChangeProject(id, { kind: 'archive' }, actor));
+    const row = await this.commands.execute(new ArchiveProject(id, actor));
     return this.present(row.id, actor, {});
   }
 
   @Post(':id/unarchive')
   @Authenticated()
   async unarchive(@Param('id') id: string, @CurrentActor() actor: Actor) {
-    const row = await this.commands.execute(new ChangeProject(id, { kind: 'unarchive' }, actor));
+    const row = await this.commands.execute(new UnarchiveProject(id, actor));
     return this.present(row.id, actor, {});
   }
 
