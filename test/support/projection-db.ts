@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
-import { MemberRecord, NamespaceRecord, type GroupEvent } from '@app/groups';
+import { groupSettingsFrom, MemberRecord, NamespaceRecord, type GroupEvent } from '@app/groups';
 import type { ProjectEvent } from '@app/projects';
 import { newUserProfile, USER_ENTITIES, type UserEvent } from '@app/users';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
@@ -166,12 +166,13 @@ export function groupCreated(groupId: number, data: Partial<GroupCreated['data']
         groupId,
         parentId: null,
         creatorId: 1,
-        name: `Group ${groupId}`,
-        path: `group${groupId}`,
-        description: '',
-        visibility: 'public',
-        lfsEnabled: true,
-        requestAccessEnabled: true,
+        // The other settings at the table's defaults (libs/groups/src/domain/group-settings.ts).
+        ...groupSettingsFrom({
+          name: `Group ${groupId}`,
+          path: `group${groupId}`,
+          visibility: 'public',
+          requestAccessEnabled: true,
+        }),
         at: AT,
         ...data,
       },

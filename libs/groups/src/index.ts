@@ -12,6 +12,7 @@ export {
   type Visibility,
 } from './domain/access-level';
 export type { GroupEvent, GroupSettings } from './domain/group';
+export { groupSettingsFrom } from './domain/group-settings';
 export { CreateGroup, UpdateGroup, DeleteGroup } from './commands/group.commands';
 export { ChangeGroupMember } from './commands/group-member.commands';
 export {

@@ -16,6 +16,7 @@ import {
   type GroupEvent,
   type GroupSettings,
 } from './group';
+import { groupSettingsFrom } from './group-settings';
 
 const NOW = new Date('2024-05-06T07:08:09.000Z');
 const AT = NOW.toISOString();
@@ -25,15 +26,9 @@ const OWNER = 3;
 
 const given = (...events: GroupEvent[]): Group => events.reduce(evolve, initial());
 
-const settings = (over: Partial<GroupSettings> = {}): GroupSettings => ({
-  name: 'Foo Group',
-  path: 'foo-group',
-  description: '',
-  visibility: 'private',
-  lfsEnabled: true,
-  requestAccessEnabled: true,
-  ...over,
-});
+/** A new group's settings: the table's defaults (domain/group-settings.ts) but where the test says. */
+const settings = (over: Partial<GroupSettings> = {}): GroupSettings =>
+  groupSettingsFrom({ name: 'Foo Group', path: 'foo-group', requestAccessEnabled: true, ...over });
 
 const created = (over: Partial<GroupSettings> = {}, parentId: number | null = null): GroupEvent => ({
   type: 'GroupCreated',

@@ -7,22 +7,15 @@ import {
   checkCustomAttribute,
   holdsCustomAttribute,
 } from '@app/platform';
-import { namespacePathErrors } from '@app/users';
 import { ACCESS, moreOpenThan, type Visibility } from './access-level';
+import { GROUP_SETTING_LIST, groupSettingsFrom, type GroupSettings } from './group-settings';
+
+export type { GroupSettings } from './group-settings';
 
 /*
  * A group: a namespace of kind `group`, maybe nested, with its members. Stream `group-<id>`.
  * Its id is a namespace id (GitLab's groups ARE namespaces), from `namespace_id_seq`.
  */
-
-export interface GroupSettings {
-  name: string;
-  path: string;
-  description: string;
-  visibility: Visibility;
-  lfsEnabled: boolean;
-  requestAccessEnabled: boolean;
-}
 
 export type GroupEvent =
   | {
@@ -59,14 +52,8 @@ export const initial = (): Group => ({ exists: false });
 export function evolve(s: Group, e: GroupEvent): Group {
   if (e.type === 'GroupCreated') {
     const d = e.data;
-    const settings: GroupSettings = {
-      name: d.name,
-      path: d.path,
-      description: d.description,
-      visibility: d.visibility,
-      lfsEnabled: d.lfsEnabled,
-      requestAccessEnabled: d.requestAccessEnabled,
-    };
+    // An event older than a setting has its default, as the migration adding the column does.
+    const settings = groupSettingsFrom(d);
     return { exists: true, groupId: d.groupId, parentId: d.parentId, settings, members: {}, customAttributes: {} };
   }
   if (!s.exists) return s;
@@ -103,9 +90,6 @@ const existing = (s: Group): Existing => {
   return s;
 };
 
-const NAME = /^[\p{L}\p{N}_.][\p{L}\p{N}\p{Pd}_. ]*$/u;
-const tooLong = 'is too long (maximum is 255 characters)';
-
 /** What the rest of the hierarchy allows, read from the read models by the handler. */
 export interface Surroundings {
   parentVisibility?: Visibility;
@@ -121,17 +105,11 @@ export function validateSettings(
   around: Surroundings,
   errors = new FieldErrors(),
 ): FieldErrors {
-  if (p.name !== undefined) {
-    if (!p.name.trim()) errors.add('name', "can't be blank");
-    else if (p.name.length > 255) errors.add('name', tooLong);
-    else if (!NAME.test(p.name))
-      errors.add(
-        'name',
-        "can contain only letters, digits, emojis, '_', '.', dash, space. It must start with letter, digit, emoji or '_'.",
-      );
+  // Each setting's own checks (domain/group-settings.ts), in the table's order; then what the hierarchy bounds.
+  for (const setting of GROUP_SETTING_LIST) {
+    const v = p[setting.key];
+    if (v !== undefined && setting.check) for (const m of setting.check(v, { topLevel })) errors.add(setting.wire, m);
   }
-  if (p.path !== undefined) for (const m of namespacePathErrors(p.path, topLevel)) errors.add('path', m);
-  if (p.description !== undefined && p.description.length > 255) errors.add('description', tooLong);
   if (p.visibility !== undefined) {
     if (around.parentVisibility && moreOpenThan(p.visibility, around.parentVisibility))
       errors.add(
@@ -178,12 +156,19 @@ export function create(
 export function update(s: Group, changes: Partial<GroupSettings>, around: Surroundings, now: Date): GroupEvent[] {
   const g = existing(s);
   validateSettings(changes, g.parentId === null, around).throwIfAny();
-  const real: Partial<GroupSettings> = {};
-  for (const [k, v] of Object.entries(changes) as [keyof GroupSettings, unknown][]) {
-    if (v !== undefined && g.settings[k] !== v) (real as Record<string, unknown>)[k] = v;
+  // Each setting given that differs from its value now, in the table's order.
+  const real: Record<string, unknown> = {};
+  for (const setting of GROUP_SETTING_LIST) {
+    const v = changes[setting.key];
+    if (v !== undefined && g.settings[setting.key] !== v) real[setting.key] = v;
   }
   return Object.keys(real).length
-    ? [{ type: 'GroupUpdated', data: { groupId: g.groupId, changes: real, at: now.toISOString() } }]
+    ? [
+        {
+          type: 'GroupUpdated',
+          data: { groupId: g.groupId, changes: real as Partial<GroupSettings>, at: now.toISOString() },
+        },
+      ]
     : [];
 }
 

@@ -1,22 +1,33 @@
 import { avatarUrl, type UrlContext } from '@app/users';
+import { GROUP_SETTING_LIST } from '../domain/group-settings';
 import type { NamespaceRecord } from '../projections/namespace.record';
 import type { MemberRow } from '../queries/group.queries';
 
+/**
+ * The settings GitLab shows after `parent_id` (its place for those added after 10.x's), in the table's
+ * order; the others (`listed`) are written below at the place GitLab's Group entity gives them.
+ */
+const APPENDED = GROUP_SETTING_LIST.filter((s) => s.shown === 'appended');
+
 /** GitLab's Group entity (the list and summary shape). */
-export const serializeGroup = (g: NamespaceRecord, ctx: UrlContext) => ({
-  id: g.id,
-  name: g.name,
-  path: g.path,
-  description: g.description,
-  visibility: g.visibility,
-  lfs_enabled: g.lfsEnabled,
-  avatar_url: null as string | null,
-  web_url: `${ctx.externalUrl}/groups/${g.fullPath}`,
-  request_access_enabled: g.requestAccessEnabled,
-  full_name: g.fullName,
-  full_path: g.fullPath,
-  parent_id: g.parentId,
-});
+export const serializeGroup = (g: NamespaceRecord, ctx: UrlContext) => {
+  const out = {
+    id: g.id,
+    name: g.name,
+    path: g.path,
+    description: g.description,
+    visibility: g.visibility,
+    lfs_enabled: g.lfsEnabled,
+    avatar_url: null as string | null,
+    web_url: `${ctx.externalUrl}/groups/${g.fullPath}`,
+    request_access_enabled: g.requestAccessEnabled,
+    full_name: g.fullName,
+    full_path: g.fullPath,
+    parent_id: g.parentId,
+  };
+  for (const s of APPENDED) (out as Record<string, unknown>)[s.wire] = g[s.key];
+  return out;
+};
 
 export type GroupJson = ReturnType<typeof serializeGroup>;
 

@@ -1,7 +1,6 @@
 import {
   AdminOnly,
   Authenticated,
-  BadParameter,
   BadRequestMessage,
   CurrentActor,
   customAttributeFilter,
@@ -16,11 +15,11 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/com
 import { ModuleRef } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
 import { CreateGroup, DeleteGroup, UpdateGroup } from '../commands/group.commands';
-import type { GroupSettings } from '../domain/group';
 import type { NamespaceRecord } from '../projections/namespace.record';
 import { GroupQueries } from '../queries/group.queries';
 import { NamespaceAccess } from '../queries/namespace-access';
 import { serializeGroup } from './group.serializer';
+import { groupChanges, newGroupSettings } from './group-settings';
 import { GroupProjects } from './group-projects';
 import { CreateGroupDto, ListGroupsDto, UpdateGroupDto } from './groups.dto';
 
@@ -103,14 +102,7 @@ export class GroupsController {
   @Post()
   @Authenticated()
   async create(@GitlabParams() p: CreateGroupDto, @CurrentActor() actor: Actor) {
-    const settings: GroupSettings = {
-      name: p.name,
-      path: p.path,
-      description: p.description ?? '',
-      visibility: p.visibility ?? 'private',
-      lfsEnabled: p.lfs_enabled ?? true,
-      requestAccessEnabled: p.request_access_enabled ?? false,
-    };
+    const settings = newGroupSettings(p);
     const id = await this.commands
       .execute(new CreateGroup(settings, p.parent_id ?? null, actor))
       .catch((err: unknown) => {
@@ -124,20 +116,7 @@ export class GroupsController {
   @Put(':id')
   @Authenticated()
   async update(@Param('id') id: string, @GitlabParams() p: UpdateGroupDto, @CurrentActor() actor: Actor) {
-    const changes: Partial<GroupSettings> = {
-      name: p.name,
-      path: p.path,
-      // GitLab's namespaces.description is NOT NULL (a null there is a 500 in 10.x): empty text instead.
-      description: p.description === null ? '' : p.description,
-      visibility: p.visibility,
-      lfsEnabled: p.lfs_enabled,
-      requestAccessEnabled: p.request_access_enabled,
-    };
-    for (const k of Object.keys(changes) as (keyof GroupSettings)[]) if (changes[k] === undefined) delete changes[k];
-    if (!Object.keys(changes).length)
-      throw new BadParameter(
-        'name, path, description, visibility, lfs_enabled, request_access_enabled are missing, at least one parameter must be provided',
-      );
+    const changes = groupChanges(p);
     const group = await this.namespaces.visibleGroup(id, actor);
     await this.commands.execute(new UpdateGroup(group.id, changes, actor));
     return this.detail(await this.namespaces.visibleGroup(group.id, actor), actor, false);

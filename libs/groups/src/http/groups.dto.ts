@@ -1,6 +1,7 @@
 import { Nullable, PaginationDto, ToBool, ToInt, ToIntArray } from '@app/platform';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
-import { GROUP_ACCESS_LEVELS, VISIBILITIES, type Visibility } from '../domain/access-level';
+import { GROUP_ACCESS_LEVELS, type Visibility } from '../domain/access-level';
+import { GROUP_SETTING_LIST, type GroupSettingWire } from '../domain/group-settings';
 
 /** GitLab's GL parameters of group lists. */
 export class ListGroupsDto extends PaginationDto {
@@ -14,25 +15,68 @@ export class ListGroupsDto extends PaginationDto {
   @IsOptional() @IsObject() custom_attributes?: Record<string, unknown>;
 }
 
+/**
+ * GitLab's parameters of POST /groups: one per stored setting, and `parent_id` (creation input, not a
+ * setting). The properties are declared for the types and the OpenAPI document (the swagger plugin reads
+ * the declarations); their validation is the setting's (`decorateSettings` below, from
+ * domain/group-settings.ts). `name` and `path` are `required`.
+ */
 export class CreateGroupDto {
-  @IsDefined() @IsString() name: string;
-  @IsDefined() @IsString() path: string;
-  @IsOptional() @IsString() description?: string;
-  @IsOptional() @IsIn(VISIBILITIES) visibility?: Visibility;
-  @IsOptional() @ToBool() @IsBoolean() lfs_enabled?: boolean;
-  @IsOptional() @ToBool() @IsBoolean() request_access_enabled?: boolean;
-  @IsOptional() @ToInt() @IsInt() parent_id?: number;
+  name: string;
+  path: string;
+  description?: string;
+  visibility?: Visibility;
+  lfs_enabled?: boolean;
+  request_access_enabled?: boolean;
+  parent_id?: number;
 }
 
-/** A JSON `null` description clears it (Grape keeps a key sent as null); any other null counts as not sent. */
+/**
+ * GitLab's parameters of PUT /groups/:id, all optional. A JSON `null` description (`clearable`) clears
+ * it (Grape keeps a key sent as null); any other null counts as not sent.
+ */
 export class UpdateGroupDto {
-  @IsOptional() @IsString() name?: string;
-  @IsOptional() @IsString() path?: string;
-  @Nullable() @IsOptional() @IsString() description?: string | null;
-  @IsOptional() @IsIn(VISIBILITIES) visibility?: Visibility;
-  @IsOptional() @ToBool() @IsBoolean() lfs_enabled?: boolean;
-  @IsOptional() @ToBool() @IsBoolean() request_access_enabled?: boolean;
+  name?: string;
+  path?: string;
+  description?: string | null;
+  visibility?: Visibility;
+  lfs_enabled?: boolean;
+  request_access_enabled?: boolean;
 }
+
+/** Every setting is a parameter of both DTOs, and they have no other parameter but POST's `parent_id`. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const declared: [
+  Same<Exclude<keyof CreateGroupDto, 'parent_id'>, GroupSettingWire>,
+  Same<keyof UpdateGroupDto, GroupSettingWire>,
+] = [true, true];
+void declared;
+
+type PropertyDecorator = (target: object, property: string) => void;
+/** Decorators as they would be written on the property, applied bottom-up as TypeScript applies them. */
+const decorate = (dto: { prototype: object }, property: string, written: PropertyDecorator[]) => {
+  for (const d of [...written].reverse()) d(dto.prototype, property);
+};
+
+/**
+ * Each setting's decorators, as they were written on the property (`@Nullable() @IsOptional() @IsString()`),
+ * in the table's order (class-validator's order of errors): POST requires the `required` ones, PUT
+ * keeps a null for the `clearable` ones.
+ */
+function decorateSettings(dto: { prototype: object }, use: 'create' | 'update'): void {
+  for (const s of GROUP_SETTING_LIST) {
+    const written: PropertyDecorator[] = [];
+    if (use === 'update' && s.clearable) written.push(Nullable());
+    written.push(use === 'create' && s.required ? IsDefined() : IsOptional());
+    if (s.type === 'boolean') written.push(ToBool(), IsBoolean());
+    else if (s.type === 'enum') written.push(IsIn(s.values as unknown[]));
+    else written.push(IsString());
+    decorate(dto, s.wire, written);
+  }
+}
+decorateSettings(CreateGroupDto, 'create');
+decorate(CreateGroupDto, 'parent_id', [IsOptional(), ToInt(), IsInt()]);
+decorateSettings(UpdateGroupDto, 'update');
 
 export class ListMembersDto extends PaginationDto {
   @IsOptional() @IsString() query?: string;

@@ -13,6 +13,7 @@ import type { UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { GroupEvent } from '../domain/group';
+import { GROUP_SETTING_LIST, groupSettingsFrom } from '../domain/group-settings';
 import { upsertMember } from './members';
 import { GROUP_CUSTOM_ATTRIBUTES, GROUP_TABLES } from './namespace.record';
 
@@ -86,23 +87,31 @@ const on: EventHandlers<Projected> = {
             `select full_path, full_name from namespaces where id = $1`,
             [d.parentId],
           );
+    // An event older than a setting has its default, as the migration adding the column does.
+    const settings = groupSettingsFrom(d);
+    const columns = [
+      'id',
+      'kind',
+      'parent_id',
+      'full_path',
+      'full_name',
+      'created_at',
+      'updated_at',
+      ...GROUP_SETTING_LIST.map((s) => s.wire),
+    ];
+    const values = [
+      d.groupId,
+      'group',
+      d.parentId,
+      parent ? `${parent.full_path}/${d.path}` : d.path,
+      parent ? `${parent.full_name} / ${d.name}` : d.name,
+      d.at,
+      d.at,
+      ...GROUP_SETTING_LIST.map((s) => settings[s.key]),
+    ];
     await db.query(
-      `insert into namespaces (id, kind, name, path, parent_id, full_path, full_name, description, visibility, lfs_enabled,
-             request_access_enabled, created_at, updated_at)
-           values ($1, 'group', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-      [
-        d.groupId,
-        d.name,
-        d.path,
-        d.parentId,
-        parent ? `${parent.full_path}/${d.path}` : d.path,
-        parent ? `${parent.full_name} / ${d.name}` : d.name,
-        d.description,
-        d.visibility,
-        d.lfsEnabled,
-        d.requestAccessEnabled,
-        d.at,
-      ],
+      `insert into namespaces (${columns.join(', ')}) values (${values.map((_, i) => `$${i + 1}`).join(', ')})`,
+      values,
     );
     await db.query(
       `insert into namespace_closure (ancestor_id, descendant_id, depth)
@@ -120,12 +129,7 @@ const on: EventHandlers<Projected> = {
       values.push(v);
       sets.push(`${column} = $${values.length}`);
     };
-    if (c.name !== undefined) col('name', c.name);
-    if (c.path !== undefined) col('path', c.path);
-    if (c.description !== undefined) col('description', c.description);
-    if (c.visibility !== undefined) col('visibility', c.visibility);
-    if (c.lfsEnabled !== undefined) col('lfs_enabled', c.lfsEnabled);
-    if (c.requestAccessEnabled !== undefined) col('request_access_enabled', c.requestAccessEnabled);
+    for (const s of GROUP_SETTING_LIST) if (c[s.key] !== undefined) col(s.wire, c[s.key]);
     await db.query(`update namespaces set ${sets.join(', ')} where id = $1`, values);
     if (c.name !== undefined || c.path !== undefined) await renameSubtree(db, d.groupId);
   },

@@ -1,7 +1,11 @@
 import { CustomAttributeTable } from '@app/platform';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { GroupSettings } from '../domain/group-settings';
 
-/** A user's personal namespace or a group. */
+/**
+ * A user's personal namespace or a group. The settings' columns (name to request_access_enabled) are the
+ * table's of domain/group-settings.ts, each declared here for TypeORM (checked below).
+ */
 @Entity('namespaces')
 export class NamespaceRecord {
   @PrimaryColumn() id: number;
@@ -19,6 +23,11 @@ export class NamespaceRecord {
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
 }
+
+/** The record holds every group setting under its key, with its type. */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const recorded: Same<Pick<NamespaceRecord, keyof GroupSettings>, GroupSettings> = true;
+void recorded;
 
 @Entity('members')
 export class MemberRecord {

@@ -2,6 +2,7 @@ import { firstRow, Forbidden, NotFound, oneRow, rows, type Actor } from '@app/pl
 import { isInternalUserSql, TopLevelPaths } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { GROUP_SETTING_LIST, type GroupSettingColumns, type GroupSettings } from '../domain/group-settings';
 import { NamespaceRecord } from '../projections/namespace.record';
 import { ACTIVE_MEMBER, inheritedGroupLevelSql } from './group-sql';
 
@@ -89,38 +90,27 @@ export class NamespaceAccess {
   }
 }
 
-/** A `namespaces` row as `select *` answers it. */
-export interface NamespaceRow {
+/** A `namespaces` row as `select *` answers it: the settings' columns are the table's (domain/group-settings.ts). */
+export type NamespaceRow = {
   id: number;
   kind: 'user' | 'group';
-  name: string;
-  path: string;
   parent_id: number | null;
   full_path: string;
   full_name: string;
   owner_id: number | null;
-  description: string;
-  visibility: 'private' | 'internal' | 'public';
-  lfs_enabled: boolean;
-  request_access_enabled: boolean;
   created_at: Date;
   updated_at: Date;
-}
+} & GroupSettingColumns;
 
 export function toNamespace(r: NamespaceRow): NamespaceRecord {
   return Object.assign(new NamespaceRecord(), {
     id: r.id,
     kind: r.kind,
-    name: r.name,
-    path: r.path,
+    ...(Object.fromEntries(GROUP_SETTING_LIST.map((s) => [s.key, r[s.wire]])) as GroupSettings),
     parentId: r.parent_id,
     fullPath: r.full_path,
     fullName: r.full_name,
     ownerId: r.owner_id,
-    description: r.description,
-    visibility: r.visibility,
-    lfsEnabled: r.lfs_enabled,
-    requestAccessEnabled: r.request_access_enabled,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   });
