@@ -8,6 +8,8 @@ import { sendJson } from '../http/json-response';
 /** How often the database is asked `select 1`, and how long an answer may take. */
 const PROBE_EVERY_MS = 500;
 const PROBE_TIMEOUT_MS = 1500;
+/** How late the probe's timeout may fire before the silence counts as this process's own stall. */
+const STALL_MS = 250;
 
 /** The part of a pooled `pg` client the watch uses: its socket. */
 interface PooledClient {
@@ -72,11 +74,17 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async check(): Promise<void> {
+    const started = performance.now();
+    const asking = this.ask();
     try {
-      await withTimeout(this.ask(), PROBE_TIMEOUT_MS);
-      if (this.down) this.logger.log(`PostgreSQL answers again (after: ${this.down})`);
-      this.down = undefined;
+      await withTimeout(asking, PROBE_TIMEOUT_MS);
+      this.answered();
     } catch (err) {
+      // A process that stalled (a long garbage collection, a burst of synchronous work) fires the
+      // timeout late, when PostgreSQL's answer may already wait unread in the socket: the silence was
+      // this process's, not the database's. Such a probe gets the time it missed before it counts.
+      const overdue = performance.now() - started - PROBE_TIMEOUT_MS;
+      if (overdue > STALL_MS && (await settles(asking, PROBE_TIMEOUT_MS))) return this.answered();
       await this.dropProbe();
       if (this.stopped) return;
       const reason = `PostgreSQL did not answer: ${(err as Error).message}`;
@@ -86,6 +94,11 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
       }
       this.down = reason;
     }
+  }
+
+  private answered(): void {
+    if (this.down) this.logger.log(`PostgreSQL answers again (after: ${this.down})`);
+    this.down = undefined;
   }
 
   private async ask(): Promise<void> {
@@ -132,6 +145,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code)) return true;
   return /^(timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error)/.test(
     message,
+  );
+}
+
+/** Whether `p` resolves within `ms`. */
+function settles(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return withTimeout(p, ms).then(
+    () => true,
+    () => false,
   );
 }
 
