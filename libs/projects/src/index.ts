@@ -1,15 +1,15 @@
 /** The projects context: projects, stars, shares, members of projects, and the projects group answers show (GroupProjects). */
 export { ProjectsModule, ProjectsHttpModule } from './projects.module';
 export { ProjectsWorkerModule } from './projects-worker.module';
-export { GIT_QUEUE } from './jobs/git-jobs';
+export { GIT_QUEUE } from './repository-jobs/git-jobs';
 export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectAvatars1763780000800 } from './migrations/1763780000800-project-avatars';
 export { DeployKeys1763780001100 } from './migrations/1763780001100-deploy-keys';
 export { ProtectedBranches1763780001300 } from './migrations/1763780001300-protected-branches';
-export { ProjectQueries, type ProjectRow, type ProjectSummary } from './queries/project.queries';
-export { allProjectIds, projectExistsSql } from './queries/project-sql';
-export type { ProjectEvent } from './domain/project';
-export type { DeployKeyEvent } from './domain/deploy-key';
+export { ProjectQueries, type ProjectRow, type ProjectSummary } from './projects/project.queries';
+export { allProjectIds, projectExistsSql } from './projects/project-sql';
+export type { ProjectEvent } from './projects/project';
+export type { DeployKeyEvent } from './deploy-keys/deploy-key';
 /** Deploy keys for the SSH server: an offered key by its SHA256 fingerprint, with the projects it is enabled on. */
 export {
   DeployKeyQueries,
@@ -17,7 +17,7 @@ export {
   type DeployKeyGrant,
   type DeployKeyRow,
   type ProjectDeployKeyRow,
-} from './queries/deploy-key.queries';
+} from './deploy-keys/deploy-key.queries';
 /** The one policy of who may read, download, fork and push a project, which every transport asks. */
 export {
   ProjectAccessPolicy,
@@ -27,7 +27,7 @@ export {
   DEPLOY_KEY_REFUSALS,
   type DeployKeyLink,
   type DeployKeyPushRefusal,
-} from './domain/project-access-policy';
+} from './access/project-access-policy';
 export {
   ZERO_SHA,
   isZeroSha,
@@ -38,7 +38,7 @@ export {
   type RepositoryPushedData,
   type RepositoryStatistics,
 } from './pushes/repository-push';
-export { serializeProject, serializeProjectSimple } from './http/project.serializer';
+export { serializeProject, serializeProjectSimple } from './projects/project.serializer';
 /**
  * The push's one path: `PushRecorder.session` is every transport's entry (the gate at pre-receive, the
  * push written down, its record after git); `PushReconciler` records what a dead process could not.
@@ -60,7 +60,7 @@ export { PendingPushes1763780001500 } from './migrations/1763780001500-pending-p
  * the pure decisions on them (`ProtectedBranchPolicy.refusal` for the pre-receive gate,
  * `ProtectedBranchPolicy.branchFlags` for the Branch entity), and the command behind the endpoints.
  */
-export { ProtectedBranchQueries } from './queries/protected-branch.queries';
+export { ProtectedBranchQueries } from './protected-refs/protected-branch.queries';
 export {
   ProtectedBranchPolicy,
   PROTECTED_BRANCH_REFUSALS,
@@ -70,15 +70,15 @@ export {
   type BranchRepositoryFacts,
   type DefaultBranchProtection,
   type ProtectedBranchRule,
-} from './domain/protected-branch';
-export { ChangeProtectedBranch } from './commands/protected-branch.commands';
+} from './protected-refs/protected-branch';
+export { ChangeProtectedBranch } from './protected-refs/protected-branch.commands';
 /**
  * Release notes of tags: the command behind `POST|PUT .../tags/:tag_name/release`, the releases of a
  * page of tags in one query (`ReleaseQueries.forTags`), and for the tag deletion endpoint the command
  * (`RemoveTagRelease`) or the pure decision (`removeTagRelease`, to append with the deletion's record).
  */
-export { ChangeTagRelease, RemoveTagRelease } from './commands/release.commands';
-export { ReleaseQueries } from './queries/release.queries';
-export { removeTagRelease, type TagRelease } from './domain/release';
+export { ChangeTagRelease, RemoveTagRelease } from './releases/release.commands';
+export { ReleaseQueries } from './releases/release.queries';
+export { removeTagRelease, type TagRelease } from './releases/release';
 export { Releases1763780001600 } from './migrations/1763780001600-releases';
 export { PushesOnOwnStreams1763780001800 } from './migrations/1763780001800-pushes-on-own-streams';

@@ -8,57 +8,57 @@ import {
   EnableDeployKeyHandler,
   RemoveDeployKeyHandler,
   UpdateDeployKeyHandler,
-} from './commands/deploy-key.commands';
-import { AddProjectMemberHandler } from './commands/add-project-member.command';
-import { ArchiveProjectHandler } from './commands/archive-project.command';
-import { DeleteProjectHandler } from './commands/delete-project.command';
-import { RemoveProjectCustomAttributeHandler } from './commands/remove-project-custom-attribute.command';
-import { RemoveProjectMemberHandler } from './commands/remove-project-member.command';
-import { SetProjectCustomAttributeHandler } from './commands/set-project-custom-attribute.command';
-import { ShareProjectHandler } from './commands/share-project.command';
-import { TransferProjectHandler } from './commands/transfer-project.command';
-import { UnarchiveProjectHandler } from './commands/unarchive-project.command';
-import { UnshareProjectHandler } from './commands/unshare-project.command';
-import { UpdateProjectMemberHandler } from './commands/update-project-member.command';
-import { UpdateProjectHandler } from './commands/update-project.command';
-import { CreateProjectHandler } from './commands/create-project.command';
-import { StarProjectHandler } from './commands/star-project.command';
-import { ForkProjectHandler } from './commands/fork-project.command';
-import { ChangeProtectedBranchHandler } from './commands/protected-branch.commands';
-import { ChangeTagReleaseHandler, RemoveTagReleaseHandler } from './commands/release.commands';
-import {
-  ChangeForkRelationHandler,
-  RecordGitJobOutcomeHandler,
-  RequestHousekeepingHandler,
-} from './commands/project-maintenance.commands';
-import { ForksController } from './http/forks.controller';
-import { HousekeepingController } from './http/housekeeping.controller';
-import { ProjectAvatarsController } from './http/project-avatars.controller';
-import { gitJobsRoute } from './jobs/git-jobs';
-import { ProjectGroupProjects } from './http/group-projects';
-import { ProjectPresenter } from './http/project-presenter';
-import {
-  ProjectCustomAttributesController,
-  ProjectListsController,
-  ProjectMembersController,
-  ProjectSharingController,
-} from './http/project-relations.controller';
-import { ProjectsController } from './http/projects.controller';
-import { DeployKeysController } from './http/deploy-keys.controller';
-import { ProtectedBranchesController } from './http/protected-branches.controller';
-import { DeployKeyProjection } from './projections/deploy-key.projection';
-import { ProjectProjection } from './projections/project.projection';
-import { ProtectedBranchProjection } from './projections/protected-branch.projection';
-import { ReleaseProjection } from './projections/release.projection';
-import { DeployKeyQueries } from './queries/deploy-key.queries';
+} from './deploy-keys/deploy-key.commands';
+import { AddProjectMemberHandler } from './members/add-project-member.command';
+import { ArchiveProjectHandler } from './projects/archive-project.command';
+import { DeleteProjectHandler } from './projects/delete-project.command';
+import { RemoveProjectCustomAttributeHandler } from './projects/remove-project-custom-attribute.command';
+import { RemoveProjectMemberHandler } from './members/remove-project-member.command';
+import { SetProjectCustomAttributeHandler } from './projects/set-project-custom-attribute.command';
+import { ShareProjectHandler } from './sharing/share-project.command';
+import { TransferProjectHandler } from './projects/transfer-project.command';
+import { UnarchiveProjectHandler } from './projects/unarchive-project.command';
+import { UnshareProjectHandler } from './sharing/unshare-project.command';
+import { UpdateProjectMemberHandler } from './members/update-project-member.command';
+import { UpdateProjectHandler } from './projects/update-project.command';
+import { CreateProjectHandler } from './projects/create-project.command';
+import { StarProjectHandler } from './forks/star-project.command';
+import { UnstarProjectHandler } from './forks/unstar-project.command';
+import { ProjectStarsController } from './forks/stars.controller';
+import { ForkProjectHandler } from './forks/fork-project.command';
+import { ChangeProtectedBranchHandler } from './protected-refs/protected-branch.commands';
+import { ChangeTagReleaseHandler, RemoveTagReleaseHandler } from './releases/release.commands';
+import { CreateForkRelationHandler } from './forks/create-fork-relation.command';
+import { RecordForkImportHandler } from './forks/record-fork-import.command';
+import { RemoveForkRelationHandler } from './forks/remove-fork-relation.command';
+import { RecordHousekeepingFinishedHandler } from './repository-jobs/record-housekeeping-finished.command';
+import { RequestHousekeepingHandler } from './repository-jobs/request-housekeeping.command';
+import { ForksController } from './forks/forks.controller';
+import { HousekeepingController } from './repository-jobs/housekeeping.controller';
+import { ProjectAvatarsController } from './projects/project-avatars.controller';
+import { gitJobsRoute } from './repository-jobs/git-jobs';
+import { ProjectGroupProjects } from './projects/group-projects';
+import { ProjectPresenter } from './projects/project-presenter';
+import { ProjectCustomAttributesController } from './projects/project-custom-attributes.controller';
+import { UserProjectsController } from './projects/user-projects.controller';
+import { ProjectMembersController } from './members/project-members.controller';
+import { ProjectSharingController } from './sharing/project-sharing.controller';
+import { ProjectsController } from './projects/projects.controller';
+import { DeployKeysController } from './deploy-keys/deploy-keys.controller';
+import { ProtectedBranchesController } from './protected-refs/protected-branches.controller';
+import { DeployKeyProjection } from './deploy-keys/deploy-key.projection';
+import { ProjectProjection } from './projects/project.projection';
+import { ProtectedBranchProjection } from './protected-refs/protected-branch.projection';
+import { ReleaseProjection } from './releases/release.projection';
+import { DeployKeyQueries } from './deploy-keys/deploy-key.queries';
 import { PendingPushes } from './pushes/pending-pushes';
 import { PushInspector } from './pushes/push-inspector';
 import { PushReconciler } from './pushes/push-reconciler';
 import { PushRecorder } from './pushes/push-recorder';
 import { RecordRepositoryPushHandler } from './pushes/record-repository-push.command';
-import { ProjectQueries } from './queries/project.queries';
-import { ProtectedBranchQueries } from './queries/protected-branch.queries';
-import { ReleaseQueries } from './queries/release.queries';
+import { ProjectQueries } from './projects/project.queries';
+import { ProtectedBranchQueries } from './protected-refs/protected-branch.queries';
+import { ReleaseQueries } from './releases/release.queries';
 import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
 
 /** The groups context asks this port what visibility a namespace's projects need. */
@@ -108,10 +108,13 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     SetProjectCustomAttributeHandler,
     RemoveProjectCustomAttributeHandler,
     StarProjectHandler,
+    UnstarProjectHandler,
     ForkProjectHandler,
-    ChangeForkRelationHandler,
+    CreateForkRelationHandler,
+    RemoveForkRelationHandler,
+    RecordForkImportHandler,
     RequestHousekeepingHandler,
-    RecordGitJobOutcomeHandler,
+    RecordHousekeepingFinishedHandler,
     RecordRepositoryPushHandler,
     AddDeployKeyHandler,
     EnableDeployKeyHandler,
@@ -169,13 +172,14 @@ export class ProjectsModule implements OnModuleInit {
   imports: [ProjectsModule, UsersModule, GroupsModule],
   controllers: [
     ProjectsController,
-    ProjectListsController,
+    UserProjectsController,
     ProjectMembersController,
     ProjectSharingController,
     ProjectCustomAttributesController,
     ProjectUploadsController,
     UploadsController,
     ForksController,
+    ProjectStarsController,
     HousekeepingController,
     ProjectAvatarsController,
     DeployKeysController,

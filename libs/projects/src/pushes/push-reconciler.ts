@@ -1,6 +1,6 @@
 import { LodeConfig } from '@app/platform';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { ProjectQueries } from '../queries/project.queries';
+import { ProjectQueries } from '../projects/project.queries';
 import { PendingPushes } from './pending-pushes';
 import { PushRecorder } from './push-recorder';
 

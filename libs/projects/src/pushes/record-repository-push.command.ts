@@ -1,12 +1,12 @@
 import { Clock, EventStore, LodeConfig, NotFound, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { projectDecider, type Project, type ProjectEvent } from '../domain/project';
+import { projectDecider, type Project, type ProjectEvent } from '../projects/project';
 import {
   defaultBranchLevels,
   matchingRules,
   MAX_PROTECTED_BRANCH_NAME,
   type DefaultBranchProtection,
-} from '../domain/protected-branch';
+} from '../protected-refs/protected-branch';
 import { PendingPushes } from './pending-pushes';
 import {
   changesProject,

@@ -14,7 +14,7 @@ import type { Request, Response } from 'express';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ProjectQueries } from '../queries/project.queries';
+import { ProjectQueries } from '../projects/project.queries';
 import {
   cleanFileName,
   receiveUpload,

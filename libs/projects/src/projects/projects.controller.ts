@@ -1,0 +1,177 @@
+import {
+  AcceptsFiles,
+  Authenticated,
+  AdminOnly,
+  BadParameter,
+  CurrentActor,
+  customAttributeFilter,
+  GitlabParams,
+  intParam,
+  LodeConfig,
+  Page,
+  pageParams,
+  type Actor,
+} from '@app/platform';
+import { avatarParam, serializeUserBasic, uploadedFile, UserQueries, UserRecord } from '@app/users';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseInterceptors } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import type { Request } from 'express';
+import { ArchiveProject } from './archive-project.command';
+import { CreateProject } from './create-project.command';
+import { DeleteProject } from './delete-project.command';
+import { UnarchiveProject } from './unarchive-project.command';
+import { UpdateProject } from './update-project.command';
+import { ProjectQueries, type ProjectListFilters, type ProjectRow, type ProjectUserRow } from './project.queries';
+import { newProjectSettings, projectChanges } from './project-setting-params';
+import { ProjectPresenter, readsStatistics, type Presentation } from './project-presenter';
+import { CreateProjectDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
+
+export function listFilters(q: ListProjectsDto, actor: Actor | undefined): ProjectListFilters {
+  return {
+    // GitLab 10.x: `archived` defaults to false, which hides archived projects, and `archived=true`
+    // lists them along with the others (ProjectsFinder#by_archived); only 11.x made it "archived only".
+    archived: q.archived === true ? undefined : false,
+    visibility: q.visibility,
+    search: q.search,
+    // These need a caller; GitLab ignores them for anonymous requests.
+    owned: actor ? q.owned : undefined,
+    membership: actor ? q.membership : undefined,
+    starred: actor ? q.starred : undefined,
+    withIssuesEnabled: q.with_issues_enabled,
+    withMergeRequestsEnabled: q.with_merge_requests_enabled,
+    customAttributes: customAttributeFilter(q.custom_attributes, actor),
+    orderBy: q.order_by ?? 'created_at',
+    sort: q.sort ?? 'desc',
+  };
+}
+
+@Controller('projects')
+export class ProjectsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly projects: ProjectQueries,
+    private readonly users: UserQueries,
+    private readonly presenter: ProjectPresenter,
+    private readonly config: LodeConfig,
+  ) {}
+
+  private async present(idOrRow: number | ProjectRow, actor: Actor | undefined, how: Presentation) {
+    const row = typeof idOrRow === 'number' ? await this.projects.getVisible(idOrRow, actor) : idOrRow;
+    return this.presenter.one(row, actor, how);
+  }
+
+  @Get()
+  async list(@GitlabParams() q: ListProjectsDto, @CurrentActor() actor?: Actor) {
+    const page = pageParams(q);
+    const { rows, total } = await this.projects.list(actor, listFilters(q, actor), page);
+    const items = await this.presenter.page(rows, actor, { simple: q.simple, statistics: q.statistics });
+    return new Page(items, total, page);
+  }
+
+  /** GitLab: ProjectWithAccess for signed-in callers, BasicProjectDetails (the simple shape) for anonymous ones. */
+  @Get(':id')
+  async get(@Param('id') id: string, @GitlabParams() q: StatisticsDto, @CurrentActor() actor?: Actor) {
+    const row = await this.projects.getVisible(id, actor);
+    if (!actor) return this.presenter.simple(row);
+    return this.present(row, actor, {
+      permissions: true,
+      statistics: q.statistics === true && readsStatistics(row, actor),
+      adminFields: true,
+    });
+  }
+
+  /** A multipart `avatar` is stored as GitLab's project avatar; a bad one is a 400 on `avatar`, nothing created. */
+  @Post()
+  @Authenticated()
+  @UseInterceptors(AcceptsFiles)
+  async create(@GitlabParams() p: CreateProjectDto, @CurrentActor() actor: Actor, @Req() req: Request) {
+    const id = await this.commands.execute(
+      new CreateProject(newProjectSettings(p), p.namespace_id, actor, actor.id, uploadedFile(req, 'avatar')),
+    );
+    return this.present(id, actor, { adminFields: true });
+  }
+
+  /** The project is created as if by that user (GitLab runs its CreateService as them): they are its creator. */
+  @Post('user/:user_id')
+  @AdminOnly()
+  @UseInterceptors(AcceptsFiles)
+  async createForUser(
+    @Param('user_id', intParam('user_id')) userId: number,
+    @GitlabParams() p: ProjectWriteDto,
+    @CurrentActor() actor: Actor,
+    @Req() req: Request,
+  ) {
+    // Grape's `requires :name` (the inherited optional `name` would make a DTO's @IsDefined moot).
+    if (p.name === undefined) throw new BadParameter('name is missing');
+    await this.users.get(userId);
+    const id = await this.commands.execute(
+      new CreateProject(newProjectSettings(p), undefined, actor, userId, uploadedFile(req, 'avatar')),
+    );
+    return this.present(id, actor, { adminFields: true });
+  }
+
+  /** A multipart `avatar` replaces the project's avatar, a blank one removes it; either counts as a parameter. */
+  @Put(':id')
+  @Authenticated()
+  @UseInterceptors(AcceptsFiles)
+  async update(
+    @Param('id') id: string,
+    @GitlabParams() p: ProjectWriteDto,
+    @CurrentActor() actor: Actor,
+    @Req() req: Request,
+  ) {
+    const avatar = avatarParam(req);
+    const row = await this.commands.execute(
+      new UpdateProject(id, projectChanges(p, avatar !== undefined), avatar, actor),
+    );
+    return this.present(row.id, actor, { adminFields: true });
+  }
+
+  /** GitLab removes projects in the background and answers 202. */
+  @Delete(':id')
+  @Authenticated()
+  @HttpCode(202)
+  async remove(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    await this.commands.execute(new DeleteProject(id, actor));
+    return { message: '202 Accepted' };
+  }
+
+  @Post(':id/archive')
+  @Authenticated()
+  async archive(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    const row = await this.commands.execute(new ArchiveProject(id, actor));
+    return this.present(row.id, actor, {});
+  }
+
+  @Post(':id/unarchive')
+  @Authenticated()
+  async unarchive(@Param('id') id: string, @CurrentActor() actor: Actor) {
+    const row = await this.commands.execute(new UnarchiveProject(id, actor));
+    return this.present(row.id, actor, {});
+  }
+
+  /** Everyone with access to the project, in GitLab's UserBasic shape. */
+  @Get(':id/users')
+  async projectUsers(@Param('id') id: string, @GitlabParams() q: ProjectUsersDto, @CurrentActor() actor?: Actor) {
+    const row = await this.projects.getVisible(id, actor);
+    const page = pageParams(q);
+    const { rows, total } = await this.projects.users(row.id, q.search, page);
+    const urls = { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
+    return new Page(
+      rows.map((u) => serializeUserBasic(toUserRecord(u), urls)),
+      total,
+      page,
+    );
+  }
+}
+
+function toUserRecord(u: ProjectUserRow): UserRecord {
+  return Object.assign(new UserRecord(), {
+    id: u.id,
+    name: u.name,
+    username: u.username,
+    state: u.state,
+    avatar: u.avatar,
+    email: u.email,
+  });
+}

@@ -1,0 +1,33 @@
+import { ACCESS } from '@app/groups';
+import { Clock, EventStore, type Actor } from '@app/platform';
+import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { unarchive } from './project';
+import { ProjectQueries, type ProjectRow } from './project.queries';
+import { decideOnProject } from './project-writes';
+
+/** GitLab's `POST /projects/:id/unarchive` (`archive_project`, an owner's right). */
+export class UnarchiveProject extends Command<ProjectRow> {
+  constructor(
+    readonly project: string | number,
+    readonly actor: Actor,
+  ) {
+    super();
+  }
+}
+
+/** Answers the project as it was before the change (404 invisible, 403 below owner; administrators pass). */
+@CommandHandler(UnarchiveProject)
+export class UnarchiveProjectHandler implements ICommandHandler<UnarchiveProject> {
+  constructor(
+    private readonly store: EventStore,
+    private readonly clock: Clock,
+    private readonly projects: ProjectQueries,
+  ) {}
+
+  async execute({ project, actor }: UnarchiveProject): Promise<ProjectRow> {
+    const row = await this.projects.require(project, actor, ACCESS.owner);
+    const now = this.clock.now();
+    await decideOnProject(this.store, row.id, (s) => unarchive(s, now));
+    return row;
+  }
+}
