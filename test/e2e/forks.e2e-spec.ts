@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GitJobsProcessor } from '../../libs/projects/src/jobs/git-jobs';
+import { GitJobsProcessor } from '../../libs/projects/src/repository-jobs/git-jobs';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
 

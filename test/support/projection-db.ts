@@ -16,13 +16,13 @@ import { groupSettingsFrom, MemberRecord, NamespaceRecord, type GroupEvent } fro
 import type { ProjectEvent } from '@app/projects';
 import { newUserProfile, USER_ENTITIES, type UserEvent } from '@app/users';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
-import { settingsFrom } from '../../libs/projects/src/domain/project-settings';
+import { settingsFrom } from '../../libs/projects/src/projects/project-settings';
 import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
 import { ProjectHookProjection } from '../../libs/hooks/src/projections/project-hook.projection';
-import { DeployKeyProjection } from '../../libs/projects/src/projections/deploy-key.projection';
-import { ProjectProjection } from '../../libs/projects/src/projections/project.projection';
-import { ProtectedBranchProjection } from '../../libs/projects/src/projections/protected-branch.projection';
-import { ReleaseProjection } from '../../libs/projects/src/projections/release.projection';
+import { DeployKeyProjection } from '../../libs/projects/src/deploy-keys/deploy-key.projection';
+import { ProjectProjection } from '../../libs/projects/src/projects/project.projection';
+import { ProtectedBranchProjection } from '../../libs/projects/src/protected-refs/protected-branch.projection';
+import { ReleaseProjection } from '../../libs/projects/src/releases/release.projection';
 import { UserProjection } from '../../libs/users/src/projections/user.projection';
 import { dropDatabase, testConfig } from './test-app';
 
