@@ -57,6 +57,7 @@ import { PushReconciler } from './pushes/push-reconciler';
 import { PushRecorder } from './pushes/push-recorder';
 import { RecordRepositoryPushHandler } from './pushes/record-repository-push.command';
 import { ProjectQueries } from './projects/project.queries';
+import { ProjectSharingQueries } from './sharing/project-sharing.queries';
 import { ProtectedBranchQueries } from './protected-refs/protected-branch.queries';
 import { ReleaseQueries } from './releases/release.queries';
 import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
@@ -128,6 +129,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     ProtectedBranchProjection,
     ReleaseProjection,
     ProjectQueries,
+    ProjectSharingQueries,
     DeployKeyQueries,
     PendingPushes,
     PushInspector,

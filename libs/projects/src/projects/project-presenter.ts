@@ -1,6 +1,7 @@
 import { ACCESS } from '@app/groups';
 import { LodeConfig, type Actor } from '@app/platform';
 import { Injectable } from '@nestjs/common';
+import { ProjectSharingQueries } from '../sharing/project-sharing.queries';
 import { ProjectQueries, type ProjectRow } from './project.queries';
 import { serializeProject, serializeProjectSimple } from './project.serializer';
 
@@ -28,6 +29,7 @@ export class ProjectPresenter {
 
   constructor(
     private readonly projects: ProjectQueries,
+    private readonly shares: ProjectSharingQueries,
     config: LodeConfig,
   ) {
     this.urls = { externalUrl: config.externalUrl, sshCloneBase: config.sshCloneBase };
@@ -78,10 +80,7 @@ export class ProjectPresenter {
     // Rows read with the full columns carry their shares (the serializer reads them); lean ones (a
     // group's embedded projects) are looked up together.
     const lean = rows.filter((p) => p.shared_with === null).map((p) => p.id);
-    const [links, sources] = await Promise.all([
-      this.projects.sharedWith(lean),
-      this.projects.forkSources(rows, actor),
-    ]);
+    const [links, sources] = await Promise.all([this.shares.sharedWith(lean), this.projects.forkSources(rows, actor)]);
     return rows.map((p) =>
       serializeProject(p, {
         ...this.urls,

@@ -11,6 +11,7 @@ import {
   personalOwnerIdSql,
 } from '@app/groups';
 import { userJoinSql, usersFromSql } from '@app/users';
+import type { SharedGroup } from '../sharing/project-sharing.queries';
 import type { ProjectSettingColumns } from './project-settings';
 import { PROJECT_CUSTOM_ATTRIBUTES } from './project.projection';
 import {
@@ -77,22 +78,6 @@ export interface ProjectUserRow {
   state: string;
   avatar: string | null;
   email: string;
-}
-
-/** A share of a project with a group, as POST /projects/:id/share answers it. */
-export interface ProjectGroupLinkRow {
-  id: number;
-  project_id: number;
-  group_id: number;
-  group_access: number;
-  expires_at: string | null;
-}
-
-export interface SharedGroup {
-  project_id: number;
-  group_id: number;
-  group_name: string;
-  group_access_level: number;
 }
 
 export interface ProjectListFilters {
@@ -254,31 +239,6 @@ export class ProjectQueries {
       params,
     );
     return { rows: projects, total };
-  }
-
-  /** The groups each project is shared with, for many projects in one statement. */
-  async sharedWith(projectIds: number[]): Promise<Map<number, SharedGroup[]>> {
-    const map = new Map<number, SharedGroup[]>();
-    if (!projectIds.length) return map;
-    const links = await rows<SharedGroup>(
-      this.dataSource,
-      `select l.project_id, l.group_id, g.name as group_name, l.group_access as group_access_level
-         from project_group_links l ${namespaceJoinSql('g', 'l.group_id')}
-        where l.project_id = any($1::int[]) order by l.id`,
-      [projectIds],
-    );
-    for (const r of links) map.set(r.project_id, [...(map.get(r.project_id) ?? []), r]);
-    return map;
-  }
-
-  /** The project's share with the group (a share just made: it exists). */
-  async groupLink(projectId: number, groupId: number): Promise<ProjectGroupLinkRow | undefined> {
-    return firstRow<ProjectGroupLinkRow>(
-      this.dataSource,
-      `select id, project_id, group_id, group_access, to_char(expires_at, 'YYYY-MM-DD') as expires_at from project_group_links
-        where project_id = $1 and group_id = $2`,
-      [projectId, groupId],
-    );
   }
 
   /** Projects shared with a group and visible to the caller (`shared_projects` of a group). */

@@ -2,7 +2,8 @@ import { ACCESS } from '@app/groups';
 import type { Actor } from '@app/platform';
 import { avatarPath } from '@app/users';
 import { SETTINGS } from './project-settings';
-import type { ProjectRow, SharedGroup } from './project.queries';
+import type { SharedGroup } from '../sharing/project-sharing.queries';
+import type { ProjectRow } from './project.queries';
 
 export interface SerializeCtx {
   externalUrl: string;

@@ -3,7 +3,7 @@ import { Authenticated, CurrentActor, GitlabParams, intParam, Nullable, ToInt, t
 import { Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { IsDefined, IsIn, IsInt, IsOptional, IsString } from 'class-validator';
-import { ProjectQueries } from '../projects/project.queries';
+import { ProjectSharingQueries } from './project-sharing.queries';
 import { ShareProject } from './share-project.command';
 import { UnshareProject } from './unshare-project.command';
 
@@ -19,7 +19,7 @@ export class ShareProjectDto {
 export class ProjectSharingController {
   constructor(
     private readonly commands: CommandBus,
-    private readonly projects: ProjectQueries,
+    private readonly shares: ProjectSharingQueries,
   ) {}
 
   @Post()
@@ -28,7 +28,7 @@ export class ProjectSharingController {
     const project = await this.commands.execute(
       new ShareProject(id, p.group_id, p.group_access, expiresAtParam(p.expires_at), actor),
     );
-    return this.projects.groupLink(project.id, p.group_id);
+    return this.shares.groupLink(project.id, p.group_id);
   }
 
   @Delete(':group_id')
