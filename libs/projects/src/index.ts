@@ -71,13 +71,16 @@ export {
   type DefaultBranchProtection,
   type ProtectedBranchRule,
 } from './protected-refs/protected-branch';
-export { ChangeProtectedBranch } from './protected-refs/protected-branch.commands';
+export { ProtectRepositoryBranch } from './protected-refs/protect-repository-branch.command';
+export { UnprotectRepositoryBranch } from './protected-refs/unprotect-repository-branch.command';
 /**
  * Release notes of tags: the command behind `POST|PUT .../tags/:tag_name/release`, the releases of a
  * page of tags in one query (`ReleaseQueries.forTags`), and for the tag deletion endpoint the command
  * (`RemoveTagRelease`) or the pure decision (`removeTagRelease`, to append with the deletion's record).
  */
-export { ChangeTagRelease, RemoveTagRelease } from './releases/release.commands';
+export { CreateTagRelease } from './releases/create-tag-release.command';
+export { UpdateTagRelease } from './releases/update-tag-release.command';
+export { RemoveTagRelease } from './releases/remove-tag-release.command';
 export { ReleaseQueries } from './releases/release.queries';
 export { removeTagRelease, type TagRelease } from './releases/release';
 export { Releases1763780001600 } from './migrations/1763780001600-releases';

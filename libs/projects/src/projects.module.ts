@@ -3,12 +3,10 @@ import { firstRow, OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { DeployKeyFingerprints, ProjectAvatarStore, UsersModule } from '@app/users';
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import {
-  AddDeployKeyHandler,
-  EnableDeployKeyHandler,
-  RemoveDeployKeyHandler,
-  UpdateDeployKeyHandler,
-} from './deploy-keys/deploy-key.commands';
+import { AddDeployKeyHandler } from './deploy-keys/add-deploy-key.command';
+import { EnableDeployKeyHandler } from './deploy-keys/enable-deploy-key.command';
+import { RemoveDeployKeyHandler } from './deploy-keys/remove-deploy-key.command';
+import { UpdateDeployKeyHandler } from './deploy-keys/update-deploy-key.command';
 import { AddProjectMemberHandler } from './members/add-project-member.command';
 import { ArchiveProjectHandler } from './projects/archive-project.command';
 import { DeleteProjectHandler } from './projects/delete-project.command';
@@ -26,8 +24,13 @@ import { StarProjectHandler } from './forks/star-project.command';
 import { UnstarProjectHandler } from './forks/unstar-project.command';
 import { ProjectStarsController } from './forks/stars.controller';
 import { ForkProjectHandler } from './forks/fork-project.command';
-import { ChangeProtectedBranchHandler } from './protected-refs/protected-branch.commands';
-import { ChangeTagReleaseHandler, RemoveTagReleaseHandler } from './releases/release.commands';
+import { CreateProtectedBranchHandler } from './protected-refs/create-protected-branch.command';
+import { ProtectRepositoryBranchHandler } from './protected-refs/protect-repository-branch.command';
+import { RemoveProtectedBranchHandler } from './protected-refs/remove-protected-branch.command';
+import { UnprotectRepositoryBranchHandler } from './protected-refs/unprotect-repository-branch.command';
+import { CreateTagReleaseHandler } from './releases/create-tag-release.command';
+import { RemoveTagReleaseHandler } from './releases/remove-tag-release.command';
+import { UpdateTagReleaseHandler } from './releases/update-tag-release.command';
 import { CreateForkRelationHandler } from './forks/create-fork-relation.command';
 import { RecordForkImportHandler } from './forks/record-fork-import.command';
 import { RemoveForkRelationHandler } from './forks/remove-fork-relation.command';
@@ -121,8 +124,12 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     EnableDeployKeyHandler,
     UpdateDeployKeyHandler,
     RemoveDeployKeyHandler,
-    ChangeProtectedBranchHandler,
-    ChangeTagReleaseHandler,
+    CreateProtectedBranchHandler,
+    RemoveProtectedBranchHandler,
+    ProtectRepositoryBranchHandler,
+    UnprotectRepositoryBranchHandler,
+    CreateTagReleaseHandler,
+    UpdateTagReleaseHandler,
     RemoveTagReleaseHandler,
     ProjectProjection,
     DeployKeyProjection,
@@ -142,6 +149,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
   ],
   exports: [
     ProjectQueries,
+    ProjectSharingQueries,
     DeployKeyQueries,
     PendingPushes,
     PushRecorder,

@@ -17,7 +17,10 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/com
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBody } from '@nestjs/swagger';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
-import { AddDeployKey, EnableDeployKey, RemoveDeployKey, UpdateDeployKey } from './deploy-key.commands';
+import { AddDeployKey } from './add-deploy-key.command';
+import { EnableDeployKey } from './enable-deploy-key.command';
+import { RemoveDeployKey } from './remove-deploy-key.command';
+import { UpdateDeployKey } from './update-deploy-key.command';
 import { DeployKeyQueries } from './deploy-key.queries';
 import { ProjectQueries } from '../projects/project.queries';
 import { serializeDeployKey, serializeProjectDeployKey } from './deploy-key.serializer';

@@ -13,7 +13,8 @@ import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBody } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsInt, IsOptional, IsString } from 'class-validator';
-import { ChangeProtectedBranch } from './protected-branch.commands';
+import { CreateProtectedBranch } from './create-protected-branch.command';
+import { RemoveProtectedBranch } from './remove-protected-branch.command';
 import { PROTECTED_BRANCH_ACCESS_LEVELS } from './protected-branch';
 import { ProjectQueries } from '../projects/project.queries';
 import { ProtectedBranchQueries } from './protected-branch.queries';
@@ -70,7 +71,7 @@ export class ProtectedBranchesController {
       pushAccessLevel: p.push_access_level ?? ACCESS.maintainer,
       mergeAccessLevel: p.merge_access_level ?? ACCESS.maintainer,
     };
-    await this.commands.execute(new ChangeProtectedBranch(project.id, { kind: 'create', rule }, actor));
+    await this.commands.execute(new CreateProtectedBranch(project.id, rule, actor));
     return serializeProtectedBranch(await this.rules.get(project.id, p.name));
   }
 
@@ -79,6 +80,6 @@ export class ProtectedBranchesController {
   @HttpCode(204)
   async remove(@Param('id') id: string, @Param('name') name: string, @CurrentActor() actor?: Actor): Promise<void> {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
-    await this.commands.execute(new ChangeProtectedBranch(project.id, { kind: 'remove', name }, actor));
+    await this.commands.execute(new RemoveProtectedBranch(project.id, name, actor));
   }
 }

@@ -2,7 +2,8 @@ import { GitRepositories, projectRepo, type Branch } from '@app/git';
 import { ACCESS } from '@app/groups';
 import { CurrentActor, Forbidden, GitlabParams, NotFound, ToBool, validateParams, type Actor } from '@app/platform';
 import {
-  ChangeProtectedBranch,
+  ProtectRepositoryBranch,
+  UnprotectRepositoryBranch,
   ProjectAccessPolicy,
   ProjectQueries,
   ProtectedBranchPolicy,
@@ -49,13 +50,8 @@ export class BranchProtectionController {
     @CurrentActor() actor?: Actor,
   ) {
     const { project, branch, main, flags } = await this.branch(id, name, actor, ProtectRepositoryBranchDto, params);
-    const change = {
-      kind: 'protect' as const,
-      name: branch.name,
-      developersCanPush: flags.developers_can_push,
-      developersCanMerge: flags.developers_can_merge,
-    };
-    await this.commands.execute(new ChangeProtectedBranch(project, change, actor));
+    const change = { developersCanPush: flags.developers_can_push, developersCanMerge: flags.developers_can_merge };
+    await this.commands.execute(new ProtectRepositoryBranch(project, branch.name, change, actor));
     return this.answer(project, branch, main);
   }
 
@@ -63,7 +59,7 @@ export class BranchProtectionController {
   @Put('unprotect')
   async unprotect(@Param('id') id: string, @Param('branch') name: string, @CurrentActor() actor?: Actor) {
     const { project, branch, main } = await this.branch(id, name, actor, Object, {});
-    await this.commands.execute(new ChangeProtectedBranch(project, { kind: 'unprotect', name: branch.name }, actor));
+    await this.commands.execute(new UnprotectRepositoryBranch(project, branch.name, actor));
     return this.answer(project, branch, main);
   }
 

@@ -1,7 +1,7 @@
 import { GitRepositories, validRefName, type RepoRef } from '@app/git';
 import { BadRequestMessage, Clock, CurrentActor, Forbidden, GitlabParams, NotFound, type Actor } from '@app/platform';
 import {
-  ChangeTagRelease,
+  CreateTagRelease,
   ProjectAccessPolicy,
   ProjectQueries,
   ProtectedBranchPolicy,
@@ -207,12 +207,7 @@ export class RepositoryRefsController {
     const left = q.release_description ? await this.releases.forTags(w.project.id, [q.tag_name]) : undefined;
     if (q.release_description && !left?.has(q.tag_name))
       await this.commands.execute(
-        new ChangeTagRelease(
-          w.project.id,
-          'create',
-          { tagName: q.tag_name, description: q.release_description },
-          actor,
-        ),
+        new CreateTagRelease(w.project.id, { tagName: q.tag_name, description: q.release_description }, actor),
       );
     const tag = await this.git.tag(w.repo, q.tag_name);
     if (!tag) throw new NotFound('Tag'); // deleted again by someone else already

@@ -9,7 +9,7 @@ import {
   validateParams,
   type Actor,
 } from '@app/platform';
-import { ChangeTagRelease, ProjectQueries, ReleaseQueries } from '@app/projects';
+import { CreateTagRelease, ProjectQueries, ReleaseQueries, UpdateTagRelease } from '@app/projects';
 import { Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBody } from '@nestjs/swagger';
@@ -139,7 +139,9 @@ export class RepositoryTagsController {
     const { project } = await readableRepository(this.projects, id, actor);
     const { description } = await validateParams(TagReleaseDto, params);
     const release = await this.commands.execute(
-      new ChangeTagRelease(project.id, kind, { tagName, description }, actor),
+      kind === 'create'
+        ? new CreateTagRelease(project.id, { tagName, description }, actor)
+        : new UpdateTagRelease(project.id, { tagName, description }, actor),
     );
     return serializeRelease(release);
   }
