@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
-import { groupSettingsFrom, MemberRecord, NamespaceRecord, type GroupEvent } from '@app/groups';
+import { groupSettingsFrom, type GroupEvent } from '@app/groups';
 import type { ProjectEvent } from '@app/projects';
 import { newUserProfile, USER_ENTITIES, type UserEvent } from '@app/users';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
@@ -60,11 +60,11 @@ export async function openProjectionDb(): Promise<ProjectionDb> {
   Logger.overrideLogger(['error']);
   const config = testConfig({ dataDir: await mkdtemp(join(tmpdir(), 'lode-projection-')) });
   await runMigrations(config, MIGRATIONS);
-  // The entities of the query services that read through TypeORM repositories (users', groups').
+  // The entities of the query services that read through TypeORM repositories (users').
   const dataSource = new DataSource({
     type: 'postgres',
     url: config.databaseUrl,
-    entities: [...USER_ENTITIES, NamespaceRecord, MemberRecord],
+    entities: [...USER_ENTITIES],
     extra: { max: 2 },
   });
   await dataSource.initialize();

@@ -1,14 +1,12 @@
 import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { TopLevelPaths, UsersModule } from '@app/users';
 import { Module, OnModuleInit } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { ChangeGroupCustomAttributeHandler } from './commands/group-custom-attribute.commands';
 import { ChangeGroupMemberHandler } from './commands/group-member.commands';
 import { CreateGroupHandler, DeleteGroupHandler, UpdateGroupHandler } from './commands/group.commands';
 import { GroupCustomAttributesController } from './http/group-custom-attributes.controller';
 import { GroupMembersController } from './http/group-members.controller';
 import { GroupsController } from './http/groups.controller';
-import { MemberRecord, NamespaceRecord } from './projections/namespace.record';
 import { NamespaceProjection } from './projections/namespace.projection';
 import { GroupQueries } from './queries/group.queries';
 import { deletedUserRoute, ForgetDeletedUserHandler } from './jobs/deleted-user.job';
@@ -16,7 +14,7 @@ import { NamespaceAccess, NamespaceTopLevelPaths } from './queries/namespace-acc
 
 /** Namespaces, groups and memberships: commands, projection and queries. */
 @Module({
-  imports: [UsersModule, TypeOrmModule.forFeature([NamespaceRecord, MemberRecord])],
+  imports: [UsersModule],
   providers: [
     CreateGroupHandler,
     UpdateGroupHandler,

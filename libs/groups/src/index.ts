@@ -20,7 +20,7 @@ export {
   NamespaceContents,
   groupVisibleSql,
   groupAccessSql,
-  toNamespace,
+  type NamespaceRecord,
 } from './queries/namespace-access';
 export {
   ACTIVE_MEMBER,
@@ -38,7 +38,6 @@ export {
   personalNamespaceOfSql,
 } from './queries/group-sql';
 export { GroupQueries, type GroupListFilters, type MemberRow } from './queries/group.queries';
-export { NamespaceRecord, MemberRecord } from './projections/namespace.record';
 export { upsertMember, removeMember, removeMembers, removeMembersWhere } from './projections/members';
 export { serializeGroup, serializeMember, type GroupJson } from './http/group.serializer';
 export { ListMembersDto, expiresAtParam } from './http/exports';

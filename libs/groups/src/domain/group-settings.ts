@@ -5,7 +5,7 @@ import { VISIBILITIES, type Visibility } from './access-level';
  * A group's stored settings, one entry each. The entry is read by the DTOs' validation
  * (http/groups.dto.ts), the POST's defaults and the PUT's changes (http/group-settings.ts), the
  * decider's checks, state and change detection (domain/group.ts), the projection's columns
- * (projections/namespace.projection.ts), the `namespaces` row read back (queries/namespace-access.ts)
+ * (projections/namespace.projection.ts), the typed `namespaces` row and its select list (queries/namespace-access.ts)
  * and the serializer's appended fields (http/group.serializer.ts).
  * How to add one: docs/architecture.md, "How to add a group setting".
  *
@@ -103,8 +103,6 @@ type ValueOf<E> = E extends GroupSettingDescriptor<string, string, infer V> ? V 
 
 /** The settings as the events, the decider and NamespaceRecord hold them. */
 export type GroupSettings = { [E in Entry as E['key']]: ValueOf<E> };
-/** The settings as the `namespaces` columns (and GitLab's parameters) name them, for the typed row. */
-export type GroupSettingColumns = { [E in Entry as E['wire']]: ValueOf<E> };
 /** A setting's wire name (parameter and column). */
 export type GroupSettingWire = Entry['wire'];
 

@@ -1,29 +1,31 @@
 import { BadParameter, validateParams } from '@app/platform';
 import { GROUP_SETTING_LIST, GROUP_UPDATE_AT_LEAST_ONE_OF, groupSettingsFrom } from '../domain/group-settings';
-import { NamespaceRecord } from '../projections/namespace.record';
+import type { NamespaceRecord } from '../queries/namespace-access';
 import { serializeGroup } from './group.serializer';
 import { groupChanges, newGroupSettings } from './group-settings';
 import { CreateGroupDto, UpdateGroupDto } from './groups.dto';
 
 /* The table of domain/group-settings.ts against what reads it. */
 
-const record = (): NamespaceRecord =>
-  Object.assign(new NamespaceRecord(), {
-    id: 1,
-    kind: 'group',
+// A setting left out here (a new one) has its default.
+const record = (): NamespaceRecord => ({
+  id: 1,
+  kind: 'group',
+  ...groupSettingsFrom({
     name: 'Foo',
     path: 'foo',
     description: 'd',
     visibility: 'internal',
     lfsEnabled: false,
     requestAccessEnabled: true,
-    parentId: null,
-    fullPath: 'foo',
-    fullName: 'Foo',
-    ownerId: null,
-    createdAt: new Date(0),
-    updatedAt: new Date(0),
-  });
+  }),
+  parentId: null,
+  fullPath: 'foo',
+  fullName: 'Foo',
+  ownerId: null,
+  createdAt: new Date(0),
+  updatedAt: new Date(0),
+});
 
 const refused = (dto: typeof CreateGroupDto | typeof UpdateGroupDto, params: object) =>
   validateParams(dto, params).then(

@@ -1,7 +1,7 @@
 import { avatarUrl, type UrlContext } from '@app/users';
 import { GROUP_SETTING_LIST } from '../domain/group-settings';
-import type { NamespaceRecord } from '../projections/namespace.record';
 import type { MemberRow } from '../queries/group.queries';
+import type { NamespaceRecord } from '../queries/namespace-access';
 
 /**
  * The settings GitLab shows after `parent_id` (its place for those added after 10.x's), in the table's

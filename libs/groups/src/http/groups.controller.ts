@@ -15,9 +15,8 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/com
 import { ModuleRef } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
 import { CreateGroup, DeleteGroup, UpdateGroup } from '../commands/group.commands';
-import type { NamespaceRecord } from '../projections/namespace.record';
 import { GroupQueries } from '../queries/group.queries';
-import { NamespaceAccess } from '../queries/namespace-access';
+import { NamespaceAccess, type NamespaceRecord } from '../queries/namespace-access';
 import { serializeGroup } from './group.serializer';
 import { groupChanges, newGroupSettings } from './group-settings';
 import { GroupProjects } from './group-projects';

@@ -1,5 +1,6 @@
 import {
   constraintOf,
+  CustomAttributeTable,
   dispatch,
   firstRow,
   handledTypes,
@@ -15,7 +16,11 @@ import type { EntityManager } from 'typeorm';
 import type { GroupEvent } from '../domain/group';
 import { GROUP_SETTING_LIST, groupSettingsFrom } from '../domain/group-settings';
 import { upsertMember } from './members';
-import { GROUP_CUSTOM_ATTRIBUTES, GROUP_TABLES } from './namespace.record';
+
+/** `group_custom_attributes`, written here and read by GroupQueries. */
+export const GROUP_CUSTOM_ATTRIBUTES = new CustomAttributeTable('group_custom_attributes', 'group_id');
+
+export const GROUP_TABLES = ['namespaces', 'namespace_closure', 'members', 'group_custom_attributes'] as const;
 
 /**
  * A username is also a top-level path: one a group holds refuses the user's personal namespace, and

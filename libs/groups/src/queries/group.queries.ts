@@ -3,9 +3,9 @@ import { userJoinSql } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { ACCESS, type Visibility } from '../domain/access-level';
-import { GROUP_CUSTOM_ATTRIBUTES, type NamespaceRecord } from '../projections/namespace.record';
+import { GROUP_CUSTOM_ATTRIBUTES } from '../projections/namespace.projection';
 import { ACTIVE_MEMBER } from './group-sql';
-import { groupVisibleSql, toNamespace, type NamespaceRow } from './namespace-access';
+import { groupVisibleSql, namespaceRecordSql, type NamespaceRecord } from './namespace-access';
 
 export interface GroupListFilters {
   /** Direct children of this group only (`/groups/:id/subgroups`). */
@@ -70,12 +70,13 @@ export class GroupQueries {
       params,
     );
     const order = `lower(n.${f.orderBy}) ${f.sort}, n.id ${f.sort}`;
-    const groups = await rows<NamespaceRow>(
+    const groups = await rows<NamespaceRecord & { caller: number | null }>(
       this.dataSource,
-      `select n.*, $1::int as caller from namespaces n where ${sql} order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
+      `select ${namespaceRecordSql('n')}, $1::int as caller from namespaces n where ${sql}
+        order by ${order} offset ${p(page.offset)} limit ${p(page.perPage)}`,
       params,
     );
-    return { rows: groups.map(toNamespace), total };
+    return { rows: groups, total };
   }
 
   /** Members of a group or project with their user, `search` on name and username, by join order. */

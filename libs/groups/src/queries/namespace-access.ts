@@ -2,9 +2,40 @@ import { firstRow, Forbidden, NotFound, oneRow, rows, type Actor } from '@app/pl
 import { isInternalUserSql, TopLevelPaths } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { GROUP_SETTING_LIST, type GroupSettingColumns, type GroupSettings } from '../domain/group-settings';
-import { NamespaceRecord } from '../projections/namespace.record';
+import { GROUP_SETTING_LIST, type GroupSettings } from '../domain/group-settings';
 import { ACTIVE_MEMBER, inheritedGroupLevelSql } from './group-sql';
+
+/**
+ * A `namespaces` row, a user's personal namespace or a group, as the queries answer it. The settings'
+ * fields are the table's of domain/group-settings.ts (keyed as GroupSettings), and so is their part of
+ * the select list (`namespaceRecordSql`): a new setting needs nothing here.
+ */
+export interface NamespaceRecord extends GroupSettings {
+  id: number;
+  kind: 'user' | 'group';
+  parentId: number | null;
+  fullPath: string;
+  fullName: string;
+  ownerId: number | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The select list that reads a `namespaces` row aliased `alias` into NamespaceRecord's fields. */
+export function namespaceRecordSql(alias: string): string {
+  const column = (name: string, field: string) => `${alias}.${name} as "${field}"`;
+  return [
+    column('id', 'id'),
+    column('kind', 'kind'),
+    column('parent_id', 'parentId'),
+    column('full_path', 'fullPath'),
+    column('full_name', 'fullName'),
+    column('owner_id', 'ownerId'),
+    column('created_at', 'createdAt'),
+    column('updated_at', 'updatedAt'),
+    ...GROUP_SETTING_LIST.map((s) => column(s.wire, s.key)),
+  ].join(', ');
+}
 
 /**
  * SQL (for a `namespaces` row aliased `alias`) that is true when the caller may see the group:
@@ -40,15 +71,15 @@ export class NamespaceAccess {
     actor: Actor | undefined,
   ): Promise<NamespaceRecord & { accessLevel: number }> {
     const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
-    const row = await firstRow<NamespaceRow & { access_level: number }>(
+    const row = await firstRow<NamespaceRecord & { accessLevel: number }>(
       this.dataSource,
-      `select n.*, ${groupAccessSql('n', '$2')} as access_level from namespaces n
+      `select ${namespaceRecordSql('n')}, ${groupAccessSql('n', '$2')} as "accessLevel" from namespaces n
         where n.kind = 'group' and ${byId ? 'n.id = $1::int' : 'lower(n.full_path) = lower($1)'}
           and ${groupVisibleSql('n', actor, '$2')}`,
       [String(idOrPath), actor?.id ?? null],
     );
     if (!row) throw new NotFound('Group');
-    return { ...toNamespace(row), accessLevel: Number(row.access_level) };
+    return { ...row, accessLevel: Number(row.accessLevel) };
   }
 
   /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
@@ -61,12 +92,11 @@ export class NamespaceAccess {
   /** Any namespace (personal or group) by id or full path, without visibility rules. */
   async findNamespace(idOrPath: string | number): Promise<NamespaceRecord | undefined> {
     const byId = typeof idOrPath === 'number' || /^\d{1,9}$/.test(idOrPath);
-    const row = await firstRow<NamespaceRow>(
+    return firstRow<NamespaceRecord>(
       this.dataSource,
-      `select * from namespaces n where ${byId ? 'n.id = $1::int' : 'lower(n.full_path) = lower($1)'}`,
+      `select ${namespaceRecordSql('n')} from namespaces n where ${byId ? 'n.id = $1::int' : 'lower(n.full_path) = lower($1)'}`,
       [String(idOrPath)],
     );
-    return row ? toNamespace(row) : undefined;
   }
 
   /** The ids of the namespace and of its ancestors. */
@@ -80,40 +110,14 @@ export class NamespaceAccess {
   }
 
   async personalNamespace(userId: number): Promise<NamespaceRecord> {
-    const row = await firstRow<NamespaceRow>(
+    const row = await firstRow<NamespaceRecord>(
       this.dataSource,
-      `select * from namespaces where owner_id = $1 and kind = 'user'`,
+      `select ${namespaceRecordSql('n')} from namespaces n where n.owner_id = $1 and n.kind = 'user'`,
       [userId],
     );
     if (!row) throw new NotFound('Namespace');
-    return toNamespace(row);
+    return row;
   }
-}
-
-/** A `namespaces` row as `select *` answers it: the settings' columns are the table's (domain/group-settings.ts). */
-export type NamespaceRow = {
-  id: number;
-  kind: 'user' | 'group';
-  parent_id: number | null;
-  full_path: string;
-  full_name: string;
-  owner_id: number | null;
-  created_at: Date;
-  updated_at: Date;
-} & GroupSettingColumns;
-
-export function toNamespace(r: NamespaceRow): NamespaceRecord {
-  return Object.assign(new NamespaceRecord(), {
-    id: r.id,
-    kind: r.kind,
-    ...(Object.fromEntries(GROUP_SETTING_LIST.map((s) => [s.key, r[s.wire]])) as GroupSettings),
-    parentId: r.parent_id,
-    fullPath: r.full_path,
-    fullName: r.full_name,
-    ownerId: r.owner_id,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  });
 }
 
 /**
