@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
 import { groupSettingsFrom, MemberRecord, NamespaceRecord, type GroupEvent } from '@app/groups';
 import type { ProjectEvent } from '@app/projects';
-import { newUserProfile, USER_ENTITIES, type UserEvent } from '@app/users';
+import { newUserProfile, type UserEvent } from '@app/users';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { settingsFrom } from '../../libs/projects/src/domain/project-settings';
 import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
@@ -60,11 +60,11 @@ export async function openProjectionDb(): Promise<ProjectionDb> {
   Logger.overrideLogger(['error']);
   const config = testConfig({ dataDir: await mkdtemp(join(tmpdir(), 'lode-projection-')) });
   await runMigrations(config, MIGRATIONS);
-  // The entities of the query services that read through TypeORM repositories (users', groups').
+  // The entities of the query services that read through TypeORM repositories (groups').
   const dataSource = new DataSource({
     type: 'postgres',
     url: config.databaseUrl,
-    entities: [...USER_ENTITIES, NamespaceRecord, MemberRecord],
+    entities: [NamespaceRecord, MemberRecord],
     extra: { max: 2 },
   });
   await dataSource.initialize();

@@ -24,10 +24,13 @@ export function avatarUrl(u: Pick<UserRecord, 'id' | 'avatar' | 'email'>, ctx: U
 }
 
 /** GitLab's `state`: a user blocked by directory synchronisation shows as `ldap_blocked`. */
-const state = (u: UserRecord) => u.state;
+const state = (u: UserBasicFields) => u.state;
+
+/** What UserBasic shows of a user: other contexts' rows (a project's users) carry these columns alone. */
+export type UserBasicFields = Pick<UserRecord, 'id' | 'name' | 'username' | 'state' | 'avatar' | 'email'>;
 
 /** UserBasic: lists for non-administrators, project users. */
-export const serializeUserBasic = (u: UserRecord, ctx: UrlContext) => ({
+export const serializeUserBasic = (u: UserBasicFields, ctx: UrlContext) => ({
   id: u.id,
   name: u.name,
   username: u.username,
