@@ -1,3 +1,5 @@
+import type { UserSettings } from '../domain/user-settings';
+
 /*
  * The rows the users context's queries read from `users` and `user_identities` (tables of
  * migrations/1763780000100-users.ts), camelCase through column aliases (queries/user.queries.ts).
@@ -5,26 +7,15 @@
  */
 
 /**
- * A user as the serializers show it. `password_digest` is not here: no answer may carry it, and Lode checks no password (git's basic auth takes a token), so
+ * A user as the serializers show it: the settings (domain/user-settings.ts) and the rest. `password_digest`
+ * is not here: no answer may carry it, and Lode checks no password (git's basic auth takes a token), so
  * nothing selects it.
  */
-export interface UserRecord {
+export interface UserRecord extends UserSettings {
   id: number;
   username: string;
   email: string;
-  name: string;
   state: string;
-  isAdmin: boolean;
-  bio: string | null;
-  location: string | null;
-  messenger: string;
-  careerProfile: string;
-  socialAccount: string;
-  websiteUrl: string;
-  organization: string | null;
-  projectsLimit: number;
-  canCreateGroup: boolean;
-  external: boolean;
   /** The avatar's stored file name, null without one. */
   avatar: string | null;
   themeId: number;

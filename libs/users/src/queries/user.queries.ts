@@ -1,6 +1,7 @@
 import { NotFound, execute, firstRow, oneRow, rows, type PageParams, type Sql } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { USER_SETTING_LIST } from '../domain/user-settings';
 import {
   USER_CUSTOM_ATTRIBUTES,
   type AccessTokenRecord,
@@ -30,13 +31,13 @@ const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 /** Ids are Postgres `int`s: a larger number names no row (GitLab's `find_by` answers nil), it must not reach SQL. */
 const MAX_ROW_ID = 2_147_483_647;
 
-/** `users u` as a UserRecord: every column but `password_digest` and `ghost`. */
-const USER_COLUMNS = `u.id, u.username, u.email, u.name, u.state, u.is_admin as "isAdmin", u.bio, u.location, u.messenger,
-  u.career_profile as "careerProfile", u.social_account as "socialAccount", u.website_url as "websiteUrl",
-  u.organization, u.projects_limit as "projectsLimit", u.can_create_group as "canCreateGroup", u.external,
-  u.avatar, u.theme_id as "themeId", u.color_scheme_id as "colorSchemeId", u.confirmed_at as "confirmedAt",
-  u.created_at as "createdAt", u.updated_at as "updatedAt",
-  to_char(u.last_activity_on, 'YYYY-MM-DD') as "lastActivityOn"`;
+/** `users u` as a UserRecord: every column but `password_digest` and `ghost`, the settings' from their entries. */
+const USER_COLUMNS = [
+  'u.id, u.username, u.email, u.state, u.avatar, u.theme_id as "themeId", u.color_scheme_id as "colorSchemeId"',
+  'u.confirmed_at as "confirmedAt", u.created_at as "createdAt", u.updated_at as "updatedAt"',
+  `to_char(u.last_activity_on, 'YYYY-MM-DD') as "lastActivityOn"`,
+  ...USER_SETTING_LIST.map((s) => `u.${s.column} as "${s.key}"`),
+].join(', ');
 const SSH_KEY_COLUMNS = `id, user_id as "userId", title, key, key_type as "keyType", fingerprint,
   fingerprint_sha256 as "fingerprintSha256", created_at as "createdAt"`;
 const GPG_KEY_COLUMNS = `id, user_id as "userId", key, fingerprint, primary_keyid as "primaryKeyId", created_at as "createdAt"`;
