@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { DataSource, type EntityManager } from 'typeorm';
 import { groupSettingsFrom, type GroupEvent } from '@app/groups';
 import type { ProjectEvent } from '@app/projects';
-import { newUserProfile, USER_ENTITIES, type UserEvent } from '@app/users';
+import { newUserProfile, type UserEvent } from '@app/users';
 import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { settingsFrom } from '../../libs/projects/src/projects/project-settings';
 import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
@@ -60,11 +60,10 @@ export async function openProjectionDb(): Promise<ProjectionDb> {
   Logger.overrideLogger(['error']);
   const config = testConfig({ dataDir: await mkdtemp(join(tmpdir(), 'lode-projection-')) });
   await runMigrations(config, MIGRATIONS);
-  // The entities of the query services that read through TypeORM repositories (users').
+  // Every query service reads with SQL into typed rows: the DataSource needs no entities.
   const dataSource = new DataSource({
     type: 'postgres',
     url: config.databaseUrl,
-    entities: [...USER_ENTITIES],
     extra: { max: 2 },
   });
   await dataSource.initialize();

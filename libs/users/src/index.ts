@@ -1,5 +1,5 @@
 /** The users context: identity, credentials and authentication. Other contexts import only this file. */
-export { UsersModule, UsersHttpModule, USER_ENTITIES } from './users.module';
+export { UsersModule, UsersHttpModule } from './users.module';
 export { UsersWorkerModule } from './users-worker.module';
 export { Users1763780000100 } from './migrations/1763780000100-users';
 export { SshKeyFingerprints1763780001200 } from './migrations/1763780001200-ssh-key-fingerprints';
@@ -22,7 +22,7 @@ export {
 } from './queries/ssh-key-fingerprints';
 /** GitLab's SSH public key parsing and fingerprints, for every kind of key (users' and deploy keys). */
 export { parseSshPublicKey, SshKeyError, type ParsedSshKey } from './domain/ssh-public-key';
-export { UserRecord } from './projections/user.record';
+export type { UserRecord } from './projections/user.record';
 export type { UserEvent, UserProfile } from './domain/user';
 export { newUserProfile, type NewUserProfile } from './domain/user';
 export { namespacePathErrors, RESERVED_TOP_LEVEL } from './domain/namespace-path';

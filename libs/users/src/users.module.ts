@@ -1,7 +1,6 @@
 import { OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { AvatarStore } from './avatars';
 import { CreateAccessTokenHandler, RevokeImpersonationTokenHandler } from './commands/access-token.commands';
 import { ChangeUserBlockHandler } from './commands/block-user.command';
@@ -22,28 +21,10 @@ import { ImpersonationTokensController } from './http/impersonation-tokens.contr
 import { PrivateTokenGuard } from './http/private-token.guard';
 import { UsersController } from './http/users.controller';
 import { removeUserFilesRoute } from './jobs/remove-user-files.job';
-import { AccessTokenRecord, EmailRecord, GpgKeyRecord, SshKeyRecord } from './projections/credential.record';
 import { UserProjection } from './projections/user.projection';
-import {
-  UserCustomAttributeRecord,
-  UserEmailClaimRecord,
-  UserIdentityRecord,
-  UserRecord,
-} from './projections/user.record';
 import { ActorResolver } from './queries/actor-resolver';
 import { TokenResolver } from './queries/token-resolver';
 import { UserQueries } from './queries/user.queries';
-
-export const USER_ENTITIES = [
-  UserRecord,
-  UserIdentityRecord,
-  UserEmailClaimRecord,
-  UserCustomAttributeRecord,
-  SshKeyRecord,
-  GpgKeyRecord,
-  EmailRecord,
-  AccessTokenRecord,
-];
 
 const HANDLERS = [
   CreateUserHandler,
@@ -66,7 +47,6 @@ const HANDLERS = [
 
 /** Commands, projections and queries of the users context: always loaded, whatever the process role. */
 @Module({
-  imports: [TypeOrmModule.forFeature(USER_ENTITIES)],
   providers: [...HANDLERS, UserProjection, UserQueries, TokenResolver, ActorResolver, AvatarStore],
   exports: [UserQueries, ActorResolver, AvatarStore],
 })

@@ -12,7 +12,7 @@ import {
   pageParams,
   type Actor,
 } from '@app/platform';
-import { avatarParam, serializeUserBasic, uploadedFile, UserQueries, UserRecord } from '@app/users';
+import { avatarParam, serializeUserBasic, uploadedFile, UserQueries } from '@app/users';
 import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseInterceptors } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import type { Request } from 'express';
@@ -21,7 +21,7 @@ import { CreateProject } from './create-project.command';
 import { DeleteProject } from './delete-project.command';
 import { UnarchiveProject } from './unarchive-project.command';
 import { UpdateProject } from './update-project.command';
-import { ProjectQueries, type ProjectListFilters, type ProjectRow, type ProjectUserRow } from './project.queries';
+import { ProjectQueries, type ProjectListFilters, type ProjectRow } from './project.queries';
 import { newProjectSettings, projectChanges } from './project-setting-params';
 import { ProjectPresenter, readsStatistics, type Presentation } from './project-presenter';
 import { CreateProjectDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
@@ -158,20 +158,9 @@ export class ProjectsController {
     const { rows, total } = await this.projects.users(row.id, q.search, page);
     const urls = { externalUrl: this.config.externalUrl, gravatar: this.config.gravatar };
     return new Page(
-      rows.map((u) => serializeUserBasic(toUserRecord(u), urls)),
+      rows.map((u) => serializeUserBasic(u, urls)),
       total,
       page,
     );
   }
-}
-
-function toUserRecord(u: ProjectUserRow): UserRecord {
-  return Object.assign(new UserRecord(), {
-    id: u.id,
-    name: u.name,
-    username: u.username,
-    state: u.state,
-    avatar: u.avatar,
-    email: u.email,
-  });
 }

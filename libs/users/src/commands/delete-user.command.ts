@@ -2,7 +2,7 @@ import { Clock, EventStore, type UnitOfWork } from '@app/platform';
 import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { EntityManager } from 'typeorm';
-import { block, create, remove, userDecider } from '../domain/user';
+import { block, create, newUserProfile, remove, userDecider } from '../domain/user';
 import { ghostUserId, lockGhostCreation, nextIdOn } from '../queries/user.queries';
 
 /**
@@ -73,7 +73,7 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
           namespaceId,
           passwordDigest: null,
           confirmed: true,
-          profile: {
+          profile: newUserProfile({
             name: 'Ghost User',
             username,
             email: `${username}@lode.invalid`,
@@ -81,18 +81,9 @@ export class DeleteUserHandler implements ICommandHandler<DeleteUser> {
               0,
               255,
             ),
-            location: null,
-            messenger: '',
-            careerProfile: '',
-            socialAccount: '',
-            websiteUrl: '',
-            organization: null,
             projectsLimit: 0,
             canCreateGroup: false,
-            isAdmin: false,
-            external: false,
-            avatar: null,
-          },
+          }),
         },
         now,
       );

@@ -4,7 +4,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hashPassword, tokenDigest } from '../domain/secrets';
-import { create, userDecider } from '../domain/user';
+import { create, newUserProfile, userDecider } from '../domain/user';
 import { lockRootSeeding, rootUserId, tokenDigestKnown, userCount } from '../queries/user.queries';
 import { appendAccessToken } from './access-token.commands';
 
@@ -68,23 +68,12 @@ export class SeedRootHandler implements ICommandHandler<SeedRoot> {
             {
               userId,
               namespaceId,
-              profile: {
+              profile: newUserProfile({
                 name: 'Administrator',
                 username: 'root',
                 email: this.config.rootEmail,
-                bio: null,
-                location: null,
-                messenger: '',
-                careerProfile: '',
-                socialAccount: '',
-                websiteUrl: '',
-                organization: null,
-                projectsLimit: 100000,
-                canCreateGroup: true,
                 isAdmin: true,
-                external: false,
-                avatar: null,
-              },
+              }),
               passwordDigest,
               confirmed: true,
             },

@@ -7,6 +7,7 @@ import {
   create,
   evolve,
   initial,
+  newUserProfile,
   remove,
   removeCustomAttribute,
   removeEmail,
@@ -29,21 +30,7 @@ const ID = 7;
 const given = (...events: UserEvent[]): User => events.reduce(evolve, initial());
 
 const profile = (over: Partial<UserProfile> = {}): UserProfile => ({
-  name: 'Jane Doe',
-  username: 'jane',
-  email: 'jane@example.com',
-  bio: null,
-  location: null,
-  messenger: '',
-  careerProfile: '',
-  socialAccount: '',
-  websiteUrl: '',
-  organization: null,
-  projectsLimit: 100000,
-  canCreateGroup: true,
-  isAdmin: false,
-  external: false,
-  avatar: null,
+  ...newUserProfile({ name: 'Jane Doe', username: 'jane', email: 'jane@example.com' }),
   ...over,
 });
 

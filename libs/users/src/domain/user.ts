@@ -7,6 +7,7 @@ import {
   holdsCustomAttribute,
 } from '@app/platform';
 import { namespacePathErrors } from './namespace-path';
+import { USER_SETTING_LIST, userSettingsFrom, type UserSettings } from './user-settings';
 
 /*
  * The user aggregate: identity, profile and the credentials a user owns (SSH keys, GPG keys,
@@ -22,62 +23,25 @@ export interface Identity {
   externUid: string;
 }
 
-/** Profile fields that POST and PUT /users accept, with GitLab's wire names mapped to ours. */
-export interface UserProfile {
-  name: string;
+/**
+ * Profile fields that POST and PUT /users accept, with GitLab's wire names mapped to ours: the settings
+ * of domain/user-settings.ts, and the identity fields each handled on its own (see there).
+ */
+export type UserProfile = UserSettings & {
   username: string;
   email: string;
-  bio: string | null;
-  location: string | null;
-  messenger: string;
-  careerProfile: string;
-  socialAccount: string;
-  websiteUrl: string;
-  organization: string | null;
-  projectsLimit: number;
-  canCreateGroup: boolean;
-  isAdmin: boolean;
-  external: boolean;
+  /** The avatar's stored file name, null without one. */
   avatar: string | null;
-}
+};
 
 /** What an administrator gives for a new user (POST /users, `lode create-user`); null or absent takes the default. */
-export interface NewUserProfile {
-  name: string;
-  username: string;
-  email: string;
-  bio?: string | null;
-  location?: string | null;
-  messenger?: string | null;
-  careerProfile?: string | null;
-  socialAccount?: string | null;
-  websiteUrl?: string | null;
-  organization?: string | null;
-  projectsLimit?: number;
-  canCreateGroup?: boolean;
-  isAdmin?: boolean;
-  external?: boolean;
-}
+export type NewUserProfile = { name: string; username: string; email: string } & {
+  [K in keyof UserSettings]?: UserSettings[K] | null;
+};
 
-/** A new user's profile with GitLab's defaults for what was not given (a projects limit of 100,000, no avatar). */
+/** A new user's profile with the table's defaults for what was not given (a projects limit of 100,000), no avatar. */
 export function newUserProfile(p: NewUserProfile): UserProfile {
-  return {
-    name: p.name,
-    username: p.username,
-    email: p.email,
-    bio: p.bio ?? null,
-    location: p.location ?? null,
-    messenger: p.messenger ?? '',
-    careerProfile: p.careerProfile ?? '',
-    socialAccount: p.socialAccount ?? '',
-    websiteUrl: p.websiteUrl ?? '',
-    organization: p.organization ?? null,
-    projectsLimit: p.projectsLimit ?? 100000,
-    canCreateGroup: p.canCreateGroup ?? true,
-    isAdmin: p.isAdmin ?? false,
-    external: p.external ?? false,
-    avatar: null,
-  };
+  return { ...userSettingsFrom(p), username: p.username, email: p.email, avatar: null };
 }
 
 export type UserEvent =
@@ -211,7 +175,10 @@ const EMAIL = /^[^@\s]+@[^@\s]+$/;
 const MAX = 255;
 const tooLong = (max: number) => `is too long (maximum is ${max} characters)`;
 
-/** GitLab's model validations for a user's fields; only the fields present are checked. */
+/**
+ * GitLab's model validations for a user's fields; only the fields present are checked. The settings'
+ * checks are their entries' (domain/user-settings.ts), in the table's order.
+ */
 export function validateProfile(
   p: Partial<UserProfile>,
   password: string | undefined,
@@ -223,32 +190,19 @@ export function validateProfile(
     else if (p.email.length > MAX) errors.add('email', tooLong(MAX));
     else if (!EMAIL.test(p.email)) errors.add('email', 'is invalid');
   }
-  if (p.name !== undefined) {
-    if (!p.name.trim()) errors.add('name', "can't be blank");
-    else if (p.name.length > MAX) errors.add('name', tooLong(MAX));
-  }
-  if (password !== undefined) {
-    if (password.length < 8) errors.add('password', 'is too short (minimum is 8 characters)');
-    else if (password.length > 128) errors.add('password', 'is too long (maximum is 128 characters)');
-  }
-  if (p.projectsLimit !== undefined) {
-    if (p.projectsLimit < 0) errors.add('projects_limit', 'must be greater than or equal to 0');
-    else if (p.projectsLimit > 2147483647) errors.add('projects_limit', 'must be less than or equal to 2147483647');
-  }
-  const texts: [keyof UserProfile, string][] = [
-    ['bio', 'bio'],
-    ['location', 'location'],
-    ['messenger', 'messenger'],
-    ['careerProfile', 'career_profile'],
-    ['socialAccount', 'social_account'],
-    ['websiteUrl', 'website_url'],
-    ['organization', 'organization'],
-  ];
-  for (const [field, wire] of texts) {
-    const v = p[field];
-    if (typeof v === 'string' && v.length > MAX) errors.add(wire, tooLong(MAX));
+  for (const s of USER_SETTING_LIST) {
+    const value = p[s.key];
+    if (value !== undefined && s.check) for (const m of s.check(value)) errors.add(s.param, m);
+    // The password's messages have always followed the name's in the 400: its keys keep their order.
+    if (s.key === 'name') validatePassword(password, errors);
   }
   return errors;
+}
+
+function validatePassword(password: string | undefined, errors: FieldErrors): void {
+  if (password === undefined) return;
+  if (password.length < 8) errors.add('password', 'is too short (minimum is 8 characters)');
+  else if (password.length > 128) errors.add('password', 'is too long (maximum is 128 characters)');
 }
 
 export function validateIdentity(identity: Identity | undefined, errors: FieldErrors): void {

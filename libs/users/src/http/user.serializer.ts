@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { USER_SETTING_LIST } from '../domain/user-settings';
 import type { UserIdentityRecord, UserRecord } from '../projections/user.record';
 
 /** What serializers need to build URLs. */
@@ -24,10 +25,13 @@ export function avatarUrl(u: Pick<UserRecord, 'id' | 'avatar' | 'email'>, ctx: U
 }
 
 /** GitLab's `state`: a user blocked by directory synchronisation shows as `ldap_blocked`. */
-const state = (u: UserRecord) => u.state;
+const state = (u: UserBasicFields) => u.state;
+
+/** What UserBasic shows of a user: other contexts' rows (a project's users) carry these columns alone. */
+export type UserBasicFields = Pick<UserRecord, 'id' | 'name' | 'username' | 'state' | 'avatar' | 'email'>;
 
 /** UserBasic: lists for non-administrators, project users. */
-export const serializeUserBasic = (u: UserRecord, ctx: UrlContext) => ({
+export const serializeUserBasic = (u: UserBasicFields, ctx: UrlContext) => ({
   id: u.id,
   name: u.name,
   username: u.username,
@@ -43,18 +47,19 @@ export const serializeUserBasic = (u: UserRecord, ctx: UrlContext) => ({
  * Object.assign keeps the same key order at a twentieth of the cost.
  */
 
+/** The settings the User entity shows after `created_at`, in the table's order (domain/user-settings.ts). */
+const PROFILE_SETTINGS = USER_SETTING_LIST.filter((s) => s.shown === 'profile');
+
+/** The profile settings' fields, each under its column's name (bio, location, ..., organization). */
+function profileFields(u: UserRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const s of PROFILE_SETTINGS) out[s.column] = u[s.key];
+  return out;
+}
+
 /** User: a single user seen by a non-administrator. */
 export const serializeUser = (u: UserRecord, ctx: UrlContext) =>
-  Object.assign(serializeUserBasic(u, ctx), {
-    created_at: iso(u.createdAt),
-    bio: u.bio,
-    location: u.location,
-    messenger: u.messenger,
-    career_profile: u.careerProfile,
-    social_account: u.socialAccount,
-    website_url: u.websiteUrl,
-    organization: u.organization,
-  });
+  Object.assign(serializeUserBasic(u, ctx), { created_at: iso(u.createdAt) }, profileFields(u));
 
 /** UserPublic: the current user, and the answers to POST and PUT /users. */
 export const serializeUserPublic = (u: UserRecord, identities: UserIdentityRecord[], ctx: UrlContext) =>

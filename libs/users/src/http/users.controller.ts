@@ -23,6 +23,7 @@ import { newUserProfile, type Identity, type UserProfile } from '../domain/user'
 import { UserQueries } from '../queries/user.queries';
 import { ReadUserScope } from './private-token.guard';
 import { avatarParam, parseDateTime, uploadedFile } from './request-files';
+import { newUserSettings, userSettingChanges } from './user-settings';
 import { serializeUser, serializeUserAdmin, serializeUserBasic, serializeUserPublic } from './user.serializer';
 import { CreateUserDto, DeleteUserDto, ListUsersDto, UPDATABLE_USER_FIELDS, UpdateUserDto } from './users.dto';
 
@@ -88,22 +89,7 @@ export class UsersController {
   @AdminOnly()
   @UseInterceptors(AcceptsFiles)
   async create(@GitlabParams() p: CreateUserDto, @Req() req: Request) {
-    const profile = newUserProfile({
-      name: p.name,
-      username: p.username,
-      email: p.email,
-      bio: p.bio,
-      location: p.location,
-      messenger: p.messenger,
-      careerProfile: p.career_profile,
-      socialAccount: p.social_account,
-      websiteUrl: p.website_url,
-      organization: p.organization,
-      projectsLimit: p.projects_limit,
-      canCreateGroup: p.can_create_group,
-      isAdmin: p.admin,
-      external: p.external,
-    });
+    const profile = newUserProfile({ ...newUserSettings(p), username: p.username, email: p.email });
     // reset_password takes priority: GitLab would mail a reset link; Lode has no mail, so no password is set.
     const password = p.reset_password ? undefined : p.password;
     const id = await this.commands.execute(
@@ -128,23 +114,9 @@ export class UsersController {
         `${UPDATABLE_USER_FIELDS.join(', ')} are missing, at least one parameter must be provided`,
       );
     await this.users.get(id);
-    const changes: Partial<UserProfile> = {
-      name: p.name,
-      username: p.username,
-      email: p.email,
-      bio: p.bio,
-      location: p.location,
-      messenger: p.messenger === null ? '' : p.messenger,
-      careerProfile: p.career_profile === null ? '' : p.career_profile,
-      socialAccount: p.social_account === null ? '' : p.social_account,
-      websiteUrl: p.website_url === null ? '' : p.website_url,
-      organization: p.organization,
-      projectsLimit: p.projects_limit,
-      canCreateGroup: p.can_create_group,
-      isAdmin: p.admin,
-      external: p.external,
-    };
-    for (const k of Object.keys(changes) as (keyof UserProfile)[]) if (changes[k] === undefined) delete changes[k];
+    const changes: Partial<UserProfile> = userSettingChanges(p);
+    if (p.username !== undefined) changes.username = p.username;
+    if (p.email !== undefined) changes.email = p.email;
     await this.commands.execute(new UpdateUser(id, changes, { password: p.password, identity: identity(p), avatar }));
     return this.publicView(id);
   }

@@ -1,25 +1,45 @@
 import { AllOrNoneOf, AtLeastOneOf, Nullable, PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
+import { userSetting, type UserSettingParam } from '../domain/user-settings';
 
 /**
- * Profile fields shared by POST and PUT /users, GitLab's wire names. The free-text ones take a JSON
- * `null`, which clears them: Grape keeps a key sent as null in `declared(params, include_missing:
- * false)`, and GitLab's update writes it (empty text for those whose column is not null).
+ * A setting's validation, from its entry (domain/user-settings.ts), as it would be written on the
+ * property (`@Nullable() @IsOptional() @IsString()`): POST requires the `required` ones, a null of a
+ * `clearable` one is kept (Grape keeps a key sent as null, and GitLab's update writes it).
+ */
+function SettingParam(param: UserSettingParam, use: 'create' | 'update' = 'update'): PropertyDecorator {
+  const s = userSetting(param);
+  const written: PropertyDecorator[] = [];
+  if (s.clearable) written.push(Nullable() as PropertyDecorator);
+  written.push(use === 'create' && s.required ? IsDefined() : IsOptional());
+  if (s.type === 'boolean') written.push(ToBool(), IsBoolean());
+  else if (s.type === 'int') written.push(ToInt(), IsInt());
+  else written.push(IsString());
+  // Applied bottom-up, as TypeScript applies decorators written on a property.
+  return (target, property) => {
+    for (const d of [...written].reverse()) d(target, property);
+  };
+}
+
+/**
+ * Profile fields shared by POST and PUT /users, GitLab's wire names in GitLab's order (its
+ * `optional_attributes`), so several failures read as Grape words them. The settings' validation is
+ * their entries'; `extern_uid` and `provider` (an identity, not a setting) are written here.
  */
 export class UserAttributesDto {
-  @Nullable() @IsOptional() @IsString() messenger?: string | null;
-  @Nullable() @IsOptional() @IsString() career_profile?: string | null;
-  @Nullable() @IsOptional() @IsString() social_account?: string | null;
-  @Nullable() @IsOptional() @IsString() website_url?: string | null;
-  @Nullable() @IsOptional() @IsString() organization?: string | null;
-  @IsOptional() @ToInt() @IsInt() projects_limit?: number;
+  @SettingParam('messenger') messenger?: string | null;
+  @SettingParam('career_profile') career_profile?: string | null;
+  @SettingParam('social_account') social_account?: string | null;
+  @SettingParam('website_url') website_url?: string | null;
+  @SettingParam('organization') organization?: string | null;
+  @SettingParam('projects_limit') projects_limit?: number;
   @IsOptional() @IsString() extern_uid?: string;
   @IsOptional() @IsString() provider?: string;
-  @Nullable() @IsOptional() @IsString() bio?: string | null;
-  @Nullable() @IsOptional() @IsString() location?: string | null;
-  @IsOptional() @ToBool() @IsBoolean() admin?: boolean;
-  @IsOptional() @ToBool() @IsBoolean() can_create_group?: boolean;
-  @IsOptional() @ToBool() @IsBoolean() external?: boolean;
+  @SettingParam('bio') bio?: string | null;
+  @SettingParam('location') location?: string | null;
+  @SettingParam('admin') admin?: boolean;
+  @SettingParam('can_create_group') can_create_group?: boolean;
+  @SettingParam('external') external?: boolean;
   @AllOrNoneOf(['extern_uid', 'provider']) readonly _identity?: never;
 }
 
@@ -30,10 +50,11 @@ export class CreateUserDto extends UserAttributesDto {
   @IsOptional() @ToBool() @IsBoolean() reset_password?: boolean;
   @IsOptional() @ToBool() @IsBoolean() skip_confirmation?: boolean;
   @AtLeastOneOf(['password', 'reset_password']) readonly _password?: never;
-  @IsDefined() @IsString() name: string;
+  @SettingParam('name', 'create') name: string;
   @IsDefined() @IsString() username: string;
 }
 
+/** GitLab 10.x's `at_least_one_of` list for PUT /users/:id: the identity fields, then `optional_attributes`. */
 export const UPDATABLE_USER_FIELDS = [
   'email',
   'password',
@@ -53,15 +74,23 @@ export const UPDATABLE_USER_FIELDS = [
   'can_create_group',
   'external',
   'avatar',
-];
+] as const;
 
 export class UpdateUserDto extends UserAttributesDto {
   @IsOptional() @IsString() email?: string;
   @IsOptional() @IsString() password?: string;
-  @IsOptional() @IsString() name?: string;
+  @SettingParam('name') name?: string;
   @IsOptional() @IsString() username?: string;
   @IsOptional() @ToBool() @IsBoolean() skip_reconfirmation?: boolean;
 }
+
+/** Every setting is a parameter of both DTOs and in the PUT's list (a type check fails until it is). */
+const declared: UserSettingParam extends keyof CreateUserDto &
+  keyof UpdateUserDto &
+  (typeof UPDATABLE_USER_FIELDS)[number]
+  ? true
+  : never = true;
+void declared;
 
 export class ListUsersDto extends PaginationDto {
   @IsOptional() @IsString() username?: string;

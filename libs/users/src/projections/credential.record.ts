@@ -1,48 +1,49 @@
 import { CustomAttributeTable } from '@app/platform';
-import { Column, Entity, PrimaryColumn } from 'typeorm';
 
-@Entity('ssh_keys')
-export class SshKeyRecord {
-  @PrimaryColumn() id: number;
-  @Column({ name: 'user_id' }) userId: number;
-  @Column() title: string;
-  @Column() key: string;
-  @Column({ name: 'key_type' }) keyType: string;
-  @Column() fingerprint: string;
-  @Column({ name: 'fingerprint_sha256' }) fingerprintSha256: string;
-  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+/*
+ * The rows the users context's queries read from its credential tables, camelCase through column
+ * aliases (queries/user.queries.ts). Plain types: TypeORM holds only the connection and the migrations.
+ */
+
+export interface SshKeyRecord {
+  id: number;
+  userId: number;
+  title: string;
+  key: string;
+  keyType: string;
+  fingerprint: string;
+  fingerprintSha256: string;
+  createdAt: Date;
 }
 
-@Entity('gpg_keys')
-export class GpgKeyRecord {
-  @PrimaryColumn() id: number;
-  @Column({ name: 'user_id' }) userId: number;
-  @Column() key: string;
-  @Column() fingerprint: string;
-  @Column({ name: 'primary_keyid' }) primaryKeyId: string;
-  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+export interface GpgKeyRecord {
+  id: number;
+  userId: number;
+  key: string;
+  fingerprint: string;
+  primaryKeyId: string;
+  createdAt: Date;
 }
 
-@Entity('emails')
-export class EmailRecord {
-  @PrimaryColumn() id: number;
-  @Column({ name: 'user_id' }) userId: number;
-  @Column() email: string;
-  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+export interface EmailRecord {
+  id: number;
+  userId: number;
+  email: string;
+  createdAt: Date;
 }
 
-@Entity('access_tokens')
-export class AccessTokenRecord {
-  @PrimaryColumn() id: number;
-  @Column({ name: 'user_id' }) userId: number;
-  @Column() name: string;
-  @Column({ select: false }) digest: string;
-  @Column({ type: 'text', array: true }) scopes: string[];
-  @Column() impersonation: boolean;
-  @Column() revoked: boolean;
-  @Column({ name: 'expires_at', type: 'date', nullable: true }) expiresAt: string | null;
-  @Column({ name: 'created_by', type: 'int', nullable: true }) createdBy: number | null;
-  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+/** An access token without its `digest`: no answer may carry it, and only TokenResolver looks a token up by it. */
+export interface AccessTokenRecord {
+  id: number;
+  userId: number;
+  name: string;
+  scopes: string[];
+  impersonation: boolean;
+  revoked: boolean;
+  /** `YYYY-MM-DD`, null for a token that does not expire. */
+  expiresAt: string | null;
+  createdBy: number | null;
+  createdAt: Date;
 }
 
 /** `user_custom_attributes`, written by UserProjection and read by UserQueries. */

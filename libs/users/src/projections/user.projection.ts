@@ -3,25 +3,16 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import type { AccessTokenEvent } from '../domain/access-token';
 import type { UserProfile, UserEvent } from '../domain/user';
+import { USER_SETTING_LIST, userSettingsFrom, type UserSettings } from '../domain/user-settings';
 import type { UserActivityEvent } from '../domain/user-activity';
 import { USER_CUSTOM_ATTRIBUTES, USER_RECORDS_TABLES } from './credential.record';
 
+/** Each profile field's column: the settings' from their entries, the identity fields' by name. */
 const PROFILE_COLUMNS: Record<keyof UserProfile, string> = {
-  name: 'name',
   username: 'username',
   email: 'email',
-  bio: 'bio',
-  location: 'location',
-  messenger: 'messenger',
-  careerProfile: 'career_profile',
-  socialAccount: 'social_account',
-  websiteUrl: 'website_url',
-  organization: 'organization',
-  projectsLimit: 'projects_limit',
-  canCreateGroup: 'can_create_group',
-  isAdmin: 'is_admin',
-  external: 'external',
   avatar: 'avatar',
+  ...(Object.fromEntries(USER_SETTING_LIST.map((s) => [s.key, s.column])) as Record<keyof UserSettings, string>),
 };
 
 /** Every event of the users context. */
@@ -29,32 +20,16 @@ type Projected = UserEvent | AccessTokenEvent | UserActivityEvent;
 
 const on: EventHandlers<Projected> = {
   UserCreated: async ({ data: d }, db) => {
+    // An event older than a setting holds no value for it: the setting's default.
+    const settings = userSettingsFrom(d);
+    const columns = USER_SETTING_LIST.map((s) => s.column);
+    const values = USER_SETTING_LIST.map((s) => settings[s.key]);
+    const fixed = [d.userId, d.username, d.email, d.avatar, d.passwordDigest, d.confirmedAt, d.at, d.ghost === true];
     await db.query(
-      `insert into users (id, username, email, name, state, is_admin, bio, location, messenger, career_profile, social_account,
-             website_url, organization, projects_limit, can_create_group, external, avatar, password_digest, confirmed_at, created_at, updated_at, ghost)
-           values ($1,$2,$3,$4,'active',$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$19,$20)`,
-      [
-        d.userId,
-        d.username,
-        d.email,
-        d.name,
-        d.isAdmin,
-        d.bio,
-        d.location,
-        d.messenger,
-        d.careerProfile,
-        d.socialAccount,
-        d.websiteUrl,
-        d.organization,
-        d.projectsLimit,
-        d.canCreateGroup,
-        d.external,
-        d.avatar,
-        d.passwordDigest,
-        d.confirmedAt,
-        d.at,
-        d.ghost === true,
-      ],
+      `insert into users (id, username, email, state, avatar, password_digest, confirmed_at, created_at, updated_at, ghost,
+             ${columns.join(', ')})
+           values ($1, $2, $3, 'active', $4, $5, $6, $7, $7, $8, ${columns.map((_, i) => `$${fixed.length + 1 + i}`).join(', ')})`,
+      [...fixed, ...values],
     );
     await db.query(`insert into user_email_claims (email_lower, user_id) values ($1, $2)`, [
       d.email.toLowerCase(),

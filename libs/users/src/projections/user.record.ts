@@ -1,50 +1,35 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { UserSettings } from '../domain/user-settings';
 
-@Entity('users')
-export class UserRecord {
-  @PrimaryColumn() id: number;
-  @Column() username: string;
-  @Column() email: string;
-  @Column() name: string;
-  @Column() state: string;
-  @Column({ name: 'is_admin' }) isAdmin: boolean;
-  @Column({ type: 'text', nullable: true }) bio: string | null;
-  @Column({ type: 'text', nullable: true }) location: string | null;
-  @Column() messenger: string;
-  @Column({ name: 'career_profile' }) careerProfile: string;
-  @Column({ name: 'social_account' }) socialAccount: string;
-  @Column({ name: 'website_url' }) websiteUrl: string;
-  @Column({ type: 'text', nullable: true }) organization: string | null;
-  @Column({ name: 'projects_limit' }) projectsLimit: number;
-  @Column({ name: 'can_create_group' }) canCreateGroup: boolean;
-  @Column() external: boolean;
-  @Column({ type: 'text', nullable: true }) avatar: string | null;
-  @Column({ name: 'password_digest', type: 'text', nullable: true, select: false }) passwordDigest: string | null;
-  @Column({ name: 'theme_id' }) themeId: number;
-  @Column({ name: 'color_scheme_id' }) colorSchemeId: number;
-  @Column({ name: 'confirmed_at', type: 'timestamptz', nullable: true }) confirmedAt: Date | null;
-  @Column({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
-  @Column({ name: 'updated_at', type: 'timestamptz' }) updatedAt: Date;
-  @Column({ name: 'last_activity_on', type: 'date', nullable: true }) lastActivityOn: string | null;
+/*
+ * The rows the users context's queries read from `users` and `user_identities` (tables of
+ * migrations/1763780000100-users.ts), camelCase through column aliases (queries/user.queries.ts).
+ * Plain types: TypeORM holds only the connection and the migrations.
+ */
+
+/**
+ * A user as the serializers show it: the settings (domain/user-settings.ts) and the rest. `password_digest`
+ * is not here: no answer may carry it, and Lode checks no password (git's basic auth takes a token), so
+ * nothing selects it.
+ */
+export interface UserRecord extends UserSettings {
+  id: number;
+  username: string;
+  email: string;
+  state: string;
+  /** The avatar's stored file name, null without one. */
+  avatar: string | null;
+  themeId: number;
+  colorSchemeId: number;
+  confirmedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  /** `YYYY-MM-DD`, null before the first activity. */
+  lastActivityOn: string | null;
 }
 
-@Entity('user_identities')
-export class UserIdentityRecord {
-  @PrimaryColumn({ name: 'user_id' }) userId: number;
-  @PrimaryColumn() provider: string;
-  @Column({ name: 'extern_uid' }) externUid: string;
-}
-
-@Entity('user_email_claims')
-export class UserEmailClaimRecord {
-  @PrimaryColumn({ name: 'email_lower' }) emailLower: string;
-  @Column({ name: 'user_id' }) userId: number;
-  @Column({ name: 'email_id', type: 'int', nullable: true }) emailId: number | null;
-}
-
-@Entity('user_custom_attributes')
-export class UserCustomAttributeRecord {
-  @PrimaryColumn({ name: 'user_id' }) userId: number;
-  @PrimaryColumn() key: string;
-  @Column() value: string;
+/** A user's identity at an external provider (`extern_uid` at `provider`). */
+export interface UserIdentityRecord {
+  userId: number;
+  provider: string;
+  externUid: string;
 }

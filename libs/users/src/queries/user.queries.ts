@@ -1,14 +1,15 @@
-import { NotFound, execute, firstRow, oneRow, rows, type PageParams } from '@app/platform';
+import { NotFound, execute, firstRow, oneRow, rows, type PageParams, type Sql } from '@app/platform';
 import { Injectable } from '@nestjs/common';
-import { DataSource, In, type EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
+import { USER_SETTING_LIST } from '../domain/user-settings';
 import {
-  AccessTokenRecord,
   USER_CUSTOM_ATTRIBUTES,
-  EmailRecord,
-  GpgKeyRecord,
-  SshKeyRecord,
+  type AccessTokenRecord,
+  type EmailRecord,
+  type GpgKeyRecord,
+  type SshKeyRecord,
 } from '../projections/credential.record';
-import { UserIdentityRecord, UserRecord } from '../projections/user.record';
+import type { UserIdentityRecord, UserRecord } from '../projections/user.record';
 
 export interface UserListFilters {
   username?: string;
@@ -30,14 +31,44 @@ const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 /** Ids are Postgres `int`s: a larger number names no row (GitLab's `find_by` answers nil), it must not reach SQL. */
 const MAX_ROW_ID = 2_147_483_647;
 
+/** `users u` as a UserRecord: every column but `password_digest` and `ghost`, the settings' from their entries. */
+const USER_COLUMNS = [
+  'u.id, u.username, u.email, u.state, u.avatar, u.theme_id as "themeId", u.color_scheme_id as "colorSchemeId"',
+  'u.confirmed_at as "confirmedAt", u.created_at as "createdAt", u.updated_at as "updatedAt"',
+  `to_char(u.last_activity_on, 'YYYY-MM-DD') as "lastActivityOn"`,
+  ...USER_SETTING_LIST.map((s) => `u.${s.column} as "${s.key}"`),
+].join(', ');
+const SSH_KEY_COLUMNS = `id, user_id as "userId", title, key, key_type as "keyType", fingerprint,
+  fingerprint_sha256 as "fingerprintSha256", created_at as "createdAt"`;
+const GPG_KEY_COLUMNS = `id, user_id as "userId", key, fingerprint, primary_keyid as "primaryKeyId", created_at as "createdAt"`;
+const EMAIL_COLUMNS = `id, user_id as "userId", email, created_at as "createdAt"`;
+/** Without `digest`, which no answer shows. */
+const ACCESS_TOKEN_COLUMNS = `t.id, t.user_id as "userId", t.name, t.scopes, t.impersonation, t.revoked,
+  to_char(t.expires_at, 'YYYY-MM-DD') as "expiresAt", t.created_by as "createdBy", t.created_at as "createdAt"`;
+
+/** A page of `rows` and the count of all, read with the same `from ... where` and parameters. */
+async function pageOf<T>(
+  db: Sql,
+  select: string,
+  fromWhere: string,
+  params: unknown[],
+  orderBy: string,
+  page: PageParams,
+): Promise<{ rows: T[]; total: number }> {
+  const { total } = await oneRow<{ total: number }>(db, `select count(*)::int as total ${fromWhere}`, params);
+  const n = params.length;
+  const found = await rows<T>(
+    db,
+    `select ${select} ${fromWhere} order by ${orderBy} offset $${n + 1} limit $${n + 2}`,
+    [...params, page.offset, page.perPage],
+  );
+  return { rows: found, total };
+}
+
 /** Reads of the users context's read models. Every list costs a count and a page, whatever `per_page` is. */
 @Injectable()
 export class UserQueries {
   constructor(private readonly dataSource: DataSource) {}
-
-  private get users() {
-    return this.dataSource.getRepository(UserRecord);
-  }
 
   async get(id: number): Promise<UserRecord> {
     const user = await this.find(id);
@@ -46,64 +77,63 @@ export class UserQueries {
   }
 
   async find(id: number): Promise<UserRecord | null> {
-    return id > MAX_ROW_ID ? null : this.users.findOneBy({ id });
+    return id > MAX_ROW_ID ? null : userIn(this.dataSource, id);
   }
 
   /** `:user_id` paths that take an id or a username (case-insensitive, as GitLab's `find_by_username`). */
   async findByIdOrUsername(idOrUsername: string): Promise<UserRecord | null> {
     if (/^\d{1,15}$/.test(idOrUsername)) return this.find(Number(idOrUsername));
-    return this.users
-      .createQueryBuilder('u')
-      .where('lower(u.username) = lower(:name)', { name: idOrUsername })
-      .getOne();
+    const user = await firstRow<UserRecord>(
+      this.dataSource,
+      `select ${USER_COLUMNS} from users u where lower(u.username) = lower($1)`,
+      [idOrUsername],
+    );
+    return user ?? null;
   }
 
   async list(f: UserListFilters, page: PageParams): Promise<{ rows: UserRecord[]; total: number }> {
-    const qb = this.users.createQueryBuilder('u');
-    if (f.username !== undefined) qb.andWhere('lower(u.username) = lower(:username)', { username: f.username });
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    if (f.username !== undefined) where.push(`lower(u.username) = lower(${param(f.username)})`);
     if (f.search) {
-      qb.andWhere(
+      const term = param(likeEscape(f.search));
+      where.push(
         f.searchEmail
-          ? '(u.name ilike :term or u.username ilike :term or u.email ilike :term)'
-          : '(u.name ilike :term or u.username ilike :term)',
-        { term: likeEscape(f.search) },
+          ? `(u.name ilike ${term} or u.username ilike ${term} or u.email ilike ${term})`
+          : `(u.name ilike ${term} or u.username ilike ${term})`,
       );
     }
-    if (f.active) qb.andWhere(`u.state = 'active'`);
-    if (f.blocked) qb.andWhere(`u.state in ('blocked', 'ldap_blocked')`);
-    if (f.external) qb.andWhere('u.external');
+    if (f.active) where.push(`u.state = 'active'`);
+    if (f.blocked) where.push(`u.state in ('blocked', 'ldap_blocked')`);
+    if (f.external) where.push('u.external');
     if (f.externUid !== undefined && f.provider !== undefined)
-      qb.andWhere(
-        'exists (select 1 from user_identities i where i.user_id = u.id and i.provider = :provider and lower(i.extern_uid) = lower(:externUid))',
-        { provider: f.provider, externUid: f.externUid },
+      where.push(
+        `exists (select 1 from user_identities i where i.user_id = u.id and i.provider = ${param(f.provider)}
+                   and lower(i.extern_uid) = lower(${param(f.externUid)}))`,
       );
-    if (f.createdBefore) qb.andWhere('u.created_at < :before', { before: f.createdBefore });
-    if (f.createdAfter) qb.andWhere('u.created_at > :after', { after: f.createdAfter });
-    Object.entries(f.customAttributes ?? {}).forEach(([key, value], i) =>
-      qb.andWhere(
-        `exists (select 1 from user_custom_attributes c where c.user_id = u.id and c.key = :ck${i} and c.value = :cv${i})`,
-        {
-          [`ck${i}`]: key,
-          [`cv${i}`]: value,
-        },
-      ),
-    );
+    if (f.createdBefore) where.push(`u.created_at < ${param(f.createdBefore)}`);
+    if (f.createdAfter) where.push(`u.created_at > ${param(f.createdAfter)}`);
+    for (const [key, value] of Object.entries(f.customAttributes ?? {}))
+      where.push(
+        `exists (select 1 from user_custom_attributes c where c.user_id = u.id and c.key = ${param(key)} and c.value = ${param(value)})`,
+      );
+    const fromWhere = `from users u${where.length ? ` where ${where.join(' and ')}` : ''}`;
     // GitLab 10.x's UsersFinder orders newest first.
-    const [rows, total] = await qb.orderBy('u.id', 'DESC').skip(page.offset).take(page.perPage).getManyAndCount();
-    return { rows, total };
+    return pageOf<UserRecord>(this.dataSource, USER_COLUMNS, fromWhere, params, 'u.id desc', page);
   }
 
   /** Identities of many users in one statement. */
   async identities(userIds: number[]): Promise<Map<number, UserIdentityRecord[]>> {
     const map = new Map<number, UserIdentityRecord[]>();
     if (!userIds.length) return map;
-    const rows = await this.dataSource
-      .getRepository(UserIdentityRecord)
-      .createQueryBuilder('i')
-      .where('i.user_id in (:...ids)', { ids: userIds })
-      .orderBy('i.provider')
-      .getMany();
-    for (const r of rows) map.set(r.userId, [...(map.get(r.userId) ?? []), r]);
+    const found = await rows<UserIdentityRecord>(
+      this.dataSource,
+      `select user_id as "userId", provider, extern_uid as "externUid" from user_identities
+        where user_id = any($1::int[]) order by provider`,
+      [userIds],
+    );
+    for (const r of found) map.set(r.userId, [...(map.get(r.userId) ?? []), r]);
     return map;
   }
 
@@ -115,68 +145,91 @@ export class UserQueries {
     return USER_CUSTOM_ATTRIBUTES.get(this.dataSource, userId, key);
   }
 
-  async sshKeys(userId: number, page: PageParams): Promise<{ rows: SshKeyRecord[]; total: number }> {
-    const [rows, total] = await this.dataSource
-      .getRepository(SshKeyRecord)
-      .findAndCount({ where: { userId }, order: { id: 'ASC' }, skip: page.offset, take: page.perPage });
-    return { rows, total };
+  sshKeys(userId: number, page: PageParams): Promise<{ rows: SshKeyRecord[]; total: number }> {
+    return pageOf<SshKeyRecord>(
+      this.dataSource,
+      SSH_KEY_COLUMNS,
+      'from ssh_keys where user_id = $1',
+      [userId],
+      'id',
+      page,
+    );
   }
 
   async sshKey(userId: number, keyId: number): Promise<SshKeyRecord> {
     const key =
-      keyId > MAX_ROW_ID ? null : await this.dataSource.getRepository(SshKeyRecord).findOneBy({ id: keyId, userId });
+      keyId > MAX_ROW_ID
+        ? undefined
+        : await firstRow<SshKeyRecord>(
+            this.dataSource,
+            `select ${SSH_KEY_COLUMNS} from ssh_keys where id = $1 and user_id = $2`,
+            [keyId, userId],
+          );
     if (!key) throw new NotFound('Key');
     return key;
   }
 
-  async gpgKeys(userId: number, page: PageParams): Promise<{ rows: GpgKeyRecord[]; total: number }> {
-    const [rows, total] = await this.dataSource
-      .getRepository(GpgKeyRecord)
-      .findAndCount({ where: { userId }, order: { id: 'ASC' }, skip: page.offset, take: page.perPage });
-    return { rows, total };
+  gpgKeys(userId: number, page: PageParams): Promise<{ rows: GpgKeyRecord[]; total: number }> {
+    return pageOf<GpgKeyRecord>(
+      this.dataSource,
+      GPG_KEY_COLUMNS,
+      'from gpg_keys where user_id = $1',
+      [userId],
+      'id',
+      page,
+    );
   }
 
   async gpgKey(userId: number, keyId: number): Promise<GpgKeyRecord> {
     const key =
-      keyId > MAX_ROW_ID ? null : await this.dataSource.getRepository(GpgKeyRecord).findOneBy({ id: keyId, userId });
+      keyId > MAX_ROW_ID
+        ? undefined
+        : await firstRow<GpgKeyRecord>(
+            this.dataSource,
+            `select ${GPG_KEY_COLUMNS} from gpg_keys where id = $1 and user_id = $2`,
+            [keyId, userId],
+          );
     if (!key) throw new NotFound('GPG Key');
     return key;
   }
 
-  async emails(userId: number, page: PageParams): Promise<{ rows: EmailRecord[]; total: number }> {
-    const [rows, total] = await this.dataSource
-      .getRepository(EmailRecord)
-      .findAndCount({ where: { userId }, order: { id: 'ASC' }, skip: page.offset, take: page.perPage });
-    return { rows, total };
+  emails(userId: number, page: PageParams): Promise<{ rows: EmailRecord[]; total: number }> {
+    return pageOf<EmailRecord>(this.dataSource, EMAIL_COLUMNS, 'from emails where user_id = $1', [userId], 'id', page);
   }
 
   async email(userId: number, emailId: number): Promise<EmailRecord> {
     const email =
-      emailId > MAX_ROW_ID ? null : await this.dataSource.getRepository(EmailRecord).findOneBy({ id: emailId, userId });
+      emailId > MAX_ROW_ID
+        ? undefined
+        : await firstRow<EmailRecord>(
+            this.dataSource,
+            `select ${EMAIL_COLUMNS} from emails where id = $1 and user_id = $2`,
+            [emailId, userId],
+          );
     if (!email) throw new NotFound('Email');
     return email;
   }
 
   /** `state`: `active` is neither revoked nor expired, `inactive` the rest (GitLab's PersonalAccessTokensFinder). */
-  async impersonationTokens(userId: number, state: 'all' | 'active' | 'inactive', page: PageParams, today: string) {
-    const active = `(not t.revoked and (t.expires_at is null or t.expires_at > :today))`;
-    const qb = this.dataSource
-      .getRepository(AccessTokenRecord)
-      .createQueryBuilder('t')
-      .where('t.user_id = :userId and t.impersonation', { userId, today });
-    if (state === 'active') qb.andWhere(active);
-    if (state === 'inactive') qb.andWhere(`not ${active}`);
-    const [rows, total] = await qb.orderBy('t.id', 'ASC').skip(page.offset).take(page.perPage).getManyAndCount();
-    return { rows, total };
+  impersonationTokens(userId: number, state: 'all' | 'active' | 'inactive', page: PageParams, today: string) {
+    const active = `(not t.revoked and (t.expires_at is null or t.expires_at > $2))`;
+    const where = 'from access_tokens t where t.user_id = $1 and t.impersonation';
+    const [fromWhere, params] =
+      state === 'all'
+        ? [where, [userId]]
+        : [`${where} and ${state === 'active' ? active : `not ${active}`}`, [userId, today]];
+    return pageOf<AccessTokenRecord>(this.dataSource, ACCESS_TOKEN_COLUMNS, fromWhere, params, 't.id', page);
   }
 
   async impersonationToken(userId: number, tokenId: number): Promise<AccessTokenRecord> {
     const t =
       tokenId > MAX_ROW_ID
-        ? null
-        : await this.dataSource
-            .getRepository(AccessTokenRecord)
-            .findOneBy({ id: tokenId, userId, impersonation: true });
+        ? undefined
+        : await firstRow<AccessTokenRecord>(
+            this.dataSource,
+            `select ${ACCESS_TOKEN_COLUMNS} from access_tokens t where t.id = $1 and t.user_id = $2 and t.impersonation`,
+            [tokenId, userId],
+          );
     if (!t) throw new NotFound('Impersonation Token');
     return t;
   }
@@ -184,7 +237,11 @@ export class UserQueries {
   /** How many of these users still exist. */
   async countExisting(ids: number[]): Promise<number> {
     if (!ids.length) return 0;
-    return this.users.countBy({ id: In(ids) });
+    return (
+      await oneRow<{ n: number }>(this.dataSource, `select count(*)::int as n from users where id = any($1::int[])`, [
+        ids,
+      ])
+    ).n;
   }
 
   /** Users active on or after `from`, least recently active first. */
@@ -227,8 +284,8 @@ export async function currentAvatar(db: EntityManager, userId: number): Promise<
 }
 
 /** The user's row as `db`'s transaction sees it (a PUT records only the fields it changes). */
-export async function userIn(db: EntityManager, userId: number): Promise<UserRecord | null> {
-  return db.getRepository(UserRecord).findOneBy({ id: userId });
+export async function userIn(db: Sql, userId: number): Promise<UserRecord | null> {
+  return (await firstRow<UserRecord>(db, `select ${USER_COLUMNS} from users u where u.id = $1`, [userId])) ?? null;
 }
 
 /** Taken before seeding root: an API and a worker starting at the same moment seed one after the other. */
