@@ -4,7 +4,7 @@ import { lockSshKeyFingerprint, userSshKeyFingerprintTaken } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { add, deployKeyDecider, enable } from './deploy-key';
 import { DeployKeyQueries } from './deploy-key.queries';
-import { ProjectQueries } from '../projects/project.queries';
+import type { AuthorizedProject } from '../projects/project.queries';
 import { deployKeyStream, TAKEN, parse } from './deploy-key-writes';
 
 /**
@@ -14,7 +14,8 @@ import { deployKeyStream, TAKEN, parse } from './deploy-key-writes';
  */
 export class AddDeployKey extends Command<number> {
   constructor(
-    readonly project: string | number,
+    /** Required at maintainer by the route, before it validated the parameters (GitLab's order). */
+    readonly project: AuthorizedProject<typeof ACCESS.maintainer>,
     readonly title: string,
     readonly key: string,
     readonly canPush: boolean,
@@ -29,12 +30,10 @@ export class AddDeployKeyHandler implements ICommandHandler<AddDeployKey> {
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
-    private readonly projects: ProjectQueries,
     private readonly keys: DeployKeyQueries,
   ) {}
 
-  async execute({ project, title, key, canPush, actor }: AddDeployKey): Promise<number> {
-    const p = await this.projects.require(project, actor, ACCESS.maintainer);
+  async execute({ project: p, title, key, canPush, actor }: AddDeployKey): Promise<number> {
     const parsed = parse(key);
     const now = this.clock.now();
     return this.store

@@ -83,7 +83,7 @@ export class DeployKeysController {
   async add(@Param('id') id: string, @GitlabParams() params: Record<string, unknown>, @CurrentActor() actor: Actor) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     const p = await validateParams(AddDeployKeyDto, params);
-    const keyId = await this.commands.execute(new AddDeployKey(project.id, p.title, p.key, p.can_push ?? false, actor));
+    const keyId = await this.commands.execute(new AddDeployKey(project, p.title, p.key, p.can_push ?? false, actor));
     return serializeProjectDeployKey(await this.keys.inProject(project.id, keyId));
   }
 
@@ -97,7 +97,7 @@ export class DeployKeysController {
   ) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     const p = await validateParams(UpdateDeployKeyDto, params);
-    await this.commands.execute(new UpdateDeployKey(project.id, keyId, { title: p.title, canPush: p.can_push }, actor));
+    await this.commands.execute(new UpdateDeployKey(project, keyId, { title: p.title, canPush: p.can_push }));
     return serializeProjectDeployKey(await this.keys.inProject(project.id, keyId));
   }
 

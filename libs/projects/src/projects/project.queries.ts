@@ -64,6 +64,17 @@ export interface ProjectRow extends ProjectSettingColumns {
 }
 
 /** A project as the operator's storage check sees it. */
+declare const checkedAt: unique symbol;
+
+/**
+ * A project whose caller `ProjectQueries.require` found to hold level `L` (or to be an administrator):
+ * the proof a command takes instead of deciding access again. Routes where GitLab decides access
+ * before it validates the parameters (a `before { authorize_admin_project }`, so a 403 comes before a
+ * 400) require the project first and hand the command this; the command's type refuses a row that
+ * was checked at another level, or not at all.
+ */
+export type AuthorizedProject<L extends number> = ProjectRow & { readonly [checkedAt]: L };
+
 export interface ProjectSummary {
   id: number;
   fullPath: string;
@@ -169,10 +180,14 @@ export class ProjectQueries {
   }
 
   /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
-  async require(idOrPath: string | number, actor: Actor | undefined, level: number): Promise<ProjectRow> {
+  async require<L extends number>(
+    idOrPath: string | number,
+    actor: Actor | undefined,
+    level: L,
+  ): Promise<AuthorizedProject<L>> {
     const project = await this.getVisible(idOrPath, actor);
     if (!actor?.isAdmin && project.access < level) throw new Forbidden();
-    return project;
+    return project as AuthorizedProject<L>;
   }
 
   /**

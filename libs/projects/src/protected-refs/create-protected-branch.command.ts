@@ -1,19 +1,19 @@
 import { ACCESS } from '@app/groups';
-import { Clock, EventStore, type Actor } from '@app/platform';
+import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { decideOnProject } from '../projects/project-writes';
-import { ProjectQueries } from '../projects/project.queries';
+import type { AuthorizedProject } from '../projects/project.queries';
 import { protectBranch, type ProtectedBranchRule } from './protected-branch';
 
 /**
  * `POST /projects/:id/protected_branches`: a rule for an exact name or a wildcard (409 when the name has one).
- * Masters (maintainers), owners and administrators only (GitLab's `admin_project`). Answers the project's id.
+ * Masters (maintainers), owners and administrators only (GitLab's `admin_project`), decided by the route. Answers the project's id.
  */
 export class CreateProtectedBranch extends Command<number> {
   constructor(
-    readonly project: string | number,
+    /** Required at maintainer by the route, before it validated the parameters (GitLab's order). */
+    readonly project: AuthorizedProject<typeof ACCESS.maintainer>,
     readonly rule: ProtectedBranchRule,
-    readonly actor: Actor | undefined,
   ) {
     super();
   }
@@ -24,11 +24,9 @@ export class CreateProtectedBranchHandler implements ICommandHandler<CreateProte
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
-    private readonly projects: ProjectQueries,
   ) {}
 
-  async execute({ project, rule, actor }: CreateProtectedBranch): Promise<number> {
-    const row = await this.projects.require(project, actor, ACCESS.maintainer);
+  async execute({ project: row, rule }: CreateProtectedBranch): Promise<number> {
     const now = this.clock.now();
     await decideOnProject(this.store, row.id, (s) => protectBranch(s, rule, now));
     return row.id;

@@ -71,7 +71,7 @@ export class ProtectedBranchesController {
       pushAccessLevel: p.push_access_level ?? ACCESS.maintainer,
       mergeAccessLevel: p.merge_access_level ?? ACCESS.maintainer,
     };
-    await this.commands.execute(new CreateProtectedBranch(project.id, rule, actor));
+    await this.commands.execute(new CreateProtectedBranch(project, rule));
     return serializeProtectedBranch(await this.rules.get(project.id, p.name));
   }
 
@@ -80,6 +80,6 @@ export class ProtectedBranchesController {
   @HttpCode(204)
   async remove(@Param('id') id: string, @Param('name') name: string, @CurrentActor() actor?: Actor): Promise<void> {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
-    await this.commands.execute(new RemoveProtectedBranch(project.id, name, actor));
+    await this.commands.execute(new RemoveProtectedBranch(project, name));
   }
 }
