@@ -270,9 +270,9 @@ describe('pushes recorded as RepositoryPushed', () => {
     const today = new Date().toISOString().slice(0, 10);
     // Recorded beside the clone, not in its way.
     for (let i = 0; i < 50 && (await activity()) !== today; i++) await new Promise((r) => setTimeout(r, 100));
-    expect(await t.db.query(`select type from events where stream_id = $1`, [`user-activity-${dev.id}`])).toEqual([
-      { type: 'UserActivityRecorded' },
-    ]);
+    expect(
+      await t.db.query(`select type from events where stream_id = $1`, [`user-activity-${dev.id}-${today}`]),
+    ).toEqual([{ type: 'UserActivityRecorded' }]);
     expect(await activity()).toBe(today);
   });
 

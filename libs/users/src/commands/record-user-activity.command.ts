@@ -1,6 +1,6 @@
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { recordActivity, userActivityDecider } from '../domain/user-activity';
+import { activityDay, recordActivity, userActivityDecider, userActivityStream } from '../domain/user-activity';
 
 /** Notes that a user was active today (at most one event a day); answers the day recorded. */
 export class RecordUserActivity extends Command<string> {
@@ -18,7 +18,8 @@ export class RecordUserActivityHandler implements ICommandHandler<RecordUserActi
 
   async execute({ userId }: RecordUserActivity): Promise<string> {
     const now = this.clock.now();
-    await this.store.decide(`user-activity-${userId}`, userActivityDecider, (s) => recordActivity(s, userId, now));
-    return now.toISOString().slice(0, 10);
+    const on = activityDay(now);
+    await this.store.decide(userActivityStream(userId, on), userActivityDecider, (s) => recordActivity(s, userId, now));
+    return on;
   }
 }
