@@ -6,7 +6,12 @@ export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectAvatars1763780000800 } from './migrations/1763780000800-project-avatars';
 export { DeployKeys1763780001100 } from './migrations/1763780001100-deploy-keys';
 export { ProtectedBranches1763780001300 } from './migrations/1763780001300-protected-branches';
-export { ProjectQueries, type ProjectRow, type ProjectSummary } from './projects/project.queries';
+export {
+  ProjectQueries,
+  type AuthorizedProject,
+  type ProjectRow,
+  type ProjectSummary,
+} from './projects/project.queries';
 export { allProjectIds, projectExistsSql } from './projects/project-sql';
 export type { ProjectEvent } from './projects/project';
 export type { DeployKeyEvent } from './deploy-keys/deploy-key';

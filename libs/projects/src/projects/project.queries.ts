@@ -185,7 +185,11 @@ export class ProjectQueries {
     actor: Actor | undefined,
     level: L,
   ): Promise<AuthorizedProject<L>> {
-    const project = await this.getVisible(idOrPath, actor);
+    return this.authorize(await this.getVisible(idOrPath, actor), actor, level);
+  }
+
+  /** `require`'s check of a row already read (visible to `actor`): 403 below `level`, administrators pass. */
+  authorize<L extends number>(project: ProjectRow, actor: Actor | undefined, level: L): AuthorizedProject<L> {
     if (!actor?.isAdmin && project.access < level) throw new Forbidden();
     return project as AuthorizedProject<L>;
   }

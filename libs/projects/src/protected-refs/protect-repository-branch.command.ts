@@ -1,20 +1,20 @@
 import { ACCESS } from '@app/groups';
-import { Clock, EventStore, type Actor } from '@app/platform';
+import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { decideOnProject } from '../projects/project-writes';
-import { ProjectQueries } from '../projects/project.queries';
+import type { AuthorizedProject } from '../projects/project.queries';
 import { protectBranchLegacy } from './protected-branch';
 
 /**
  * `PUT /projects/:id/repository/branches/:branch/protect`: creates the rule of the branch's name, or updates the flags given on an existing one (GitLab's LegacyApiCreateService / LegacyApiUpdateService).
- * Masters (maintainers), owners and administrators only (GitLab's `admin_project`). Answers the project's id.
+ * Masters (maintainers), owners and administrators only (GitLab's `admin_project`), decided by the route. Answers the project's id.
  */
 export class ProtectRepositoryBranch extends Command<number> {
   constructor(
-    readonly project: string | number,
+    /** Required at maintainer by the route, after it validated the parameters (10.x's order there). */
+    readonly project: AuthorizedProject<typeof ACCESS.maintainer>,
     readonly name: string,
     readonly flags: { developersCanPush?: boolean; developersCanMerge?: boolean },
-    readonly actor: Actor | undefined,
   ) {
     super();
   }
@@ -25,11 +25,9 @@ export class ProtectRepositoryBranchHandler implements ICommandHandler<ProtectRe
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
-    private readonly projects: ProjectQueries,
   ) {}
 
-  async execute({ project, name, flags, actor }: ProtectRepositoryBranch): Promise<number> {
-    const row = await this.projects.require(project, actor, ACCESS.maintainer);
+  async execute({ project: row, name, flags }: ProtectRepositoryBranch): Promise<number> {
     const now = this.clock.now();
     await decideOnProject(this.store, row.id, (s) => protectBranchLegacy(s, name, flags, now));
     return row.id;

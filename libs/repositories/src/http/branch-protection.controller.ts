@@ -1,6 +1,6 @@
 import { GitRepositories, projectRepo, type Branch } from '@app/git';
 import { ACCESS } from '@app/groups';
-import { CurrentActor, Forbidden, GitlabParams, NotFound, ToBool, validateParams, type Actor } from '@app/platform';
+import { CurrentActor, GitlabParams, NotFound, ToBool, validateParams, type Actor } from '@app/platform';
 import {
   ProtectRepositoryBranch,
   UnprotectRepositoryBranch,
@@ -51,16 +51,16 @@ export class BranchProtectionController {
   ) {
     const { project, branch, main, flags } = await this.branch(id, name, actor, ProtectRepositoryBranchDto, params);
     const change = { developersCanPush: flags.developers_can_push, developersCanMerge: flags.developers_can_merge };
-    await this.commands.execute(new ProtectRepositoryBranch(project, branch.name, change, actor));
-    return this.answer(project, branch, main);
+    await this.commands.execute(new ProtectRepositoryBranch(project, branch.name, change));
+    return this.answer(project.id, branch, main);
   }
 
   /** Removes the rule of exactly this name if there is one; the answer still shows a matching wildcard. */
   @Put('unprotect')
   async unprotect(@Param('id') id: string, @Param('branch') name: string, @CurrentActor() actor?: Actor) {
     const { project, branch, main } = await this.branch(id, name, actor, Object, {});
-    await this.commands.execute(new UnprotectRepositoryBranch(project, branch.name, actor));
-    return this.answer(project, branch, main);
+    await this.commands.execute(new UnprotectRepositoryBranch(project, branch.name));
+    return this.answer(project.id, branch, main);
   }
 
   private async branch<T extends object>(
@@ -73,12 +73,12 @@ export class BranchProtectionController {
     const project = await this.projects.getVisible(id, actor);
     ProjectAccessPolicy.requireDownloadCode(project, actor);
     const parsed = await validateParams(dto, params);
-    if (!actor?.isAdmin && project.access < ACCESS.maintainer) throw new Forbidden();
+    const maintained = this.projects.authorize(project, actor, ACCESS.maintainer);
     const repo = projectRepo(project.id);
     const main = project.default_branch ?? (await this.git.headBranch(repo));
     const found = (await this.git.branches(repo, main)).find((b) => b.name === name);
     if (!found) throw new NotFound('Branch');
-    return { project: project.id, branch: found, main, flags: parsed };
+    return { project: maintained, branch: found, main, flags: parsed };
   }
 
   private async answer(projectId: number, branch: Branch, main: string | undefined) {
