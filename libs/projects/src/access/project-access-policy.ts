@@ -87,7 +87,7 @@ function pushCodeRefusal(project: ProjectAccessFacts, actor: ProjectCaller): Pus
 /**
  * Who may do what with a project: the one policy every transport asks (the repository API, git over
  * HTTP, forks). Pure functions of the project's row and the caller; each transport words a refusal
- * its own way. Which projects a caller may see at all is also SQL (`projects/src/queries/project-access.ts`),
+ * its own way. Which projects a caller may see at all is also SQL (`access/project-access.ts`),
  * so that lists paginate right; `mayRead` states the same rule for one row.
  */
 export const ProjectAccessPolicy = {

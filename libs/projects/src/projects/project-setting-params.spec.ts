@@ -6,7 +6,7 @@ import { newProjectSettings, projectChanges } from './project-setting-params';
 import { serializeProject, serializeProjectSimple } from './project.serializer';
 import { CreateProjectDto, ProjectWriteDto } from './projects.dto';
 
-/* The table of domain/project-settings.ts against what reads it. */
+/* The table of project-settings.ts against what reads it. */
 
 const row = (): ProjectRow =>
   ({

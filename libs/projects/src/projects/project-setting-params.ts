@@ -4,7 +4,7 @@ import { SETTINGS, settingDefault, UPDATE_AT_LEAST_ONE_OF, type SettingWire } fr
 import type { ProjectWriteDto } from './projects.dto';
 
 /*
- * The parameters are named as the columns (GitLab's names): each setting's `wire` (domain/project-settings.ts).
+ * The parameters are named as the columns (GitLab's names): each setting's `wire` (project-settings.ts).
  */
 
 const paramsOf = (p: ProjectWriteDto) => p as unknown as Readonly<Record<string, unknown>>;

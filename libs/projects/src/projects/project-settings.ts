@@ -2,10 +2,10 @@ import { VISIBILITIES, type Visibility } from '@app/groups';
 
 /*
  * A project's stored settings, one entry each. The entry is read by the DTO's validation
- * (http/projects.dto.ts), the POST's defaults and the PUT's changes (http/project-settings.ts), the
- * decider's checks and change detection (domain/project.ts), the projection's columns
- * (projections/project.projection.ts), the typed row (queries/project.queries.ts), the serializer's
- * appended fields (http/project.serializer.ts) and the fork's copy (commands/fork-project.command.ts).
+ * (projects.dto.ts), the POST's defaults and the PUT's changes (project-setting-params.ts), the
+ * decider's checks and change detection (project.ts), the projection's columns
+ * (project-rows.ts, project.projection.ts), the typed row (project.queries.ts), the serializer's
+ * appended fields (project.serializer.ts) and the fork's copy (forks/fork-project.command.ts).
  * How to add one: docs/architecture.md, "How to add a project setting".
  *
  * The table is in the order the DTO declares GitLab's parameters, which is the order class-validator
@@ -40,7 +40,7 @@ export interface SettingDescriptor<K extends string = string, W extends string =
   readonly fork: 'copy' | 'default';
   /**
    * Where the project's JSON shows it: `basic` and `full` at the place GitLab's entity gives it, written
-   * in http/project.serializer.ts; `appended`: after `printing_merge_requests_link_enabled`, in this
+   * in project.serializer.ts; `appended`: after `printing_merge_requests_link_enabled`, in this
    * table's order, by the serializer's loop (GitLab's place for the settings added after 10.x's); `no`:
    * never shown.
    */
@@ -109,7 +109,7 @@ const feature = <K extends string, W extends string>(
 
 /* The table. Defaults are GitLab 10.x's for a new project; the messages its model's. */
 export const PROJECT_SETTINGS = [
-  // POST needs `name` or `path` (http/project-settings.ts); each defaults from the other.
+  // POST needs `name` or `path` (project-setting-params.ts); each defaults from the other.
   string('name', 'name', {
     default: (p) => (p.name ?? p.path) as string,
     check: (v) =>
@@ -168,7 +168,7 @@ export const PROJECT_SETTINGS = [
   feature('printingMergeRequestLinkEnabled', 'printing_merge_request_link_enabled', true, {
     shownAs: 'printing_merge_requests_link_enabled',
   }),
-  // Bounded by the namespace: domain/project.ts validateSettings and the fork (no more open than the target group).
+  // Bounded by the namespace: project.ts validateSettings and the fork (no more open than the target group).
   oneOf('visibility', 'visibility', VISIBILITIES as readonly Visibility[], {
     default: 'private',
     fork: 'copy',

@@ -24,7 +24,7 @@ import {
 } from '../access/project-access';
 
 /**
- * A project as the serializers need it: the row (its settings' columns typed by domain/project-settings.ts),
+ * A project as the serializers need it: the row (its settings' columns typed by project-settings.ts),
  * its namespace, its personal owner and the caller's levels.
  */
 export interface ProjectRow extends ProjectSettingColumns {

@@ -26,7 +26,7 @@ export class ListProjectsDto extends PaginationDto {
  * GitLab's PW parameters (all optional here; POST checks name/path itself), one per stored setting.
  * The properties are declared for the types and the OpenAPI document (the swagger plugin reads the
  * declarations); their validation is the setting's (`decorateSettings` below, from
- * domain/project-settings.ts). `description` and `ci_config_path` are `clearable`: a JSON `null`
+ * project-settings.ts). `description` and `ci_config_path` are `clearable`: a JSON `null`
  * clears them as in GitLab (Grape keeps a key sent as null); any other null counts as not sent.
  */
 export class ProjectWriteDto {

@@ -1,5 +1,6 @@
 import { ACCESS } from '@app/groups';
 import { Conflict, NotFound, RecordInvalid } from '@app/platform';
+import { existing, type ProjectWith } from '../projects/existing-project';
 
 /*
  * Protected branches: rules on the project's stream (`project-<id>`), each a branch name or a
@@ -187,7 +188,7 @@ export const ProtectedBranchPolicy = { refusal, branchFlags, matchingRules } as 
 
 /* Decisions on the project's stream. */
 
-/** The project's events about its rules: members of the project's event union (domain/project.ts). */
+/** The project's events about its rules: members of the project's event union (projects/project.ts). */
 export type ProtectedBranchEvent =
   | { type: 'ProtectedBranchCreated'; data: ProtectedBranchRule & { projectId: number; at: string } }
   | {
@@ -196,16 +197,11 @@ export type ProtectedBranchEvent =
     }
   | { type: 'ProtectedBranchRemoved'; data: { projectId: number; name: string; at: string } };
 
-/** What these decisions read of the project's state (domain/project.ts's `Project` is one). */
-type ProjectRules =
-  { exists: false } | { exists: true; projectId: number; protectedBranches: readonly ProtectedBranchRule[] };
+/** What these decisions read of the project's state (projects/project.ts's `Project` is one). */
+type ProjectRules = ProjectWith<{ protectedBranches: readonly ProtectedBranchRule[] }>;
 
-type Existing = Extract<ProjectRules, { exists: true }>;
-const existing = (s: ProjectRules): Existing => {
-  if (!s.exists) throw new NotFound('Project');
-  return s;
-};
-const byName = (s: Existing, name: string) => s.protectedBranches.find((r) => r.name === name);
+const byName = (s: { protectedBranches: readonly ProtectedBranchRule[] }, name: string) =>
+  s.protectedBranches.find((r) => r.name === name);
 
 /** Longer names would not fit the read model's primary key index (and no branch name needs them). */
 export const MAX_PROTECTED_BRANCH_NAME = 255;

@@ -1,4 +1,5 @@
 import { Conflict, NotFound } from '@app/platform';
+import { existing, type ProjectWith } from '../projects/existing-project';
 
 /*
  * Release notes of tags (GitLab 10.x's `Release`: a project, a tag name, a description), on the
@@ -23,20 +24,14 @@ export class ReleaseNotFound extends NotFound {
   }
 }
 
-/** The project's events about release notes: members of the project's event union (domain/project.ts). */
+/** The project's events about release notes: members of the project's event union (projects/project.ts). */
 export type ReleaseEvent =
   | { type: 'ProjectReleaseCreated'; data: TagRelease & { projectId: number; at: string } }
   | { type: 'ProjectReleaseUpdated'; data: TagRelease & { projectId: number; at: string } }
   | { type: 'ProjectReleaseRemoved'; data: { projectId: number; tagName: string; at: string } };
 
-/** What these decisions read of the project's state (domain/project.ts's `Project` is one). */
-type ProjectReleases = { exists: false } | { exists: true; projectId: number; releases: readonly string[] };
-
-type Existing = Extract<ProjectReleases, { exists: true }>;
-const existing = (s: ProjectReleases): Existing => {
-  if (!s.exists) throw new NotFound('Project');
-  return s;
-};
+/** What these decisions read of the project's state (projects/project.ts's `Project` is one). */
+type ProjectReleases = ProjectWith<{ releases: readonly string[] }>;
 
 /*
  * GitLab 10.x's Release validates a present description (`validates :description, presence: true`),
