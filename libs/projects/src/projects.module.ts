@@ -31,6 +31,7 @@ import { UnprotectRepositoryBranchHandler } from './protected-refs/unprotect-rep
 import { CreateTagReleaseHandler } from './releases/create-tag-release.command';
 import { RemoveTagReleaseHandler } from './releases/remove-tag-release.command';
 import { UpdateTagReleaseHandler } from './releases/update-tag-release.command';
+import { TagReleaseWrites } from './releases/tag-release-writes';
 import { CreateForkRelationHandler } from './forks/create-fork-relation.command';
 import { RecordForkImportHandler } from './forks/record-fork-import.command';
 import { RemoveForkRelationHandler } from './forks/remove-fork-relation.command';
@@ -130,6 +131,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     UnprotectRepositoryBranchHandler,
     CreateTagReleaseHandler,
     UpdateTagReleaseHandler,
+    TagReleaseWrites,
     RemoveTagReleaseHandler,
     ProjectProjection,
     DeployKeyProjection,

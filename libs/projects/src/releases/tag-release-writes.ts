@@ -1,0 +1,35 @@
+import { GitRepositories, projectRepo } from '@app/git';
+import { EventStore, Forbidden, type Actor } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import { ProjectAccessPolicy } from '../access/project-access-policy';
+import { projectDecider, type Project, type ProjectEvent } from '../projects/project';
+import { ProjectQueries } from '../projects/project.queries';
+import type { TagRelease } from './release';
+
+/**
+ * What creating and updating a tag's release notes share: GitLab's `authorize_push_project`
+ * (developers and up, administrators pass, never on an archived project, else `403 Forbidden`), then
+ * whether the tag exists, asked of git before the decision and outside the transaction (no git work
+ * runs inside one), then the decision on the project's stream. Answers the release as given.
+ */
+@Injectable()
+export class TagReleaseWrites {
+  constructor(
+    private readonly store: EventStore,
+    private readonly projects: ProjectQueries,
+    private readonly git: GitRepositories,
+  ) {}
+
+  async decide(
+    project: string | number,
+    release: TagRelease,
+    actor: Actor | undefined,
+    decision: (s: Project, tagExists: boolean) => ProjectEvent[],
+  ): Promise<TagRelease> {
+    const row = await this.projects.getVisible(project, actor);
+    if (ProjectAccessPolicy.pushCodeRefusal(row, actor)) throw new Forbidden();
+    const tagExists = (await this.git.tag(projectRepo(row.id), release.tagName)) !== undefined;
+    await this.store.decide(`project-${row.id}`, projectDecider, (s) => decision(s, tagExists));
+    return release;
+  }
+}
