@@ -1,11 +1,14 @@
-import { Invalid, NotFound } from '@app/platform';
+import { BadRequestMessage, Invalid, NotFound, Unauthorized } from '@app/platform';
 import {
   createToken,
   evolve,
   initial,
   isDate,
   revokeImpersonationToken,
+  revokePersonalToken,
   revokeToken,
+  rotateAwayToken,
+  rotatedTokenExpiry,
   type AccessToken,
   type AccessTokenEvent,
 } from './access-token';
@@ -209,6 +212,82 @@ describe('revokeToken', () => {
 
   it('is NotFound for an unknown token', () => {
     expectNotFound(() => revokeToken(initial(), NOW), '404 Token Not Found');
+  });
+});
+
+const OWNER = { id: USER, isAdmin: false };
+const OTHER = { id: USER + 1, isAdmin: false };
+const ADMIN = { id: 1, isAdmin: true };
+const revocation = { type: 'AccessTokenRevoked', data: { tokenId: TOKEN, userId: USER, at: AT } };
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('revokePersonalToken', () => {
+  it("revokes the owner's own personal token, and any token for an administrator, once", () => {
+    expect(revokePersonalToken(given(created(false)), OWNER, NOW)).toEqual([revocation]);
+    expect(revokePersonalToken(given(created(true)), ADMIN, NOW)).toEqual([revocation]);
+    expect(revokePersonalToken(given(created(false), revoked()), OWNER, NOW)).toEqual([]);
+  });
+
+  it("is a bare 400 for another user's token, or a user's own impersonation token (GitLab's RevokeService)", () => {
+    for (const [state, actor] of [
+      [given(created(false)), OTHER],
+      [given(created(true)), OWNER],
+    ] as const) {
+      const e = thrown(() => revokePersonalToken(state, actor, NOW));
+      expect(e).toBeInstanceOf(BadRequestMessage);
+      expect((e as Error).message).toBe('400 Bad request');
+    }
+  });
+
+  it('is 404 Not found for an unknown token, whoever asks', () => {
+    expect((thrown(() => revokePersonalToken(initial(), OWNER, NOW)) as Error).message).toBe('404 Not found');
+  });
+});
+
+describe('rotateAwayToken', () => {
+  it("revokes the owner's token, or any for an administrator", () => {
+    expect(rotateAwayToken(given(created(false)), OWNER, NOW)).toEqual([revocation]);
+    expect(rotateAwayToken(given(created(true)), ADMIN, NOW)).toEqual([revocation]);
+  });
+
+  it('tells only administrators that a token is unknown: 404 for them, 401 for others', () => {
+    expect(thrown(() => rotateAwayToken(initial(), ADMIN, NOW))).toBeInstanceOf(NotFound);
+    expect(thrown(() => rotateAwayToken(initial(), OWNER, NOW))).toBeInstanceOf(Unauthorized);
+    expect(thrown(() => rotateAwayToken(given(created(false)), OTHER, NOW))).toBeInstanceOf(Unauthorized);
+  });
+
+  it('refuses a revoked token, and a non-administrator rotating an impersonation token', () => {
+    expect((thrown(() => rotateAwayToken(given(created(false), revoked()), OWNER, NOW)) as Error).message).toBe(
+      '400 Bad request - Token already revoked',
+    );
+    expect((thrown(() => rotateAwayToken(given(created(true)), OWNER, NOW)) as Error).message).toBe(
+      '400 Bad request - Not permitted to create',
+    );
+  });
+
+  it('keeps what the successor copies in the state', () => {
+    expect(given(created(false))).toMatchObject({ name: 'ci', scopes: ['api'], impersonation: false });
+  });
+
+  it('expires the successor a week from today by default', () => {
+    expect(rotatedTokenExpiry(NOW)).toBe('2024-05-13');
+  });
+});
+
+describe('createToken rotatedFrom', () => {
+  it('records the rotated token on the successor', () => {
+    const [e] = createToken(initial(), input({ rotatedFrom: 3 }), NOW);
+    expect(e.type === 'AccessTokenCreated' && e.data.rotatedFrom).toBe(3);
+    const [plain] = createToken(initial(), input(), NOW);
+    expect(plain.data).not.toHaveProperty('rotatedFrom');
   });
 });
 

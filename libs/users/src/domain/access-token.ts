@@ -1,4 +1,4 @@
-import { FieldErrors, NotFound } from '@app/platform';
+import { BadRequestMessage, FieldErrors, NotFound, Unauthorized } from '@app/platform';
 
 /*
  * A personal or impersonation access token. Stream `token-<id>`. Only the SHA-256 digest of the
@@ -20,12 +20,23 @@ export type AccessTokenEvent =
         expiresAt: string | null;
         digest: string;
         at: string;
+        /** The token this one replaced (POST /personal_access_tokens/:id/rotate); absent otherwise. */
+        rotatedFrom?: number;
       };
     }
   | { type: 'AccessTokenRevoked'; data: { tokenId: number; userId: number; at: string } };
 
 export type AccessToken =
-  { exists: false } | { exists: true; tokenId: number; userId: number; impersonation: boolean; revoked: boolean };
+  | { exists: false }
+  | {
+      exists: true;
+      tokenId: number;
+      userId: number;
+      name: string;
+      scopes: string[];
+      impersonation: boolean;
+      revoked: boolean;
+    };
 
 export const initial = (): AccessToken => ({ exists: false });
 
@@ -36,6 +47,8 @@ export function evolve(s: AccessToken, e: AccessTokenEvent): AccessToken {
         exists: true,
         tokenId: e.data.tokenId,
         userId: e.data.userId,
+        name: e.data.name,
+        scopes: e.data.scopes,
         impersonation: e.data.impersonation,
         revoked: false,
       };
@@ -57,6 +70,7 @@ export function createToken(
     expiresAt: string | null;
     digest: string;
     ownerIsAdmin: boolean;
+    rotatedFrom?: number;
   },
   now: Date,
 ): AccessTokenEvent[] {
@@ -84,6 +98,7 @@ export function createToken(
         expiresAt: input.expiresAt,
         digest: input.digest,
         at: now.toISOString(),
+        ...(input.rotatedFrom !== undefined ? { rotatedFrom: input.rotatedFrom } : {}),
       },
     },
   ];
@@ -100,6 +115,44 @@ export function revokeToken(s: AccessToken, now: Date): AccessTokenEvent[] {
   return s.revoked
     ? []
     : [{ type: 'AccessTokenRevoked', data: { tokenId: s.tokenId, userId: s.userId, at: now.toISOString() } }];
+}
+
+/** Who acts on a token through /personal_access_tokens. */
+export interface TokenActor {
+  id: number;
+  isAdmin: boolean;
+}
+
+/**
+ * DELETE /personal_access_tokens/:id and /self: GitLab's RevokeService. An unknown id is 404 (its
+ * `find_token`); a token the caller may not revoke (another user's, or an impersonation token of a
+ * user who is not an administrator) is a bare 400, not a 403. Revoking twice changes nothing.
+ */
+export function revokePersonalToken(s: AccessToken, actor: TokenActor, now: Date): AccessTokenEvent[] {
+  if (!s.exists) throw new NotFound();
+  if (!actor.isAdmin && (s.userId !== actor.id || s.impersonation)) throw new BadRequestMessage('400 Bad request');
+  return s.revoked
+    ? []
+    : [{ type: 'AccessTokenRevoked', data: { tokenId: s.tokenId, userId: s.userId, at: now.toISOString() } }];
+}
+
+/**
+ * The first half of POST /personal_access_tokens/:id/rotate: the old token is revoked, and the caller
+ * makes its successor with the same name, scopes and kind (`createToken`, `rotatedFrom` set). Who may
+ * not manage the owner's tokens is told 404 when an administrator (also for an unknown id), else 401,
+ * so only administrators learn whether an id exists (GitLab's personal_access_tokens.rb).
+ */
+export function rotateAwayToken(s: AccessToken, actor: TokenActor, now: Date): AccessTokenEvent[] {
+  if (!s.exists || (!actor.isAdmin && s.userId !== actor.id)) throw actor.isAdmin ? new NotFound() : new Unauthorized();
+  if (s.revoked) throw new BadRequestMessage('400 Bad request - Token already revoked');
+  // RotateService makes the successor through CreateService, which lets only administrators make impersonation tokens.
+  if (s.impersonation && !actor.isAdmin) throw new BadRequestMessage('400 Bad request - Not permitted to create');
+  return [{ type: 'AccessTokenRevoked', data: { tokenId: s.tokenId, userId: s.userId, at: now.toISOString() } }];
+}
+
+/** GitLab's default expiry of a rotated token: one week from today (`YYYY-MM-DD`). */
+export function rotatedTokenExpiry(now: Date): string {
+  return new Date(now.getTime() + 7 * 86_400_000).toISOString().slice(0, 10);
 }
 
 /** `YYYY-MM-DD` naming a real calendar day. */
