@@ -12,12 +12,15 @@ import { AddGpgKeyHandler, RemoveGpgKeyHandler } from './commands/gpg-key.comman
 import { RecordUserActivityHandler } from './commands/record-user-activity.command';
 import { SeedRootHandler } from './commands/seed-root.command';
 import { AddSshKeyHandler, RemoveSshKeyHandler } from './commands/ssh-key.commands';
+import { RevokePersonalAccessTokenHandler } from './commands/revoke-personal-access-token.command';
+import { RotatePersonalAccessTokenHandler } from './commands/rotate-personal-access-token.command';
 import { UpdateUserHandler } from './commands/update-user.command';
 import { AvatarsController } from './http/avatars.controller';
 import { CredentialsController } from './http/credentials.controller';
 import { CurrentUserController } from './http/current-user.controller';
 import { UserCustomAttributesController } from './http/custom-attributes.controller';
 import { ImpersonationTokensController } from './http/impersonation-tokens.controller';
+import { PersonalAccessTokensController } from './http/personal-access-tokens.controller';
 import { PrivateTokenGuard } from './http/private-token.guard';
 import { UsersController } from './http/users.controller';
 import { removeUserFilesRoute } from './jobs/remove-user-files.job';
@@ -39,6 +42,8 @@ const HANDLERS = [
   RemoveEmailHandler,
   CreateAccessTokenHandler,
   RevokeImpersonationTokenHandler,
+  RevokePersonalAccessTokenHandler,
+  RotatePersonalAccessTokenHandler,
   SetUserCustomAttributeHandler,
   RemoveUserCustomAttributeHandler,
   RecordUserActivityHandler,
@@ -71,6 +76,7 @@ export class UsersModule implements OnModuleInit {
     CurrentUserController,
     CredentialsController,
     ImpersonationTokensController,
+    PersonalAccessTokensController,
     UserCustomAttributesController,
     AvatarsController,
   ],

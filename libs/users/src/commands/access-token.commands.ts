@@ -12,6 +12,8 @@ export interface NewAccessToken {
   expiresAt: string | null;
   /** A secret chosen by the operator (LODE_ROOT_TOKEN); otherwise one is generated. */
   secret?: string;
+  /** The token this one replaces, when made by a rotation. */
+  rotatedFrom?: number;
 }
 
 /** Creates a personal or impersonation token; answers its id and the secret, shown this once. */

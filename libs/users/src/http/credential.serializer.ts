@@ -30,3 +30,24 @@ export function serializeImpersonationToken(t: AccessTokenRecord, today: string,
     ...(secret !== undefined ? { token: secret } : {}),
   };
 }
+
+/**
+ * GitLab's PersonalAccessToken entity (16.x: no `description`, no `last_used_ips`); `token` only in
+ * the answers that made the token (create, rotate). Lode does not record a token's use, so
+ * `last_used_at` is always null. `expires_at` is a date, never a time (clients decode it as one).
+ */
+export function serializePersonalAccessToken(t: AccessTokenRecord, today: string, secret?: string) {
+  const expired = t.expiresAt !== null && t.expiresAt <= today;
+  return {
+    id: t.id,
+    name: t.name,
+    revoked: t.revoked,
+    created_at: t.createdAt.toISOString(),
+    scopes: t.scopes,
+    user_id: t.userId,
+    last_used_at: null,
+    active: !t.revoked && !expired,
+    expires_at: t.expiresAt,
+    ...(secret !== undefined ? { token: secret } : {}),
+  };
+}

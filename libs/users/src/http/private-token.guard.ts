@@ -27,6 +27,13 @@ export const READ_USER_KEY = 'lode:read_user';
 /** GET routes of the Users API, which a token with only the `read_user` scope may call. */
 export const ReadUserScope = () => SetMetadata(READ_USER_KEY, true);
 
+export const ANY_SCOPE_KEY = 'lode:any_scope';
+/**
+ * Routes about the calling token itself (GET and DELETE /personal_access_tokens/self), which GitLab
+ * lets a token of any scope call (`allow_access_with_scope(all_available_scopes)`).
+ */
+export const AnyTokenScope = () => SetMetadata(ANY_SCOPE_KEY, true);
+
 export type ActorRequest = Request & { actor?: Actor };
 
 /**
@@ -101,7 +108,12 @@ export class PrivateTokenGuard implements CanActivate {
     if (sudo !== undefined) actor = await this.sudo(caller?.actor, sudo);
     // GitLab checks the route's scopes only when sudo did not change the user: then the `sudo`
     // scope (checked above) is what the token needs.
-    if (caller && actor?.id === caller.actor.id && !caller.actor.scopes.includes('api')) {
+    if (
+      caller &&
+      actor?.id === caller.actor.id &&
+      !caller.actor.scopes.includes('api') &&
+      !this.reflector.getAllAndOverride<boolean>(ANY_SCOPE_KEY, targets)
+    ) {
       const readOnly = req.method === 'GET' || req.method === 'HEAD';
       if (!(
         readOnly &&

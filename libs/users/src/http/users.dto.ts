@@ -133,6 +133,29 @@ export class CreateImpersonationTokenDto {
   @IsDefined() @ToStringArray() @IsString({ each: true }) scopes: string[];
 }
 
+export class CreatePersonalAccessTokenDto {
+  @IsDefined() @IsString() name: string;
+  /** Grape's `values:` over the scopes Lode has is checked by the controller (`@IsIn` on an array describes differently in dist/). */
+  @IsDefined() @ToStringArray() @IsString({ each: true }) scopes: string[];
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
+}
+
+export class ListPersonalAccessTokensDto extends PaginationDto {
+  /** Kept as text: a blank `user_id` is an administrator's 404, not "no filter". */
+  @IsOptional() @IsString() user_id?: string;
+  @IsOptional() @ToBool() @IsBoolean() revoked?: boolean;
+  @IsOptional() @IsIn(['active', 'inactive']) state?: 'active' | 'inactive';
+  @IsOptional() @IsString() created_before?: string;
+  @IsOptional() @IsString() created_after?: string;
+  @IsOptional() @IsString() last_used_before?: string;
+  @IsOptional() @IsString() last_used_after?: string;
+  @IsOptional() @IsString() search?: string;
+}
+
+export class RotatePersonalAccessTokenDto {
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
+}
+
 export class CustomAttributeValueDto {
   @IsDefined() @IsString() value: string;
 }

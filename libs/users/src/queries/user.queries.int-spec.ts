@@ -229,6 +229,54 @@ describe('UserQueries', () => {
       expect(await tokenDigestKnown(db, 'd99')).toBe(false);
     }));
 
+  it('lists personal access tokens by owner, kind, state, name and creation, and reads any one by id', () =>
+    inWorld(async (q, db) => {
+      await pg.given(
+        db,
+        token(20, false),
+        token(21, false),
+        event({ type: 'AccessTokenRevoked', data: { tokenId: 21, userId: 1, at: LATER } }),
+        token(22, false, '2026-02-01'),
+        token(23, true),
+        event({
+          type: 'AccessTokenCreated',
+          data: {
+            tokenId: 24,
+            userId: 2,
+            name: 'bobs_%',
+            scopes: ['api'],
+            impersonation: false,
+            expiresAt: null,
+            digest: 'd24',
+            at: LATER,
+          },
+        }),
+      );
+      const base = { withImpersonation: true, lastUsedFilter: false, today: '2026-02-01' };
+      const ids = async (f: Partial<Parameters<UserQueries['personalAccessTokens']>[0]>) => {
+        const found = await q.personalAccessTokens({ ...base, ...f }, ALL);
+        expect(found.total).toBe(found.rows.length);
+        return found.rows.map((t) => t.id);
+      };
+      expect(await ids({})).toEqual([20, 21, 22, 23, 24]);
+      expect(await ids({ userId: 1, withImpersonation: false })).toEqual([20, 21, 22]);
+      expect(await ids({ userId: 1, revoked: true })).toEqual([21]);
+      expect(await ids({ userId: 1, revoked: false })).toEqual([20, 22, 23]);
+      expect(await ids({ state: 'active' })).toEqual([20, 23, 24]);
+      expect(await ids({ state: 'inactive' })).toEqual([21, 22]); // expiring today is expired
+      expect(await ids({ search: 'T2' })).toEqual([20, 21, 22, 23]);
+      expect(await ids({ search: '_%' })).toEqual([24]); // wildcards are text
+      expect(await ids({ createdAfter: new Date(LATER) })).toEqual([24]);
+      expect(await ids({ createdBefore: new Date(AT) })).toEqual([20, 21, 22, 23]); // inclusive
+      expect(await ids({ createdBefore: new Date(new Date(AT).getTime() - 1) })).toEqual([]);
+      expect(await ids({ lastUsedFilter: true })).toEqual([]);
+      const page = await q.personalAccessTokens(base, pageOf(2, 2));
+      expect([page.total, page.rows.map((t) => t.id)]).toEqual([5, [22, 23]]);
+      expect(await q.accessToken(23)).toMatchObject({ id: 23, userId: 1, impersonation: true, revoked: false });
+      expect(await q.accessToken(99)).toBeUndefined();
+      expect(await q.accessToken(BEYOND_INT)).toBeUndefined();
+    }));
+
   it('lists users active since a day, least recently active first', () =>
     inWorld(async (q, db) => {
       const active = (userId: number, on: string) =>

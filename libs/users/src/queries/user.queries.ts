@@ -26,6 +26,23 @@ export interface UserListFilters {
   customAttributes?: Record<string, string>;
 }
 
+/** GET /personal_access_tokens' filters (GitLab's PersonalAccessTokensFinder). */
+export interface PersonalAccessTokenFilters {
+  /** Whose tokens; undefined for every user's (an administrator without `user_id`). */
+  userId?: number;
+  /** False leaves impersonation tokens out: a user who is not an administrator never lists them. */
+  withImpersonation: boolean;
+  revoked?: boolean;
+  state?: 'active' | 'inactive';
+  createdBefore?: Date;
+  createdAfter?: Date;
+  /** `last_used_before`/`last_used_after` given: Lode records no use, so no token was ever used. */
+  lastUsedFilter: boolean;
+  search?: string;
+  /** `YYYY-MM-DD`: a token expiring today or earlier is inactive. */
+  today: string;
+}
+
 const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** Ids are Postgres `int`s: a larger number names no row (GitLab's `find_by` answers nil), it must not reach SQL. */
@@ -232,6 +249,38 @@ export class UserQueries {
           );
     if (!t) throw new NotFound('Impersonation Token');
     return t;
+  }
+
+  /** Ordered by id, as GitLab's `paginate` orders a finder's relation that has no order of its own. */
+  personalAccessTokens(f: PersonalAccessTokenFilters, page: PageParams) {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const param = (value: unknown) => `$${params.push(value)}`;
+    if (f.userId !== undefined) where.push(`t.user_id = ${param(f.userId)}`);
+    if (!f.withImpersonation) where.push('not t.impersonation');
+    if (f.revoked !== undefined) where.push(f.revoked ? 't.revoked' : 'not t.revoked');
+    if (f.state) {
+      const active = `(not t.revoked and (t.expires_at is null or t.expires_at > ${param(f.today)}))`;
+      where.push(f.state === 'active' ? active : `not ${active}`);
+    }
+    // GitLab's `created_before`/`created_after` include the instant given.
+    if (f.createdBefore) where.push(`t.created_at <= ${param(f.createdBefore)}`);
+    if (f.createdAfter) where.push(`t.created_at >= ${param(f.createdAfter)}`);
+    // A never-used token matches neither `last_used_before` nor `last_used_after` in GitLab either.
+    if (f.lastUsedFilter) where.push('false');
+    if (f.search) where.push(`t.name ilike ${param(likeEscape(f.search))}`);
+    const fromWhere = `from access_tokens t${where.length ? ` where ${where.join(' and ')}` : ''}`;
+    return pageOf<AccessTokenRecord>(this.dataSource, ACCESS_TOKEN_COLUMNS, fromWhere, params, 't.id', page);
+  }
+
+  /** Any user's token, personal or impersonation; undefined for an unknown id. */
+  async accessToken(tokenId: number): Promise<AccessTokenRecord | undefined> {
+    if (tokenId > MAX_ROW_ID) return undefined;
+    return firstRow<AccessTokenRecord>(
+      this.dataSource,
+      `select ${ACCESS_TOKEN_COLUMNS} from access_tokens t where t.id = $1`,
+      [tokenId],
+    );
   }
 
   /** How many of these users still exist. */
