@@ -88,8 +88,12 @@ export { requestInputMiddleware, hasControlCharacters, MAX_INPUT_DEPTH } from '.
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';
 export {
   Page,
+  KeysetPage,
   PaginationDto,
   PaginationInterceptor,
+  decodeCursor,
+  encodeCursor,
+  keysetPerPage,
   pageParams,
   setPaginationHeaders,
   DEFAULT_PER_PAGE,
