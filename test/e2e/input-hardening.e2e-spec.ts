@@ -158,8 +158,10 @@ describe('input that must never reach a 500', () => {
       const unknown = await admin().get('/users/2147483647');
       const huge = await admin().get('/users/2147483648');
       expect(huge.body).toEqual(unknown.body);
-      const keys = await admin().get('/users/1/keys/99999999999');
+      // `/users/:id/keys/:key_id` has only DELETE (GET there is 405); GET of one's own key looks it up.
+      const keys = await admin().get('/user/keys/99999999999');
       expect(keys.status).toBe(404);
+      expect((await admin().delete('/users/1/keys/99999999999')).status).toBe(404);
     });
 
     it('answers 400 for huge ids in bodies and queries', async () => {

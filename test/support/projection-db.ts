@@ -19,6 +19,7 @@ import { MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { settingsFrom } from '../../libs/projects/src/projects/project-settings';
 import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
 import { ProjectHookProjection } from '../../libs/hooks/src/projections/project-hook.projection';
+import { SystemHookProjection } from '../../libs/hooks/src/projections/system-hook.projection';
 import { DeployKeyProjection } from '../../libs/projects/src/deploy-keys/deploy-key.projection';
 import { ProjectProjection } from '../../libs/projects/src/projects/project.projection';
 import { ProtectedBranchProjection } from '../../libs/projects/src/protected-refs/protected-branch.projection';
@@ -53,6 +54,7 @@ export const allProjectors = (): Projector[] =>
     new ProtectedBranchProjection(),
     new ReleaseProjection(),
     new ProjectHookProjection(),
+    new SystemHookProjection(),
   ] as Projector[];
 
 /** Creates a database on the tests' PostgreSQL (TEST_DATABASE_URL) and runs every migration on it. */

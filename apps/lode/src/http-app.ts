@@ -8,6 +8,7 @@ import {
   Metrics,
   databaseGate,
   PaginationInterceptor,
+  mediaTypeGate,
   QUEUE_DASHBOARD_PATH,
   RedactingLogger,
   multipartFields,
@@ -89,6 +90,10 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   if (git) app.use(git.handle);
   // The queue dashboard parses its own bodies; what it refuses goes on to Nest's 404.
   app.use(QUEUE_DASHBOARD_PATH, queueDashboard(app));
+  // A body Lode cannot read parameters from, sent to a route that exists: Grape's 415.
+  const adapter = app.getHttpAdapter();
+  if (adapter instanceof GitlabExpressAdapter)
+    app.use(mediaTypeGate((req) => adapter.methodsAt(req.path).includes(req.method)));
   app.use(express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'] }));
   app.use(express.urlencoded({ extended: true, limit: BODY_LIMIT }));
   // Multipart fields are parameters on every route; files reach the disk only on the routes that take

@@ -14,6 +14,7 @@ import {
   HookDeliveries1763780000600,
   DeliveriesOnOwnStreams1763780001900,
   HookSecrets1763780000700,
+  SystemHooks1763780002700,
   Hooks1763780000500,
   HooksHttpModule,
   HooksModule,
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   ThrottleCounters1763780001700,
   PushesOnOwnStreams1763780001800,
   DeliveriesOnOwnStreams1763780001900,
+  SystemHooks1763780002700,
 ];
 
 export interface LodeParts {

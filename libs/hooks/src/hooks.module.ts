@@ -5,27 +5,46 @@ import { UsersModule } from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
 import { Module, OnModuleInit } from '@nestjs/common';
 import { ChangeProjectHookHandler, RecordHookDeliveryHandler } from './commands/hook.commands';
+import { ChangeSystemHookHandler } from './commands/system-hook.commands';
 import { ProjectHooksController } from './http/project-hooks.controller';
+import { SystemHooksController } from './http/system-hooks.controller';
 import { ProjectHookProjection } from './projections/project-hook.projection';
+import { SystemHookProjection } from './projections/system-hook.projection';
 import { HookQueries } from './queries/hook.queries';
+import { SystemHookQueries } from './queries/system-hook.queries';
+import { SystemHookTest } from './webhooks/system-hook-test';
 import { HookSecrets } from './secrets/hook-secrets';
 import { hookSecretsRoute, WEBHOOKS_QUEUE, WebhookJobsProcessor, webhookJobsRoute } from './webhooks/webhook-jobs';
 
-/** Project hooks: their records, the delivery log, and the outbox route that queues deliveries for pushes. */
+/**
+ * Project hooks: their records, the delivery log, and the outbox route that queues deliveries for
+ * pushes; system hooks: their records.
+ */
 @Module({
   imports: [GroupsModule, ProjectsModule],
-  providers: [ChangeProjectHookHandler, RecordHookDeliveryHandler, ProjectHookProjection, HookQueries, HookSecrets],
-  exports: [HookQueries, HookSecrets],
+  providers: [
+    ChangeProjectHookHandler,
+    RecordHookDeliveryHandler,
+    ProjectHookProjection,
+    HookQueries,
+    HookSecrets,
+    ChangeSystemHookHandler,
+    SystemHookProjection,
+    SystemHookQueries,
+  ],
+  exports: [HookQueries, HookSecrets, SystemHookQueries],
 })
 export class HooksModule implements OnModuleInit {
   constructor(
     private readonly projections: ProjectionRegistry,
     private readonly projection: ProjectHookProjection,
+    private readonly systemHookProjection: SystemHookProjection,
     private readonly routes: OutboxRoutes,
   ) {}
 
   onModuleInit(): void {
     this.projections.register(this.projection);
+    this.projections.register(this.systemHookProjection);
     this.routes.register(webhookJobsRoute, hookSecretsRoute);
   }
 }
@@ -37,5 +56,9 @@ export class HooksModule implements OnModuleInit {
 })
 export class HooksWorkerModule {}
 
-@Module({ imports: [HooksModule, ProjectsModule], controllers: [ProjectHooksController] })
+@Module({
+  imports: [HooksModule, ProjectsModule],
+  providers: [SystemHookTest],
+  controllers: [ProjectHooksController, SystemHooksController],
+})
 export class HooksHttpModule {}

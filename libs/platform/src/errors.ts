@@ -77,6 +77,17 @@ export class NotModified extends DomainError {
   }
 }
 
+/**
+ * 405 `{"error":"Keyset pagination is not yet available for this type of request"}`: GitLab's answer
+ * (12.x and later; the feature-flag era said 501) to `pagination=keyset` on a list, or in an order,
+ * that has no keyset.
+ */
+export class KeysetUnavailable extends DomainError {
+  constructor() {
+    super('Keyset pagination is not yet available for this type of request');
+  }
+}
+
 /** 413: a body over a configured limit. */
 export class PayloadTooLarge extends DomainError {
   constructor() {

@@ -2,7 +2,7 @@
 export * from './errors';
 export * from './context';
 export { Clock, SystemClock } from './clock';
-export { LodeConfig, type LodeRole } from './config/lode-config';
+export { LodeConfig, GITLAB_API_VERSION, type LodeRole } from './config/lode-config';
 export {
   dataSourceOptions,
   describeDatabaseUrl,
@@ -83,13 +83,18 @@ export {
   leftoverUploads,
 } from './http/multipart';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
+export { mediaTypeGate } from './http/media-type-gate';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
 export { requestInputMiddleware, hasControlCharacters, MAX_INPUT_DEPTH } from './http/request-input';
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';
 export {
   Page,
+  KeysetPage,
   PaginationDto,
   PaginationInterceptor,
+  decodeCursor,
+  encodeCursor,
+  keysetPerPage,
   pageParams,
   setPaginationHeaders,
   DEFAULT_PER_PAGE,
@@ -116,7 +121,7 @@ export {
 export { RouteIntPipe, intParam, NO_SUCH_ID } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt, MAX_INT } from './http/transforms';
 export { sendJson } from './http/json-response';
-export { VersionController, GITLAB_API_VERSION, buildRevision } from './http/version.controller';
+export { VersionController, buildRevision } from './http/version.controller';
 export { WorkerHealthServer } from './http/worker-health-server';
 export {
   checkCustomAttribute,

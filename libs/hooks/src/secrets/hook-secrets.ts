@@ -50,6 +50,34 @@ export class HookSecrets {
     const row = await firstRow<{ sealed: string }>(db, `select sealed from project_hook_secrets where hook_id = $1`, [
       hookId,
     ]);
+    return this.open(hookId, row);
+  }
+
+  /** A system hook's secrets, in `system_hook_secrets`, written beside its `SystemHookAdded`. */
+  async saveSystem(db: EntityManager, hookId: number, settings: Pick<HookSettings, 'url' | 'token'>): Promise<void> {
+    const secret: HookSecret = { token: settings.token, url: hasCredentials(settings.url) ? settings.url : null };
+    if (secret.token === null && secret.url === null) return this.eraseSystem(db, hookId);
+    await db.query(
+      `insert into system_hook_secrets (hook_id, sealed) values ($1, $2)
+       on conflict (hook_id) do update set sealed = excluded.sealed`,
+      [hookId, this.box.seal(JSON.stringify(secret))],
+    );
+  }
+
+  async eraseSystem(db: EntityManager, hookId: number): Promise<void> {
+    await db.query(`delete from system_hook_secrets where hook_id = $1`, [hookId]);
+  }
+
+  async readSystem(hookId: number): Promise<HookSecret | undefined> {
+    const row = await firstRow<{ sealed: string }>(
+      this.db,
+      `select sealed from system_hook_secrets where hook_id = $1`,
+      [hookId],
+    );
+    return this.open(hookId, row);
+  }
+
+  private open(hookId: number, row: { sealed: string } | undefined): HookSecret | undefined {
     if (!row) return undefined;
     try {
       return JSON.parse(this.box.open(row.sealed)) as HookSecret;

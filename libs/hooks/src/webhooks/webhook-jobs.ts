@@ -1,6 +1,5 @@
 import {
   Metrics,
-  GITLAB_API_VERSION,
   JobKinds,
   JobProcessor,
   JobQueue,
@@ -163,7 +162,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       body: JSON.stringify(job.payload),
       headers: {
         'Content-Type': 'application/json',
-        'User-Agent': `GitLab/${GITLAB_API_VERSION}`,
+        'User-Agent': `GitLab/${this.config.gitlabVersion}`,
         'X-Gitlab-Event': job.event,
         'X-Gitlab-Event-UUID': job.eventUuid,
       },

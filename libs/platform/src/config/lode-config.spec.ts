@@ -80,4 +80,30 @@ describe('LodeConfig', () => {
       );
     });
   });
+
+  describe('LODE_GITLAB_VERSION', () => {
+    it('reports 10.8.0 unless set, and takes major.minor.patch with an optional edition', () => {
+      expect(LodeConfig.fromEnv({}).gitlabVersion).toBe('10.8.0');
+      expect(LodeConfig.fromEnv({ LODE_GITLAB_VERSION: '' }).gitlabVersion).toBe('10.8.0');
+      expect(LodeConfig.fromEnv({ LODE_GITLAB_VERSION: '16.11.2' }).gitlabVersion).toBe('16.11.2');
+      expect(LodeConfig.fromEnv({ LODE_GITLAB_VERSION: '14.10.0-ee' }).gitlabVersion).toBe('14.10.0-ee');
+    });
+
+    it.each(['10.8', '10', 'v10.8.0', '10.8.0 ', 'latest'])(
+      'refuses %p, which semver or Terraform cannot read',
+      (v) => {
+        expect(() => LodeConfig.fromEnv({ LODE_GITLAB_VERSION: v })).toThrow(/^LODE_GITLAB_VERSION must be a version/);
+      },
+    );
+  });
+
+  describe('LODE_GPG_KEY_CREATE_ANSWER', () => {
+    it('answers an array unless set to object', () => {
+      expect(LodeConfig.fromEnv({}).gpgKeyCreateAnswer).toBe('array');
+      expect(LodeConfig.fromEnv({ LODE_GPG_KEY_CREATE_ANSWER: 'object' }).gpgKeyCreateAnswer).toBe('object');
+      expect(() => LodeConfig.fromEnv({ LODE_GPG_KEY_CREATE_ANSWER: 'list' })).toThrow(
+        'LODE_GPG_KEY_CREATE_ANSWER must be array or object, not list',
+      );
+    });
+  });
 });

@@ -1,6 +1,9 @@
 import { resolve } from 'node:path';
 import { AddressAllowlist, LOOPBACK } from '../metrics/address-allowlist';
 
+/** The GitLab release whose API v4 surface Lode follows, reported by `/version` unless LODE_GITLAB_VERSION says otherwise. */
+export const GITLAB_API_VERSION = '10.8.0';
+
 export type LodeRole = 'all' | 'api' | 'worker';
 
 /** Every setting Lode reads, from the environment; README documents each one with its default. */
@@ -110,6 +113,18 @@ export class LodeConfig {
    * 0 none, 1 developers may push, 2 (default) only maintainers push, 3 developers may merge but not push.
    */
   defaultBranchProtection: 0 | 1 | 2 | 3 = 2;
+  /**
+   * The GitLab version `GET /version` (and `/metadata`) report, which clients read to pick features:
+   * Terraform's provider compares major.minor, Renovate runs `semver.lt` on it, so it must be `x.y.z`
+   * (an edition suffix such as `-ee` is allowed, as GitLab spells it).
+   */
+  gitlabVersion = GITLAB_API_VERSION;
+  /**
+   * What `POST /user/gpg_keys` and `POST /users/:id/gpg_keys` answer: `array`, the list GitLab's docs show
+   * and Lode always answered, or `object`, the created key as GitLab's code answers it (python-gitlab,
+   * Terraform's provider and glab decode an object).
+   */
+  gpgKeyCreateAnswer: 'array' | 'object' = 'array';
 
   static fromEnv(env: NodeJS.ProcessEnv = process.env): LodeConfig {
     const c = new LodeConfig();
@@ -201,6 +216,15 @@ export class LodeConfig {
     );
     if (protection > 3) throw new Error(`LODE_DEFAULT_BRANCH_PROTECTION must be 0, 1, 2 or 3, not ${protection}`);
     c.defaultBranchProtection = protection as 0 | 1 | 2 | 3;
+    c.gitlabVersion = env.LODE_GITLAB_VERSION || c.gitlabVersion;
+    if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(c.gitlabVersion))
+      throw new Error(
+        `LODE_GITLAB_VERSION must be a version such as 10.8.0 or 16.11.2-ee (major.minor.patch), not ${c.gitlabVersion}`,
+      );
+    const gpgAnswer = env.LODE_GPG_KEY_CREATE_ANSWER || c.gpgKeyCreateAnswer;
+    if (gpgAnswer !== 'array' && gpgAnswer !== 'object')
+      throw new Error(`LODE_GPG_KEY_CREATE_ANSWER must be array or object, not ${gpgAnswer}`);
+    c.gpgKeyCreateAnswer = gpgAnswer;
     c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
     return c;
   }

@@ -8,6 +8,7 @@ import {
   Forbidden,
   InsufficientScope,
   Invalid,
+  KeysetUnavailable,
   NotFound,
   NotModified,
   PayloadTooLarge,
@@ -76,6 +77,7 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof Unprocessable) return [422, { error: err.error }];
       if (err instanceof RecordInvalid) return [422, { message: err.messages }];
       if (err instanceof NotModified) return [304, undefined];
+      if (err instanceof KeysetUnavailable) return [405, { error: err.message }];
       if (err instanceof PayloadTooLarge) return [413, { message: err.message }];
       if (err instanceof UriTooLong) return [414, { message: err.message }];
       if (err instanceof TooManyRequests) return [429, { message: err.message }];

@@ -1,8 +1,8 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import { IsInt, IsOptional } from 'class-validator';
+import { IsIn, IsInt, IsOptional } from 'class-validator';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
-import { UriTooLong } from '../errors';
+import { KeysetUnavailable, UriTooLong } from '../errors';
 import { ToInt } from './transforms';
 
 export const DEFAULT_PER_PAGE = 20;
@@ -20,10 +20,15 @@ export const MAX_PER_PAGE = 100;
  */
 export const LINK_HEADER_BUDGET = 8 * 1024;
 
-/** `page` and `per_page`, for DTOs of list endpoints to extend. */
+/**
+ * `page` and `per_page`, for DTOs of list endpoints to extend; and `pagination` (GitLab 12.x and later):
+ * `keyset` asks for keyset pages, which only the lists that answer a `KeysetPage` have; every other
+ * list answers it 405 (`PaginationInterceptor`), as GitLab's `paginate` helper does.
+ */
 export class PaginationDto {
   @IsOptional() @ToInt() @IsInt() page?: number;
   @IsOptional() @ToInt() @IsInt() per_page?: number;
+  @IsOptional() @IsIn(['offset', 'keyset']) pagination?: 'offset' | 'keyset';
 }
 
 export interface PageParams {
@@ -47,7 +52,42 @@ export class Page<T> {
   ) {}
 }
 
-/** Sets GitLab's pagination headers for a `Page` result and answers with its items. */
+/**
+ * One keyset page: its items, and the query parameters that fetch the page after it (`id_before=`,
+ * `id_after=` or `cursor=`), absent when Lode knows no row remains. GitLab's keyset answers carry no
+ * `X-Total`, `X-Page`... headers, only `Link: <...>; rel="next"`.
+ */
+export class KeysetPage<T> {
+  constructor(
+    readonly items: T[],
+    readonly perPage: number,
+    readonly next: Record<string, string> | undefined,
+  ) {}
+}
+
+/** A keyset page's size: GitLab's Keyset::Page, 20 by default (also for 0 or less), at most 100. */
+export function keysetPerPage(perPage: number | undefined): number {
+  return perPage && perPage > 0 ? Math.min(perPage, MAX_PER_PAGE) : DEFAULT_PER_PAGE;
+}
+
+/**
+ * An opaque cursor for keyset pages ordered by more than the id: base64url of JSON, as GitLab's
+ * cursor-based keyset (16.5+) writes it. `decodeCursor` answers undefined for anything it did not write.
+ */
+export function encodeCursor(position: Record<string, string | number>): string {
+  return Buffer.from(JSON.stringify(position)).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Sets GitLab's pagination headers for a `Page` or `KeysetPage` result and answers with its items. */
 @Injectable()
 export class PaginationInterceptor implements NestInterceptor {
   /** `externalUrl`: LODE_EXTERNAL_URL, the only origin links are built from (never the request's `Host`). */
@@ -56,9 +96,17 @@ export class PaginationInterceptor implements NestInterceptor {
   intercept(ctx: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       map((result: unknown) => {
-        if (!(result instanceof Page)) return result;
-        const page = result as Page<unknown>;
         const http = ctx.switchToHttp();
+        if (result instanceof KeysetPage) {
+          setKeysetHeaders(http.getRequest<Request>(), http.getResponse<Response>(), result, this.externalUrl);
+          return result.items as unknown;
+        }
+        if (!(result instanceof Page)) return result;
+        // A list without keyset pages asked for them: GitLab's 405, not a numbered page the client
+        // would follow as if it were one.
+        if ((http.getRequest<Request>().query as Record<string, unknown>).pagination === 'keyset')
+          throw new KeysetUnavailable();
+        const page = result as Page<unknown>;
         setPaginationHeaders(
           http.getRequest<Request>(),
           http.getResponse<Response>(),
@@ -120,4 +168,20 @@ export function setPaginationHeaders(
   // GitLab's order: prev, next, first, last.
   const links = ['prev', 'next', 'first', 'last'].flatMap((rel) => kept.get(rel) ?? []);
   if (links.length) res.setHeader('Link', links.join(', '));
+}
+
+/**
+ * A keyset page's only header: `Link: <url>; rel="next"` (exactly that form: gitbeaker's parser wants
+ * one space after `;` and a quoted rel), on LODE_EXTERNAL_URL, repeating every parameter of the
+ * request (python-gitlab follows the URL, gitbeaker takes only its query to the same path) with the
+ * next page's position in place of this one's.
+ */
+export function setKeysetHeaders(req: Request, res: Response, page: KeysetPage<unknown>, externalUrl: string): void {
+  if (!page.next) return;
+  const u = new URL(externalUrl.replace(/\/+$/, '') + req.originalUrl);
+  u.searchParams.set('per_page', String(page.perPage));
+  for (const [key, value] of Object.entries(page.next)) u.searchParams.set(key, value);
+  const link = `<${u.toString()}>; rel="next"`;
+  if (Buffer.byteLength(link) > LINK_HEADER_BUDGET) throw new UriTooLong();
+  res.setHeader('Link', link);
 }

@@ -1,10 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { LodeConfig } from '../config/lode-config';
 import { Authenticated } from './current-actor.decorator';
-
-/** The GitLab release whose API v4 surface Lode follows; clients compare it to pick features. */
-export const GITLAB_API_VERSION = '10.8.0';
 
 /**
  * The commit Lode was built from: `LODE_REVISION` when set (the Dockerfile does not set it, and the
@@ -48,11 +46,13 @@ let revision: string | undefined;
 
 @Controller('version')
 export class VersionController {
+  constructor(private readonly config: LodeConfig) {}
+
   /** GitLab answers this to signed-in callers only. */
   @Get()
   @Authenticated()
   version() {
     revision ??= buildRevision();
-    return { version: GITLAB_API_VERSION, revision };
+    return { version: this.config.gitlabVersion, revision };
   }
 }

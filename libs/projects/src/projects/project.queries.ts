@@ -105,6 +105,9 @@ export interface ProjectListFilters {
   withIssuesEnabled?: boolean;
   withMergeRequestsEnabled?: boolean;
   customAttributes?: Record<string, string>;
+  /** Keyset positions: only ids below, or above, this one. */
+  idBefore?: number;
+  idAfter?: number;
   orderBy: 'id' | 'name' | 'path' | 'created_at' | 'updated_at' | 'last_activity_at';
   sort: 'asc' | 'desc';
 }
@@ -225,6 +228,8 @@ export class ProjectQueries {
     }
     if (f.membership) where.push(`p.id in ${authorizedProjectIdsSql('$1')}`);
     if (f.starred) where.push(`exists (select 1 from project_stars s where s.project_id = p.id and s.user_id = $1)`);
+    if (f.idBefore !== undefined) where.push(`p.id < ${p(f.idBefore)}`);
+    if (f.idAfter !== undefined) where.push(`p.id > ${p(f.idAfter)}`);
     if (f.withIssuesEnabled) where.push(`p.issues_enabled`);
     if (f.withMergeRequestsEnabled) where.push(`p.merge_requests_enabled`);
     for (const [key, value] of Object.entries(f.customAttributes ?? {}))

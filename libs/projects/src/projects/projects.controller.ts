@@ -7,6 +7,9 @@ import {
   customAttributeFilter,
   GitlabParams,
   intParam,
+  KeysetPage,
+  KeysetUnavailable,
+  keysetPerPage,
   LodeConfig,
   Page,
   pageParams,
@@ -62,10 +65,42 @@ export class ProjectsController {
 
   @Get()
   async list(@GitlabParams() q: ListProjectsDto, @CurrentActor() actor?: Actor) {
+    if (q.pagination === 'keyset') return this.keysetList(q, actor);
     const page = pageParams(q);
     const { rows, total } = await this.projects.list(actor, listFilters(q, actor), page);
     const items = await this.presenter.page(rows, actor, { simple: q.simple, statistics: q.statistics });
     return new Page(items, total, page);
+  }
+
+  /**
+   * GitLab's keyset pages of projects (Gitlab::Pagination::Keyset, 12.x and later): ordered by id only
+   * (another `order_by` is 405), newest first unless `sort=asc`; the next page starts below (`id_before`)
+   * or above (`id_after`) the last id shown. A project created or deleted between two pages moves no
+   * other project across the boundary, so none is shown twice or skipped, as offset pages would.
+   */
+  private async keysetList(q: ListProjectsDto, actor: Actor | undefined) {
+    if (q.order_by !== undefined && q.order_by !== 'id') throw new KeysetUnavailable();
+    const sort = q.sort ?? 'desc';
+    const perPage = keysetPerPage(q.per_page);
+    const filters = {
+      ...listFilters(q, actor),
+      orderBy: 'id' as const,
+      sort,
+      ...(sort === 'desc' ? { idBefore: q.id_before } : { idAfter: q.id_after }),
+    };
+    // One row more than the page tells whether a next page exists, without counting.
+    const { rows } = await this.projects.list(
+      actor,
+      filters,
+      { page: 1, perPage: perPage + 1, offset: 0 },
+      { count: false },
+    );
+    const shown = rows.slice(0, perPage);
+    const items = await this.presenter.page(shown, actor, { simple: q.simple, statistics: q.statistics });
+    const last = shown.at(-1);
+    const next =
+      rows.length > perPage && last ? { [sort === 'desc' ? 'id_before' : 'id_after']: String(last.id) } : undefined;
+    return new KeysetPage(items, perPage, next);
   }
 
   /** GitLab: ProjectWithAccess for signed-in callers, BasicProjectDetails (the simple shape) for anonymous ones. */

@@ -20,6 +20,9 @@ export class ListProjectsDto extends PaginationDto {
   @IsOptional() @ToBool() @IsBoolean() with_issues_enabled?: boolean;
   @IsOptional() @ToBool() @IsBoolean() with_merge_requests_enabled?: boolean;
   @IsOptional() @IsObject() custom_attributes?: Record<string, unknown>;
+  /** Keyset positions (`pagination=keyset`): the next page of a descending list, of an ascending one. */
+  @IsOptional() @ToInt() @IsInt() id_before?: number;
+  @IsOptional() @ToInt() @IsInt() id_after?: number;
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   CurrentActor,
   GitlabParams,
   intParam,
+  LodeConfig,
   Page,
   PaginationDto,
   pageParams,
@@ -31,6 +32,7 @@ export class CredentialsController {
   constructor(
     private readonly commands: CommandBus,
     private readonly users: UserQueries,
+    private readonly config: LodeConfig,
   ) {}
 
   private async userId(id: number): Promise<number> {
@@ -98,8 +100,9 @@ export class CredentialsController {
     return serializeSshKey(await this.users.sshKey(userId, keyId));
   }
 
-  // GPG keys. GitLab's API documentation answers a created key inside an array; GitLab 10.x's code sent
-  // the bare object.
+  // GPG keys. GitLab's API documentation answers a created key inside an array; GitLab's code (10.0 on)
+  // sends the bare object, which python-gitlab, Terraform's provider and glab decode. Lode answers the
+  // array unless LODE_GPG_KEY_CREATE_ANSWER=object.
 
   @Get('user/gpg_keys')
   @Authenticated()
@@ -163,7 +166,8 @@ export class CredentialsController {
 
   private async addGpgKey(userId: number, p: AddGpgKeyDto) {
     const keyId = await this.commands.execute(new AddGpgKey(userId, p.key));
-    return [serializeGpgKey(await this.users.gpgKey(userId, keyId))];
+    const key = serializeGpgKey(await this.users.gpgKey(userId, keyId));
+    return this.config.gpgKeyCreateAnswer === 'object' ? key : [key];
   }
 
   // E-mails

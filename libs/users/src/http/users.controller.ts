@@ -3,8 +3,13 @@ import {
   AdminOnly,
   BadParameter,
   CurrentActor,
+  decodeCursor,
+  encodeCursor,
   Forbidden,
   GitlabParams,
+  KeysetPage,
+  KeysetUnavailable,
+  keysetPerPage,
   LodeConfig,
   Page,
   pageParams,
@@ -20,7 +25,7 @@ import { CreateUser } from '../commands/create-user.command';
 import { DeleteUser } from '../commands/delete-user.command';
 import { UpdateUser } from '../commands/update-user.command';
 import { newUserProfile, type Identity, type UserProfile } from '../domain/user';
-import { UserQueries } from '../queries/user.queries';
+import { UserQueries, type UserListFilters } from '../queries/user.queries';
 import { ReadUserScope } from './private-token.guard';
 import { avatarParam, parseDateTime, uploadedFile } from './request-files';
 import { newUserSettings, userSettingChanges } from './user-settings';
@@ -48,8 +53,7 @@ export class UsersController {
     }
     // Without a caller, only an exact `username` look-up (0 or 1 result) is allowed: no list of every user.
     if (!actor && !q.username) throw new Forbidden('Not authorized to access /api/v4/users');
-    const page = pageParams(q);
-    const filters = {
+    const filters: UserListFilters = {
       username: q.username,
       search: q.search,
       searchEmail: admin,
@@ -63,6 +67,8 @@ export class UsersController {
       createdAfter: admin ? dateParam(q.created_after, 'created_after') : undefined,
       customAttributes: admin ? customAttributes(q.custom_attributes) : undefined,
     };
+    if (q.pagination === 'keyset') return this.keysetList(q, filters, admin);
+    const page = pageParams(q);
     const { rows, total } = await this.users.list(filters, page);
     if (!admin)
       return new Page(
@@ -75,6 +81,38 @@ export class UsersController {
       rows.map((u) => serializeUserAdmin(u, identities.get(u.id) ?? [], this.urls)),
       total,
       page,
+    );
+  }
+
+  /**
+   * GitLab 16.5's keyset pages of users (cursor-based: `cursor=` in the next link, base64 of the last
+   * row's position as GitLab writes it), ordered by `id` (the default), `name` or `username`, newest or
+   * highest first unless `sort=asc`; another order is 405. A user created or deleted between two pages
+   * moves no other across the boundary.
+   */
+  private async keysetList(q: ListUsersDto, filters: UserListFilters, admin: boolean) {
+    const column = q.order_by ?? 'id';
+    if (column !== 'id' && column !== 'name' && column !== 'username') throw new KeysetUnavailable();
+    const order = { column, sort: q.sort ?? 'desc' } as const;
+    const perPage = keysetPerPage(q.per_page);
+    const found = await this.users.listAfter(filters, order, cursorPosition(q.cursor, column), perPage + 1);
+    const shown = found.slice(0, perPage);
+    const last = shown.at(-1);
+    const next =
+      found.length > perPage && last
+        ? { cursor: encodeCursor({ ...(column === 'id' ? {} : { [column]: last[column] }), id: String(last.id) }) }
+        : undefined;
+    if (!admin)
+      return new KeysetPage(
+        shown.map((u) => serializeUserBasic(u, this.urls)),
+        perPage,
+        next,
+      );
+    const identities = await this.users.identities(shown.map((u) => u.id));
+    return new KeysetPage(
+      shown.map((u) => serializeUserAdmin(u, identities.get(u.id) ?? [], this.urls)),
+      perPage,
+      next,
     );
   }
 
@@ -169,4 +207,15 @@ function customAttributes(value: Record<string, unknown> | undefined): Record<st
     out[k] = v;
   }
   return out;
+}
+
+/** The position a `cursor` names for this order; 400 for one Lode did not write for it. */
+function cursorPosition(cursor: string | undefined, column: 'id' | 'name' | 'username') {
+  if (cursor === undefined) return undefined;
+  const position = decodeCursor(cursor);
+  const id = Number(position?.id);
+  const value = column === 'id' ? id : position?.[column];
+  if (!Number.isInteger(id) || id < 0 || id > 2_147_483_647 || (typeof value !== 'string' && column !== 'id'))
+    throw new BadParameter('cursor is invalid');
+  return { value: value as string | number, id };
 }

@@ -104,6 +104,14 @@ export class ListUsersDto extends PaginationDto {
   @IsOptional() @IsString() created_before?: string;
   @IsOptional() @IsString() created_after?: string;
   @IsOptional() @IsObject() custom_attributes?: Record<string, unknown>;
+  /**
+   * The order of keyset pages only (`pagination=keyset`): GitLab 10.8's `GET /users` takes no order
+   * and answers newest first, which offset pages keep. Any string, so an order keyset lacks is 405.
+   */
+  @IsOptional() @IsString() order_by?: string;
+  @IsOptional() @IsIn(['asc', 'desc']) sort?: 'asc' | 'desc';
+  /** The keyset position, opaque to clients: GitLab 16.5's cursor-based keyset for users. */
+  @IsOptional() @IsString() cursor?: string;
 }
 
 export class DeleteUserDto {

@@ -11,6 +11,12 @@ import {
 } from '../projections/credential.record';
 import type { UserIdentityRecord, UserRecord } from '../projections/user.record';
 
+/** The orders of `GET /users?pagination=keyset` (GitLab 16.5's cursor-based keyset has these and more). */
+export interface UserKeysetOrder {
+  column: 'id' | 'name' | 'username';
+  sort: 'asc' | 'desc';
+}
+
 export interface UserListFilters {
   username?: string;
   search?: string;
@@ -82,6 +88,39 @@ async function pageOf<T>(
   return { rows: found, total };
 }
 
+/** The conditions on `users u` of a list's filters, and their parameters. */
+function listConditions(f: UserListFilters): { where: string[]; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  if (f.username !== undefined) where.push(`lower(u.username) = lower(${param(f.username)})`);
+  if (f.search) {
+    const term = param(likeEscape(f.search));
+    where.push(
+      f.searchEmail
+        ? `(u.name ilike ${term} or u.username ilike ${term} or u.email ilike ${term})`
+        : `(u.name ilike ${term} or u.username ilike ${term})`,
+    );
+  }
+  if (f.active) where.push(`u.state = 'active'`);
+  if (f.blocked) where.push(`u.state in ('blocked', 'ldap_blocked')`);
+  if (f.external) where.push('u.external');
+  if (f.externUid !== undefined && f.provider !== undefined)
+    where.push(
+      `exists (select 1 from user_identities i where i.user_id = u.id and i.provider = ${param(f.provider)}
+                   and lower(i.extern_uid) = lower(${param(f.externUid)}))`,
+    );
+  if (f.createdBefore) where.push(`u.created_at < ${param(f.createdBefore)}`);
+  if (f.createdAfter) where.push(`u.created_at > ${param(f.createdAfter)}`);
+  for (const [key, value] of Object.entries(f.customAttributes ?? {}))
+    where.push(
+      `exists (select 1 from user_custom_attributes c where c.user_id = u.id and c.key = ${param(key)} and c.value = ${param(value)})`,
+    );
+  return { where, params };
+}
+
+const fromUsers = (where: string[]) => `from users u${where.length ? ` where ${where.join(' and ')}` : ''}`;
+
 /** Reads of the users context's read models. Every list costs a count and a page, whatever `per_page` is. */
 @Injectable()
 export class UserQueries {
@@ -109,35 +148,39 @@ export class UserQueries {
   }
 
   async list(f: UserListFilters, page: PageParams): Promise<{ rows: UserRecord[]; total: number }> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const param = (value: unknown) => `$${params.push(value)}`;
-    if (f.username !== undefined) where.push(`lower(u.username) = lower(${param(f.username)})`);
-    if (f.search) {
-      const term = param(likeEscape(f.search));
+    const { where, params } = listConditions(f);
+    // GitLab 10.x's UsersFinder orders newest first.
+    return pageOf<UserRecord>(this.dataSource, USER_COLUMNS, fromUsers(where), params, 'u.id desc', page);
+  }
+
+  /**
+   * Up to `limit` users in `order` (the column, then the id, both one way), after `position` (the last
+   * row of the page before) when given: the keyset form of `list`, with no count.
+   */
+  async listAfter(
+    f: UserListFilters,
+    order: UserKeysetOrder,
+    position: { value: string | number; id: number } | undefined,
+    limit: number,
+  ): Promise<UserRecord[]> {
+    const { where, params } = listConditions(f);
+    const column = `u.${order.column}`;
+    const direction = order.sort === 'asc' ? 'asc' : 'desc';
+    const past = order.sort === 'asc' ? '>' : '<';
+    if (position) {
+      const id = `$${params.push(position.id)}::int`;
       where.push(
-        f.searchEmail
-          ? `(u.name ilike ${term} or u.username ilike ${term} or u.email ilike ${term})`
-          : `(u.name ilike ${term} or u.username ilike ${term})`,
+        order.column === 'id'
+          ? `u.id ${past} ${id}`
+          : `(${column}, u.id) ${past} ($${params.push(position.value)}::text, ${id})`,
       );
     }
-    if (f.active) where.push(`u.state = 'active'`);
-    if (f.blocked) where.push(`u.state in ('blocked', 'ldap_blocked')`);
-    if (f.external) where.push('u.external');
-    if (f.externUid !== undefined && f.provider !== undefined)
-      where.push(
-        `exists (select 1 from user_identities i where i.user_id = u.id and i.provider = ${param(f.provider)}
-                   and lower(i.extern_uid) = lower(${param(f.externUid)}))`,
-      );
-    if (f.createdBefore) where.push(`u.created_at < ${param(f.createdBefore)}`);
-    if (f.createdAfter) where.push(`u.created_at > ${param(f.createdAfter)}`);
-    for (const [key, value] of Object.entries(f.customAttributes ?? {}))
-      where.push(
-        `exists (select 1 from user_custom_attributes c where c.user_id = u.id and c.key = ${param(key)} and c.value = ${param(value)})`,
-      );
-    const fromWhere = `from users u${where.length ? ` where ${where.join(' and ')}` : ''}`;
-    // GitLab 10.x's UsersFinder orders newest first.
-    return pageOf<UserRecord>(this.dataSource, USER_COLUMNS, fromWhere, params, 'u.id desc', page);
+    const orderBy = order.column === 'id' ? `u.id ${direction}` : `${column} ${direction}, u.id ${direction}`;
+    return rows<UserRecord>(
+      this.dataSource,
+      `select ${USER_COLUMNS} ${fromUsers(where)} order by ${orderBy} limit $${params.push(limit)}`,
+      params,
+    );
   }
 
   /** Identities of many users in one statement. */
