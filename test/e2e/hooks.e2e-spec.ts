@@ -138,10 +138,21 @@ describe('project hooks', () => {
     const before = Number((await t.db.query(`select count(*) from events where type = 'ProjectHookAdded'`))[0].count);
     const res = await as(owner.token).post(`/projects/${projectId}/hooks`).send({ url });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ error: 'Invalid url given' });
+    // GitLab's one line, with the UrlBlocker's reason beside it as `message`.
+    expect(res.body).toEqual({ error: 'Invalid url given', message: expect.stringMatching(/^Url is blocked: /) });
     expect(Number((await t.db.query(`select count(*) from events where type = 'ProjectHookAdded'`))[0].count)).toBe(
       before,
     );
+  });
+
+  it.each([
+    ['http://10.1.2.3/', 'Url is blocked: Requests to the local network are not allowed'],
+    ['http://192.168.0.1/', 'Url is blocked: Requests to the local network are not allowed'],
+    ['http://127.0.0.1/', 'Url is blocked: Requests to localhost are not allowed'],
+    ['ftp://example.com/x', 'Url is blocked: Only allowed schemes are http, https'],
+  ])('says why %s is refused', async (url, message) => {
+    const res = await as(owner.token).post(`/projects/${projectId}/hooks`).send({ url });
+    expect(res.body).toEqual({ error: 'Invalid url given', message });
   });
 
   it('refuses a local URL on update too', async () => {

@@ -65,7 +65,11 @@ export class RecordInvalid extends DomainError {
 
 /** 422 `{"error":"<text>"}`. */
 export class Unprocessable extends DomainError {
-  constructor(readonly error: string) {
+  /** `detail`: a `message` beside GitLab's `error`, for a cause GitLab's one-line answer hides. */
+  constructor(
+    readonly error: string,
+    readonly detail?: string,
+  ) {
     super(error);
   }
 }

@@ -2,7 +2,7 @@ import { ACCESS } from '@app/groups';
 import { Clock, EventStore, LodeConfig, Unprocessable, type Actor } from '@app/platform';
 import { ProjectQueries } from '@app/projects';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { checkHookUrl } from '../delivery/url-guard';
+import { blockedUrlMessage, checkHookUrl } from '../delivery/url-guard';
 import { HookSecrets } from '../secrets/hook-secrets';
 import {
   addHook,
@@ -52,7 +52,10 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
       // The SSRF rules. A name that does not resolve right now is accepted (DNS may be down, or the
       // receiver not set up yet): delivery resolves it again and connects only to an address it checked.
       const verdict = await checkHookUrl(change.settings.url, { allowLocal: this.config.allowLocalWebhooks });
-      if (!verdict.ok && !verdict.unresolved) throw new Unprocessable('Invalid url given');
+      // GitLab answers only 422 "Invalid url given"; the UrlBlocker's words go beside it as
+      // `message` (python-gitlab and gitbeaker show `message` first), so the user learns why.
+      if (!verdict.ok && !verdict.unresolved)
+        throw new Unprocessable('Invalid url given', `Url ${blockedUrlMessage(verdict)}`);
     }
     const now = this.clock.now();
     const hookId = change.kind === 'add' ? await this.store.nextId('hook_id_seq') : change.hookId;

@@ -1,6 +1,6 @@
 import { Clock, EventStore, Forbidden, Invalid, LodeConfig, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { checkHookUrl, type GuardResult } from '../delivery/url-guard';
+import { blockedUrlMessage, checkHookUrl } from '../delivery/url-guard';
 import { HookSecrets } from '../secrets/hook-secrets';
 import {
   addSystemHook,
@@ -20,16 +20,6 @@ export class ChangeSystemHook extends Command<number> {
   ) {
     super();
   }
-}
-
-/**
- * GitLab's UrlBlocker words for a refused system hook URL, on the field `url` (the model validation,
- * answered 400 by `render_validation_error!`); project hooks answer 422 "Invalid url given" instead.
- */
-export function blockedUrlMessage(verdict: Extract<GuardResult, { ok: false }>): string {
-  if (verdict.reason.startsWith('malformed')) return 'is blocked: Only allowed schemes are http, https';
-  if (/loopback|localhost/.test(verdict.reason)) return 'is blocked: Requests to localhost are not allowed';
-  return 'is blocked: Requests to the local network are not allowed';
 }
 
 @CommandHandler(ChangeSystemHook)

@@ -249,3 +249,13 @@ export function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunct
     });
   };
 }
+
+/**
+ * GitLab's UrlBlocker words for a refused hook URL: on the field `url` for system hooks (the model
+ * validation, answered 400 by `render_validation_error!`), as the `message` beside project hooks' 422.
+ */
+export function blockedUrlMessage(verdict: Extract<GuardResult, { ok: false }>): string {
+  if (verdict.reason.startsWith('malformed')) return 'is blocked: Only allowed schemes are http, https';
+  if (/loopback|localhost/.test(verdict.reason)) return 'is blocked: Requests to localhost are not allowed';
+  return 'is blocked: Requests to the local network are not allowed';
+}

@@ -74,7 +74,8 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof Invalid) return [400, { message: err.fields }];
       if (err instanceof BadParameter) return [400, { error: err.error }];
       if (err instanceof BadRequestMessage) return [400, { message: err.message }];
-      if (err instanceof Unprocessable) return [422, { error: err.error }];
+      if (err instanceof Unprocessable)
+        return [422, err.detail ? { error: err.error, message: err.detail } : { error: err.error }];
       if (err instanceof RecordInvalid) return [422, { message: err.messages }];
       if (err instanceof NotModified) return [304, undefined];
       if (err instanceof KeysetUnavailable) return [405, { error: err.message }];
