@@ -410,6 +410,21 @@ print(json.dumps([f.name, f.path, f.description, f.namespace["path"]]))`,
     });
   });
 
+  describe('gitbeaker', () => {
+    it('Projects.transfer, ProjectImportExports.showImportStatus, Projects.showLanguages', async () => {
+      const api = new gb.Gitlab({ host: url, token: owner.token });
+      const group = await createGroup(t);
+      await addGroupMember(t, group.id, owner.id, 40);
+      const p = await project(owner.token, { visibility: 'public' });
+      await commitFiles(owner.token, p.id, { 'main.go': 'package main\n' });
+      const moved = (await api.Projects.transfer(p.id, group.id)) as Record<string, unknown>;
+      expect(moved).toMatchObject({ id: p.id, namespace: { id: group.id } });
+      const status = (await api.ProjectImportExports.showImportStatus(p.id)) as Record<string, unknown>;
+      expect(status).toMatchObject({ id: p.id, import_status: 'none' });
+      expect(await api.Projects.showLanguages(p.id)).toEqual({ Go: 100 });
+    });
+  });
+
   describe('settings clients write and read back', () => {
     it('keeps merge_method, squash_option and the access levels, with the switches in step', async () => {
       const p = await project(owner.token, { merge_method: 'ff', issues_enabled: false });
