@@ -79,6 +79,7 @@ describe('forks, fork relations and housekeeping', () => {
       'ssh_url_to_repo',
       'star_count',
       'tag_list',
+      'topics',
       'web_url',
     ]);
     expect((await as(owner.token).get(`/projects/${source.id}`)).body).not.toHaveProperty('forked_from_project');

@@ -1140,6 +1140,7 @@ describe('groups API', () => {
           'description',
           'default_branch',
           'tag_list',
+          'topics',
           'ssh_url_to_repo',
           'http_url_to_repo',
           'web_url',

@@ -678,7 +678,12 @@ describe('projects API', () => {
           'jobs_enabled, resolve_outdated_diff_discussions, ci_config_path, container_registry_enabled, default_branch, description, ' +
           'issues_enabled, lfs_enabled, merge_requests_enabled, name, only_allow_merge_if_all_discussions_are_resolved, ' +
           'only_allow_merge_if_pipeline_succeeds, path, printing_merge_request_link_enabled, public_jobs, request_access_enabled, ' +
-          'shared_runners_enabled, snippets_enabled, tag_list, visibility, wiki_enabled are missing, at least one parameter must be provided',
+          'shared_runners_enabled, snippets_enabled, tag_list, visibility, wiki_enabled, merge_method, issues_access_level, ' +
+          'repository_access_level, merge_requests_access_level, forking_access_level, wiki_access_level, builds_access_level, ' +
+          'snippets_access_level, pages_access_level, operations_access_level, analytics_access_level, requirements_access_level, ' +
+          'security_and_compliance_access_level, container_registry_access_level, squash_option, topics, packages_enabled, ' +
+          'remove_source_branch_after_merge, allow_merge_on_skipped_pipeline, autoclose_referenced_issues, ' +
+          'ci_forward_deployment_enabled, merge_pipelines_enabled, merge_trains_enabled are missing, at least one parameter must be provided',
       });
     });
 

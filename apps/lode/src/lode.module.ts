@@ -26,6 +26,7 @@ import {
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProtectedBranches1763780001300,
+  ProjectSettingsKept1763780002400,
   PushesOnOwnStreams1763780001800,
   Releases1763780001600,
   ProjectsHttpModule,
@@ -64,6 +65,7 @@ export const MIGRATIONS = [
   ThrottleCounters1763780001700,
   PushesOnOwnStreams1763780001800,
   DeliveriesOnOwnStreams1763780001900,
+  ProjectSettingsKept1763780002400,
   SystemHooks1763780002700,
 ];
 

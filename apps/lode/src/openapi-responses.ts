@@ -84,6 +84,14 @@ const RULES: Rule[] = [
   ['POST', /^\/api\/v4\/projects\/\{id\}\/share$/, one('ProjectShare')],
   ['POST', /^\/api\/v4\/projects\/\{id\}\/uploads$/, one('Upload')],
   ['POST', /^\/api\/v4\/projects\/\{id\}\/housekeeping$/, one('Boolean')],
+  ['PUT', /^\/api\/v4\/projects\/\{id\}\/transfer$/, one('Project', 'The project in its new namespace')],
+  ['GET', /^\/api\/v4\/projects\/\{id\}\/import$/, one('ProjectImportStatus')],
+  ['GET', /^\/api\/v4\/projects\/\{id\}\/languages$/, one('Languages')],
+  [
+    'GET',
+    /^\/api\/v4\/projects\/\{id\}\/snapshot$/,
+    { ...RAW, media: 'application/x-tar', description: 'A tar of the bare repository (administrators only)' },
+  ],
   ['GET', /^\/api\/v4\/deploy_keys$/, list('DeployKey')],
   ['GET', /\/deploy_keys$/, list('DeployKeyProject')],
   ['POST', /\/deploy_keys\/\{key_id\}\/enable$/, one('DeployKey')],
@@ -135,6 +143,30 @@ export function responseOf(method: string, path: string): Answer | undefined {
 /** The shapes GitLab's contract files do not list, written from the serializers that produce them. */
 export const LOCAL_SCHEMAS: Record<string, object> = {
   Raw: { type: 'string', format: 'binary' },
+  ProjectImportStatus: {
+    type: 'object',
+    required: ['id', 'name', 'path', 'path_with_namespace', 'import_status', 'failed_relations'],
+    properties: {
+      id: { type: 'integer' },
+      description: { type: ['string', 'null'] },
+      name: { type: 'string' },
+      name_with_namespace: { type: 'string' },
+      path: { type: 'string' },
+      path_with_namespace: { type: 'string' },
+      created_at: { type: 'string', format: 'date-time' },
+      import_status: { type: 'string', enum: ['none', 'scheduled', 'started', 'finished', 'failed'] },
+      import_type: { type: 'null' },
+      correlation_id: { type: 'null' },
+      failed_relations: { type: 'array', items: { type: 'object' } },
+      import_error: { type: ['string', 'null'] },
+      stats: { type: 'null' },
+    },
+  },
+  Languages: {
+    type: 'object',
+    description: "Each language's share of the default branch's bytes, in percent, largest first",
+    additionalProperties: { type: 'number' },
+  },
   Boolean: { type: 'boolean' },
   Message: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
   Version: {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
+import type { SizedFile } from './repository-contents';
 
 /*
  * The one door to git (docs/architecture.md, Layers): every git operation Lode does goes through
@@ -362,6 +363,10 @@ export abstract class GitRepositories {
   abstract compare(repo: RepoRef, from: string, to: string, limits: CompareLimits): Promise<Comparison>;
   /** Authors of the non-merge commits reachable from `ref`, by e-mail, with their added and deleted lines. */
   abstract contributors(repo: RepoRef, ref: string): Promise<Contributor[]>;
+  /** The blobs of the tree of commit `sha` with their sizes, at most `limit` (GitLab's language statistics). */
+  abstract sizedFiles(repo: RepoRef, sha: string, limit: number): Promise<SizedFile[]>;
+  /** The bare repository as a tar stream (GitLab's snapshot); undefined when it does not exist. */
+  abstract snapshot(repo: RepoRef): Promise<Readable | undefined>;
   /** The archive of commit `sha` under the top directory `prefix`, made by `git archive` once and then cached. */
   abstract archive(repo: RepoRef, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive>;
   /** One page of commits, newest first, and how many the walk holds; costs the commits before the page, not the whole history. */

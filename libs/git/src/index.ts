@@ -47,6 +47,8 @@ export {
 export { validRefName } from './ref-names';
 /** GitLab's archive format names to files, and an archive's ETag before it is made (for If-None-Match). */
 export { archiveEtag, archiveExtension } from './archive-store';
+/** A file of a tree with its size (`GitRepositories.sizedFiles`). */
+export type { SizedFile } from './repository-contents';
 /** Where a project's bare repository lives under the data directory: for tests and tools that look at the disk. */
 export { repositoryPath } from './git-cli';
 /** What the git port's processes are doing (running processes, the cat-file pool), for the metrics. */

@@ -46,6 +46,8 @@ import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
 import { RefUpdateHooks } from './ref-update-hooks';
 import { describeRefUpdates, listRefs } from './ref-updates';
+import { sizedFiles, tarOfDirectory, type SizedFile } from './repository-contents';
+import type { Readable } from 'node:stream';
 
 /** Commit counts and last-commit lookups kept: both are keyed by immutable commit ids, so never stale. */
 const HISTORY_CACHE = 1024;
@@ -236,6 +238,15 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
 
   contributors(repo: RepoRef, ref: string): Promise<Contributor[]> {
     return this.reads.contributors(this.path(repo), ref);
+  }
+
+  sizedFiles(repo: RepoRef, sha: string, limit: number): Promise<SizedFile[]> {
+    return sizedFiles(this.path(repo), sha, limit);
+  }
+
+  async snapshot(repo: RepoRef): Promise<Readable | undefined> {
+    const path = this.path(repo);
+    return (await cli.exists(path)) ? tarOfDirectory(path) : undefined;
   }
 
   archive(repo: RepoRef, sha: string, ext: ArchiveExtension, prefix: string): Promise<Archive> {

@@ -90,3 +90,4 @@ export { ReleaseQueries } from './releases/release.queries';
 export { removeTagRelease, type TagRelease } from './releases/release';
 export { Releases1763780001600 } from './migrations/1763780001600-releases';
 export { PushesOnOwnStreams1763780001800 } from './migrations/1763780001800-pushes-on-own-streams';
+export { ProjectSettingsKept1763780002400 } from './migrations/1763780002400-project-settings-kept';

@@ -15,6 +15,8 @@ import { RemoveProjectMemberHandler } from './members/remove-project-member.comm
 import { SetProjectCustomAttributeHandler } from './projects/set-project-custom-attribute.command';
 import { ShareProjectHandler } from './sharing/share-project.command';
 import { TransferProjectHandler } from './projects/transfer-project.command';
+import { TransferProjectToNamespaceHandler } from './projects/transfer-project-to-namespace.command';
+import { InitialReadme } from './projects/initial-readme';
 import { UnarchiveProjectHandler } from './projects/unarchive-project.command';
 import { UnshareProjectHandler } from './sharing/unshare-project.command';
 import { UpdateProjectMemberHandler } from './members/update-project-member.command';
@@ -105,6 +107,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     UnarchiveProjectHandler,
     DeleteProjectHandler,
     TransferProjectHandler,
+    TransferProjectToNamespaceHandler,
     AddProjectMemberHandler,
     UpdateProjectMemberHandler,
     RemoveProjectMemberHandler,
@@ -198,7 +201,12 @@ export class ProjectsModule implements OnModuleInit {
     ProtectedBranchesController,
   ],
   // The reconciler runs beside the API (the processes that take pushes), not in a worker or the command line.
-  providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }, ProjectPresenter, PushReconciler],
+  providers: [
+    { provide: GroupProjects, useClass: ProjectGroupProjects },
+    ProjectPresenter,
+    PushReconciler,
+    InitialReadme,
+  ],
   exports: [PushReconciler],
 })
 export class ProjectsHttpModule {}

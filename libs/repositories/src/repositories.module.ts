@@ -12,6 +12,7 @@ import { GitSshServer } from './ssh/git-ssh-server';
 import { GitAccess } from './transport/git-access';
 import { RepositoryWritesController } from './http/repository-writes.controller';
 import { RepositoryWrites } from './writes/repository-writes';
+import { ProjectRepositoryController } from './http/project-repository.controller';
 
 /**
  * The serving side of repositories: the read API, git over smart HTTP (mounted by http-app as Express
@@ -27,6 +28,7 @@ import { RepositoryWrites } from './writes/repository-writes';
     BranchProtectionController,
     RepositoryWritesController,
     RepositoryRefsController,
+    ProjectRepositoryController,
   ],
   providers: [GitAccess, GitHttpMiddleware, GitSshServer, RepositoryWrites],
   exports: [GitHttpMiddleware, GitSshServer, GitAccess],

@@ -4,17 +4,40 @@ import { ProjectAvatarStore } from '@app/users';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { ProjectAccessPolicy } from '../access/project-access-policy';
-import { changeAvatar, evolve, projectDecider, type ProjectSettings } from '../projects/project';
+import { changeAvatar, evolve, projectDecider, validateSettings, type ProjectSettings } from '../projects/project';
 import { fork } from './fork';
 import { forkedSettings } from '../projects/project-settings';
 import { currentAvatar, ProjectQueries, type ProjectRow } from '../projects/project.queries';
 
-/** The fork takes the source's settings (forkedSettings); its visibility is no more open than the target group allows. */
-function forkSettings(source: ProjectRow, groupVisibility: Visibility | undefined): ProjectSettings {
+/** What the caller asked the fork to be instead of the source (each undefined: the source's). */
+export interface ForkOverrides {
+  name?: string;
+  path?: string;
+  description?: string;
+  visibility?: Visibility;
+}
+
+const leastOpen = (a: Visibility, b: Visibility | undefined) => (b && moreOpenThan(a, b) ? b : a);
+
+/**
+ * The fork takes the source's settings (forkedSettings), with the name, path and description asked
+ * for. Its visibility is the least open of the source's, the target group's and the one asked for:
+ * GitLab's ForkService never makes a fork more open than its source, and clamps rather than refuses.
+ */
+function forkSettings(
+  source: ProjectRow,
+  groupVisibility: Visibility | undefined,
+  asked: ForkOverrides,
+): ProjectSettings {
   const settings = forkedSettings(source);
-  const visibility =
-    groupVisibility && moreOpenThan(source.visibility, groupVisibility) ? groupVisibility : source.visibility;
-  return { ...settings, visibility };
+  const visibility = leastOpen(leastOpen(source.visibility, groupVisibility), asked.visibility);
+  return {
+    ...settings,
+    name: asked.name ?? settings.name,
+    path: asked.path ?? settings.path,
+    description: asked.description ?? settings.description,
+    visibility,
+  };
 }
 
 /**
@@ -26,6 +49,7 @@ export class ForkProject extends Command<number> {
     readonly source: string | number,
     readonly namespace: string | number | undefined,
     readonly actor: Actor,
+    readonly overrides: ForkOverrides = {},
   ) {
     super();
   }
@@ -41,7 +65,7 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
     private readonly avatars: ProjectAvatarStore,
   ) {}
 
-  async execute({ source, namespace, actor }: ForkProject): Promise<number> {
+  async execute({ source, namespace, actor, overrides }: ForkProject): Promise<number> {
     const from = await this.projects.getVisible(source, actor);
     // A fork copies the code, so it needs `download_code`: a guest sees a private project (an external
     // guest an internal one) but may not read its code, so may not copy it either. GitLab 10.x refuses in
@@ -60,6 +84,12 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
       if (!group || (!actor.isAdmin && group.accessLevel < ACCESS.maintainer)) throw new NotFound('Target Namespace');
       groupVisibility = group.visibility;
     }
+    const settings = forkSettings(from, groupVisibility, overrides);
+    // A name or path asked for is checked as on create (400 on the field); the source's passed already.
+    validateSettings(
+      { name: settings.name, path: settings.path, description: settings.description },
+      undefined,
+    ).throwIfAny();
     const projectId = await this.store.nextId('project_id_seq');
     await this.store
       .decide(`project-${projectId}`, projectDecider, (s) => {
@@ -69,7 +99,7 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
           {
             projectId,
             namespaceId: target.id,
-            settings: forkSettings(from, groupVisibility),
+            settings,
             creatorId: actor.id,
             runnersToken: randomBytes(15).toString('base64url'),
             forkedFromId: from.id,

@@ -81,6 +81,28 @@ describe('project settings, one entry each', () => {
       tagList: [],
       ciConfigPath: null,
       importUrl: null,
+      mergeMethod: 'merge',
+      squashOption: 'default_off',
+      issuesAccessLevel: 'enabled',
+      repositoryAccessLevel: 'enabled',
+      mergeRequestsAccessLevel: 'enabled',
+      forkingAccessLevel: 'enabled',
+      wikiAccessLevel: 'enabled',
+      buildsAccessLevel: 'enabled',
+      snippetsAccessLevel: 'enabled',
+      pagesAccessLevel: 'private',
+      operationsAccessLevel: 'enabled',
+      analyticsAccessLevel: 'enabled',
+      requirementsAccessLevel: 'enabled',
+      securityAndComplianceAccessLevel: 'private',
+      containerRegistryAccessLevel: 'enabled',
+      packagesEnabled: true,
+      removeSourceBranchAfterMerge: true,
+      allowMergeOnSkippedPipeline: false,
+      autocloseReferencedIssues: true,
+      ciForwardDeploymentEnabled: true,
+      mergePipelinesEnabled: false,
+      mergeTrainsEnabled: false,
       features: FEATURE_DEFAULTS,
     });
     expect(newProjectSettings(Object.assign(new ProjectWriteDto(), { path: 'p' }))).toMatchObject({
@@ -94,7 +116,12 @@ describe('project settings, one entry each', () => {
 
   it('a PUT takes what was sent, switches under features; nothing sent is a 400 naming GitLab’s list', () => {
     const p = Object.assign(new ProjectWriteDto(), { wiki_enabled: false, ci_config_path: null, tag_list: ['x'] });
-    expect(projectChanges(p)).toEqual({ tagList: ['x'], ciConfigPath: null, features: { wikiEnabled: false } });
+    expect(projectChanges(p)).toEqual({
+      tagList: ['x'],
+      ciConfigPath: null,
+      wikiAccessLevel: 'disabled',
+      features: { wikiEnabled: false },
+    });
     expect(() => projectChanges(new ProjectWriteDto())).toThrow(
       new BadParameter(`${UPDATE_AT_LEAST_ONE_OF.join(', ')} are missing, at least one parameter must be provided`),
     );
@@ -103,6 +130,42 @@ describe('project settings, one entry each', () => {
     expect(
       SETTINGS.map((s) => s.wire).filter((w) => !(UPDATE_AT_LEAST_ONE_OF as readonly string[]).includes(w)),
     ).toEqual(['import_url']);
+  });
+
+  it('`topics` is `tag_list` by its GitLab 14 name, and wins when both are sent', () => {
+    const both = Object.assign(new ProjectWriteDto(), { topics: ['t'], tag_list: ['x'] });
+    expect(projectChanges(both)).toEqual({ tagList: ['t'] });
+    expect(newProjectSettings(Object.assign(new ProjectWriteDto(), { name: 'a', topics: ['b'] })).tagList).toEqual([
+      'b',
+    ]);
+  });
+
+  it('an access level and its switch agree, the level winning when both are sent', () => {
+    const put = (p: object) => projectChanges(Object.assign(new ProjectWriteDto(), p));
+    expect(put({ issues_enabled: false })).toEqual({
+      issuesAccessLevel: 'disabled',
+      features: { issuesEnabled: false },
+    });
+    expect(put({ wiki_access_level: 'private' })).toEqual({
+      wikiAccessLevel: 'private',
+      features: { wikiEnabled: true },
+    });
+    expect(put({ jobs_enabled: true, builds_access_level: 'disabled' })).toEqual({
+      buildsAccessLevel: 'disabled',
+      features: { jobsEnabled: false },
+    });
+    const post = newProjectSettings(
+      Object.assign(new ProjectWriteDto(), {
+        name: 'a',
+        snippets_enabled: false,
+        merge_requests_access_level: 'disabled',
+      }),
+    );
+    expect(post).toMatchObject({ snippetsAccessLevel: 'disabled', mergeRequestsAccessLevel: 'disabled' });
+    expect(post.features).toMatchObject({ snippetsEnabled: false, mergeRequestsEnabled: false });
+    expect(
+      newProjectSettings(Object.assign(new ProjectWriteDto(), { name: 'a', visibility: 'public' })).pagesAccessLevel,
+    ).toBe('enabled');
   });
 
   it('the DTO validates each setting by its type, in the parameters’ order', async () => {

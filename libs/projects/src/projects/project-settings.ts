@@ -47,6 +47,17 @@ export interface SettingDescriptor<K extends string = string, W extends string =
   readonly shown: 'basic' | 'full' | 'appended' | 'no';
   /** The response's name, where it is not `wire`. */
   readonly shownAs?: string;
+  /**
+   * A newer GitLab parameter naming the same stored value, which wins when both are sent and is shown
+   * beside it (`topics`, GitLab 14.0, for `tag_list`).
+   */
+  readonly alias?: string;
+  /**
+   * The `*_enabled` switch (its wire name) that GitLab keeps as this access level: a switch sent sets
+   * the level to `enabled` or `disabled`, a level sent sets the switch to whether it is not `disabled`,
+   * the level winning when both are sent (project-setting-params.ts).
+   */
+  readonly switchedBy?: string;
 }
 
 const tooLong = 'is too long (maximum is 255 characters)';
@@ -90,6 +101,46 @@ const stringList = <K extends string, W extends string>(
   wire: W,
   d: Omit<SettingDescriptor<K, W, string[]>, 'key' | 'wire' | 'type'>,
 ): SettingDescriptor<K, W, string[]> => ({ key, wire, type: 'string-list', ...d });
+/** A plain boolean (not one of the first switches kept under `features`), copied by a fork, shown appended. */
+const flag = <K extends string, W extends string>(
+  key: K,
+  wire: W,
+  dflt: boolean,
+): SettingDescriptor<K, W, boolean> => ({
+  key,
+  wire,
+  type: 'boolean',
+  default: dflt,
+  fork: 'copy',
+  shown: 'appended',
+});
+
+/** GitLab's ProjectFeature levels (`string_access_level`); `pages` also knows `public`. */
+export const ACCESS_LEVELS = ['disabled', 'private', 'enabled'] as const;
+export type FeatureAccessLevel = (typeof ACCESS_LEVELS)[number] | 'public';
+
+/**
+ * A `*_access_level` (GitLab 12.x+ ProjectFeature), copied by a fork, shown appended. Paired with its
+ * switch (`switchedBy`), a new project's level follows the switch sent (`issues_enabled=false`:
+ * `disabled`), and an event older than the level reads it from the switch it holds.
+ */
+const accessLevel = <K extends string, W extends string>(
+  key: K,
+  wire: W,
+  switchedBy?: string,
+  values: readonly FeatureAccessLevel[] = ACCESS_LEVELS,
+  dflt: FeatureAccessLevel | ((given: Readonly<Record<string, unknown>>) => FeatureAccessLevel) = 'enabled',
+): SettingDescriptor<K, W, FeatureAccessLevel> => ({
+  key,
+  wire,
+  type: 'enum',
+  values,
+  default: switchedBy ? (p) => (p[switchedBy] === false ? 'disabled' : 'enabled') : dflt,
+  fork: 'copy',
+  shown: 'appended',
+  ...(switchedBy ? { switchedBy } : {}),
+});
+
 /** One of the switches kept under the events' `features`, copied by a fork and shown where GitLab shows it. */
 const feature = <K extends string, W extends string>(
   key: K,
@@ -183,6 +234,7 @@ export const PROJECT_SETTINGS = [
     shown: 'no',
   }),
   stringList('tagList', 'tag_list', {
+    alias: 'topics',
     default: [],
     normalize: (tags) => [...new Set(tags.map((t) => t.trim()).filter(Boolean))].sort((a, b) => a.localeCompare(b)),
     check: (v) => (v.some((t) => t.length > 255) ? 'is invalid' : undefined),
@@ -196,6 +248,47 @@ export const PROJECT_SETTINGS = [
     fork: 'copy',
     shown: 'full',
   }),
+  // Kept and shown, as clients (Terraform's gitlab_project, python-gitlab) write and read them back;
+  // Lode has no merge requests, pipelines, pages or packages, so none of them changes what it does.
+  oneOf('mergeMethod', 'merge_method', ['merge', 'rebase_merge', 'ff'] as const, {
+    default: 'merge',
+    fork: 'copy',
+    shown: 'appended',
+  }),
+  oneOf('squashOption', 'squash_option', ['never', 'always', 'default_on', 'default_off'] as const, {
+    default: 'default_off',
+    fork: 'copy',
+    shown: 'appended',
+  }),
+  accessLevel('issuesAccessLevel', 'issues_access_level', 'issues_enabled'),
+  accessLevel('repositoryAccessLevel', 'repository_access_level'),
+  accessLevel('mergeRequestsAccessLevel', 'merge_requests_access_level', 'merge_requests_enabled'),
+  accessLevel('forkingAccessLevel', 'forking_access_level'),
+  accessLevel('wikiAccessLevel', 'wiki_access_level', 'wiki_enabled'),
+  accessLevel('buildsAccessLevel', 'builds_access_level', 'jobs_enabled'),
+  accessLevel('snippetsAccessLevel', 'snippets_access_level', 'snippets_enabled'),
+  // GitLab's ProjectFeature: pages are `enabled` in a public project, `private` in the others.
+  accessLevel('pagesAccessLevel', 'pages_access_level', undefined, [...ACCESS_LEVELS, 'public'], (p) =>
+    p.visibility === 'public' ? 'enabled' : 'private',
+  ),
+  accessLevel('operationsAccessLevel', 'operations_access_level'),
+  accessLevel('analyticsAccessLevel', 'analytics_access_level'),
+  accessLevel('requirementsAccessLevel', 'requirements_access_level'),
+  accessLevel(
+    'securityAndComplianceAccessLevel',
+    'security_and_compliance_access_level',
+    undefined,
+    ACCESS_LEVELS,
+    'private',
+  ),
+  accessLevel('containerRegistryAccessLevel', 'container_registry_access_level', 'container_registry_enabled'),
+  flag('packagesEnabled', 'packages_enabled', true),
+  flag('removeSourceBranchAfterMerge', 'remove_source_branch_after_merge', true),
+  flag('allowMergeOnSkippedPipeline', 'allow_merge_on_skipped_pipeline', false),
+  flag('autocloseReferencedIssues', 'autoclose_referenced_issues', true),
+  flag('ciForwardDeploymentEnabled', 'ci_forward_deployment_enabled', true),
+  flag('mergePipelinesEnabled', 'merge_pipelines_enabled', false),
+  flag('mergeTrainsEnabled', 'merge_trains_enabled', false),
 ] as const;
 
 type Entry = (typeof PROJECT_SETTINGS)[number];
@@ -211,6 +304,8 @@ export type ProjectSettings = { [E in PlainEntry as E['key']]: ValueOf<E> } & { 
 export type ProjectSettingColumns = { [E in Entry as E['wire']]: ValueOf<E> };
 /** A setting's wire name (parameter and column). */
 export type SettingWire = Entry['wire'];
+/** Every parameter the settings take: their wire names and the newer aliases (`topics`). */
+export type SettingParam = SettingWire | 'topics';
 
 /** Any entry, for loops that read only the common fields. */
 export type AnySetting = SettingDescriptor<string, SettingWire, unknown>;
@@ -256,9 +351,11 @@ export function normalizedSettings(settings: ProjectSettings): ProjectSettings {
 export function settingsFrom(data: Partial<ProjectSettings> & Record<string, unknown>): ProjectSettings {
   const out: Record<string, unknown> = {};
   const features: Record<string, unknown> = {};
+  // What the event holds, by GitLab's names: a missing access level follows the switch it holds.
+  const held = Object.fromEntries(SETTINGS.map((s) => [s.wire, settingValue(s, data)]));
   for (const s of SETTINGS) {
-    const v = settingValue(s, data);
-    (s.feature ? features : out)[s.key] = v === undefined ? settingDefault(s) : v;
+    const v = held[s.wire];
+    (s.feature ? features : out)[s.key] = v === undefined ? settingDefault(s, held) : v;
   }
   out.features = features;
   return out as ProjectSettings;
@@ -276,7 +373,10 @@ export function forkedSettings(source: Readonly<ProjectSettingColumns>): Project
   return { ...out, features } as ProjectSettings;
 }
 
-/** GitLab 10.x's `at_least_one_of` list for PUT /projects/:id, in its order (`public_builds` is Lode's `public_jobs`). */
+/**
+ * GitLab's `at_least_one_of` list for PUT /projects/:id: 10.x's, in its order (`public_builds` is Lode's
+ * `public_jobs`), then the parameters later versions added that Lode keeps.
+ */
 export const UPDATE_AT_LEAST_ONE_OF = [
   'jobs_enabled',
   'resolve_outdated_diff_discussions',
@@ -299,7 +399,31 @@ export const UPDATE_AT_LEAST_ONE_OF = [
   'tag_list',
   'visibility',
   'wiki_enabled',
-] as const satisfies readonly SettingWire[];
+  // Added by later GitLab versions to the list (`update_params_at_least_one_of`), in their order.
+  'merge_method',
+  'issues_access_level',
+  'repository_access_level',
+  'merge_requests_access_level',
+  'forking_access_level',
+  'wiki_access_level',
+  'builds_access_level',
+  'snippets_access_level',
+  'pages_access_level',
+  'operations_access_level',
+  'analytics_access_level',
+  'requirements_access_level',
+  'security_and_compliance_access_level',
+  'container_registry_access_level',
+  'squash_option',
+  'topics',
+  'packages_enabled',
+  'remove_source_branch_after_merge',
+  'allow_merge_on_skipped_pipeline',
+  'autoclose_referenced_issues',
+  'ci_forward_deployment_enabled',
+  'merge_pipelines_enabled',
+  'merge_trains_enabled',
+] as const satisfies readonly SettingParam[];
 
 /**
  * The order a model's 400 lists refused fields in (`{"message":{"description":[…],"default_branch":[…]}}`),
@@ -313,4 +437,54 @@ export const CHECKED_IN_ORDER: readonly SettingWire[] = [
   'ci_config_path',
   'import_url',
   'tag_list',
+];
+
+/**
+ * Parameters of GitLab's PUT /projects/:id (its `update_params_at_least_one_of`, 12.x to today) that
+ * Lode neither keeps nor acts on. GitLab accepts a PUT carrying only these (200), so Lode counts them
+ * as parameters sent and drops them: an update Terraform or python-gitlab makes of a field Lode does not
+ * model answers the unchanged project, where a PUT of names GitLab does not know is still its 400.
+ */
+export const GITLAB_PARAMS_NOT_KEPT: readonly string[] = [
+  'approvals_before_merge',
+  'auto_cancel_pending_pipelines',
+  'auto_devops_deploy_strategy',
+  'auto_devops_enabled',
+  'build_coverage_regex',
+  'build_git_strategy',
+  'build_timeout',
+  'ci_allow_fork_pipelines_to_run_in_parent_project',
+  'ci_default_git_depth',
+  'ci_separated_caches',
+  'container_expiration_policy_attributes',
+  'emails_disabled',
+  'emails_enabled',
+  'enforce_auth_checks_on_uploads',
+  'environments_access_level',
+  'external_authorization_classification_label',
+  'feature_flags_access_level',
+  'infrastructure_access_level',
+  'issue_branch_template',
+  'issues_template',
+  'keep_latest_artifact',
+  'merge_commit_template',
+  'merge_requests_template',
+  'mirror',
+  'mirror_overwrites_diverged_branches',
+  'mirror_trigger_builds',
+  'mirror_user_id',
+  'model_experiments_access_level',
+  'model_registry_access_level',
+  'monitor_access_level',
+  'mr_default_target_self',
+  'only_mirror_protected_branches',
+  'package_registry_access_level',
+  'public_builds',
+  'releases_access_level',
+  'restrict_user_defined_variables',
+  'service_desk_enabled',
+  'show_default_award_emojis',
+  'squash_commit_template',
+  'suggestion_commit_message',
+  'warn_about_potentially_unwanted_characters',
 ];

@@ -107,6 +107,8 @@ describe('ProjectProjection', () => {
           tagList: ['a', 'b'],
           ciConfigPath: 'ci.yml',
           importUrl: 'https://example.com/x.git',
+          mergeMethod: 'rebase_merge',
+          wikiAccessLevel: 'disabled',
           features: { ...FEATURE_DEFAULTS, wikiEnabled: false, requestAccessEnabled: true },
         }),
       );
@@ -149,6 +151,43 @@ describe('ProjectProjection', () => {
         updated_at: new Date(AT),
         last_activity_at: new Date(AT),
         avatar: null,
+        merge_method: 'rebase_merge',
+        squash_option: 'default_off',
+        issues_access_level: 'enabled',
+        repository_access_level: 'enabled',
+        merge_requests_access_level: 'enabled',
+        forking_access_level: 'enabled',
+        wiki_access_level: 'disabled',
+        builds_access_level: 'enabled',
+        snippets_access_level: 'enabled',
+        pages_access_level: 'private',
+        operations_access_level: 'enabled',
+        analytics_access_level: 'enabled',
+        requirements_access_level: 'enabled',
+        security_and_compliance_access_level: 'private',
+        container_registry_access_level: 'enabled',
+        packages_enabled: true,
+        remove_source_branch_after_merge: true,
+        allow_merge_on_skipped_pipeline: false,
+        autoclose_referenced_issues: true,
+        ci_forward_deployment_enabled: true,
+        merge_pipelines_enabled: false,
+        merge_trains_enabled: false,
+      });
+    }));
+
+  it('reads an event older than the access levels by its switches, as the migration does', () =>
+    withOwners(async (db) => {
+      const old = projectCreated(13, 50, { features: { ...FEATURE_DEFAULTS, issuesEnabled: false } });
+      const data = old.data as unknown as Record<string, unknown>;
+      delete data.issuesAccessLevel;
+      delete data.mergeMethod;
+      await apply(projection, db, old);
+      expect(await project(db, 13)).toMatchObject({
+        issues_enabled: false,
+        issues_access_level: 'disabled',
+        wiki_access_level: 'enabled',
+        merge_method: 'merge',
       });
     }));
 

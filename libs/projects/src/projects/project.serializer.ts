@@ -53,6 +53,8 @@ export function serializeProjectSimple(p: ProjectRow, ctx: SerializeCtx) {
     created_at: iso(p.created_at),
     default_branch: p.default_branch,
     tag_list: p.tag_list,
+    // GitLab 14.0+: the same list under its new name.
+    topics: p.tag_list,
     ssh_url_to_repo: `${ctx.sshCloneBase}${fullPath(p)}.git`,
     http_url_to_repo: `${web}.git`,
     web_url: web,

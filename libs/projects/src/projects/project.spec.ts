@@ -293,6 +293,31 @@ describe('project decider', () => {
       });
     });
 
+    it('PUT /transfer lowers the visibility to the group’s instead of refusing', () => {
+      expect(transfer(given(created({ visibility: 'public' })), 8, 'internal', NOW, { lowerVisibility: true })).toEqual(
+        [
+          { type: 'ProjectTransferred', data: { projectId: ID, fromNamespaceId: NS, namespaceId: 8, at: AT } },
+          { type: 'ProjectUpdated', data: { projectId: ID, changes: { visibility: 'internal' }, at: AT } },
+        ],
+      );
+      expect(
+        transfer(given(created({ visibility: 'private' })), 8, 'internal', NOW, { lowerVisibility: true }),
+      ).toHaveLength(1);
+    });
+
+    it('into a personal namespace, its owner becomes a member unless one already', () => {
+      expect(transfer(given(created()), 9, undefined, NOW, { personalOwnerId: 11 })).toEqual([
+        { type: 'ProjectTransferred', data: { projectId: ID, fromNamespaceId: NS, namespaceId: 9, at: AT } },
+        {
+          type: 'ProjectMemberAdded',
+          data: { projectId: ID, userId: 11, accessLevel: 40, expiresAt: null, at: AT },
+        },
+      ]);
+      expect(transfer(given(created(), memberAdded(11, 30)), 9, undefined, NOW, { personalOwnerId: 11 })).toHaveLength(
+        1,
+      );
+    });
+
     it('removes an existing project once', () => {
       expect(remove(given(created()), NOW)).toEqual([
         { type: 'ProjectDeleted', data: { projectId: ID, namespaceId: NS, at: AT } },

@@ -276,24 +276,38 @@ export function unarchive(s: Project, now: Date): ProjectEvent[] {
   return p.archived ? [{ type: 'ProjectUnarchived', data: { projectId: p.projectId, at: now.toISOString() } }] : [];
 }
 
+/**
+ * Moves the project into another namespace. GitLab 10.x's group route refuses a group less open than
+ * the project; `PUT /projects/:id/transfer` (11.x+) lowers the project's visibility to the group's
+ * instead (`update_namespace_and_visibility`): `lowerVisibility`. Into a user's namespace, that user
+ * becomes the project's member as on create (`personalOwnerId`), unless they are one already.
+ */
 export function transfer(
   s: Project,
   namespaceId: number,
   namespaceVisibility: Visibility | undefined,
   now: Date,
+  options: { lowerVisibility?: boolean; personalOwnerId?: number } = {},
 ): ProjectEvent[] {
   const p = existing(s);
   if (p.namespaceId === namespaceId) return [];
+  const at = now.toISOString();
+  const tooOpen = namespaceVisibility !== undefined && moreOpenThan(p.settings.visibility, namespaceVisibility);
   const errors = new FieldErrors();
-  if (namespaceVisibility && moreOpenThan(p.settings.visibility, namespaceVisibility))
+  if (tooOpen && !options.lowerVisibility)
     errors.add('visibility_level', `${p.settings.visibility} is not allowed in a ${namespaceVisibility} group.`);
   errors.throwIfAny();
-  return [
-    {
-      type: 'ProjectTransferred',
-      data: { projectId: p.projectId, fromNamespaceId: p.namespaceId, namespaceId, at: now.toISOString() },
-    },
+  const events: ProjectEvent[] = [
+    { type: 'ProjectTransferred', data: { projectId: p.projectId, fromNamespaceId: p.namespaceId, namespaceId, at } },
   ];
+  if (tooOpen)
+    events.push({
+      type: 'ProjectUpdated',
+      data: { projectId: p.projectId, changes: { visibility: namespaceVisibility }, at },
+    });
+  if (options.personalOwnerId !== undefined && !p.members[options.personalOwnerId])
+    events.push(personalOwnerAdded(p.projectId, options.personalOwnerId, at));
+  return events;
 }
 
 export function remove(s: Project, now: Date): ProjectEvent[] {

@@ -20,14 +20,23 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseIntercepto
 import { CommandBus } from '@nestjs/cqrs';
 import type { Request } from 'express';
 import { ArchiveProject } from './archive-project.command';
+import { InitialReadme } from './initial-readme';
 import { CreateProject } from './create-project.command';
 import { DeleteProject } from './delete-project.command';
+import { TransferProjectToNamespace } from './transfer-project-to-namespace.command';
 import { UnarchiveProject } from './unarchive-project.command';
 import { UpdateProject } from './update-project.command';
 import { ProjectQueries, type ProjectListFilters, type ProjectRow } from './project.queries';
-import { newProjectSettings, projectChanges } from './project-setting-params';
+import { newProjectSettings, projectChanges, sendsParamsNotKept } from './project-setting-params';
 import { ProjectPresenter, readsStatistics, type Presentation } from './project-presenter';
-import { CreateProjectDto, ListProjectsDto, ProjectUsersDto, ProjectWriteDto, StatisticsDto } from './projects.dto';
+import {
+  CreateProjectDto,
+  ListProjectsDto,
+  ProjectUsersDto,
+  ProjectWriteDto,
+  StatisticsDto,
+  TransferProjectDto,
+} from './projects.dto';
 
 export function listFilters(q: ListProjectsDto, actor: Actor | undefined): ProjectListFilters {
   return {
@@ -56,6 +65,7 @@ export class ProjectsController {
     private readonly users: UserQueries,
     private readonly presenter: ProjectPresenter,
     private readonly config: LodeConfig,
+    private readonly readme: InitialReadme,
   ) {}
 
   private async present(idOrRow: number | ProjectRow, actor: Actor | undefined, how: Presentation) {
@@ -120,9 +130,12 @@ export class ProjectsController {
   @Authenticated()
   @UseInterceptors(AcceptsFiles)
   async create(@GitlabParams() p: CreateProjectDto, @CurrentActor() actor: Actor, @Req() req: Request) {
+    const settings = newProjectSettings(p);
     const id = await this.commands.execute(
-      new CreateProject(newProjectSettings(p), p.namespace_id, actor, actor.id, uploadedFile(req, 'avatar')),
+      new CreateProject(settings, p.namespace_id, actor, actor.id, uploadedFile(req, 'avatar')),
     );
+    // The repository was made with this branch as HEAD (CreateProject).
+    if (p.initialize_with_readme) await this.readme.write(id, actor, actor.id, settings.defaultBranch ?? 'master');
     return this.present(id, actor, { adminFields: true });
   }
 
@@ -156,9 +169,8 @@ export class ProjectsController {
     @Req() req: Request,
   ) {
     const avatar = avatarParam(req);
-    const row = await this.commands.execute(
-      new UpdateProject(id, projectChanges(p, avatar !== undefined), avatar, actor),
-    );
+    const otherSent = avatar !== undefined || sendsParamsNotKept(req.query, req.body);
+    const row = await this.commands.execute(new UpdateProject(id, projectChanges(p, otherSent), avatar, actor));
     return this.present(row.id, actor, { adminFields: true });
   }
 
@@ -183,6 +195,14 @@ export class ProjectsController {
   async unarchive(@Param('id') id: string, @CurrentActor() actor: Actor) {
     const row = await this.commands.execute(new UnarchiveProject(id, actor));
     return this.present(row.id, actor, {});
+  }
+
+  /** 200 with the moved project (GitLab's Project entity, admin fields included). */
+  @Put(':id/transfer')
+  @Authenticated()
+  async transfer(@Param('id') id: string, @GitlabParams() p: TransferProjectDto, @CurrentActor() actor: Actor) {
+    const moved = await this.commands.execute(new TransferProjectToNamespace(id, p.namespace, actor));
+    return this.present(moved, actor, { adminFields: true });
   }
 
   /** Everyone with access to the project, in GitLab's UserBasic shape. */

@@ -1,7 +1,8 @@
 import { VISIBILITIES, type Visibility } from '@app/groups';
 import { Nullable, PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
+import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
-import { SETTINGS, type SettingWire } from './project-settings';
+import { SETTINGS, type FeatureAccessLevel, type SettingParam } from './project-settings';
 
 export const ORDER_BY = ['id', 'name', 'path', 'created_at', 'updated_at', 'last_activity_at'] as const;
 
@@ -54,12 +55,36 @@ export class ProjectWriteDto {
   visibility?: Visibility;
   import_url?: string;
   tag_list?: string[];
+  /** GitLab 14.0+: the same list as `tag_list`, which it replaces (it wins when both are sent). */
+  topics?: string[];
   ci_config_path?: string | null;
+  merge_method?: 'merge' | 'rebase_merge' | 'ff';
+  squash_option?: 'never' | 'always' | 'default_on' | 'default_off';
+  issues_access_level?: FeatureAccessLevel;
+  repository_access_level?: FeatureAccessLevel;
+  merge_requests_access_level?: FeatureAccessLevel;
+  forking_access_level?: FeatureAccessLevel;
+  wiki_access_level?: FeatureAccessLevel;
+  builds_access_level?: FeatureAccessLevel;
+  snippets_access_level?: FeatureAccessLevel;
+  pages_access_level?: FeatureAccessLevel;
+  operations_access_level?: FeatureAccessLevel;
+  analytics_access_level?: FeatureAccessLevel;
+  requirements_access_level?: FeatureAccessLevel;
+  security_and_compliance_access_level?: FeatureAccessLevel;
+  container_registry_access_level?: FeatureAccessLevel;
+  packages_enabled?: boolean;
+  remove_source_branch_after_merge?: boolean;
+  allow_merge_on_skipped_pipeline?: boolean;
+  autoclose_referenced_issues?: boolean;
+  ci_forward_deployment_enabled?: boolean;
+  merge_pipelines_enabled?: boolean;
+  merge_trains_enabled?: boolean;
 }
 
 /** Every setting is a parameter of the DTO, and the DTO has no parameter that is not a setting. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const declared: Same<keyof ProjectWriteDto, SettingWire> = true;
+const declared: Same<keyof ProjectWriteDto, SettingParam> = true;
 void declared;
 
 /**
@@ -75,13 +100,18 @@ function decorateSettings(dto: { prototype: object }): void {
     else if (s.type === 'enum') written.push(IsIn(s.values as unknown[]));
     else if (s.type === 'string-list') written.push(ToStringArray(), IsString({ each: true }));
     else written.push(IsString());
-    for (const decorate of written.reverse()) decorate(dto.prototype, s.wire);
+    for (const decorate of written.reverse()) {
+      decorate(dto.prototype, s.wire);
+      if (s.alias) decorate(dto.prototype, s.alias);
+    }
   }
 }
 decorateSettings(ProjectWriteDto);
 
 export class CreateProjectDto extends ProjectWriteDto {
   @IsOptional() @ToInt() @IsInt() namespace_id?: number;
+  /** A first commit with README.md on the default branch (GitLab's CreateService; with `default_branch`, 14.10+). */
+  @IsOptional() @ToBool() @IsBoolean() initialize_with_readme?: boolean;
 }
 
 export class StatisticsDto {
@@ -94,4 +124,12 @@ export class ProjectUsersDto extends PaginationDto {
 
 export class CustomAttributeDto {
   @IsDefined() @IsString() value: string;
+}
+
+/** `PUT /projects/:id/transfer`: the target namespace's id or full path (Terraform sends the id as a JSON number). */
+export class TransferProjectDto {
+  @IsDefined()
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'number' ? String(value) : value))
+  @IsString()
+  namespace: string;
 }
