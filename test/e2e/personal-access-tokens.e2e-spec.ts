@@ -3,6 +3,7 @@ import { Logger, type INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { createHttpApp } from '../../apps/lode/src/http-app';
 import { expectShape } from '../contract/shape';
+import { git, gitOk, tempDirs } from '../support/git';
 import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
 import { freePort, startTestApp, type TestApp } from '../support/test-app';
@@ -493,5 +494,42 @@ print(json.dumps(out))
     const successor = await t.db.query(`select data from events where stream_id = $1`, [`token-${rotated.id}`]);
     expect(successor[0].data.rotatedFrom).toBe(made.id);
     expect(JSON.stringify(successor)).not.toContain(rotated.token);
+  });
+  describe('the later scopes: read_api, read_repository, write_repository', () => {
+    const dirs = tempDirs();
+    afterAll(() => dirs.removeAll());
+    const gitUrl = (path: string, token: string) =>
+      `${host.replace('://', `://${alice.username}:${token}@`)}/${path}.git`;
+
+    it('read_api reads every route and writes none (403 insufficient_scope)', async () => {
+      const { token } = await personal(alice.id, { scopes: ['read_api'] });
+      expect((await as(token).get('/projects')).status).toBe(200);
+      expect((await as(token).get('/user')).status).toBe(200);
+      const write = await as(token).post('/projects', { name: 'not-allowed' });
+      expect(write.status).toBe(403);
+      expect(write.body.error).toBe('insufficient_scope');
+    });
+
+    it('read_repository fetches over git, write_repository pushes, read_api and read_user do neither', async () => {
+      const owner = await personal(alice.id, { scopes: ['api'] });
+      const project = (await as(owner.token).post('/projects', { name: `scoped-${Date.now()}` })).body;
+      const path = project.path_with_namespace as string;
+      const writer = (await personal(alice.id, { scopes: ['write_repository'] })).token;
+      const reader = (await personal(alice.id, { scopes: ['read_repository'] })).token;
+      const apiReader = (await personal(alice.id, { scopes: ['read_api'] })).token;
+
+      const work = dirs.make();
+      await gitOk(['init', '-q', work]);
+      await gitOk(['commit', '-q', '--allow-empty', '-m', 'first'], work);
+      await gitOk(['push', '-q', gitUrl(path, writer), 'HEAD:master'], work);
+
+      expect((await git(['ls-remote', gitUrl(path, reader)])).out).toContain('refs/heads/master');
+      const refused = await git(['push', '-q', gitUrl(path, reader), 'HEAD:other'], work);
+      expect(refused.status).not.toBe(0);
+      expect(refused.out).toMatch(/Authentication failed|401|could not read/i);
+      expect((await git(['ls-remote', gitUrl(path, apiReader)])).status).not.toBe(0);
+      const branches = (await as(owner.token).get(`/projects/${project.id}/repository/branches`)).body;
+      expect(branches.map((b: { name: string }) => b.name)).toEqual(['master']);
+    });
   });
 });

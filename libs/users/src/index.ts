@@ -36,6 +36,7 @@ export {
 export { ReadUserScope, type ActorRequest } from './http/private-token.guard';
 export { SeedRoot, ROOT_TOKEN_SCOPES } from './commands/seed-root.command';
 export { CreateAccessToken } from './commands/access-token.commands';
+export { gitScopesAllow } from './domain/access-token';
 /** A user made by an administrator (POST /users, `lode create-user`): GitLab's validation and 409s. */
 export { CreateUser } from './commands/create-user.command';
 export { ChangeUserBlock } from './commands/block-user.command';

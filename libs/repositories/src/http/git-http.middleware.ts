@@ -1,7 +1,7 @@
 import { GitRepositories, projectRepo } from '@app/git';
 import { hasControlCharacters, redactSecrets, RequestRateLimits, TooManyRequests, Unauthorized } from '@app/platform';
 import { PushRecorder } from '@app/projects';
-import { ActorResolver, AuthThrottled, UserBlocked, type Authenticated } from '@app/users';
+import { ActorResolver, AuthThrottled, gitScopesAllow, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { GitAccess, GitRefused } from '../transport/git-access';
@@ -83,10 +83,10 @@ export class GitHttpMiddleware {
       throw err;
     });
     if (push && !actor) throw challenge();
-    // GitLab 10.x (`Gitlab::Auth#find_for_git_client`) treats a token without a git-capable scope as
-    // no credentials at all: 401 with the challenge, so git asks again. Lode's tokens carry no
-    // read/write_repository scopes, so git needs a token with `api` (a `read_user` token is 401).
-    if (actor && !actor.scopes.includes('api')) throw challenge();
+    // GitLab (`Gitlab::Auth#find_for_git_client`) treats a token without a git-capable scope as no
+    // credentials at all: 401 with the challenge, so git asks again. `api` and `write_repository`
+    // fetch and push, `read_repository` only fetches; `read_user` and `read_api` are 401 here.
+    if (actor && !gitScopesAllow(actor.scopes, push)) throw challenge();
     const project = await this.access.project(fullPath, actor).catch((err: unknown) => {
       // Anonymous callers get the challenge, not a 404, so git asks for credentials (as GitLab).
       if (err instanceof GitRefused) throw actor ? new Refusal(404, err.message) : challenge();

@@ -2,6 +2,7 @@ import { BadRequestMessage, Invalid, NotFound, Unauthorized } from '@app/platfor
 import {
   createToken,
   evolve,
+  gitScopesAllow,
   initial,
   isDate,
   revokeImpersonationToken,
@@ -111,8 +112,27 @@ describe('createToken', () => {
     });
   });
 
-  it.each([['write_repository'], ['API'], [''], ['api', 'admin']])('refuses the unknown scope in %j', (...scopes) => {
+  it.each([['read_registry'], ['API'], [''], ['api', 'admin']])('refuses the unknown scope in %j', (...scopes) => {
     expect(invalid(() => createToken(initial(), input({ scopes, ownerIsAdmin: true }), NOW))).toEqual(SCOPES_INVALID);
+  });
+
+  it.each([['read_api'], ['read_repository'], ['write_repository'], ['read_api', 'write_repository']])(
+    'grants the later scopes %j on personal and impersonation tokens',
+    (...scopes) => {
+      expect(createToken(initial(), input({ scopes }), NOW)).toMatchObject([{ data: { scopes } }]);
+      expect(createToken(initial(), input({ scopes, impersonation: true }), NOW)).toMatchObject([{ data: { scopes } }]);
+    },
+  );
+
+  it.each([
+    [['api'], true, true],
+    [['write_repository'], true, true],
+    [['read_repository'], true, false],
+    [['read_api'], false, false],
+    [['read_user'], false, false],
+  ])('lets %j fetch: %s, push: %s over git', (scopes, fetch, push) => {
+    expect(gitScopesAllow(scopes, false)).toBe(fetch);
+    expect(gitScopesAllow(scopes, true)).toBe(push);
   });
 
   it("grants sudo on an administrator's personal token", () => {
@@ -125,7 +145,7 @@ describe('createToken', () => {
     expect(invalid(() => createToken(initial(), input({ scopes: ['sudo'] }), NOW))).toEqual(SCOPES_INVALID);
   });
 
-  it('allows impersonation tokens api and read_user only', () => {
+  it('allows impersonation tokens api and read_user', () => {
     expect(createToken(initial(), input({ impersonation: true, scopes: ['api', 'read_user'] }), NOW)).toMatchObject([
       { type: 'AccessTokenCreated', data: { impersonation: true, scopes: ['api', 'read_user'] } },
     ]);

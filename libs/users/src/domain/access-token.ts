@@ -5,8 +5,21 @@ import { BadRequestMessage, FieldErrors, NotFound, Unauthorized } from '@app/pla
  * secret is ever stored: the secret itself appears once, in the create response.
  */
 
-export const PERSONAL_SCOPES = ['api', 'read_user', 'sudo'] as const;
-export const IMPERSONATION_SCOPES = ['api', 'read_user'] as const;
+/**
+ * The scopes Lode acts on: `api` (everything), `read_user` (the Users API's reads, 8.15), `read_api`
+ * (every API read, 12.10), `read_repository` (git clone and fetch over HTTP, 10.7), `write_repository`
+ * (git push too, 11.11) and `sudo` (acting as another user, administrators only). Today's clients and
+ * Terraform configs ask for the later three; GitLab's other scopes (registry, runners, AI) name
+ * things Lode does not have, so they are refused rather than kept without meaning.
+ */
+export const PERSONAL_SCOPES = ['api', 'read_user', 'read_api', 'read_repository', 'write_repository', 'sudo'] as const;
+export const IMPERSONATION_SCOPES = ['api', 'read_user', 'read_api', 'read_repository', 'write_repository'] as const;
+
+/** What a token's scopes allow git over HTTP (GitLab's `Gitlab::Auth#abilities_for_scopes`). */
+export function gitScopesAllow(scopes: readonly string[], push: boolean): boolean {
+  if (scopes.includes('api') || scopes.includes('write_repository')) return true;
+  return !push && scopes.includes('read_repository');
+}
 
 export type AccessTokenEvent =
   | {

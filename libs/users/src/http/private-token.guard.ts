@@ -115,12 +115,12 @@ export class PrivateTokenGuard implements CanActivate {
       !this.reflector.getAllAndOverride<boolean>(ANY_SCOPE_KEY, targets)
     ) {
       const readOnly = req.method === 'GET' || req.method === 'HEAD';
-      if (!(
-        readOnly &&
-        caller.actor.scopes.includes('read_user') &&
-        this.reflector.getAllAndOverride<boolean>(READ_USER_KEY, targets)
-      ))
-        throw new InsufficientScope(['api']);
+      // `read_api` (12.10) reads every route; `read_user` only the Users API's.
+      const scopes = caller.actor.scopes;
+      const mayRead =
+        scopes.includes('read_api') ||
+        (scopes.includes('read_user') && this.reflector.getAllAndOverride<boolean>(READ_USER_KEY, targets));
+      if (!(readOnly && mayRead)) throw new InsufficientScope(['api']);
     }
     // LODE_RATE_LIMIT_*: the token's owner (whoever sudo acts as), else the address. Probes and
     // the metrics scrape are not counted (GitLab's Rack::Attack skips `health_check_request?`):
