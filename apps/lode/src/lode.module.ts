@@ -26,6 +26,7 @@ import {
   Projects1763780000400,
   ProtectedBranches1763780001300,
   PushesOnOwnStreams1763780001800,
+  ReleaseDetails1763780002100,
   Releases1763780001600,
   ProjectsHttpModule,
   ProjectsModule,
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   ThrottleCounters1763780001700,
   PushesOnOwnStreams1763780001800,
   DeliveriesOnOwnStreams1763780001900,
+  ReleaseDetails1763780002100,
 ];
 
 export interface LodeParts {

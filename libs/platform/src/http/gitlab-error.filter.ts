@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
+  ApiError,
   BadParameter,
   BadRequestMessage,
   Conflict,
@@ -75,6 +76,7 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof BadRequestMessage) return [400, { message: err.message }];
       if (err instanceof Unprocessable) return [422, { error: err.error }];
       if (err instanceof RecordInvalid) return [422, { message: err.messages }];
+      if (err instanceof ApiError) return [err.status, { message: err.body }];
       if (err instanceof NotModified) return [304, undefined];
       if (err instanceof PayloadTooLarge) return [413, { message: err.message }];
       if (err instanceof UriTooLong) return [414, { message: err.message }];
