@@ -8,6 +8,8 @@ import { RepositoryFilesController } from './http/repository-files.controller';
 import { RepositoryRefsController } from './http/repository-refs.controller';
 import { RepositoryReadsController } from './http/repository-reads.controller';
 import { RepositoryTagsController } from './http/repository-tags.controller';
+import { ReleasesController } from './http/releases.controller';
+import { ReleaseLinksController } from './http/release-links.controller';
 import { GitSshServer } from './ssh/git-ssh-server';
 import { GitAccess } from './transport/git-access';
 import { RepositoryWritesController } from './http/repository-writes.controller';
@@ -27,6 +29,8 @@ import { RepositoryWrites } from './writes/repository-writes';
     BranchProtectionController,
     RepositoryWritesController,
     RepositoryRefsController,
+    ReleasesController,
+    ReleaseLinksController,
   ],
   providers: [GitAccess, GitHttpMiddleware, GitSshServer, RepositoryWrites],
   exports: [GitHttpMiddleware, GitSshServer, GitAccess],
