@@ -33,7 +33,10 @@ export class CreateReleaseHandler implements ICommandHandler<CreateRelease> {
   async execute({ project, release, links }: CreateRelease): Promise<void> {
     // Asked of git outside the transaction: no git work runs inside one.
     const tagExists = (await this.git.tag(projectRepo(project.id), release.tagName)) !== undefined;
-    const linkIds = await Promise.all(links.map(() => this.store.nextId('release_link_id_seq')));
+    // One after another, so the ids follow the links' order: links made together share a creation
+    // time, and the newest-first order falls back on the id, as GitLab's later-saved link comes first.
+    const linkIds: number[] = [];
+    for (const _link of links) linkIds.push(await this.store.nextId('release_link_id_seq'));
     const now = this.clock.now();
     await this.store.decide(`project-${project.id}`, projectDecider, (s) => [
       ...publishRelease(s, release, tagExists, now),
