@@ -1,4 +1,5 @@
 import type { Gitlab } from '@gitbeaker/rest' with { 'resolution-mode': 'import' };
+import { ProjectionRebuilder } from '@app/platform';
 import { expectShape } from '../contract/shape';
 import { gitOk, tempDirs } from '../support/git';
 import { runPython } from '../support/python-gitlab';
@@ -635,5 +636,17 @@ describe('Releases API (GitLab 11.7 /projects/:id/releases) and release asset li
     const maintainerClient = new gb.Gitlab({ host: url, token: maintainer.token });
     await maintainerClient.ProjectReleases.remove(project.id, 'gb/1.0');
     await expect(client.ProjectReleases.show(project.id, 'gb/1.0')).rejects.toThrow();
+  });
+
+  it('rebuilds the releases and their links from the events as they are', async () => {
+    const all = async () => [
+      await t.db.query(`select * from releases order by project_id, tag`),
+      await t.db.query(`select * from release_links order by id`),
+    ];
+    const live = await all();
+    expect((live[0] as unknown[]).length).toBeGreaterThanOrEqual(5);
+    expect((live[1] as unknown[]).length).toBeGreaterThanOrEqual(3);
+    await t.app.get(ProjectionRebuilder).rebuild();
+    expect(await all()).toEqual(live);
   });
 });
