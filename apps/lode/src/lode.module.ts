@@ -28,6 +28,7 @@ import {
   ProtectedBranches1763780001300,
   ProjectSettingsKept1763780002400,
   PushesOnOwnStreams1763780001800,
+  ReleaseDetails1763780002100,
   Releases1763780001600,
   ProjectsHttpModule,
   ProjectsModule,
@@ -65,6 +66,7 @@ export const MIGRATIONS = [
   ThrottleCounters1763780001700,
   PushesOnOwnStreams1763780001800,
   DeliveriesOnOwnStreams1763780001900,
+  ReleaseDetails1763780002100,
   ProjectSettingsKept1763780002400,
   SystemHooks1763780002700,
 ];

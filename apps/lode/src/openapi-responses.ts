@@ -125,6 +125,10 @@ const RULES: Rule[] = [
   ['GET', /\/repository\/tags$/, list('Tag')],
   [ANY, /\/repository\/tags(\/\{tag_name\})?$/, one('Tag')],
   [ANY, /\/repository\/tags\/\{tag_name\}\/release$/, one('Release')],
+  ['GET', /\/releases$/, list('ProjectRelease')],
+  [ANY, /\/releases(\/\{tag_name\})?$/, one('ProjectRelease')],
+  ['GET', /\/releases\/\{tag_name\}\/assets\/links$/, list('ReleaseLink')],
+  [ANY, /\/releases\/\{tag_name\}\/assets\/links(\/\{link_id\})?$/, one('ReleaseLink')],
 
   // What is left of a project's own routes: the project itself.
   [

@@ -63,6 +63,19 @@ export class RecordInvalid extends DomainError {
   }
 }
 
+/**
+ * `{"message": <message>}` with the status given: GitLab's `render_api_error!(message, status)`, whose
+ * message is passed as it is, a sentence or a list of the model's full messages.
+ */
+export class ApiError extends DomainError {
+  constructor(
+    readonly status: 400 | 409 | 422,
+    readonly body: string | string[],
+  ) {
+    super(typeof body === 'string' ? body : body.join(', '));
+  }
+}
+
 /** 422 `{"error":"<text>"}`. */
 export class Unprocessable extends DomainError {
   /** `detail`: a `message` beside GitLab's `error`, for a cause GitLab's one-line answer hides. */

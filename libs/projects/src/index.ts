@@ -86,8 +86,23 @@ export { UnprotectRepositoryBranch } from './protected-refs/unprotect-repository
 export { CreateTagRelease } from './releases/create-tag-release.command';
 export { UpdateTagRelease } from './releases/update-tag-release.command';
 export { RemoveTagRelease } from './releases/remove-tag-release.command';
-export { ReleaseQueries } from './releases/release.queries';
-export { removeTagRelease, type TagRelease } from './releases/release';
+export {
+  ReleaseQueries,
+  type ReleaseLinkRow,
+  type ReleaseOrder,
+  type ReleaseRow,
+  type TagReleaseRow,
+} from './releases/release.queries';
+export { removeTagRelease, type ReleaseChanges, type TagRelease } from './releases/release';
+/** The Releases API (11.7) over the same releases, and their asset links. */
+export { CreateRelease } from './releases/create-release.command';
+export { UpdateRelease } from './releases/update-release.command';
+export { DeleteRelease } from './releases/delete-release.command';
+export { AddReleaseLink } from './releases/add-release-link.command';
+export { UpdateReleaseLink } from './releases/update-release-link.command';
+export { RemoveReleaseLink } from './releases/remove-release-link.command';
+export { LINK_TYPES, type LinkType, type ReleaseLinkValues } from './releases/release-link';
 export { Releases1763780001600 } from './migrations/1763780001600-releases';
+export { ReleaseDetails1763780002100 } from './migrations/1763780002100-release-details';
 export { PushesOnOwnStreams1763780001800 } from './migrations/1763780001800-pushes-on-own-streams';
 export { ProjectSettingsKept1763780002400 } from './migrations/1763780002400-project-settings-kept';

@@ -31,6 +31,12 @@ import { ProtectRepositoryBranchHandler } from './protected-refs/protect-reposit
 import { RemoveProtectedBranchHandler } from './protected-refs/remove-protected-branch.command';
 import { UnprotectRepositoryBranchHandler } from './protected-refs/unprotect-repository-branch.command';
 import { CreateTagReleaseHandler } from './releases/create-tag-release.command';
+import { CreateReleaseHandler } from './releases/create-release.command';
+import { UpdateReleaseHandler } from './releases/update-release.command';
+import { DeleteReleaseHandler } from './releases/delete-release.command';
+import { AddReleaseLinkHandler } from './releases/add-release-link.command';
+import { UpdateReleaseLinkHandler } from './releases/update-release-link.command';
+import { RemoveReleaseLinkHandler } from './releases/remove-release-link.command';
 import { RemoveTagReleaseHandler } from './releases/remove-tag-release.command';
 import { UpdateTagReleaseHandler } from './releases/update-tag-release.command';
 import { TagReleaseWrites } from './releases/tag-release-writes';
@@ -136,6 +142,12 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     UpdateTagReleaseHandler,
     TagReleaseWrites,
     RemoveTagReleaseHandler,
+    CreateReleaseHandler,
+    UpdateReleaseHandler,
+    DeleteReleaseHandler,
+    AddReleaseLinkHandler,
+    UpdateReleaseLinkHandler,
+    RemoveReleaseLinkHandler,
     ProjectProjection,
     DeployKeyProjection,
     ProtectedBranchProjection,

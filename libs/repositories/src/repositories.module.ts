@@ -8,6 +8,8 @@ import { RepositoryFilesController } from './http/repository-files.controller';
 import { RepositoryRefsController } from './http/repository-refs.controller';
 import { RepositoryReadsController } from './http/repository-reads.controller';
 import { RepositoryTagsController } from './http/repository-tags.controller';
+import { ReleasesController } from './http/releases.controller';
+import { ReleaseLinksController } from './http/release-links.controller';
 import { GitSshServer } from './ssh/git-ssh-server';
 import { GitAccess } from './transport/git-access';
 import { RepositoryWritesController } from './http/repository-writes.controller';
@@ -29,6 +31,8 @@ import { ProjectRepositoryController } from './http/project-repository.controlle
     RepositoryWritesController,
     RepositoryRefsController,
     ProjectRepositoryController,
+    ReleasesController,
+    ReleaseLinksController,
   ],
   providers: [GitAccess, GitHttpMiddleware, GitSshServer, RepositoryWrites],
   exports: [GitHttpMiddleware, GitSshServer, GitAccess],

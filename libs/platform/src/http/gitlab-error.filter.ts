@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import {
+  ApiError,
   BadParameter,
   BadRequestMessage,
   Conflict,
@@ -77,6 +78,7 @@ export class GitlabErrorFilter implements ExceptionFilter {
       if (err instanceof Unprocessable)
         return [422, err.detail ? { error: err.error, message: err.detail } : { error: err.error }];
       if (err instanceof RecordInvalid) return [422, { message: err.messages }];
+      if (err instanceof ApiError) return [err.status, { message: err.body }];
       if (err instanceof NotModified) return [304, undefined];
       if (err instanceof KeysetUnavailable) return [405, { error: err.message }];
       if (err instanceof PayloadTooLarge) return [413, { message: err.message }];

@@ -9,6 +9,7 @@ import {
 } from '../members/project-members';
 import { evolveRules, type ProtectedBranchEvent, type ProtectedBranchRule } from '../protected-refs/protected-branch';
 import { evolveReleases, type ReleaseEvent } from '../releases/release';
+import { evolveReleaseLinks, type ReleaseLinkEvent, type ReleaseLinkState } from '../releases/release-link';
 import { housekeepingPending, type HousekeepingEvent } from '../repository-jobs/housekeeping';
 import type { RepositoryPushedData } from '../pushes/repository-push';
 import { evolveShares, type ProjectShares, type ProjectSharingEvent } from '../sharing/project-sharing';
@@ -79,7 +80,8 @@ export type ProjectEvent =
   // The push that named the default branch (every other push is on a stream of its own).
   | { type: 'RepositoryPushed'; data: RepositoryPushedData }
   | ProtectedBranchEvent
-  | ReleaseEvent;
+  | ReleaseEvent
+  | ReleaseLinkEvent;
 
 export type Project =
   | { exists: false }
@@ -99,6 +101,8 @@ export type Project =
       protectedBranches: ProtectedBranchRule[];
       /** The tags that have release notes. */
       releases: string[];
+      /** The releases' asset links, as far as their uniqueness checks read them. */
+      releaseLinks: ReleaseLinkState[];
     };
 
 export const initial = (): Project => ({ exists: false });
@@ -119,6 +123,7 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       housekeepingPending: false,
       protectedBranches: [],
       releases: [],
+      releaseLinks: [],
     };
   }
   if (!s.exists) return s;
@@ -166,8 +171,14 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       return { ...s, protectedBranches: evolveRules(s.protectedBranches, e) };
     case 'ProjectReleaseCreated':
     case 'ProjectReleaseUpdated':
-    case 'ProjectReleaseRemoved':
+    case 'ProjectReleaseChanged':
       return { ...s, releases: evolveReleases(s.releases, e) };
+    case 'ProjectReleaseRemoved':
+      return { ...s, releases: evolveReleases(s.releases, e), releaseLinks: evolveReleaseLinks(s.releaseLinks, e) };
+    case 'ProjectReleaseLinkAdded':
+    case 'ProjectReleaseLinkChanged':
+    case 'ProjectReleaseLinkRemoved':
+      return { ...s, releaseLinks: evolveReleaseLinks(s.releaseLinks, e) };
     default:
       return assertNever(e);
   }

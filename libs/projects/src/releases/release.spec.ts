@@ -1,7 +1,15 @@
 import { Conflict, NotFound } from '@app/platform';
 import { settingsFrom } from '../projects/project-settings';
 import { evolve, initial, type Project, type ProjectEvent } from '../projects/project';
-import { createRelease, ReleaseNotFound, removeTagRelease, updateRelease } from './release';
+import {
+  changeRelease,
+  createRelease,
+  deleteRelease,
+  publishRelease,
+  ReleaseNotFound,
+  removeTagRelease,
+  updateRelease,
+} from './release';
 
 const NOW = new Date('2024-05-06T07:08:09.000Z');
 const AT = NOW.toISOString();
@@ -113,6 +121,55 @@ describe('release notes of tags on the project stream', () => {
         { type: 'ProjectReleaseRemoved', data: { projectId: ID, tagName: 'v1', at: AT } },
       ]);
       expect(removeTagRelease(s, 'v2', NOW)).toEqual([]);
+    });
+  });
+
+  describe('publishRelease (POST /projects/:id/releases)', () => {
+    const release = { tagName: 'v2', name: 'Two', description: null, releasedAt: null, authorId: 5 };
+
+    it('records the release with its name and author, released when created unless a date is given', () => {
+      expect(publishRelease(given(created), release, true, NOW)).toEqual([
+        {
+          type: 'ProjectReleaseCreated',
+          data: { projectId: ID, tagName: 'v2', name: 'Two', description: null, releasedAt: AT, authorId: 5, at: AT },
+        },
+      ]);
+      const later = '2030-01-01T00:00:00.000Z';
+      const [e] = publishRelease(given(created), { ...release, releasedAt: later }, true, NOW);
+      expect(e.data.releasedAt).toBe(later);
+    });
+
+    it('409s a tag with a release from either API, before asking for the tag', () => {
+      expect(() => publishRelease(given(created, released('v2')), release, false, NOW)).toThrow(Conflict);
+      expect(() => publishRelease(given(created), release, false, NOW)).toThrow(/^Tag does not exist$/);
+    });
+  });
+
+  describe('changeRelease (PUT /projects/:id/releases/:tag_name)', () => {
+    it('records what was given, also for notes 10.x made', () => {
+      expect(changeRelease(given(created, released('v1')), 'v1', { name: 'One' }, true, NOW)).toEqual([
+        { type: 'ProjectReleaseChanged', data: { projectId: ID, tagName: 'v1', changes: { name: 'One' }, at: AT } },
+      ]);
+    });
+
+    it('404s `Tag does not exist` first, then `Release does not exist`', () => {
+      expect(() => changeRelease(given(created), 'v1', { name: 'x' }, false, NOW)).toThrow(/^Tag does not exist$/);
+      expect(() => changeRelease(given(created), 'v1', { name: 'x' }, true, NOW)).toThrow(/^Release does not exist$/);
+    });
+
+    it('keeps the tag among those with releases', () => {
+      const [e] = changeRelease(given(created, released('v1')), 'v1', { name: 'One' }, true, NOW);
+      expect(releasesOf(given(created, released('v1'), e))).toEqual(['v1']);
+    });
+  });
+
+  describe('deleteRelease (DELETE /projects/:id/releases/:tag_name)', () => {
+    it('removes the release, and 404s a missing tag or release', () => {
+      expect(deleteRelease(given(created, released('v1')), 'v1', true, NOW)).toEqual([
+        { type: 'ProjectReleaseRemoved', data: { projectId: ID, tagName: 'v1', at: AT } },
+      ]);
+      expect(() => deleteRelease(given(created, released('v1')), 'v1', false, NOW)).toThrow(/^Tag does not exist$/);
+      expect(() => deleteRelease(given(created), 'v1', true, NOW)).toThrow(/^Release does not exist$/);
     });
   });
 });

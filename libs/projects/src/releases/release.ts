@@ -26,9 +26,43 @@ export class ReleaseNotFound extends NotFound {
 
 /** The project's events about release notes: members of the project's event union (projects/project.ts). */
 export type ReleaseEvent =
-  | { type: 'ProjectReleaseCreated'; data: TagRelease & { projectId: number; at: string } }
+  | { type: 'ProjectReleaseCreated'; data: ReleaseCreatedData }
   | { type: 'ProjectReleaseUpdated'; data: TagRelease & { projectId: number; at: string } }
+  | { type: 'ProjectReleaseChanged'; data: { projectId: number; tagName: string; changes: ReleaseChanges; at: string } }
   | { type: 'ProjectReleaseRemoved'; data: { projectId: number; tagName: string; at: string } };
+
+/**
+ * One release, whichever API made it: 10.x's tag release notes give the tag and the description;
+ * the Releases API (11.7) adds a name, the release date and the author. Events of 10.x's route lack
+ * those: a release without a name is shown under its tag's, and one without a date was released
+ * when it was created, as GitLab's migration to 11.7 filled them.
+ */
+export interface ReleaseCreatedData {
+  projectId: number;
+  tagName: string;
+  /** Null when the Releases API was given none (10.x's notes always have one). */
+  description: string | null;
+  at: string;
+  name?: string | null;
+  releasedAt?: string;
+  authorId?: number;
+}
+
+/** What `PUT /projects/:id/releases/:tag_name` changes; absent keys stay as they are. */
+export interface ReleaseChanges {
+  name?: string | null;
+  description?: string | null;
+  releasedAt?: string;
+}
+
+/** A release of the Releases API (`POST /projects/:id/releases`), its links apart. */
+export interface NewRelease {
+  tagName: string;
+  name: string | null;
+  description: string | null;
+  releasedAt: string | null;
+  authorId: number;
+}
 
 /** What these decisions read of the project's state (projects/project.ts's `Project` is one). */
 type ProjectReleases = ProjectWith<{ releases: readonly string[] }>;
@@ -76,6 +110,63 @@ export function updateRelease(
   return [{ type: 'ProjectReleaseUpdated', data: { projectId: p.projectId, ...release, at: now.toISOString() } }];
 }
 
+const has = (p: { releases: readonly string[] }, tagName: string) => p.releases.includes(tagName);
+
+/**
+ * `POST /projects/:id/releases` (11.7 `Releases::CreateService`): 409 `Release already exists` when
+ * the tag has one, whichever API made it; the tag was made first when it was missing and a `ref`
+ * was given. `released_at` defaults to the creation time (`before_create :set_released_at`).
+ */
+export function publishRelease(
+  s: ProjectReleases,
+  release: NewRelease,
+  tagExists: boolean,
+  now: Date,
+): Extract<ReleaseEvent, { type: 'ProjectReleaseCreated' }>[] {
+  const p = existing(s);
+  if (has(p, release.tagName)) throw new Conflict('Release already exists');
+  if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
+  const at = now.toISOString();
+  const { releasedAt, ...rest } = release;
+  return [
+    { type: 'ProjectReleaseCreated', data: { projectId: p.projectId, ...rest, releasedAt: releasedAt ?? at, at } },
+  ];
+}
+
+/**
+ * `PUT /projects/:id/releases/:tag_name` (`Releases::UpdateService`): 404 `Tag does not exist`, then
+ * 404 `Release does not exist`. Values equal to the stored ones are still an update in GitLab (the
+ * model saves, `updated_at` moves), so the event is appended whenever something was given.
+ */
+export function changeRelease(
+  s: ProjectReleases,
+  tagName: string,
+  changes: ReleaseChanges,
+  tagExists: boolean,
+  now: Date,
+): Extract<ReleaseEvent, { type: 'ProjectReleaseChanged' }>[] {
+  const p = existing(s);
+  if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
+  if (!has(p, tagName)) throw new ReleaseNotFound('Release does not exist');
+  return [{ type: 'ProjectReleaseChanged', data: { projectId: p.projectId, tagName, changes, at: now.toISOString() } }];
+}
+
+/**
+ * `DELETE /projects/:id/releases/:tag_name` (`Releases::DestroyService`): the release and its links
+ * go, the tag stays. 404 `Tag does not exist`, then `Release does not exist`.
+ */
+export function deleteRelease(
+  s: ProjectReleases,
+  tagName: string,
+  tagExists: boolean,
+  now: Date,
+): Extract<ReleaseEvent, { type: 'ProjectReleaseRemoved' }>[] {
+  const p = existing(s);
+  if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
+  if (!has(p, tagName)) throw new ReleaseNotFound('Release does not exist');
+  return [{ type: 'ProjectReleaseRemoved', data: { projectId: p.projectId, tagName, at: now.toISOString() } }];
+}
+
 /**
  * GitLab's `Tags::DestroyService` destroys the tag's release with the tag (a tag deleted by a git push
  * keeps it, and a tag of that name made later shows it again). For the tag deletion endpoint: the
@@ -96,6 +187,7 @@ export function removeTagRelease(
  * model's). A list, not an object keyed by name: a tag may be called `__proto__`.
  */
 export function evolveReleases(releases: readonly string[], e: ReleaseEvent): string[] {
+  if (e.type === 'ProjectReleaseChanged') return [...releases];
   const others = releases.filter((t) => t !== e.data.tagName);
   return e.type === 'ProjectReleaseRemoved' ? others : [...others, e.data.tagName];
 }
