@@ -9,7 +9,14 @@ import {
   VersionController,
 } from '@app/platform';
 import { GitModule } from '@app/git';
-import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
+import {
+  Groups1763780000300,
+  GroupSettings1763780002300,
+  GroupShares1763780002310,
+  GroupsHttpModule,
+  GroupsModule,
+  GroupsWorkerModule,
+} from '@app/groups';
 import {
   HookDeliveries1763780000600,
   DeliveriesOnOwnStreams1763780001900,
@@ -63,6 +70,8 @@ export const MIGRATIONS = [
   ThrottleCounters1763780001700,
   PushesOnOwnStreams1763780001800,
   DeliveriesOnOwnStreams1763780001900,
+  GroupSettings1763780002300,
+  GroupShares1763780002310,
 ];
 
 export interface LodeParts {
