@@ -9,7 +9,14 @@ import {
   VersionController,
 } from '@app/platform';
 import { GitModule } from '@app/git';
-import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
+import {
+  Groups1763780000300,
+  GroupSettings1763780002300,
+  GroupShares1763780002310,
+  GroupsHttpModule,
+  GroupsModule,
+  GroupsWorkerModule,
+} from '@app/groups';
 import {
   HookDeliveries1763780000600,
   DeliveriesOnOwnStreams1763780001900,
@@ -67,6 +74,8 @@ export const MIGRATIONS = [
   PushesOnOwnStreams1763780001800,
   DeliveriesOnOwnStreams1763780001900,
   ReleaseDetails1763780002100,
+  GroupSettings1763780002300,
+  GroupShares1763780002310,
   ProjectSettingsKept1763780002400,
   SystemHooks1763780002700,
 ];

@@ -70,17 +70,18 @@ const RULES: Rule[] = [
   ['GET', /\/users\/\{user_id\}\/projects$/, list('Project')],
 
   // Groups and members.
-  ['GET', /^\/api\/v4\/groups(\/\{id\}\/subgroups)?$/, list('Group')],
+  ['GET', /^\/api\/v4\/groups(\/\{id\}\/(subgroups|descendant_groups))?$/, list('Group')],
   ['POST', /^\/api\/v4\/groups$/, one('Group')],
-  [ANY, /^\/api\/v4\/groups\/\{id\}(\/projects\/\{project_id\})?$/, one('GroupDetail')],
+  [ANY, /^\/api\/v4\/groups\/\{id\}(\/projects\/\{project_id\}|\/share|\/transfer)?$/, one('GroupDetail')],
   ['GET', /^\/api\/v4\/groups\/\{id\}\/projects$/, list('Project')],
-  ['GET', /\/members$/, list('Member')],
-  [ANY, /\/members(\/\{user_id\})?$/, one('Member')],
+  ['GET', /\/members(\/all)?$/, list('Member')],
+  [ANY, /\/members(\/all)?(\/\{user_id\})?$/, one('Member')],
 
   // Projects.
   ['GET', /^\/api\/v4\/projects$/, list('Project', 'Projects (ProjectSimple with `simple=true`)')],
   ['GET', /^\/api\/v4\/projects\/\{id\}\/forks$/, list('Project')],
   ['GET', /^\/api\/v4\/projects\/\{id\}\/users$/, list('UserBasic')],
+  ['GET', /^\/api\/v4\/projects\/\{id\}\/groups$/, list('PublicGroupDetails')],
   ['POST', /^\/api\/v4\/projects\/\{id\}\/share$/, one('ProjectShare')],
   ['POST', /^\/api\/v4\/projects\/\{id\}\/uploads$/, one('Upload')],
   ['POST', /^\/api\/v4\/projects\/\{id\}\/housekeeping$/, one('Boolean')],

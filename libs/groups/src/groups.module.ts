@@ -4,6 +4,8 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { ChangeGroupCustomAttributeHandler } from './commands/group-custom-attribute.commands';
 import { ChangeGroupMemberHandler } from './commands/group-member.commands';
 import { CreateGroupHandler, DeleteGroupHandler, UpdateGroupHandler } from './commands/group.commands';
+import { ShareGroupHandler, UnshareGroupHandler } from './commands/group-share.commands';
+import { TransferGroupHandler } from './commands/transfer-group.command';
 import { GroupCustomAttributesController } from './http/group-custom-attributes.controller';
 import { GroupMembersController } from './http/group-members.controller';
 import { GroupsController } from './http/groups.controller';
@@ -21,6 +23,9 @@ import { NamespaceAccess, NamespaceTopLevelPaths } from './queries/namespace-acc
     DeleteGroupHandler,
     ChangeGroupMemberHandler,
     ChangeGroupCustomAttributeHandler,
+    ShareGroupHandler,
+    UnshareGroupHandler,
+    TransferGroupHandler,
     ForgetDeletedUserHandler,
     NamespaceProjection,
     NamespaceAccess,

@@ -2,6 +2,8 @@
 export { GroupsModule, GroupsHttpModule } from './groups.module';
 export { GroupsWorkerModule } from './groups-worker.module';
 export { Groups1763780000300 } from './migrations/1763780000300-groups';
+export { GroupSettings1763780002300 } from './migrations/1763780002300-group-settings';
+export { GroupShares1763780002310 } from './migrations/1763780002310-group-shares';
 export {
   ACCESS,
   GROUP_ACCESS_LEVELS,
@@ -12,7 +14,7 @@ export {
   type Visibility,
 } from './domain/access-level';
 export type { GroupEvent, GroupSettings } from './domain/group';
-export { groupSettingsFrom } from './domain/group-settings';
+export { groupSettingsFrom, projectCreationAccess } from './domain/group-settings';
 export { CreateGroup, UpdateGroup, DeleteGroup } from './commands/group.commands';
 export { ChangeGroupMember } from './commands/group-member.commands';
 export {
@@ -24,6 +26,9 @@ export {
 } from './queries/namespace-access';
 export {
   ACTIVE_MEMBER,
+  groupMembershipsSql,
+  directMembershipsSql,
+  personalOwnerMembershipSql,
   memberLevelSql,
   inheritedGroupLevelSql,
   personalOwnerLevelSql,
@@ -39,6 +44,6 @@ export {
 } from './queries/group-sql';
 export { GroupQueries, type GroupListFilters, type MemberRow } from './queries/group.queries';
 export { upsertMember, removeMember, removeMembers, removeMembersWhere } from './projections/members';
-export { serializeGroup, serializeMember, type GroupJson } from './http/group.serializer';
+export { serializeGroup, serializeMember, serializePublicGroup, type GroupJson } from './http/group.serializer';
 export { ListMembersDto, expiresAtParam } from './http/exports';
 export { GroupProjects, type EmbeddedProjectJson } from './http/group-projects';

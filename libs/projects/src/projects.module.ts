@@ -54,6 +54,7 @@ import { ProjectPresenter } from './projects/project-presenter';
 import { ProjectCustomAttributesController } from './projects/project-custom-attributes.controller';
 import { UserProjectsController } from './projects/user-projects.controller';
 import { ProjectMembersController } from './members/project-members.controller';
+import { ProjectGroupsController } from './sharing/project-groups.controller';
 import { ProjectSharingController } from './sharing/project-sharing.controller';
 import { ProjectsController } from './projects/projects.controller';
 import { DeployKeysController } from './deploy-keys/deploy-keys.controller';
@@ -74,7 +75,7 @@ import { ProtectedBranchQueries } from './protected-refs/protected-branch.querie
 import { ReleaseQueries } from './releases/release.queries';
 import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
 
-/** The groups context asks this port what visibility a namespace's projects need. */
+/** The groups context asks this port what visibility a namespace's projects need, and which paths they hold. */
 @Injectable()
 export class ProjectNamespaceContents extends NamespaceContents {
   constructor(private readonly db: DataSource) {
@@ -89,6 +90,25 @@ export class ProjectNamespaceContents extends NamespaceContents {
       [namespaceId],
     );
     return row?.visibility;
+  }
+
+  async widestProjectVisibilityIn(namespaceIds: number[]) {
+    const row = await firstRow<{ visibility: 'private' | 'internal' | 'public' }>(
+      this.db,
+      `select visibility from projects where namespace_id = any($1::int[])
+        order by case visibility when 'public' then 2 when 'internal' then 1 else 0 end desc limit 1`,
+      [namespaceIds],
+    );
+    return row?.visibility;
+  }
+
+  async hasProjectPath(namespaceId: number, path: string) {
+    const row = await firstRow<{ one: number }>(
+      this.db,
+      `select 1 as one from projects where namespace_id = $1 and lower(path) = lower($2)`,
+      [namespaceId, path],
+    );
+    return row !== undefined;
   }
 }
 
@@ -202,6 +222,7 @@ export class ProjectsModule implements OnModuleInit {
     UserProjectsController,
     ProjectMembersController,
     ProjectSharingController,
+    ProjectGroupsController,
     ProjectCustomAttributesController,
     ProjectUploadsController,
     UploadsController,

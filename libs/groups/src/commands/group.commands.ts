@@ -4,6 +4,7 @@ import { ModuleRef } from '@nestjs/core';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { ACCESS, moreOpenThan, type Visibility } from '../domain/access-level';
 import { create, groupDecider, remove, update, type GroupSettings, type Surroundings } from '../domain/group';
+import { subgroupCreationAccess } from '../domain/group-settings';
 import { GroupQueries } from '../queries/group.queries';
 import { NamespaceAccess, NamespaceContents } from '../queries/namespace-access';
 
@@ -27,7 +28,7 @@ export class CreateGroup extends Command<number> {
   }
 }
 
-/** Users allowed to create groups may create top-level ones; a subgroup needs ownership of its parent. */
+/** Users allowed to create groups may create top-level ones; a subgroup needs the parent's `subgroup_creation_level`. */
 @CommandHandler(CreateGroup)
 export class CreateGroupHandler implements ICommandHandler<CreateGroup> {
   constructor(
@@ -40,7 +41,10 @@ export class CreateGroupHandler implements ICommandHandler<CreateGroup> {
   async execute({ settings, parentId, actor }: CreateGroup): Promise<number> {
     let parentVisibility: Visibility | undefined;
     if (parentId !== null) {
-      const parent = await this.access.requireGroup(parentId, actor, ACCESS.owner);
+      // Owners, or maintainers too where the parent's `subgroup_creation_level` says so.
+      const parent = await this.access.visibleGroup(parentId, actor);
+      if (!actor.isAdmin && parent.accessLevel < subgroupCreationAccess(parent.subgroupCreationLevel))
+        throw new Forbidden();
       parentVisibility = parent.visibility;
     } else if (!actor.isAdmin) {
       const user = await this.users.find(actor.id);

@@ -16,7 +16,7 @@ import { VISIBILITIES, type Visibility } from './access-level';
  */
 
 /** How a setting travels: the DTOs' decorators and the row's TypeScript type follow from it. */
-export type GroupSettingType = 'string' | 'boolean' | 'enum';
+export type GroupSettingType = 'string' | 'boolean' | 'enum' | 'int';
 
 export interface GroupSettingDescriptor<K extends string = string, W extends string = string, V = unknown> {
   /** GitLab's parameter name, which is also the `namespaces` column. */
@@ -24,7 +24,7 @@ export interface GroupSettingDescriptor<K extends string = string, W extends str
   /** The key in GroupSettings, in stored events' data and in NamespaceRecord: never renamed (events keep it). */
   readonly key: K;
   readonly type: GroupSettingType;
-  /** An enum's values (the DTOs' `@IsIn`). */
+  /** An enum's values, or an int's allowed ones (the DTOs' `@IsIn`). */
   readonly values?: readonly V[];
   /** POST needs it (`@IsDefined()`); it then has no default. */
   readonly required?: true;
@@ -40,6 +40,26 @@ export interface GroupSettingDescriptor<K extends string = string, W extends str
    * loop (GitLab's place for the settings added after 10.x's); `no`: never shown.
    */
   readonly shown: 'listed' | 'appended' | 'no';
+}
+
+/** Who may create projects in the group (GitLab 12.x-13.x's strings). */
+export const PROJECT_CREATION_LEVELS = ['noone', 'maintainer', 'developer'] as const;
+export type ProjectCreationLevel = (typeof PROJECT_CREATION_LEVELS)[number];
+/** Who may create subgroups in the group. */
+export const SUBGROUP_CREATION_LEVELS = ['owner', 'maintainer'] as const;
+export type SubgroupCreationLevel = (typeof SUBGROUP_CREATION_LEVELS)[number];
+
+/**
+ * The level a group's `project_creation_level` asks of a caller who creates a project in it (GitLab's
+ * `create_projects`): `noone` leaves it to administrators (undefined: no level suffices).
+ */
+export function projectCreationAccess(level: ProjectCreationLevel): number | undefined {
+  return level === 'developer' ? 30 : level === 'maintainer' ? 40 : undefined;
+}
+
+/** The level a group's `subgroup_creation_level` asks of a caller who creates a subgroup in it (GitLab's `create_subgroup`). */
+export function subgroupCreationAccess(level: SubgroupCreationLevel): number {
+  return level === 'maintainer' ? 40 : 50;
 }
 
 const tooLong = 'is too long (maximum is 255 characters)';
@@ -96,6 +116,76 @@ export const GROUP_SETTINGS = [
     'boolean',
     { default: false, shown: 'listed' },
   ),
+  /*
+   * The settings GitLab added after 10.x that clients write and read back (Terraform's gitlab_group
+   * sends them on create and plans a change for every one that does not come back as stored).
+   * Which of them change what Lode does is said in the README ("Groups: shares, transfer, inherited members").
+   */
+  entry<'shareWithGroupLock', 'share_with_group_lock', boolean>(
+    'shareWithGroupLock',
+    'share_with_group_lock',
+    'boolean',
+    {
+      default: false,
+      shown: 'appended',
+    },
+  ),
+  entry<'requireTwoFactorAuthentication', 'require_two_factor_authentication', boolean>(
+    'requireTwoFactorAuthentication',
+    'require_two_factor_authentication',
+    'boolean',
+    { default: false, shown: 'appended' },
+  ),
+  entry<'twoFactorGracePeriod', 'two_factor_grace_period', number>(
+    'twoFactorGracePeriod',
+    'two_factor_grace_period',
+    'int',
+    {
+      default: 48,
+      check: (v) => one(v < 0 && 'must be greater than or equal to 0'),
+      shown: 'appended',
+    },
+  ),
+  // GitLab's `project_creation_level_str` (Gitlab::Access::PROJECT_CREATION_STRING_OPTIONS of 12.x-13.x).
+  entry<'projectCreationLevel', 'project_creation_level', ProjectCreationLevel>(
+    'projectCreationLevel',
+    'project_creation_level',
+    'enum',
+    { values: PROJECT_CREATION_LEVELS, default: 'maintainer', shown: 'appended' },
+  ),
+  // GitLab shows null for "as the instance says"; Lode has no instance-wide Auto DevOps, so it is a plain flag.
+  entry<'autoDevopsEnabled', 'auto_devops_enabled', boolean>('autoDevopsEnabled', 'auto_devops_enabled', 'boolean', {
+    default: false,
+    shown: 'appended',
+  }),
+  entry<'subgroupCreationLevel', 'subgroup_creation_level', SubgroupCreationLevel>(
+    'subgroupCreationLevel',
+    'subgroup_creation_level',
+    'enum',
+    { values: SUBGROUP_CREATION_LEVELS, default: 'owner', shown: 'appended' },
+  ),
+  entry<'emailsDisabled', 'emails_disabled', boolean>('emailsDisabled', 'emails_disabled', 'boolean', {
+    default: false,
+    shown: 'appended',
+  }),
+  entry<'mentionsDisabled', 'mentions_disabled', boolean>('mentionsDisabled', 'mentions_disabled', 'boolean', {
+    default: false,
+    shown: 'appended',
+  }),
+  // Gitlab::Access::PROTECTION_NONE (0) .. PROTECTION_DEV_CAN_MERGE (3), the levels LODE_DEFAULT_BRANCH_PROTECTION takes;
+  // a POST without it takes the instance's (http/group-settings.ts), as GitLab does.
+  entry<'defaultBranchProtection', 'default_branch_protection', number>(
+    'defaultBranchProtection',
+    'default_branch_protection',
+    'int',
+    { values: [0, 1, 2, 3], default: 2, shown: 'appended' },
+  ),
+  entry<'preventForkingOutsideGroup', 'prevent_forking_outside_group', boolean>(
+    'preventForkingOutsideGroup',
+    'prevent_forking_outside_group',
+    'boolean',
+    { default: false, shown: 'appended' },
+  ),
 ] as const;
 
 type Entry = (typeof GROUP_SETTINGS)[number];
@@ -119,6 +209,3 @@ export function groupSettingsFrom(data: Partial<GroupSettings>): GroupSettings {
   for (const s of GROUP_SETTING_LIST) out[s.key] = data[s.key] === undefined ? s.default : data[s.key];
   return out as GroupSettings;
 }
-
-/** GitLab 10.x's `at_least_one_of` list for PUT /groups/:id: every setting, in the table's order. */
-export const GROUP_UPDATE_AT_LEAST_ONE_OF: readonly GroupSettingWire[] = GROUP_SETTING_LIST.map((s) => s.wire);

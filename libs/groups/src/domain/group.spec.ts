@@ -1,4 +1,4 @@
-import { Conflict, Forbidden, Invalid, NotFound } from '@app/platform';
+import { BadRequestMessage, Conflict, Forbidden, Invalid, NotFound } from '@app/platform';
 import { ACCESS } from './access-level';
 import {
   addMember,
@@ -9,12 +9,16 @@ import {
   removeCustomAttribute,
   removeMember,
   setCustomAttribute,
+  shareWithGroup,
+  transfer,
+  unshareWithGroup,
   update,
   updateMember,
   validateSettings,
   type Group,
   type GroupEvent,
   type GroupSettings,
+  type TransferFacts,
 } from './group';
 import { groupSettingsFrom } from './group-settings';
 
@@ -55,6 +59,14 @@ const attributeSet = (key: string, value: string): GroupEvent => ({
   type: 'GroupCustomAttributeSet',
   data: { groupId: ID, key, value, at: EARLIER },
 });
+const shared = (sharedWithGroupId: number, groupAccess: number): GroupEvent => ({
+  type: 'GroupSharedWithGroup',
+  data: { groupId: ID, sharedWithGroupId, groupAccess, expiresAt: null, at: EARLIER },
+});
+const unshared = (sharedWithGroupId: number): GroupEvent => ({
+  type: 'GroupUnsharedWithGroup',
+  data: { groupId: ID, sharedWithGroupId, at: EARLIER },
+});
 const attributeRemoved = (key: string): GroupEvent => ({
   type: 'GroupCustomAttributeRemoved',
   data: { groupId: ID, key, at: EARLIER },
@@ -89,6 +101,7 @@ describe('group decider', () => {
         settings: settings(),
         members: {},
         customAttributes: {},
+        sharedWith: {},
       });
     });
 
@@ -115,6 +128,7 @@ describe('group decider', () => {
         settings: settings({ name: 'Bar', visibility: 'internal' }),
         members: { 5: 40 },
         customAttributes: { k: 'v' },
+        sharedWith: {},
       });
       expect(given(created(), memberAdded(5, 30), deleted())).toEqual({ exists: false });
     });
@@ -325,6 +339,100 @@ describe('group decider', () => {
       ]);
       expect(thrown(() => removeCustomAttribute(existing(), 'k', NOW))).toEqual(new NotFound());
       expect(thrown(() => removeCustomAttribute(existing(), 'constructor', NOW))).toEqual(new NotFound());
+    });
+  });
+
+  describe('shares with groups', () => {
+    it('folds the access granted to each group, and forgets an unshared one', () => {
+      const s = existing(shared(20, 30), shared(21, 10), unshared(21));
+      expect(s.exists && s.sharedWith).toEqual({ 20: 30 });
+    });
+
+    it('shares with a group, the expiry as given', () => {
+      expect(
+        shareWithGroup(existing(), { sharedWithGroupId: 20, groupAccess: 30, expiresAt: '2030-01-31' }, NOW),
+      ).toEqual([
+        {
+          type: 'GroupSharedWithGroup',
+          data: { groupId: ID, sharedWithGroupId: 20, groupAccess: 30, expiresAt: '2030-01-31', at: AT },
+        },
+      ]);
+    });
+
+    it('refuses a second share with the same group with the model’s full message (409)', () => {
+      expect(
+        thrown(() =>
+          shareWithGroup(existing(shared(20, 30)), { sharedWithGroupId: 20, groupAccess: 40, expiresAt: null }, NOW),
+        ),
+      ).toEqual(new Conflict('Shared group The group has already been shared with this group'));
+      // Shared again once unshared.
+      expect(
+        shareWithGroup(
+          existing(shared(20, 30), unshared(20)),
+          { sharedWithGroupId: 20, groupAccess: 40, expiresAt: null },
+          NOW,
+        ),
+      ).toHaveLength(1);
+    });
+
+    it('unshares a group it is shared with; another is 404 Group Link', () => {
+      expect(unshareWithGroup(existing(shared(20, 30)), 20, NOW)).toEqual([
+        { type: 'GroupUnsharedWithGroup', data: { groupId: ID, sharedWithGroupId: 20, at: AT } },
+      ]);
+      expect(thrown(() => unshareWithGroup(existing(), 20, NOW))).toEqual(new NotFound('Group Link'));
+      expect(thrown(() => unshareWithGroup(given(), 20, NOW))).toEqual(new NotFound('Group'));
+    });
+  });
+
+  describe('transfer', () => {
+    const facts = (over: Partial<TransferFacts> = {}): TransferFacts => ({
+      newParentAncestry: [40, 41],
+      mayCreateThere: true,
+      pathTaken: false,
+      parentVisibility: 'public',
+      widestVisibilityInside: 'private',
+      ...over,
+    });
+    const refusal = (s: Group, parentId: number | null, f: TransferFacts) => {
+      const err = thrown(() => transfer(s, parentId, f, NOW));
+      expect(err).toBeInstanceOf(BadRequestMessage);
+      return (err as Error).message;
+    };
+
+    it('moves under a new parent, or to the top level, and folds the new parent', () => {
+      expect(transfer(existing(), 41, facts(), NOW)).toEqual([
+        { type: 'GroupTransferred', data: { groupId: ID, parentId: 41, at: AT } },
+      ]);
+      const nested = given(created({}, 41), memberAdded(OWNER, ACCESS.owner));
+      expect(transfer(nested, null, facts({ newParentAncestry: undefined, parentVisibility: undefined }), NOW)).toEqual(
+        [{ type: 'GroupTransferred', data: { groupId: ID, parentId: null, at: AT } }],
+      );
+      const moved = given(created(), { type: 'GroupTransferred', data: { groupId: ID, parentId: 41, at: EARLIER } });
+      expect(moved.exists && moved.parentId).toBe(41);
+    });
+
+    it('refuses with GitLab’s reasons, in its order', () => {
+      const top = existing();
+      const nested = given(created({}, 41), memberAdded(OWNER, ACCESS.owner));
+      expect(refusal(top, null, facts({ mayCreateThere: false }))).toBe(
+        'Transfer failed: Group is already a root group.',
+      );
+      expect(refusal(nested, 41, facts({ mayCreateThere: false }))).toBe(
+        'Transfer failed: Group is already associated to the parent group.',
+      );
+      expect(refusal(top, 41, facts({ mayCreateThere: false, pathTaken: true }))).toBe(
+        "Transfer failed: You don't have enough permissions.",
+      );
+      expect(refusal(top, 41, facts({ pathTaken: true, newParentAncestry: [ID, 41] }))).toBe(
+        'Transfer failed: The parent group already has a subgroup or a project with the same path.',
+      );
+      expect(refusal(top, 41, facts({ newParentAncestry: [ID, 41] }))).toBe(
+        'Transfer failed: Cannot transfer group to one of its subgroup.',
+      );
+      expect(refusal(top, 41, facts({ parentVisibility: 'private', widestVisibilityInside: 'internal' }))).toBe(
+        'Transfer failed: internal is not allowed since the parent group has a private visibility.',
+      );
+      expect(thrown(() => transfer(given(), 41, facts(), NOW))).toEqual(new NotFound('Group'));
     });
   });
 });

@@ -1,5 +1,6 @@
 import {
   assertNever,
+  BadRequestMessage,
   Conflict,
   FieldErrors,
   Forbidden,
@@ -34,7 +35,14 @@ export type GroupEvent =
     }
   | { type: 'GroupMemberRemoved'; data: { groupId: number; userId: number; at: string } }
   | { type: 'GroupCustomAttributeSet'; data: { groupId: number; key: string; value: string; at: string } }
-  | { type: 'GroupCustomAttributeRemoved'; data: { groupId: number; key: string; at: string } };
+  | { type: 'GroupCustomAttributeRemoved'; data: { groupId: number; key: string; at: string } }
+  | {
+      type: 'GroupSharedWithGroup';
+      data: { groupId: number; sharedWithGroupId: number; groupAccess: number; expiresAt: string | null; at: string };
+    }
+  | { type: 'GroupUnsharedWithGroup'; data: { groupId: number; sharedWithGroupId: number; at: string } }
+  /** Moved under another parent, or made top-level (`parentId` null). */
+  | { type: 'GroupTransferred'; data: { groupId: number; parentId: number | null; at: string } };
 
 export type Group =
   | { exists: false }
@@ -45,6 +53,8 @@ export type Group =
       settings: GroupSettings;
       members: Record<number, number>;
       customAttributes: Record<string, string>;
+      /** The access granted to each group this one is shared with, by that group's id. */
+      sharedWith: Record<number, number>;
     };
 
 export const initial = (): Group => ({ exists: false });
@@ -54,7 +64,15 @@ export function evolve(s: Group, e: GroupEvent): Group {
     const d = e.data;
     // An event older than a setting has its default, as the migration adding the column does.
     const settings = groupSettingsFrom(d);
-    return { exists: true, groupId: d.groupId, parentId: d.parentId, settings, members: {}, customAttributes: {} };
+    return {
+      exists: true,
+      groupId: d.groupId,
+      parentId: d.parentId,
+      settings,
+      members: {},
+      customAttributes: {},
+      sharedWith: {},
+    };
   }
   if (!s.exists) return s;
   switch (e.type) {
@@ -76,6 +94,15 @@ export function evolve(s: Group, e: GroupEvent): Group {
       const customAttributes = { ...s.customAttributes };
       delete customAttributes[e.data.key];
       return { ...s, customAttributes };
+    }
+    case 'GroupTransferred':
+      return { ...s, parentId: e.data.parentId };
+    case 'GroupSharedWithGroup':
+      return { ...s, sharedWith: { ...s.sharedWith, [e.data.sharedWithGroupId]: e.data.groupAccess } };
+    case 'GroupUnsharedWithGroup': {
+      const sharedWith = { ...s.sharedWith };
+      delete sharedWith[e.data.sharedWithGroupId];
+      return { ...s, sharedWith };
     }
     default:
       return assertNever(e);
@@ -235,4 +262,64 @@ export function removeCustomAttribute(s: Group, key: string, now: Date): GroupEv
   const g = existing(s);
   if (!Object.hasOwn(g.customAttributes, key)) throw new NotFound();
   return [{ type: 'GroupCustomAttributeRemoved', data: { groupId: g.groupId, key, at: now.toISOString() } }];
+}
+
+/**
+ * GitLab's `POST /groups/:id/share`: the members of `sharedWithGroupId` get up to `groupAccess` here.
+ * A second share with the same group is the model's uniqueness error, which the API answers with 409
+ * and its full message (`GroupGroupLink` validates `shared_group_id` scoped to `shared_with_group_id`).
+ */
+export function shareWithGroup(
+  s: Group,
+  link: { sharedWithGroupId: number; groupAccess: number; expiresAt: string | null },
+  now: Date,
+): GroupEvent[] {
+  const g = existing(s);
+  if (Object.hasOwn(g.sharedWith, link.sharedWithGroupId))
+    throw new Conflict('Shared group The group has already been shared with this group');
+  return [{ type: 'GroupSharedWithGroup', data: { groupId: g.groupId, ...link, at: now.toISOString() } }];
+}
+
+/** GitLab's `DELETE /groups/:id/share/:group_id`: `not_found!('Group Link')` without the link. */
+export function unshareWithGroup(s: Group, sharedWithGroupId: number, now: Date): GroupEvent[] {
+  const g = existing(s);
+  if (!Object.hasOwn(g.sharedWith, sharedWithGroupId)) throw new NotFound('Group Link');
+  return [{ type: 'GroupUnsharedWithGroup', data: { groupId: g.groupId, sharedWithGroupId, at: now.toISOString() } }];
+}
+
+/** What a transfer is checked against, read from the read models by the handler. */
+export interface TransferFacts {
+  /** The new parent's id and its ancestors' (itself included); undefined when the group becomes top-level. */
+  newParentAncestry?: number[];
+  /** Whether the caller may create a subgroup in the new parent (or a top-level group). */
+  mayCreateThere: boolean;
+  /** Whether a group or a project at the target level already has the group's path. */
+  pathTaken: boolean;
+  /** The new parent's visibility, and the most open one in the moved group, its subgroups and their projects. */
+  parentVisibility?: Visibility;
+  widestVisibilityInside: Visibility;
+}
+
+/** GitLab's `Groups::TransferService` refusals: 400 `Transfer failed: <reason>`, in its order. */
+const transferFailed = (reason: string) => new BadRequestMessage(`Transfer failed: ${reason}`);
+
+/**
+ * GitLab 14.6's `POST /groups/:id/transfer`. GitLab lowers the visibility of the group and of what it
+ * holds to the new parent's; Lode refuses such a move instead (its projects' visibility is theirs to
+ * change), naming the group model's rule.
+ */
+export function transfer(s: Group, newParentId: number | null, facts: TransferFacts, now: Date): GroupEvent[] {
+  const g = existing(s);
+  if (newParentId === null && g.parentId === null) throw transferFailed('Group is already a root group.');
+  if (newParentId !== null && newParentId === g.parentId)
+    throw transferFailed('Group is already associated to the parent group.');
+  if (!facts.mayCreateThere) throw transferFailed("You don't have enough permissions.");
+  if (facts.pathTaken) throw transferFailed('The parent group already has a subgroup or a project with the same path.');
+  if (facts.newParentAncestry?.includes(g.groupId))
+    throw transferFailed('Cannot transfer group to one of its subgroup.');
+  if (facts.parentVisibility && moreOpenThan(facts.widestVisibilityInside, facts.parentVisibility))
+    throw transferFailed(
+      `${facts.widestVisibilityInside} is not allowed since the parent group has a ${facts.parentVisibility} visibility.`,
+    );
+  return [{ type: 'GroupTransferred', data: { groupId: g.groupId, parentId: newParentId, at: now.toISOString() } }];
 }

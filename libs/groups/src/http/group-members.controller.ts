@@ -3,6 +3,7 @@ import {
   BadParameter,
   CurrentActor,
   GitlabParams,
+  intParam,
   LodeConfig,
   Page,
   pageParams,
@@ -12,6 +13,7 @@ import {
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { ChangeGroupMember } from '../commands/group-member.commands';
+import { groupMembershipsSql } from '../queries/group-sql';
 import { GroupQueries } from '../queries/group.queries';
 import { NamespaceAccess } from '../queries/namespace-access';
 import { serializeMember } from './group.serializer';
@@ -48,12 +50,46 @@ export class GroupMembersController {
   async list(@Param('id') id: string, @GitlabParams() q: ListMembersDto, @CurrentActor() actor: Actor) {
     const group = await this.access.visibleGroup(id, actor);
     const page = pageParams(q);
-    const { rows, total } = await this.groups.members('namespace', group.id, q.query, page);
+    const { rows, total } = await this.groups.members('namespace', group.id, q.query, page, q.user_ids);
     return new Page(
       rows.map((m) => serializeMember(m, this.urls)),
       total,
       page,
     );
+  }
+
+  /**
+   * GitLab's `members/all` (13.11+ semantics): the members of the group and of its ancestors, and those
+   * of the groups it or an ancestor is shared with (their level capped by the share), once each with
+   * their highest level. Declared before `:user_id`, so `all` is never read as a user id.
+   */
+  @Get('all')
+  async listAll(@Param('id') id: string, @GitlabParams() q: ListMembersDto, @CurrentActor() actor: Actor) {
+    const group = await this.access.visibleGroup(id, actor);
+    const page = pageParams(q);
+    const { rows, total } = await this.groups.allMembers(
+      groupMembershipsSql('$1::int'),
+      group.id,
+      q.query,
+      page,
+      q.user_ids,
+    );
+    return new Page(
+      rows.map((m) => serializeMember(m, this.urls)),
+      total,
+      page,
+    );
+  }
+
+  /** GitLab 12.4+: one user's effective membership; 404 `404 Not found` for a user with none, 400 for a non-integer (Grape's `Integer`). */
+  @Get('all/:user_id')
+  async getAll(
+    @Param('id') id: string,
+    @Param('user_id', intParam('user_id')) userId: number,
+    @CurrentActor() actor: Actor,
+  ) {
+    const group = await this.access.visibleGroup(id, actor);
+    return serializeMember(await this.groups.allMember(groupMembershipsSql('$1::int'), group.id, userId), this.urls);
   }
 
   @Get(':user_id')

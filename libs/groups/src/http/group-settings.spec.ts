@@ -1,5 +1,5 @@
 import { BadParameter, validateParams } from '@app/platform';
-import { GROUP_SETTING_LIST, GROUP_UPDATE_AT_LEAST_ONE_OF, groupSettingsFrom } from '../domain/group-settings';
+import { GROUP_SETTING_LIST, groupSettingsFrom } from '../domain/group-settings';
 import type { NamespaceRecord } from '../queries/namespace-access';
 import { serializeGroup } from './group.serializer';
 import { groupChanges, newGroupSettings } from './group-settings';
@@ -61,20 +61,34 @@ describe('group settings, one entry each', () => {
       visibility: 'private',
       lfsEnabled: true,
       requestAccessEnabled: false,
+      shareWithGroupLock: false,
+      requireTwoFactorAuthentication: false,
+      twoFactorGracePeriod: 48,
+      projectCreationLevel: 'maintainer',
+      autoDevopsEnabled: false,
+      subgroupCreationLevel: 'owner',
+      emailsDisabled: false,
+      mentionsDisabled: false,
+      defaultBranchProtection: 2,
+      preventForkingOutsideGroup: false,
     });
     // An event older than a setting reads as its default.
     expect(groupSettingsFrom({ name: 'Foo', path: 'foo' })).toEqual(newGroupSettings(p));
+    // The instance's default branch protection, where the installation sets one, unless the POST sends its own.
+    expect(newGroupSettings(p, { defaultBranchProtection: 0 }).defaultBranchProtection).toBe(0);
+    const sent = Object.assign(new CreateGroupDto(), { name: 'Foo', path: 'foo', default_branch_protection: 3 });
+    expect(newGroupSettings(sent, { defaultBranchProtection: 0 }).defaultBranchProtection).toBe(3);
   });
 
-  it('a PUT takes what was sent, a null description as empty text; nothing sent is a 400 naming GitLab’s list', () => {
+  it('a PUT takes what was sent, a null description as empty text; nothing Lode keeps is no change (no at_least_one_of)', () => {
     const p = Object.assign(new UpdateGroupDto(), { lfs_enabled: false, description: null });
     expect(groupChanges(p)).toEqual({ description: '', lfsEnabled: false });
-    expect(() => groupChanges(new UpdateGroupDto())).toThrow(
-      new BadParameter(
-        'name, path, description, visibility, lfs_enabled, request_access_enabled are missing, at least one parameter must be provided',
-      ),
-    );
-    expect(GROUP_UPDATE_AT_LEAST_ONE_OF).toEqual(GROUP_SETTING_LIST.map((s) => s.wire));
+    expect(groupChanges(new UpdateGroupDto())).toEqual({});
+    const levels = Object.assign(new UpdateGroupDto(), {
+      project_creation_level: 'developer',
+      two_factor_grace_period: 0,
+    });
+    expect(groupChanges(levels)).toEqual({ projectCreationLevel: 'developer', twoFactorGracePeriod: 0 });
   });
 
   it('the DTOs validate each setting by its type, in the parameters’ order, parent_id last', async () => {
@@ -91,6 +105,19 @@ describe('group settings, one entry each', () => {
       'name is invalid, path is invalid, description is invalid, visibility does not have a valid value, lfs_enabled is invalid, request_access_enabled is invalid, parent_id is invalid',
     );
     expect(await refused(CreateGroupDto, {})).toBe('name is missing, path is missing');
+    expect(
+      await refused(UpdateGroupDto, {
+        default_branch_protection: 7,
+        subgroup_creation_level: 'developer',
+        project_creation_level: 'anyone',
+        two_factor_grace_period: 'x',
+      }),
+    ).toBe(
+      'two_factor_grace_period is invalid, project_creation_level does not have a valid value, subgroup_creation_level does not have a valid value, default_branch_protection does not have a valid value',
+    );
+    expect(await validateParams(UpdateGroupDto, { default_branch_protection: '0', emails_disabled: 'true' })).toEqual(
+      Object.assign(new UpdateGroupDto(), { default_branch_protection: 0, emails_disabled: true }),
+    );
     expect(await refused(UpdateGroupDto, bad)).toBe(
       'name is invalid, path is invalid, description is invalid, visibility does not have a valid value, lfs_enabled is invalid, request_access_enabled is invalid',
     );

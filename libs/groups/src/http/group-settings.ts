@@ -1,5 +1,4 @@
-import { BadParameter } from '@app/platform';
-import { GROUP_SETTING_LIST, GROUP_UPDATE_AT_LEAST_ONE_OF, type GroupSettings } from '../domain/group-settings';
+import { GROUP_SETTING_LIST, type GroupSettings } from '../domain/group-settings';
 import type { CreateGroupDto, UpdateGroupDto } from './groups.dto';
 
 /*
@@ -8,15 +7,23 @@ import type { CreateGroupDto, UpdateGroupDto } from './groups.dto';
 
 const paramsOf = (p: CreateGroupDto | UpdateGroupDto) => p as unknown as Readonly<Record<string, unknown>>;
 
-/** POST: each setting sent, or its default (the DTO requires those without one). */
-export function newGroupSettings(p: CreateGroupDto): GroupSettings {
+/**
+ * POST: each setting sent, or its default (the DTO requires those without one). `instance` holds the
+ * defaults the installation sets instead of the table's (GitLab's `default_branch_protection` is the
+ * instance's until a group says otherwise).
+ */
+export function newGroupSettings(p: CreateGroupDto, instance: Partial<GroupSettings> = {}): GroupSettings {
   const given = paramsOf(p);
   const out: Record<string, unknown> = {};
-  for (const s of GROUP_SETTING_LIST) out[s.key] = given[s.wire] ?? s.default;
+  for (const s of GROUP_SETTING_LIST) out[s.key] = given[s.wire] ?? instance[s.key] ?? s.default;
   return out as GroupSettings;
 }
 
-/** PUT: only what was sent, a `null` of a clearable setting as its default; at least one (GitLab's `at_least_one_of`). */
+/**
+ * PUT: only what was sent, a `null` of a clearable setting as its default. GitLab's PUT /groups/:id has
+ * no `at_least_one_of` (lib/api/groups.rb): a PUT with nothing Lode keeps (Terraform's always-sent
+ * `visibility` aside, a field Lode does not model) answers 200 with the group unchanged.
+ */
 export function groupChanges(p: UpdateGroupDto): Partial<GroupSettings> {
   const given = paramsOf(p);
   const out: Record<string, unknown> = {};
@@ -24,9 +31,5 @@ export function groupChanges(p: UpdateGroupDto): Partial<GroupSettings> {
     const v = given[s.wire];
     if (v !== undefined) out[s.key] = v === null && s.clearable ? s.default : v;
   }
-  if (!Object.keys(out).length)
-    throw new BadParameter(
-      `${GROUP_UPDATE_AT_LEAST_ONE_OF.join(', ')} are missing, at least one parameter must be provided`,
-    );
   return out as Partial<GroupSettings>;
 }

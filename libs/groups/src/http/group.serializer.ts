@@ -31,6 +31,16 @@ export const serializeGroup = (g: NamespaceRecord, ctx: UrlContext) => {
 
 export type GroupJson = ReturnType<typeof serializeGroup>;
 
+/** GitLab's PublicGroupDetails (14.x), the items of `GET /projects/:id/groups`. */
+export const serializePublicGroup = (g: NamespaceRecord, ctx: UrlContext) => ({
+  id: g.id,
+  web_url: `${ctx.externalUrl}/groups/${g.fullPath}`,
+  name: g.name,
+  avatar_url: null as string | null,
+  full_name: g.fullName,
+  full_path: g.fullPath,
+});
+
 /** GitLab's Member entity: the user's basic view plus the membership. */
 export const serializeMember = (m: MemberRow, ctx: UrlContext) => ({
   id: m.id,

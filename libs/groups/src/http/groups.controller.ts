@@ -5,6 +5,7 @@ import {
   CurrentActor,
   customAttributeFilter,
   GitlabParams,
+  intParam,
   Invalid,
   LodeConfig,
   Page,
@@ -15,12 +16,15 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/com
 import { ModuleRef } from '@nestjs/core';
 import { CommandBus } from '@nestjs/cqrs';
 import { CreateGroup, DeleteGroup, UpdateGroup } from '../commands/group.commands';
-import { GroupQueries } from '../queries/group.queries';
+import { ShareGroup, UnshareGroup } from '../commands/group-share.commands';
+import { TransferGroup } from '../commands/transfer-group.command';
+import { GroupQueries, type GroupListFilters } from '../queries/group.queries';
 import { NamespaceAccess, type NamespaceRecord } from '../queries/namespace-access';
 import { serializeGroup } from './group.serializer';
 import { groupChanges, newGroupSettings } from './group-settings';
 import { GroupProjects } from './group-projects';
-import { CreateGroupDto, ListGroupsDto, UpdateGroupDto } from './groups.dto';
+import { expiresAt as expiresAtParam } from './group-members.controller';
+import { CreateGroupDto, ListGroupsDto, ShareGroupDto, TransferGroupDto, UpdateGroupDto } from './groups.dto';
 
 /** Every `/groups` endpoint but members and custom attributes; the projects shown come through GroupProjects. */
 @Controller('groups')
@@ -50,15 +54,19 @@ export class GroupsController {
   @Get(':id/subgroups')
   async subgroups(@Param('id') id: string, @GitlabParams() q: ListGroupsDto, @CurrentActor() actor?: Actor) {
     const parent = await this.namespaces.visibleGroup(id, actor);
-    return this.listGroups(q, actor, parent.id);
+    return this.listGroups(q, actor, { parentId: parent.id });
   }
 
-  private async listGroups(q: ListGroupsDto, actor: Actor | undefined, parentId?: number) {
+  private async listGroups(
+    q: ListGroupsDto,
+    actor: Actor | undefined,
+    under: Pick<GroupListFilters, 'parentId' | 'ancestorId'> = {},
+  ) {
     const page = pageParams(q);
     const { rows, total } = await this.groups.list(
       actor,
       {
-        parentId,
+        ...under,
         skipGroups: q.skip_groups,
         allAvailable: q.all_available,
         search: q.search,
@@ -93,6 +101,13 @@ export class GroupsController {
     );
   }
 
+  /** GitLab 13.5+: every group below this one, at any depth, that the caller may see; the list's parameters. */
+  @Get(':id/descendant_groups')
+  async descendantGroups(@Param('id') id: string, @GitlabParams() q: ListGroupsDto, @CurrentActor() actor?: Actor) {
+    const ancestor = await this.namespaces.visibleGroup(id, actor);
+    return this.listGroups(q, actor, { ancestorId: ancestor.id });
+  }
+
   @Get(':id')
   async get(@Param('id') id: string, @CurrentActor() actor?: Actor) {
     return this.detail(await this.namespaces.visibleGroup(id, actor), actor);
@@ -101,7 +116,7 @@ export class GroupsController {
   @Post()
   @Authenticated()
   async create(@GitlabParams() p: CreateGroupDto, @CurrentActor() actor: Actor) {
-    const settings = newGroupSettings(p);
+    const settings = newGroupSettings(p, { defaultBranchProtection: this.config.defaultBranchProtection });
     const id = await this.commands
       .execute(new CreateGroup(settings, p.parent_id ?? null, actor))
       .catch((err: unknown) => {
@@ -150,10 +165,47 @@ export class GroupsController {
     return this.detail(await this.namespaces.visibleGroup(group.id, actor), actor);
   }
 
-  /** GroupDetail: the group with its projects and the projects shared with it, as far as the caller may see them. */
+  /** GitLab 12.2+: the members of `group_id` get up to `group_access` in this group; 201 with the group. */
+  @Post(':id/share')
+  @Authenticated()
+  async share(@Param('id') id: string, @GitlabParams() p: ShareGroupDto, @CurrentActor() actor: Actor) {
+    const groupId = await this.commands.execute(
+      new ShareGroup(id, p.group_id, p.group_access, expiresAtParam(p.expires_at), actor),
+    );
+    return this.detail(await this.namespaces.visibleGroup(groupId, actor), actor);
+  }
+
+  @Delete(':id/share/:group_id')
+  @Authenticated()
+  @HttpCode(204)
+  async unshare(
+    @Param('id') id: string,
+    @Param('group_id', intParam('group_id')) sharedWithGroupId: number,
+    @CurrentActor() actor: Actor,
+  ): Promise<void> {
+    await this.commands.execute(new UnshareGroup(id, sharedWithGroupId, actor));
+  }
+
+  /** GitLab 14.6+: moves the group under `group_id`, or to the top level without it; 201 with the group. */
+  @Post(':id/transfer')
+  @Authenticated()
+  async transferGroup(@Param('id') id: string, @GitlabParams() p: TransferGroupDto, @CurrentActor() actor: Actor) {
+    const groupId = await this.commands.execute(new TransferGroup(id, p.group_id ?? null, actor));
+    return this.detail(await this.namespaces.visibleGroup(groupId, actor), actor);
+  }
+
+  /**
+   * GroupDetail: the group, the groups it is shared with (12.2+), its projects and the projects shared
+   * with it, as far as the caller may see them.
+   */
   private async detail(group: NamespaceRecord, actor: Actor | undefined, withShared = true) {
     const { projects, sharedProjects } = await this.projects.embedded(group.id, actor, withShared);
-    const body: Record<string, unknown> = { ...serializeGroup(group, this.urls), projects };
+    const sharedWithGroups = await this.groups.sharedWithGroups(group.id, actor);
+    const body: Record<string, unknown> = {
+      ...serializeGroup(group, this.urls),
+      shared_with_groups: sharedWithGroups,
+      projects,
+    };
     if (withShared) body.shared_projects = sharedProjects;
     return body;
   }

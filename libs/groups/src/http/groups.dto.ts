@@ -1,7 +1,12 @@
 import { Nullable, PaginationDto, ToBool, ToInt, ToIntArray } from '@app/platform';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
 import { GROUP_ACCESS_LEVELS, type Visibility } from '../domain/access-level';
-import { GROUP_SETTING_LIST, type GroupSettingWire } from '../domain/group-settings';
+import {
+  GROUP_SETTING_LIST,
+  type GroupSettingWire,
+  type ProjectCreationLevel,
+  type SubgroupCreationLevel,
+} from '../domain/group-settings';
 
 /** GitLab's GL parameters of group lists. */
 export class ListGroupsDto extends PaginationDto {
@@ -28,6 +33,16 @@ export class CreateGroupDto {
   visibility?: Visibility;
   lfs_enabled?: boolean;
   request_access_enabled?: boolean;
+  share_with_group_lock?: boolean;
+  require_two_factor_authentication?: boolean;
+  two_factor_grace_period?: number;
+  project_creation_level?: ProjectCreationLevel;
+  auto_devops_enabled?: boolean;
+  subgroup_creation_level?: SubgroupCreationLevel;
+  emails_disabled?: boolean;
+  mentions_disabled?: boolean;
+  default_branch_protection?: number;
+  prevent_forking_outside_group?: boolean;
   parent_id?: number;
 }
 
@@ -42,6 +57,16 @@ export class UpdateGroupDto {
   visibility?: Visibility;
   lfs_enabled?: boolean;
   request_access_enabled?: boolean;
+  share_with_group_lock?: boolean;
+  require_two_factor_authentication?: boolean;
+  two_factor_grace_period?: number;
+  project_creation_level?: ProjectCreationLevel;
+  auto_devops_enabled?: boolean;
+  subgroup_creation_level?: SubgroupCreationLevel;
+  emails_disabled?: boolean;
+  mentions_disabled?: boolean;
+  default_branch_protection?: number;
+  prevent_forking_outside_group?: boolean;
 }
 
 /** Every setting is a parameter of both DTOs, and they have no other parameter but POST's `parent_id`. */
@@ -69,6 +94,8 @@ function decorateSettings(dto: { prototype: object }, use: 'create' | 'update'):
     if (use === 'update' && s.clearable) written.push(Nullable());
     written.push(use === 'create' && s.required ? IsDefined() : IsOptional());
     if (s.type === 'boolean') written.push(ToBool(), IsBoolean());
+    // Decorators apply bottom-up: the type is checked first (`is invalid`), then the values.
+    else if (s.type === 'int') written.push(ToInt(), ...(s.values ? [IsIn(s.values as unknown[])] : []), IsInt());
     else if (s.type === 'enum') written.push(IsIn(s.values as unknown[]));
     else written.push(IsString());
     decorate(dto, s.wire, written);
@@ -80,6 +107,8 @@ decorateSettings(UpdateGroupDto, 'update');
 
 export class ListMembersDto extends PaginationDto {
   @IsOptional() @IsString() query?: string;
+  /** GitLab 13.x+: `user_ids[]=1&user_ids[]=2`, a JSON array or `1,2`. */
+  @IsOptional() @ToIntArray() @IsInt({ each: true }) user_ids?: number[];
 }
 
 export class AddMemberDto {
@@ -91,6 +120,19 @@ export class AddMemberDto {
 export class UpdateMemberDto {
   @IsDefined() @ToInt() @IsIn(GROUP_ACCESS_LEVELS) access_level: number;
   @Nullable() @IsOptional() @IsString() expires_at?: string | null;
+}
+
+/** `POST /groups/:id/share` (GitLab 12.2+): `expires_at` absent, null or `""` (Terraform's unset) is no expiry. */
+export class ShareGroupDto {
+  @IsDefined() @ToInt() @IsInt() group_id: number;
+  // Decorators apply bottom-up: the type is checked first (`is invalid`), then the values.
+  @IsDefined() @ToInt() @IsIn(GROUP_ACCESS_LEVELS) @IsInt() group_access: number;
+  @Nullable() @IsOptional() @IsString() expires_at?: string | null;
+}
+
+/** `POST /groups/:id/transfer` (GitLab 14.6+): no `group_id` makes the group top-level. */
+export class TransferGroupDto {
+  @IsOptional() @ToInt() @IsInt() group_id?: number;
 }
 
 export class CustomAttributeValueDto {

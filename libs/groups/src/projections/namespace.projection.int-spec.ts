@@ -70,6 +70,9 @@ describe('NamespaceProjection', () => {
       'GroupMemberAdded',
       'GroupMemberRemoved',
       'GroupMemberUpdated',
+      'GroupSharedWithGroup',
+      'GroupTransferred',
+      'GroupUnsharedWithGroup',
       'GroupUpdated',
       'UserCreated',
       'UserDeleted',
@@ -310,5 +313,107 @@ describe('NamespaceProjection', () => {
       ]);
       expect((await members(db)).map((m) => [m.source_id, m.user_id])).toEqual([[60, 1]]);
       expect(await rows(db, `select group_id from group_custom_attributes`)).toEqual([]);
+    }));
+
+  const links = (db: EntityManager) =>
+    rows<Record<string, unknown>>(
+      db,
+      `select shared_group_id, shared_with_group_id, group_access, to_char(expires_at, 'YYYY-MM-DD') as expires_at, created_at
+         from group_group_links order by shared_group_id, shared_with_group_id`,
+    );
+  const shared = (groupId: number, sharedWithGroupId: number, groupAccess: number, expiresAt: string | null = null) =>
+    recorded<GroupEvent>(
+      { type: 'GroupSharedWithGroup', data: { groupId, sharedWithGroupId, groupAccess, expiresAt, at: LATER } },
+      { streamId: `group-${groupId}` },
+    );
+
+  it('keeps the links of groups shared with groups; a link goes with either group', () =>
+    pg.rollingBack(async (db) => {
+      await apply(projection, db, userCreated(1), groupCreated(50), groupCreated(51), groupCreated(52));
+      await apply(projection, db, shared(50, 51, 30, '2030-01-31'), shared(50, 52, 10), shared(52, 50, 20));
+      expect(await links(db)).toEqual([
+        {
+          shared_group_id: 50,
+          shared_with_group_id: 51,
+          group_access: 30,
+          expires_at: '2030-01-31',
+          created_at: new Date(LATER),
+        },
+        {
+          shared_group_id: 50,
+          shared_with_group_id: 52,
+          group_access: 10,
+          expires_at: null,
+          created_at: new Date(LATER),
+        },
+        {
+          shared_group_id: 52,
+          shared_with_group_id: 50,
+          group_access: 20,
+          expires_at: null,
+          created_at: new Date(LATER),
+        },
+      ]);
+      await apply(projection, db, {
+        type: 'GroupUnsharedWithGroup',
+        data: { groupId: 50, sharedWithGroupId: 51, at: LATER },
+      });
+      expect((await links(db)).map((l) => [l.shared_group_id, l.shared_with_group_id])).toEqual([
+        [50, 52],
+        [52, 50],
+      ]);
+      await apply(projection, db, { type: 'GroupDeleted', data: { groupId: 52, at: LATER } });
+      expect(await links(db)).toEqual([]);
+      // A share recorded after the invited group went (a rebuild replays it) links nothing.
+      await apply(projection, db, shared(50, 52, 30));
+      expect(await links(db)).toEqual([]);
+    }));
+
+  it('moves a group’s subtree under a new parent and to the top level: ancestry and paths follow; a clash is GitLab’s 400', () =>
+    pg.rollingBack(async (db) => {
+      await apply(
+        projection,
+        db,
+        userCreated(1),
+        groupCreated(50),
+        groupCreated(51),
+        groupCreated(52, { parentId: 50 }),
+        groupCreated(53, { parentId: 52 }),
+      );
+      const moved = (parentId: number | null) =>
+        recorded<GroupEvent>(
+          { type: 'GroupTransferred', data: { groupId: 52, parentId, at: LATER } },
+          { streamId: 'group-52' },
+        );
+      await apply(projection, db, moved(51));
+      expect((await paths(db)).filter(([id]) => id === 52 || id === 53)).toEqual([
+        [52, 'group51/group52', 'Group 51 / Group 52'],
+        [53, 'group51/group52/group53', 'Group 51 / Group 52 / Group 53'],
+      ]);
+      const ancestry = async () =>
+        (await closure(db))
+          .filter((c) => c.descendant_id === 52 || c.descendant_id === 53)
+          .map((c) => [c.ancestor_id, c.descendant_id, c.depth]);
+      expect(await ancestry()).toEqual([
+        [52, 52, 0],
+        [51, 52, 1],
+        [53, 53, 0],
+        [52, 53, 1],
+        [51, 53, 2],
+      ]);
+      await apply(projection, db, moved(null));
+      expect((await paths(db)).filter(([id]) => id === 52 || id === 53)).toEqual([
+        [52, 'group52', 'Group 52'],
+        [53, 'group52/group53', 'Group 52 / Group 53'],
+      ]);
+      expect(await ancestry()).toEqual([
+        [52, 52, 0],
+        [53, 53, 0],
+        [52, 53, 1],
+      ]);
+      await apply(projection, db, groupCreated(54, { parentId: 50, path: 'group52' }));
+      await expect(apply(projection, db, moved(50))).rejects.toThrow(
+        'Transfer failed: The parent group already has a subgroup or a project with the same path.',
+      );
     }));
 });

@@ -1,4 +1,5 @@
 import {
+  BadRequestMessage,
   constraintOf,
   CustomAttributeTable,
   dispatch,
@@ -20,7 +21,13 @@ import { upsertMember } from './members';
 /** `group_custom_attributes`, written here and read by GroupQueries. */
 export const GROUP_CUSTOM_ATTRIBUTES = new CustomAttributeTable('group_custom_attributes', 'group_id');
 
-export const GROUP_TABLES = ['namespaces', 'namespace_closure', 'members', 'group_custom_attributes'] as const;
+export const GROUP_TABLES = [
+  'namespaces',
+  'namespace_closure',
+  'members',
+  'group_custom_attributes',
+  'group_group_links',
+] as const;
 
 /**
  * A username is also a top-level path: one a group holds refuses the user's personal namespace, and
@@ -31,6 +38,16 @@ function rethrowUsernameTaken(err: unknown): never {
   const constraint = constraintOf(err);
   if (constraint === 'namespaces_path_key' || constraint === 'namespaces_full_path_key')
     throw new Invalid({ username: ['has already been taken'] });
+  throw err;
+}
+
+/** A path taken at the target level, found by the unique indexes: GitLab's transfer refusal. */
+function rethrowTransferClash(err: unknown): never {
+  const constraint = constraintOf(err);
+  if (constraint === 'namespaces_path_key' || constraint === 'namespaces_full_path_key')
+    throw new BadRequestMessage(
+      'Transfer failed: The parent group already has a subgroup or a project with the same path.',
+    );
   throw err;
 }
 
@@ -160,6 +177,41 @@ const on: EventHandlers<Projected> = {
   },
   GroupCustomAttributeRemoved: async ({ data: d }, db) => {
     await GROUP_CUSTOM_ATTRIBUTES.remove(db, d.groupId, d.key);
+  },
+  // The group's subtree leaves its old ancestors and joins the new parent's; paths follow (unique: a clash aborts).
+  GroupTransferred: async ({ data: d }, db) => {
+    await db
+      .query(`update namespaces set parent_id = $2, updated_at = $3 where id = $1`, [d.groupId, d.parentId, d.at])
+      .catch(rethrowTransferClash);
+    await db.query(
+      `delete from namespace_closure
+        where descendant_id in (select descendant_id from namespace_closure where ancestor_id = $1)
+          and ancestor_id not in (select descendant_id from namespace_closure where ancestor_id = $1)`,
+      [d.groupId],
+    );
+    if (d.parentId !== null)
+      await db.query(
+        `insert into namespace_closure (ancestor_id, descendant_id, depth)
+           select above.ancestor_id, below.descendant_id, above.depth + below.depth + 1
+             from namespace_closure above, namespace_closure below
+            where above.descendant_id = $2 and below.ancestor_id = $1`,
+        [d.groupId, d.parentId],
+      );
+    await renameSubtree(db, d.groupId).catch(rethrowTransferClash);
+  },
+  // The invited group may have gone since (its links went with it by cascade): then there is nothing to link.
+  GroupSharedWithGroup: async ({ data: d }, db) => {
+    await db.query(
+      `insert into group_group_links (shared_group_id, shared_with_group_id, group_access, expires_at, created_at)
+         select $1, n.id, $3, $4, $5 from namespaces n where n.id = $2`,
+      [d.groupId, d.sharedWithGroupId, d.groupAccess, d.expiresAt, d.at],
+    );
+  },
+  GroupUnsharedWithGroup: async ({ data: d }, db) => {
+    await db.query(`delete from group_group_links where shared_group_id = $1 and shared_with_group_id = $2`, [
+      d.groupId,
+      d.sharedWithGroupId,
+    ]);
   },
 };
 

@@ -16,10 +16,54 @@ export const ACTIVE_MEMBER = `(m.expires_at is null or m.expires_at > current_da
 export const memberLevelSql = (sourceType: SourceType, sourceIdSql: string, uid: string): string =>
   `(select m.access_level from members m where m.source_type = '${sourceType}' and m.source_id = ${sourceIdSql} and m.user_id = ${uid} and ${ACTIVE_MEMBER})`;
 
-/** The caller's level in a group, inherited from its ancestors (the highest counts), or null. */
-export const inheritedGroupLevelSql = (groupIdSql: string, uid: string): string =>
-  `(select max(m.access_level) from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
-     where c.descendant_id = ${groupIdSql} and m.user_id = ${uid} and ${ACTIVE_MEMBER})`;
+/** A group share counts until the day it expires (`ggl`: a `group_group_links` row). */
+export const ACTIVE_GROUP_LINK = `(ggl.expires_at is null or ggl.expires_at > current_date)`;
+
+/*
+ * The ways into a group: a membership of the group or of an ancestor (inherited), and a membership of
+ * a group that the group or an ancestor is shared with (GitLab's group_group_links), where the share's
+ * `group_access` is a ceiling: the member gets the lower of it and their level in the invited group
+ * (its own ancestors' members included, GitLab's `members_with_parents`). Shares do not chain: a
+ * group shared with the invited group gives nothing further.
+ * The aliases inside (`c`, `m`, `ggl`, `swc`) must not be the ones the caller's expressions name.
+ */
+
+/**
+ * `select m.user_id, m.access_level, m.expires_at` for every membership that reaches the group
+ * `groupIdSql`, one row per way in; `throughShares: false` keeps the memberships of the group and its
+ * ancestors only (what a project's share with the group passes on: shares do not chain).
+ */
+export const groupMembershipsSql = (groupIdSql: string, userFilter = '', throughShares = true): string =>
+  `select m.user_id, m.access_level, m.expires_at
+     from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
+    where c.descendant_id = ${groupIdSql} and ${ACTIVE_MEMBER}${userFilter}` +
+  (throughShares
+    ? `
+   union all
+   select m.user_id, least(ggl.group_access, m.access_level) as access_level, m.expires_at
+     from namespace_closure c
+     join group_group_links ggl on ggl.shared_group_id = c.ancestor_id and ${ACTIVE_GROUP_LINK}
+     join namespace_closure swc on swc.descendant_id = ggl.shared_with_group_id
+     join members m on m.source_type = 'namespace' and m.source_id = swc.ancestor_id
+    where c.descendant_id = ${groupIdSql} and ${ACTIVE_MEMBER}${userFilter}`
+    : '');
+
+/**
+ * The caller's level in a group, inherited from its ancestors or given by a share (the highest
+ * counts), or null; `throughShares: false` as for groupMembershipsSql.
+ */
+export const inheritedGroupLevelSql = (groupIdSql: string, uid: string, throughShares = true): string =>
+  `(select max(ways.access_level) from (${groupMembershipsSql(groupIdSql, ` and m.user_id = ${uid}`, throughShares)}) ways)`;
+
+/** `select m.user_id, m.access_level, m.expires_at`: the direct members of one group or project. */
+export const directMembershipsSql = (sourceType: SourceType, sourceIdSql: string): string =>
+  `select m.user_id, m.access_level, m.expires_at from members m
+    where m.source_type = '${sourceType}' and m.source_id = ${sourceIdSql} and ${ACTIVE_MEMBER}`;
+
+/** `select user_id, access_level, expires_at`: the owner of the namespace at owner level, when it is a personal one. */
+export const personalOwnerMembershipSql = (namespaceIdSql: string): string =>
+  `select o.owner_id as user_id, ${ACCESS.owner} as access_level, null::date as expires_at
+     from namespaces o where o.id = ${namespaceIdSql} and o.kind = 'user'`;
 
 /** The owner level when the namespace is the caller's personal one, else null. */
 export const personalOwnerLevelSql = (namespaceIdSql: string, uid: string): string =>
@@ -29,19 +73,33 @@ export const personalOwnerLevelSql = (namespaceIdSql: string, uid: string): stri
 export const memberSourceIdsSql = (sourceType: SourceType, uid: string): string =>
   `select m.source_id from members m where m.source_type = '${sourceType}' and m.user_id = ${uid} and ${ACTIVE_MEMBER}`;
 
+/** `select group_id`: every group the caller has a level in (a membership of it or an ancestor, or a share), uncorrelated. */
+export const memberGroupIdsSql = (uid: string, throughShares = true): string =>
+  `select c.descendant_id as group_id from members m join namespace_closure c on c.ancestor_id = m.source_id
+     where m.source_type = 'namespace' and m.user_id = ${uid} and ${ACTIVE_MEMBER}` +
+  (throughShares
+    ? `
+   union
+   select c.descendant_id from members m
+     join namespace_closure swc on swc.ancestor_id = m.source_id
+     join group_group_links ggl on ggl.shared_with_group_id = swc.descendant_id and ${ACTIVE_GROUP_LINK}
+     join namespace_closure c on c.ancestor_id = ggl.shared_group_id
+    where m.source_type = 'namespace' and m.user_id = ${uid} and ${ACTIVE_MEMBER}`
+    : '');
+
 /**
- * `select <select>` over every group the caller belongs to, directly or through an ancestor, with
+ * `select <select>` over every group the caller has a level in (`memberGroupIdsSql`), with
  * `join(groupIdSql)` appended to the FROM; `where` adds conditions (` and ...`) on what was joined.
- * Uncorrelated: a list evaluates it once into a hash (bench PERF-3).
+ * Uncorrelated: a list evaluates it once into a hash (bench PERF-3). `throughShares: false` as for groupMembershipsSql.
  */
 export const fromMemberGroupsSql = (
   uid: string,
   select: string,
   join: (groupIdSql: string) => string,
   where = '',
+  throughShares = true,
 ): string =>
-  `select ${select} from members m join namespace_closure c on c.ancestor_id = m.source_id ${join('c.descendant_id')}
-     where m.source_type = 'namespace' and m.user_id = ${uid} and ${ACTIVE_MEMBER}${where}`;
+  `select ${select} from (${memberGroupIdsSql(uid, throughShares)}) member_groups ${join('member_groups.group_id')} where true${where}`;
 
 /** `select <select>` over the caller's personal namespace, with `join(namespaceIdSql)` appended to the FROM. */
 export const fromPersonalNamespaceSql = (
@@ -54,10 +112,22 @@ export const fromPersonalNamespaceSql = (
 export const memberUserIdsSql = (sourceType: SourceType, sourceIdSql: string): string =>
   `select m.user_id from members m where m.source_type = '${sourceType}' and m.source_id = ${sourceIdSql} and ${ACTIVE_MEMBER}`;
 
-/** `select m.user_id`: the members of the groups in `groupIdsSql` (a parenthesised subquery), inherited ones included. */
-export const groupMemberUserIdsSql = (groupIdsSql: string): string =>
+/**
+ * `select m.user_id`: the members of the groups in `groupIdsSql` (a parenthesised subquery), inherited
+ * ones included, and shared ones unless `throughShares` is false.
+ */
+export const groupMemberUserIdsSql = (groupIdsSql: string, throughShares = true): string =>
   `select m.user_id from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
-     where c.descendant_id in ${groupIdsSql} and ${ACTIVE_MEMBER}`;
+     where c.descendant_id in ${groupIdsSql} and ${ACTIVE_MEMBER}` +
+  (throughShares
+    ? `
+   union
+   select m.user_id from namespace_closure c
+     join group_group_links ggl on ggl.shared_group_id = c.ancestor_id and ${ACTIVE_GROUP_LINK}
+     join namespace_closure swc on swc.descendant_id = ggl.shared_with_group_id
+     join members m on m.source_type = 'namespace' and m.source_id = swc.ancestor_id
+    where c.descendant_id in ${groupIdsSql} and ${ACTIVE_MEMBER}`
+    : '');
 
 /** `select n.owner_id`: the owner of the namespace, when it is a personal one. */
 export const personalOwnerIdSql = (namespaceIdSql: string): string =>

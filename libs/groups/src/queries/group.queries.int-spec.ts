@@ -12,6 +12,7 @@ import {
   type ProjectionDb,
 } from '../../../../test/support/projection-db';
 import type { GroupEvent } from '../domain/group';
+import { groupMembershipsSql } from './group-sql';
 import { GroupQueries, type GroupListFilters } from './group.queries';
 
 const LATER = '2026-02-01T00:00:00.000Z';
@@ -199,5 +200,67 @@ describe('GroupQueries', () => {
       expect(await q.visibility(99)).toBeUndefined();
       expect((await q.subgroupVisibilities(50)).sort()).toEqual(['internal', 'private']);
       expect(await q.subgroupVisibilities(52)).toEqual([]);
+    }));
+
+  /** 51 (under 50) shared with 53 at reporter; 53 has user 3 as maintainer. */
+  const shared = (expiresAt: string | null = null) =>
+    recorded<GroupEvent>(
+      {
+        type: 'GroupSharedWithGroup',
+        data: { groupId: 51, sharedWithGroupId: 53, groupAccess: 20, expiresAt, at: LATER },
+      },
+      { streamId: 'group-51' },
+    );
+
+  it('lists every way into a group once per user at the highest level, shares capped (members/all)', () =>
+    inWorld(async (q, db) => {
+      await pg.given(db, groupMemberAdded(53, 3, 40), groupMemberAdded(50, 1, 10), shared());
+      const all = async (groupId: number, userIds?: number[]) =>
+        (await q.allMembers(groupMembershipsSql('$1::int'), groupId, undefined, ALL, userIds)).rows.map((m) => [
+          m.id,
+          m.access_level,
+        ]);
+      expect(await all(52)).toEqual([
+        [1, 30],
+        [2, 10],
+        [3, 20],
+      ]);
+      expect(await all(52, [3])).toEqual([[3, 20]]);
+      expect(await all(50)).toEqual([[1, 10]]);
+      expect((await q.allMember(groupMembershipsSql('$1::int'), 52, 3)).access_level).toBe(20);
+      await expect(q.allMember(groupMembershipsSql('$1::int'), 50, 3)).rejects.toThrow(NotFound);
+    }));
+
+  it('answers the links of a group as shared_with_groups, only the invited groups the caller sees', () =>
+    inWorld(async (q, db) => {
+      await pg.given(db, shared('2030-01-31'));
+      const link = {
+        group_id: 53,
+        group_name: 'delta',
+        group_full_path: 'delta',
+        group_access_level: 20,
+        expires_at: '2030-01-31',
+      };
+      expect(await q.sharedWithGroups(51, MEMBER)).toEqual([link]);
+      expect(await q.sharedWithGroups(51, ADMIN)).toEqual([link]);
+      // 53 is internal: not for anonymous or external callers.
+      expect(await q.sharedWithGroups(51, EXTERNAL)).toEqual([]);
+      expect(await q.isSharedWith(51, 53)).toBe(true);
+      expect(await q.isSharedWith(53, 51)).toBe(false);
+    }));
+
+  it('lists descendants at any depth, and a project’s groups with its shares', () =>
+    inWorld(async (q) => {
+      const descendants = await q.list(ADMIN, { ...BY_NAME, ancestorId: 50 }, ALL);
+      expect(descendants.rows.map((g) => g.id)).toEqual([51, 52]);
+      const groups = await q.projectGroups(52, [53, 55], {}, MEMBER, ALL);
+      expect(groups.rows.map((g) => g.id)).toEqual([50, 51, 52, 53, 55]);
+      const visible = await q.projectGroups(52, [53, 55], { sharedVisibleOnly: true, skipGroups: [51] }, MEMBER, ALL);
+      expect(visible.rows.map((g) => g.id)).toEqual([50, 52, 53]);
+      expect((await q.projectGroups(101, [], {}, MEMBER, ALL)).total).toBe(0);
+      expect((await q.subtree(51)).map((g) => g.id).sort()).toEqual([51, 52]);
+      expect(await q.pathTaken(50, 'BETA', 99)).toBe(true);
+      expect(await q.pathTaken(50, 'beta', 51)).toBe(false);
+      expect(await q.pathTaken(null, 'user1', 99)).toBe(true);
     }));
 });

@@ -7,9 +7,11 @@ import {
   groupCreated,
   groupMemberAdded,
   openProjectionDb,
+  recorded,
   userCreated,
   type ProjectionDb,
 } from '../../../../test/support/projection-db';
+import type { GroupEvent } from '../domain/group';
 import { NamespaceAccess, NamespaceTopLevelPaths } from './namespace-access';
 
 const PAST = '2000-01-01';
@@ -145,5 +147,40 @@ describe('NamespaceAccess', () => {
       expect(await paths.countNumbered(db, 'group')).toBe(4);
       expect(await paths.countNumbered(db, 'GROUP5')).toBe(0);
       expect(await paths.countNumbered(db, 'nobody')).toBe(0);
+    }));
+
+  /** Group 54 shared with 53 (developer); 53 has user 3 as maintainer and user 7 as guest; 55 sits under 54. */
+  const shares = (expiresAt: string | null = null) => [
+    userCreated(7),
+    groupCreated(55, { parentId: 54, visibility: 'private' }),
+    groupMemberAdded(53, 3, 40),
+    groupMemberAdded(53, 7, 10),
+    recorded<GroupEvent>(
+      {
+        type: 'GroupSharedWithGroup',
+        data: { groupId: 54, sharedWithGroupId: 53, groupAccess: 30, expiresAt, at: AT },
+      },
+      { streamId: 'group-54' },
+    ),
+  ];
+
+  it('gives the members of a group shared with the lower of their level and the share’s, on its subgroups too', () =>
+    inWorld(async (access, db) => {
+      await pg.given(db, ...shares());
+      const level = async (id: number, who: Actor) => (await access.visibleGroup(id, who)).accessLevel;
+      expect(await level(54, OUTSIDER)).toBe(30);
+      expect(await level(55, OUTSIDER)).toBe(30);
+      expect(await level(54, actor(7))).toBe(10);
+      expect(await level(55, actor(7))).toBe(10);
+      await expect(access.requireGroup(54, OUTSIDER, 40)).rejects.toThrow(Forbidden);
+      // The invited group gains nothing from the group it is invited to.
+      expect(await level(53, OUTSIDER)).toBe(40);
+    }));
+
+  it('ignores an expired share', () =>
+    inWorld(async (access, db) => {
+      await pg.given(db, ...shares(PAST));
+      await expect(access.visibleGroup(54, OUTSIDER)).rejects.toThrow(NotFound);
+      await expect(access.visibleGroup(55, actor(7))).rejects.toThrow(NotFound);
     }));
 });

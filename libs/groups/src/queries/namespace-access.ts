@@ -49,8 +49,7 @@ export function groupVisibleSql(alias: string, actor: Actor | undefined, uid: st
   if (!actor) return `${alias}.visibility = 'public'`;
   return `(${alias}.visibility = 'public'
     or (${alias}.visibility = 'internal' and ${isInternalUserSql(uid)})
-    or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.ancestor_id
-                where c.descendant_id = ${alias}.id and m.user_id = ${uid} and ${ACTIVE_MEMBER})
+    or ${inheritedGroupLevelSql(`${alias}.id`, uid)} is not null
     or exists (select 1 from namespace_closure c join members m on m.source_type = 'namespace' and m.source_id = c.descendant_id
                 where c.ancestor_id = ${alias}.id and c.depth > 0 and m.user_id = ${uid} and ${ACTIVE_MEMBER}))`;
 }
@@ -127,6 +126,10 @@ export class NamespaceAccess {
 export abstract class NamespaceContents {
   /** The most open visibility among the namespace's projects, if it has any. */
   abstract widestProjectVisibility(namespaceId: number): Promise<'private' | 'internal' | 'public' | undefined>;
+  /** The most open visibility among the projects of any of the namespaces, if they have any. */
+  abstract widestProjectVisibilityIn(namespaceIds: number[]): Promise<'private' | 'internal' | 'public' | undefined>;
+  /** Whether a project in the namespace has the path (case-insensitively): a group moving there may not. */
+  abstract hasProjectPath(namespaceId: number, path: string): Promise<boolean>;
 }
 
 /** Users' port: top-level paths live in `namespaces`, shared by personal namespaces and top-level groups. */

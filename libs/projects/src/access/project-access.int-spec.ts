@@ -16,6 +16,7 @@ import {
   authorizedProjectIdsSql,
   projectAccessSql,
   projectsVisibleSql,
+  projectMembershipsSql,
   projectVisibleSql,
   sharedLevelSql,
 } from './project-access';
@@ -171,4 +172,50 @@ describe('project access fragments', () => {
         expect(many).toEqual(one);
       }),
   );
+
+  /** Group 62 has user 7 as maintainer; 61 is shared with 62 (maintainer), and 50 with 62 (reporter). */
+  const groupShares = [
+    groupCreated(62, { visibility: 'private' }),
+    groupMemberAdded(62, 7, 40),
+    recorded({
+      type: 'GroupSharedWithGroup' as const,
+      data: { groupId: 61, sharedWithGroupId: 62, groupAccess: 40, expiresAt: null, at: AT },
+    }),
+    recorded({
+      type: 'GroupSharedWithGroup' as const,
+      data: { groupId: 50, sharedWithGroupId: 62, groupAccess: 20, expiresAt: null, at: AT },
+    }),
+  ];
+
+  it('gives the members of a group the projects’ group is shared with the lower level; a project’s share does not chain', () =>
+    inWorld(async (db) => {
+      await pg.given(db, ...groupShares);
+      // 20 (in 51, under 50), 21 and 22 (in 50): reporter through 50's share; 21's share with 61 passes 61's share on to nobody.
+      expect(await perProject<number>(db, projectAccessSql('p', '$1'), 7)).toEqual([
+        [10, 0],
+        [11, 0],
+        [20, 20],
+        [21, 20],
+        [22, 20],
+      ]);
+      const inSet = await perProject<boolean>(db, `p.id in ${authorizedProjectIdsSql('$1')}`, 7);
+      expect(inSet.filter(([, v]) => v).map(([id]) => id)).toEqual([20, 21, 22]);
+    }));
+
+  it('lists every way into a project, one row per way (members/all takes the highest)', () =>
+    inWorld(async (db) => {
+      await pg.given(db, ...groupShares);
+      const ways = await rows<{ user_id: number; access_level: number }>(
+        db,
+        `select user_id, access_level from (${projectMembershipsSql('$1::int')}) w order by user_id, access_level`,
+        [21],
+      );
+      expect(ways.map((w) => [w.user_id, w.access_level])).toEqual([
+        [2, 30], // a developer of 50
+        [3, 10], // 61's guest through the share with 61
+        [3, 30], // 60's maintainer through the share with 60 (developer)
+        [6, 10], // a project member
+        [7, 20], // 62's maintainer through 50's share with 62
+      ]);
+    }));
 });

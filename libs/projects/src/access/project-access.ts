@@ -1,5 +1,8 @@
 import {
+  directMembershipsSql,
   fromMemberGroupsSql,
+  groupMembershipsSql,
+  personalOwnerMembershipSql,
   fromPersonalNamespaceSql,
   inheritedGroupLevelSql,
   memberLevelSql,
@@ -23,15 +26,16 @@ export const projectMemberLevelSql = (p: string, uid: string) => memberLevelSql(
 export const directGroupMemberLevelSql = (p: string, uid: string) =>
   memberLevelSql('namespace', `${p}.namespace_id`, uid);
 
-/** The caller's level in the project's group, inherited from its ancestors. */
+/** The caller's level in the project's group, inherited from its ancestors or given by a group share. */
 export const groupMemberLevelSql = (p: string, uid: string) => inheritedGroupLevelSql(`${p}.namespace_id`, uid);
 
 /**
- * Through shares: the lesser of the share's level and the caller's level in the shared-with group.
+ * Through shares: the lesser of the share's level and the caller's level in the shared-with group
+ * (its members and its ancestors'; the groups that group is itself shared with pass nothing on).
  * `least` ignores nulls in PostgreSQL, so a non-member's missing level must count as 0, not vanish.
  */
 export const sharedLevelSql = (p: string, uid: string) =>
-  `(select max(least(l.group_access, coalesce(${inheritedGroupLevelSql('l.group_id', uid)}, 0)))
+  `(select max(least(l.group_access, coalesce(${inheritedGroupLevelSql('l.group_id', uid, false)}, 0)))
      from project_group_links l where l.project_id = ${p}.id and (l.expires_at is null or l.expires_at > current_date))`;
 
 /** The owner of a personal namespace owns its projects. */
@@ -60,6 +64,7 @@ export const authorizedProjectIdsSql = (uid: string) =>
       'l.project_id',
       (groupId) => `join project_group_links l on l.group_id = ${groupId}`,
       ' and (l.expires_at is null or l.expires_at > current_date)',
+      false,
     )}
     union all
     ${fromPersonalNamespaceSql(uid, 'ap.id', (namespaceId) => `join projects ap on ap.namespace_id = ${namespaceId}`)})`;
@@ -86,3 +91,21 @@ export function projectsVisibleSql(p: string, actor: Actor | undefined, uid: str
   if (!actor) return `${p}.visibility = 'public'`;
   return `(${p}.visibility = 'public' or ${internalVisibleSql(p, uid)} or ${p}.id in ${authorizedProjectIdsSql(uid)})`;
 }
+
+/**
+ * `select user_id, access_level, expires_at` for every way into the project `projectIdSql`, one row per
+ * way (GitLab's MembersFinder with `:inherited, :direct, :invited_groups`, and the shares of the
+ * project's groups as newer GitLab adds them): the project's members, its personal namespace's owner,
+ * the members of its group and the group's ancestors and of the groups those are shared with, and the
+ * members of the groups the project is shared with, capped by the share.
+ */
+export const projectMembershipsSql = (projectIdSql: string) => {
+  const namespaceId = `(select mp.namespace_id from projects mp where mp.id = ${projectIdSql})`;
+  return `${directMembershipsSql('project', projectIdSql)}
+    union all ${personalOwnerMembershipSql(namespaceId)}
+    union all ${groupMembershipsSql(namespaceId)}
+    union all
+    select gm.user_id, least(l.group_access, gm.access_level) as access_level, gm.expires_at
+      from project_group_links l cross join lateral (${groupMembershipsSql('l.group_id', '', false)}) gm
+     where l.project_id = ${projectIdSql} and (l.expires_at is null or l.expires_at > current_date)`;
+};

@@ -14,6 +14,7 @@ import {
 import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { IsDefined, IsInt, IsOptional, IsString } from 'class-validator';
+import { projectMembershipsSql } from '../access/project-access';
 import { ProjectQueries } from '../projects/project.queries';
 import { AddProjectMember } from './add-project-member.command';
 import { RemoveProjectMember } from './remove-project-member.command';
@@ -52,11 +53,48 @@ export class ProjectMembersController {
   async list(@Param('id') id: string, @GitlabParams() q: ListMembersDto, @CurrentActor() actor?: Actor) {
     const project = await this.projects.getVisible(id, actor);
     const page = pageParams(q);
-    const { rows, total } = await this.groups.members('project', project.id, q.query, page);
+    const { rows, total } = await this.groups.members('project', project.id, q.query, page, q.user_ids);
     return new Page(
       rows.map((m) => serializeMember(m, this.urls)),
       total,
       page,
+    );
+  }
+
+  /**
+   * GitLab's `members/all` (13.11+ semantics): everyone with a way into the project (access/project-access.ts
+   * `projectMembershipsSql`), once each with their highest level. Declared before `:user_id`, so `all` is
+   * never read as a user id.
+   */
+  @Get('all')
+  async listAll(@Param('id') id: string, @GitlabParams() q: ListMembersDto, @CurrentActor() actor?: Actor) {
+    const project = await this.projects.getVisible(id, actor);
+    const page = pageParams(q);
+    const { rows, total } = await this.groups.allMembers(
+      projectMembershipsSql('$1::int'),
+      project.id,
+      q.query,
+      page,
+      q.user_ids,
+    );
+    return new Page(
+      rows.map((m) => serializeMember(m, this.urls)),
+      total,
+      page,
+    );
+  }
+
+  /** GitLab 12.4+: one user's effective membership; 404 `404 Not found` for a user with none. */
+  @Get('all/:user_id')
+  async getAll(
+    @Param('id') id: string,
+    @Param('user_id', intParam('user_id')) userId: number,
+    @CurrentActor() actor?: Actor,
+  ) {
+    const project = await this.projects.getVisible(id, actor);
+    return serializeMember(
+      await this.groups.allMember(projectMembershipsSql('$1::int'), project.id, userId),
+      this.urls,
     );
   }
 

@@ -1,5 +1,5 @@
 import { GitRepositories, projectRepo } from '@app/git';
-import { ACCESS, NamespaceAccess, type Visibility } from '@app/groups';
+import { NamespaceAccess, projectCreationAccess, type Visibility } from '@app/groups';
 import { Clock, EventStore, Forbidden, Invalid, type Actor } from '@app/platform';
 import { Logger } from '@nestjs/common';
 import { ProjectAvatarStore, UserQueries, type UploadedFileRef } from '@app/users';
@@ -51,11 +51,13 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
         // Another user's personal namespace: only administrators may put projects there.
         if (!actor.isAdmin) throw denied;
       } else {
-        // Creating in a group takes maintainer (GitLab 10.x: master) rights there.
+        // Creating in a group takes the level its `project_creation_level` names (maintainer by default,
+        // GitLab 10.x's master rights; `noone` leaves it to administrators).
         const group = await this.namespaces.visibleGroup(ns.id, actor).catch(() => {
           throw denied;
         });
-        if (!actor.isAdmin && group.accessLevel < ACCESS.maintainer) throw denied;
+        const needed = projectCreationAccess(group.projectCreationLevel);
+        if (!actor.isAdmin && (needed === undefined || group.accessLevel < needed)) throw denied;
         namespaceVisibility = group.visibility;
       }
       target = ns;

@@ -294,6 +294,7 @@ export class ProjectQueries {
         union ${groupMemberUserIdsSql(
           `(select l.group_id from project_group_links l
              where l.project_id = $1 and (l.expires_at is null or l.expires_at > current_date))`,
+          false,
         )}
       ) ${filter}`;
     const { total } = await oneRow<{ total: number }>(this.dataSource, `select count(*)::int as total ${base}`, params);

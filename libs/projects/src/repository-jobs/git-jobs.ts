@@ -100,6 +100,9 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
     case 'GroupMemberRemoved':
     case 'GroupCustomAttributeSet':
     case 'GroupCustomAttributeRemoved':
+    case 'GroupSharedWithGroup':
+    case 'GroupUnsharedWithGroup':
+    case 'GroupTransferred': // repositories are named by project id: a move renames nothing on disk
       return undefined;
     default:
       return undefined; // another context's event

@@ -48,4 +48,15 @@ export class ProjectSharingQueries {
       [projectId, groupId],
     );
   }
+
+  /** The groups the project is shared with (shares not expired), at `minAccess` or more when given. */
+  async sharedGroupIds(projectId: number, minAccess?: number): Promise<number[]> {
+    const found = await rows<{ group_id: number }>(
+      this.dataSource,
+      `select group_id from project_group_links
+        where project_id = $1 and (expires_at is null or expires_at > current_date) and group_access >= coalesce($2::int, 0)`,
+      [projectId, minAccess ?? null],
+    );
+    return found.map((r) => r.group_id);
+  }
 }
