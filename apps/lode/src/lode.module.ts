@@ -33,8 +33,10 @@ import {
 } from '@app/projects';
 import { RepositoriesHttpModule } from '@app/repositories';
 import {
+  SshKeyExpiryAndUserNote1763780002600,
   SshKeyFingerprints1763780001200,
   Users1763780000100,
+  UserStatuses1763780002610,
   UsersHttpModule,
   UsersModule,
   UsersWorkerModule,
@@ -63,6 +65,8 @@ export const MIGRATIONS = [
   ThrottleCounters1763780001700,
   PushesOnOwnStreams1763780001800,
   DeliveriesOnOwnStreams1763780001900,
+  SshKeyExpiryAndUserNote1763780002600,
+  UserStatuses1763780002610,
 ];
 
 export interface LodeParts {

@@ -46,6 +46,8 @@ import { ProjectPresenter } from './projects/project-presenter';
 import { ProjectCustomAttributesController } from './projects/project-custom-attributes.controller';
 import { UserProjectsController } from './projects/user-projects.controller';
 import { ProjectMembersController } from './members/project-members.controller';
+import { UserMembershipsController } from './members/user-memberships.controller';
+import { UserMembershipQueries } from './members/user-memberships.queries';
 import { ProjectSharingController } from './sharing/project-sharing.controller';
 import { ProjectsController } from './projects/projects.controller';
 import { DeployKeysController } from './deploy-keys/deploy-keys.controller';
@@ -196,9 +198,15 @@ export class ProjectsModule implements OnModuleInit {
     ProjectAvatarsController,
     DeployKeysController,
     ProtectedBranchesController,
+    UserMembershipsController,
   ],
   // The reconciler runs beside the API (the processes that take pushes), not in a worker or the command line.
-  providers: [{ provide: GroupProjects, useClass: ProjectGroupProjects }, ProjectPresenter, PushReconciler],
+  providers: [
+    { provide: GroupProjects, useClass: ProjectGroupProjects },
+    ProjectPresenter,
+    PushReconciler,
+    UserMembershipQueries,
+  ],
   exports: [PushReconciler],
 })
 export class ProjectsHttpModule {}
