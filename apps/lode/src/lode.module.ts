@@ -2,12 +2,14 @@ import {
   dataSourceOptions,
   EventStore1763780000000,
   LodeConfig,
+  MetadataController,
   OutboxOutcomes1763780001400,
   PlatformModule,
   queueConnection,
   ThrottleCounters1763780001700,
   VersionController,
 } from '@app/platform';
+import { ApplicationSettingsController } from './application-settings.controller';
 import { GitModule } from '@app/git';
 import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule } from '@app/groups';
 import {
@@ -107,7 +109,7 @@ export class LodeModule {
             ]
           : []),
       ],
-      controllers: parts.http ? [VersionController] : [],
+      controllers: parts.http ? [VersionController, MetadataController, ApplicationSettingsController] : [],
     };
   }
 }
