@@ -2,12 +2,14 @@ import {
   dataSourceOptions,
   EventStore1763780000000,
   LodeConfig,
+  MetadataController,
   OutboxOutcomes1763780001400,
   PlatformModule,
   queueConnection,
   ThrottleCounters1763780001700,
   VersionController,
 } from '@app/platform';
+import { ApplicationSettingsController } from './application-settings.controller';
 import { GitModule } from '@app/git';
 import {
   Groups1763780000300,
@@ -43,8 +45,10 @@ import {
 } from '@app/projects';
 import { RepositoriesHttpModule } from '@app/repositories';
 import {
+  SshKeyExpiryAndUserNote1763780002600,
   SshKeyFingerprints1763780001200,
   Users1763780000100,
+  UserStatuses1763780002610,
   UsersHttpModule,
   UsersModule,
   UsersWorkerModule,
@@ -77,6 +81,8 @@ export const MIGRATIONS = [
   GroupSettings1763780002300,
   GroupShares1763780002310,
   ProjectSettingsKept1763780002400,
+  SshKeyExpiryAndUserNote1763780002600,
+  UserStatuses1763780002610,
   SystemHooks1763780002700,
 ];
 
@@ -118,7 +124,7 @@ export class LodeModule {
             ]
           : []),
       ],
-      controllers: parts.http ? [VersionController] : [],
+      controllers: parts.http ? [VersionController, MetadataController, ApplicationSettingsController] : [],
     };
   }
 }

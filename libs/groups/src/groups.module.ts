@@ -9,8 +9,10 @@ import { TransferGroupHandler } from './commands/transfer-group.command';
 import { GroupCustomAttributesController } from './http/group-custom-attributes.controller';
 import { GroupMembersController } from './http/group-members.controller';
 import { GroupsController } from './http/groups.controller';
+import { NamespacesController } from './http/namespaces.controller';
 import { NamespaceProjection } from './projections/namespace.projection';
 import { GroupQueries } from './queries/group.queries';
+import { NamespaceQueries } from './queries/namespace.queries';
 import { deletedUserRoute, ForgetDeletedUserHandler } from './jobs/deleted-user.job';
 import { NamespaceAccess, NamespaceTopLevelPaths } from './queries/namespace-access';
 
@@ -30,9 +32,10 @@ import { NamespaceAccess, NamespaceTopLevelPaths } from './queries/namespace-acc
     NamespaceProjection,
     NamespaceAccess,
     GroupQueries,
+    NamespaceQueries,
     { provide: TopLevelPaths, useClass: NamespaceTopLevelPaths },
   ],
-  exports: [NamespaceAccess, GroupQueries, TopLevelPaths],
+  exports: [NamespaceAccess, GroupQueries, NamespaceQueries, TopLevelPaths],
 })
 export class GroupsModule implements OnModuleInit {
   constructor(
@@ -47,9 +50,9 @@ export class GroupsModule implements OnModuleInit {
   }
 }
 
-/** Every `/groups` endpoint; the projects shown come through the GroupProjects port. */
+/** Every `/groups` and `/namespaces` endpoint; the projects shown come through the GroupProjects port. */
 @Module({
   imports: [GroupsModule],
-  controllers: [GroupsController, GroupMembersController, GroupCustomAttributesController],
+  controllers: [GroupsController, GroupMembersController, GroupCustomAttributesController, NamespacesController],
 })
 export class GroupsHttpModule {}

@@ -41,6 +41,7 @@ export {
   namespaceJoinSql,
   namespaceColumnsSql,
   personalNamespaceOfSql,
+  userMembershipsSql,
 } from './queries/group-sql';
 export { GroupQueries, type GroupListFilters, type MemberRow } from './queries/group.queries';
 export { upsertMember, removeMember, removeMembers, removeMembersWhere } from './projections/members';

@@ -55,6 +55,8 @@ import { ProjectCustomAttributesController } from './projects/project-custom-att
 import { UserProjectsController } from './projects/user-projects.controller';
 import { ProjectMembersController } from './members/project-members.controller';
 import { ProjectGroupsController } from './sharing/project-groups.controller';
+import { UserMembershipsController } from './members/user-memberships.controller';
+import { UserMembershipQueries } from './members/user-memberships.queries';
 import { ProjectSharingController } from './sharing/project-sharing.controller';
 import { ProjectsController } from './projects/projects.controller';
 import { DeployKeysController } from './deploy-keys/deploy-keys.controller';
@@ -232,6 +234,7 @@ export class ProjectsModule implements OnModuleInit {
     ProjectAvatarsController,
     DeployKeysController,
     ProtectedBranchesController,
+    UserMembershipsController,
   ],
   // The reconciler runs beside the API (the processes that take pushes), not in a worker or the command line.
   providers: [
@@ -239,6 +242,7 @@ export class ProjectsModule implements OnModuleInit {
     ProjectPresenter,
     PushReconciler,
     InitialReadme,
+    UserMembershipQueries,
   ],
   exports: [PushReconciler],
 })

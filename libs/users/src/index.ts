@@ -3,6 +3,8 @@ export { UsersModule, UsersHttpModule } from './users.module';
 export { UsersWorkerModule } from './users-worker.module';
 export { Users1763780000100 } from './migrations/1763780000100-users';
 export { SshKeyFingerprints1763780001200 } from './migrations/1763780001200-ssh-key-fingerprints';
+export { SshKeyExpiryAndUserNote1763780002600 } from './migrations/1763780002600-ssh-key-expiry-and-user-note';
+export { UserStatuses1763780002610 } from './migrations/1763780002610-user-statuses';
 export { UserQueries } from './queries/user.queries';
 /** Credentials (a token, HTTP Basic) to the `Actor` every transport acts as. */
 export {

@@ -4,11 +4,14 @@ import { APP_GUARD } from '@nestjs/core';
 import { AvatarStore } from './avatars';
 import { CreateAccessTokenHandler, RevokeImpersonationTokenHandler } from './commands/access-token.commands';
 import { ChangeUserBlockHandler } from './commands/block-user.command';
+import { ChangeUserStateHandler } from './commands/change-user-state.command';
 import { CreateUserHandler } from './commands/create-user.command';
 import { RemoveUserCustomAttributeHandler, SetUserCustomAttributeHandler } from './commands/custom-attribute.commands';
 import { DeleteUserHandler } from './commands/delete-user.command';
 import { AddEmailHandler, RemoveEmailHandler } from './commands/email.commands';
 import { AddGpgKeyHandler, RemoveGpgKeyHandler } from './commands/gpg-key.commands';
+import { RemoveIdentityHandler } from './commands/remove-identity.command';
+import { SetUserStatusHandler } from './commands/set-user-status.command';
 import { RecordUserActivityHandler } from './commands/record-user-activity.command';
 import { SeedRootHandler } from './commands/seed-root.command';
 import { AddSshKeyHandler, RemoveSshKeyHandler } from './commands/ssh-key.commands';
@@ -21,6 +24,8 @@ import { CurrentUserController } from './http/current-user.controller';
 import { UserCustomAttributesController } from './http/custom-attributes.controller';
 import { ImpersonationTokensController } from './http/impersonation-tokens.controller';
 import { PersonalAccessTokensController } from './http/personal-access-tokens.controller';
+import { KeysController } from './http/keys.controller';
+import { UserStatusController } from './http/user-status.controller';
 import { PrivateTokenGuard } from './http/private-token.guard';
 import { UsersController } from './http/users.controller';
 import { removeUserFilesRoute } from './jobs/remove-user-files.job';
@@ -34,6 +39,9 @@ const HANDLERS = [
   UpdateUserHandler,
   DeleteUserHandler,
   ChangeUserBlockHandler,
+  ChangeUserStateHandler,
+  RemoveIdentityHandler,
+  SetUserStatusHandler,
   AddSshKeyHandler,
   RemoveSshKeyHandler,
   AddGpgKeyHandler,
@@ -79,6 +87,8 @@ export class UsersModule implements OnModuleInit {
     PersonalAccessTokensController,
     UserCustomAttributesController,
     AvatarsController,
+    KeysController,
+    UserStatusController,
   ],
   providers: [{ provide: APP_GUARD, useClass: PrivateTokenGuard }],
 })

@@ -145,3 +145,20 @@ export const namespaceColumnsSql = (alias: string): string =>
 /** True when the joined namespace `alias` is the personal namespace of `uid`. */
 export const personalNamespaceOfSql = (alias: string, uid: string): string =>
   `${alias}.kind = 'user' and ${alias}.owner_id = ${uid}`;
+
+/**
+ * `select source_id, source_type, access_level, created_at, group_name[, <extra>]` over a user's direct,
+ * current memberships (GitLab's `user.members`: no inherited ones), of one `type` or both. A group's
+ * name is read here; a project's comes from the caller's `join(projectIdSql)`, where `projectIdSql` is
+ * the project's id for a project membership and null for a group's.
+ */
+export const userMembershipsSql = (
+  uid: string,
+  type: SourceType | undefined,
+  extra: string,
+  join: (projectIdSql: string) => string,
+): string =>
+  `select m.source_id, m.source_type, m.access_level, m.created_at, g.name as group_name${extra ? `, ${extra}` : ''}
+     from members m left join namespaces g on m.source_type = 'namespace' and g.id = m.source_id
+     ${join(`(case when m.source_type = 'project' then m.source_id end)`)}
+    where m.user_id = ${uid} and ${ACTIVE_MEMBER}${type ? ` and m.source_type = '${type}'` : ''}`;

@@ -12,6 +12,8 @@ export class AddSshKey extends Command<number> {
     readonly userId: number,
     readonly title: string,
     readonly key: string,
+    /** ISO 8601, null: never. */
+    readonly expiresAt: string | null = null,
   ) {
     super();
   }
@@ -37,7 +39,7 @@ export class AddSshKeyHandler implements ICommandHandler<AddSshKey> {
     }
   }
 
-  async execute({ userId, title, key }: AddSshKey): Promise<number> {
+  async execute({ userId, title, key, expiresAt }: AddSshKey): Promise<number> {
     let parsed;
     try {
       parsed = parseSshPublicKey(key);
@@ -63,6 +65,7 @@ export class AddSshKeyHandler implements ICommandHandler<AddSshKey> {
               fingerprint: parsed.fingerprintMd5,
               fingerprintSha256: parsed.fingerprintSha256,
               keyType: parsed.type,
+              expiresAt,
             },
             this.clock.now(),
           ),

@@ -102,6 +102,12 @@ export const USER_SETTINGS = [
     shown: 'listed',
   }),
   entry<'external', 'external', boolean>('external', 'external', 'boolean', { default: false, shown: 'listed' }),
+  // GitLab 12.x's administrators' note on the account (Terraform's gitlab_user keeps it): shown to them alone.
+  entry<'note', 'note', string | null>('note', 'note', 'nullable string', {
+    clearable: true,
+    default: null,
+    shown: 'listed',
+  }),
 ] as const;
 
 type Entry = (typeof USER_SETTINGS)[number];

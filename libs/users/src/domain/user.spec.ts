@@ -1,5 +1,10 @@
 import { Forbidden, Invalid, NotFound } from '@app/platform';
 import {
+  removeIdentity,
+  activate,
+  ban,
+  deactivate,
+  unban,
   addEmail,
   addGpgKey,
   addSshKey,
@@ -433,6 +438,107 @@ describe('block and unblock', () => {
   });
 });
 
+describe('activate, deactivate, ban and unban', () => {
+  const event = (type: 'UserDeactivated' | 'UserActivated' | 'UserBanned' | 'UserUnbanned'): UserEvent => ({
+    type,
+    data: { userId: ID, at: AT },
+  });
+  const later = (type: 'UserDeactivated' | 'UserActivated' | 'UserBanned' | 'UserUnbanned'): UserEvent => ({
+    type,
+    data: { userId: ID, at: EARLIER },
+  });
+  const deactivatedUser = () => given(created(), later('UserDeactivated'));
+  const bannedUser = () => given(created(), later('UserBanned'));
+
+  it('deactivates a user never active, or last active more than 90 days ago', () => {
+    expect(deactivate(given(created()), null, NOW)).toEqual([event('UserDeactivated')]);
+    expect(deactivate(given(created()), '2024-02-06', NOW)).toEqual([event('UserDeactivated')]);
+    expect(deactivatedUser()).toMatchObject({ state: 'deactivated' });
+  });
+
+  it('refuses to deactivate a user active in the last 90 days', () => {
+    expectForbidden(
+      () => deactivate(given(created()), '2024-02-07', NOW),
+      '403 Forbidden - The user you are trying to deactivate has been active in the past 90 days and cannot be deactivated',
+    );
+  });
+
+  it('does nothing to a deactivated user (GitLab answers null)', () => {
+    expect(deactivate(deactivatedUser(), '2024-05-06', NOW)).toEqual([]);
+  });
+
+  it('refuses to deactivate blocked, directory-blocked and banned users, and internal ones', () => {
+    for (const s of [given(created(), blocked()), given(created(), blocked(true)), bannedUser()])
+      expectForbidden(
+        () => deactivate(s, null, NOW),
+        '403 Forbidden - A blocked user cannot be deactivated by the API',
+      );
+    const ghost = given({ ...created(), data: { ...(created().data as object), ghost: true } } as UserEvent);
+    expectForbidden(
+      () => deactivate(ghost, null, NOW),
+      '403 Forbidden - An internal user cannot be deactivated by the API',
+    );
+  });
+
+  it('activates a deactivated user, does nothing to an active one, refuses a blocked or banned one', () => {
+    expect(activate(deactivatedUser(), NOW)).toEqual([event('UserActivated')]);
+    expect(given(created(), later('UserDeactivated'), later('UserActivated'))).toMatchObject({ state: 'active' });
+    expect(activate(given(created()), NOW)).toEqual([]);
+    for (const s of [given(created(), blocked()), bannedUser()])
+      expectForbidden(() => activate(s, NOW), '403 Forbidden - A blocked user must be unblocked to be activated');
+  });
+
+  it('bans only an active user, with the service message as is', () => {
+    expect(ban(given(created()), NOW)).toEqual([event('UserBanned')]);
+    expect(bannedUser()).toMatchObject({ state: 'banned' });
+    expectForbidden(() => ban(given(created(), blocked()), NOW), 'You cannot ban blocked users.');
+    expectForbidden(() => ban(deactivatedUser(), NOW), 'You cannot ban deactivated users.');
+    expectForbidden(() => ban(bannedUser(), NOW), 'You cannot ban banned users.');
+  });
+
+  it('unbans only a banned user', () => {
+    expect(unban(bannedUser(), NOW)).toEqual([event('UserUnbanned')]);
+    expect(given(created(), later('UserBanned'), later('UserUnbanned'))).toMatchObject({ state: 'active' });
+    expectForbidden(() => unban(given(created()), NOW), 'You cannot unban active users.');
+  });
+
+  it('blocks deactivated and banned users, but refuses to unblock a deactivated one', () => {
+    expect(block(deactivatedUser(), NOW)).toHaveLength(1);
+    expect(block(bannedUser(), NOW)).toHaveLength(1);
+    expectForbidden(
+      () => unblock(deactivatedUser(), NOW),
+      '403 Forbidden - Deactivated users cannot be unblocked by the API',
+    );
+  });
+
+  it('is NotFound for an unknown user', () => {
+    expectNotFound(() => deactivate(initial(), null, NOW), '404 User Not Found');
+    expectNotFound(() => ban(initial(), NOW), '404 User Not Found');
+  });
+});
+
+describe('removeIdentity', () => {
+  const withIdentity = (): UserEvent => {
+    const e = created();
+    return { ...e, data: { ...(e.data as object), identities: [{ provider: 'github', externUid: 'g' }] } } as UserEvent;
+  };
+
+  it('removes the identity of a provider, then answers 404 Identity', () => {
+    const removed: UserEvent = { type: 'UserIdentityRemoved', data: { userId: ID, provider: 'github', at: AT } };
+    expect(removeIdentity(given(withIdentity()), 'github', NOW)).toEqual([removed]);
+    expectNotFound(() => removeIdentity(given(withIdentity(), removed), 'github', NOW), '404 Identity Not Found');
+  });
+
+  it('knows identities set by an update, and no provider by another name', () => {
+    const update: UserEvent = {
+      type: 'UserUpdated',
+      data: { userId: ID, changes: {}, identity: { provider: 'ldapmain', externUid: 'l' }, at: EARLIER },
+    };
+    expect(removeIdentity(given(created(), update), 'ldapmain', NOW)).toHaveLength(1);
+    expectNotFound(() => removeIdentity(given(created(), update), 'LDAPMAIN', NOW), '404 Identity Not Found');
+  });
+});
+
 describe('remove', () => {
   it.each([true, false])('carries hardDelete=%s and the username', (hardDelete) => {
     expect(remove(given(created()), hardDelete, NOW)).toEqual([
@@ -467,7 +573,15 @@ describe('a deleted user', () => {
       () =>
         addSshKey(
           s,
-          { keyId: 9, title: 't', key: 'k', fingerprint: 'f', fingerprintSha256: 'f', keyType: 'ssh-rsa' },
+          {
+            keyId: 9,
+            title: 't',
+            key: 'k',
+            fingerprint: 'f',
+            fingerprintSha256: 'f',
+            keyType: 'ssh-rsa',
+            expiresAt: null,
+          },
           NOW,
         ),
       () => removeSshKey(s, 1, NOW),
@@ -489,12 +603,23 @@ describe('SSH keys', () => {
     fingerprint: 'aa:bb',
     fingerprintSha256: 'SHA256:x',
     keyType: 'ssh-ed25519',
+    expiresAt: null as string | null,
   };
 
   it('adds a key', () => {
     expect(addSshKey(given(created()), key, NOW)).toEqual([
       { type: 'SshKeyAdded', data: { userId: ID, ...key, at: AT } },
     ]);
+  });
+
+  it('adds a key that expires later, and refuses one whose expiry has passed (GitLab: key has expired)', () => {
+    const later = { ...key, expiresAt: '2024-05-07T00:00:00.000Z' };
+    expect(addSshKey(given(created()), later, NOW)).toEqual([
+      { type: 'SshKeyAdded', data: { userId: ID, ...later, at: AT } },
+    ]);
+    expect(invalid(() => addSshKey(given(created()), { ...key, expiresAt: '2024-05-06T00:00:00.000Z' }, NOW))).toEqual({
+      key: ['has expired'],
+    });
   });
 
   it('refuses a blank or overlong title', () => {

@@ -16,7 +16,8 @@ import { USER_SETTING_LIST, userSettingsFrom, type UserSettings } from './user-s
  * is not done yet (README, "Not done yet").
  */
 
-export type UserState = 'active' | 'blocked' | 'ldap_blocked';
+/** GitLab's `users.state`: `deactivated` since 12.4, `banned` since 14.3 (both refused on the API and git, as blocked). */
+export type UserState = 'active' | 'blocked' | 'ldap_blocked' | 'deactivated' | 'banned';
 
 export interface Identity {
   provider: string;
@@ -65,6 +66,11 @@ export type UserEvent =
     }
   | { type: 'UserBlocked'; data: { userId: number; byDirectory: boolean; at: string } }
   | { type: 'UserUnblocked'; data: { userId: number; at: string } }
+  | { type: 'UserIdentityRemoved'; data: { userId: number; provider: string; at: string } }
+  | { type: 'UserDeactivated'; data: { userId: number; at: string } }
+  | { type: 'UserActivated'; data: { userId: number; at: string } }
+  | { type: 'UserBanned'; data: { userId: number; at: string } }
+  | { type: 'UserUnbanned'; data: { userId: number; at: string } }
   // `ghostUserId`: on a soft delete, who takes over the user's contributions.
   | {
       type: 'UserDeleted';
@@ -80,6 +86,8 @@ export type UserEvent =
         fingerprint: string;
         fingerprintSha256: string;
         keyType: string;
+        /** ISO 8601; absent (older events) or null: the key never expires. */
+        expiresAt?: string | null;
         at: string;
       };
     }
@@ -102,6 +110,10 @@ export type User =
       username: string;
       email: string;
       state: UserState;
+      /** GitLab's internal users (here the ghost), whom no administrator may deactivate. */
+      internal: boolean;
+      /** The providers of the user's identities (one identity per provider). */
+      identityProviders: string[];
       sshKeys: number[];
       gpgKeys: number[];
       emails: Record<number, string>;
@@ -119,6 +131,8 @@ export function evolve(s: User, e: UserEvent): User {
       username: d.username,
       email: d.email,
       state: 'active',
+      internal: d.ghost === true,
+      identityProviders: d.identities.map((i) => i.provider),
       sshKeys: [],
       gpgKeys: [],
       emails: {},
@@ -127,12 +141,30 @@ export function evolve(s: User, e: UserEvent): User {
   }
   if (!s.exists) return s;
   switch (e.type) {
-    case 'UserUpdated':
-      return { ...s, username: e.data.changes.username ?? s.username, email: e.data.changes.email ?? s.email };
+    case 'UserUpdated': {
+      const provider = e.data.identity?.provider;
+      return {
+        ...s,
+        username: e.data.changes.username ?? s.username,
+        email: e.data.changes.email ?? s.email,
+        identityProviders:
+          provider === undefined || s.identityProviders.includes(provider)
+            ? s.identityProviders
+            : [...s.identityProviders, provider],
+      };
+    }
+    case 'UserIdentityRemoved':
+      return { ...s, identityProviders: s.identityProviders.filter((p) => p !== e.data.provider) };
     case 'UserBlocked':
       return { ...s, state: e.data.byDirectory ? 'ldap_blocked' : 'blocked' };
     case 'UserUnblocked':
+    case 'UserActivated':
+    case 'UserUnbanned':
       return { ...s, state: 'active' };
+    case 'UserDeactivated':
+      return { ...s, state: 'deactivated' };
+    case 'UserBanned':
+      return { ...s, state: 'banned' };
     case 'UserDeleted':
       return { exists: false };
     case 'SshKeyAdded':
@@ -314,8 +346,75 @@ export function unblock(s: User, now: Date, byDirectory = false): UserEvent[] {
   const u = existing(s);
   if (u.state === 'ldap_blocked' && !byDirectory)
     throw new Forbidden('LDAP blocked users cannot be unblocked by the API');
+  if (u.state === 'deactivated') throw new Forbidden('Deactivated users cannot be unblocked by the API');
   if (u.state === 'active') return [];
   return [{ type: 'UserUnblocked', data: { userId: u.userId, at: now.toISOString() } }];
+}
+
+/** `DELETE /users/:id/identities/:provider`: the identity of that provider (its exact name), or 404 Identity. */
+export function removeIdentity(s: User, provider: string, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (!u.identityProviders.includes(provider)) throw new NotFound('Identity');
+  return [{ type: 'UserIdentityRemoved', data: { userId: u.userId, provider, at: now.toISOString() } }];
+}
+
+/** GitLab's `blocked?`: a banned user is a blocked one too (`state :blocked, :ldap_blocked, :banned do def blocked?`). */
+const isBlocked = (state: UserState) => state === 'blocked' || state === 'ldap_blocked' || state === 'banned';
+
+/**
+ * GitLab's `render_api_error!(message, 403)`: the message as given, without "403 Forbidden - " (ban
+ * and unban answer through their services this way, unlike the `forbidden!` of activate/deactivate).
+ */
+export class ForbiddenAsIs extends Forbidden {
+  constructor(message: string) {
+    super();
+    this.message = message;
+  }
+}
+
+/** Days without activity before an administrator may deactivate a user (GitLab 14.0's `MINIMUM_INACTIVE_DAYS`; 180 before). */
+export const MINIMUM_INACTIVE_DAYS = 90;
+
+/**
+ * GitLab 12.4's `POST /users/:id/deactivate` (14.x texts): only an active user who has not been active
+ * for MINIMUM_INACTIVE_DAYS, and no internal user. `lastActivityOn` (`YYYY-MM-DD`, null when never
+ * active) is the read model's: activity is kept on streams of its own. A user never active counts as
+ * dormant, as in GitLab (`last_active_at` nil is 0), so Terraform can create a deactivated user.
+ * Already deactivated: nothing moves, and the API answers `null`.
+ */
+export function deactivate(s: User, lastActivityOn: string | null, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (u.state === 'deactivated') return [];
+  if (isBlocked(u.state)) throw new Forbidden('A blocked user cannot be deactivated by the API');
+  if (u.internal) throw new Forbidden('An internal user cannot be deactivated by the API');
+  const cutoff = new Date(now.getTime() - MINIMUM_INACTIVE_DAYS * 86_400_000).toISOString().slice(0, 10);
+  if (lastActivityOn !== null && lastActivityOn > cutoff)
+    throw new Forbidden(
+      `The user you are trying to deactivate has been active in the past ${MINIMUM_INACTIVE_DAYS} days and cannot be deactivated`,
+    );
+  return [{ type: 'UserDeactivated', data: { userId: u.userId, at: now.toISOString() } }];
+}
+
+/** GitLab 12.4's `POST /users/:id/activate`: a blocked (or banned) user must be unblocked first; an active one stays (`false`). */
+export function activate(s: User, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (isBlocked(u.state)) throw new Forbidden('A blocked user must be unblocked to be activated');
+  if (u.state === 'active') return [];
+  return [{ type: 'UserActivated', data: { userId: u.userId, at: now.toISOString() } }];
+}
+
+/** GitLab 14.3's `Users::BanService`: only an active user may be banned (the message names the raw state). */
+export function ban(s: User, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (u.state !== 'active') throw new ForbiddenAsIs(`You cannot ban ${u.state} users.`);
+  return [{ type: 'UserBanned', data: { userId: u.userId, at: now.toISOString() } }];
+}
+
+/** GitLab 14.3's `Users::UnbanService`: only a banned user may be unbanned. */
+export function unban(s: User, now: Date): UserEvent[] {
+  const u = existing(s);
+  if (u.state !== 'banned') throw new ForbiddenAsIs(`You cannot unban ${u.state} users.`);
+  return [{ type: 'UserUnbanned', data: { userId: u.userId, at: now.toISOString() } }];
 }
 
 export function remove(s: User, hardDelete: boolean, now: Date, ghostUserId?: number): UserEvent[] {
@@ -331,15 +430,28 @@ export function remove(s: User, hardDelete: boolean, now: Date, ghostUserId?: nu
   return [{ type: 'UserDeleted', data }];
 }
 
+/**
+ * A user's new SSH key. GitLab's Key model (`validate :expiration, on: :create`) refuses a key whose
+ * expiry has passed: `{"message":{"key":["has expired"]}}`.
+ */
 export function addSshKey(
   s: User,
-  key: { keyId: number; title: string; key: string; fingerprint: string; fingerprintSha256: string; keyType: string },
+  key: {
+    keyId: number;
+    title: string;
+    key: string;
+    fingerprint: string;
+    fingerprintSha256: string;
+    keyType: string;
+    expiresAt: string | null;
+  },
   now: Date,
 ): UserEvent[] {
   const u = existing(s);
   const errors = new FieldErrors();
   if (!key.title.trim()) errors.add('title', "can't be blank");
   else if (key.title.length > MAX) errors.add('title', tooLong(MAX));
+  if (key.expiresAt !== null && new Date(key.expiresAt).getTime() <= now.getTime()) errors.add('key', 'has expired');
   errors.throwIfAny();
   return [{ type: 'SshKeyAdded', data: { userId: u.userId, ...key, at: now.toISOString() } }];
 }

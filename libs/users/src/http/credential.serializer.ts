@@ -5,6 +5,8 @@ export const serializeSshKey = (k: SshKeyRecord) => ({
   title: k.title,
   key: k.key,
   created_at: k.createdAt.toISOString(),
+  // GitLab 12.9's key expiry: ISO 8601 with milliseconds, or null.
+  expires_at: k.expiresAt?.toISOString() ?? null,
 });
 
 export const serializeGpgKey = (k: GpgKeyRecord) => ({ id: k.id, key: k.key, created_at: k.createdAt.toISOString() });

@@ -1,6 +1,7 @@
 import {
   AdminOnly,
   Authenticated,
+  BadParameter,
   CurrentActor,
   GitlabParams,
   intParam,
@@ -19,6 +20,7 @@ import { AddSshKey, RemoveSshKey } from '../commands/ssh-key.commands';
 import { UserQueries } from '../queries/user.queries';
 import { serializeEmail, serializeGpgKey, serializeSshKey } from './credential.serializer';
 import { ReadUserScope } from './private-token.guard';
+import { parseDateTime } from './request-files';
 import { AddEmailDto, AddGpgKeyDto, AddSshKeyDto } from './users.dto';
 
 /**
@@ -79,6 +81,15 @@ export class CredentialsController {
     return new Page(rows.map(serializeSshKey), total, page);
   }
 
+  /**
+   * GitLab 14.9: anyone who may see the user reads one of their keys (no administrator needed);
+   * another user's key id is 404 Key.
+   */
+  @Get('users/:id/keys/:key_id')
+  async sshKeyOf(@Param('id', RouteIntPipe) id: number, @Param('key_id', intParam('key_id')) keyId: number) {
+    return serializeSshKey(await this.users.sshKey(await this.userId(id), keyId));
+  }
+
   @Post('users/:id/keys')
   @AdminOnly()
   async addSshKeyFor(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: AddSshKeyDto) {
@@ -96,7 +107,7 @@ export class CredentialsController {
   }
 
   private async addSshKey(userId: number, p: AddSshKeyDto) {
-    const keyId = await this.commands.execute(new AddSshKey(userId, p.title, p.key));
+    const keyId = await this.commands.execute(new AddSshKey(userId, p.title, p.key, expiry(p.expires_at)));
     return serializeSshKey(await this.users.sshKey(userId, keyId));
   }
 
@@ -230,4 +241,12 @@ export class CredentialsController {
     const emailId = await this.commands.execute(new AddEmail(userId, p.email.trim()));
     return serializeEmail(await this.users.email(userId, emailId));
   }
+}
+
+/** `expires_at` as ISO 8601; blank or null: never. Grape's coercion error when it is no date. */
+function expiry(value: string | null | undefined): string | null {
+  if (value === undefined || value === null || value.trim() === '') return null;
+  const d = parseDateTime(value);
+  if (!d) throw new BadParameter('expires_at is invalid');
+  return d.toISOString();
 }

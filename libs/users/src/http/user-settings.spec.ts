@@ -25,6 +25,7 @@ const record = (): UserRecord => ({
   projectsLimit: 7,
   canCreateGroup: false,
   external: true,
+  note: 'n',
   avatar: null,
   themeId: 1,
   colorSchemeId: 1,
@@ -84,6 +85,7 @@ describe('user settings, one entry each', () => {
       canCreateGroup: true,
       isAdmin: false,
       external: false,
+      note: null,
     };
     expect(newUserSettings(p)).toEqual(defaults);
     expect(userSettingsFrom({ name: 'Ann' })).toEqual(defaults);

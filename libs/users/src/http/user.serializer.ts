@@ -82,6 +82,6 @@ export const serializeUserPublic = (u: UserRecord, identities: UserIdentityRecor
 
 /** UserWithAdmin: administrators' view of users, and an administrator's own. */
 export const serializeUserAdmin = (u: UserRecord, identities: UserIdentityRecord[], ctx: UrlContext) =>
-  Object.assign(serializeUserPublic(u, identities, ctx), { is_admin: u.isAdmin });
+  Object.assign(serializeUserPublic(u, identities, ctx), { is_admin: u.isAdmin, note: u.note });
 
 export type UserBasicJson = ReturnType<typeof serializeUserBasic>;

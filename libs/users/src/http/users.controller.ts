@@ -21,8 +21,10 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put, Req, UseIntercepto
 import { CommandBus } from '@nestjs/cqrs';
 import type { Request } from 'express';
 import { ChangeUserBlock } from '../commands/block-user.command';
+import { ChangeUserState } from '../commands/change-user-state.command';
 import { CreateUser } from '../commands/create-user.command';
 import { DeleteUser } from '../commands/delete-user.command';
+import { RemoveIdentity } from '../commands/remove-identity.command';
 import { UpdateUser } from '../commands/update-user.command';
 import { newUserProfile, type Identity, type UserProfile } from '../domain/user';
 import { UserQueries, type UserListFilters } from '../queries/user.queries';
@@ -30,7 +32,14 @@ import { ReadUserScope } from './private-token.guard';
 import { avatarParam, parseDateTime, uploadedFile } from './request-files';
 import { newUserSettings, userSettingChanges } from './user-settings';
 import { serializeUser, serializeUserAdmin, serializeUserBasic, serializeUserPublic } from './user.serializer';
-import { CreateUserDto, DeleteUserDto, ListUsersDto, UPDATABLE_USER_FIELDS, UpdateUserDto } from './users.dto';
+import {
+  CreateUserDto,
+  DeleteUserDto,
+  IGNORED_USER_FIELDS,
+  ListUsersDto,
+  UPDATABLE_USER_FIELDS,
+  UpdateUserDto,
+} from './users.dto';
 
 @Controller('users')
 @ReadUserScope()
@@ -147,7 +156,8 @@ export class UsersController {
   async update(@Param('id', RouteIntPipe) id: number, @GitlabParams() p: UpdateUserDto, @Req() req: Request) {
     const avatar = avatarParam(req);
     const given = p as unknown as Record<string, unknown>;
-    if (avatar === undefined && !UPDATABLE_USER_FIELDS.some((f) => given[f] !== undefined))
+    const anyGiven = (fields: readonly string[]) => fields.some((f) => given[f] !== undefined);
+    if (avatar === undefined && !anyGiven(UPDATABLE_USER_FIELDS) && !anyGiven(IGNORED_USER_FIELDS))
       throw new BadParameter(
         `${UPDATABLE_USER_FIELDS.join(', ')} are missing, at least one parameter must be provided`,
       );
@@ -177,6 +187,42 @@ export class UsersController {
   @AdminOnly()
   async unblock(@Param('id', RouteIntPipe) id: number): Promise<boolean> {
     return this.commands.execute(new ChangeUserBlock(id, 'unblock'));
+  }
+
+  /** 204; 404 User, or 404 Identity when the user has none of that provider (its exact name). */
+  @Delete(':id/identities/:provider')
+  @AdminOnly()
+  @HttpCode(204)
+  async removeIdentity(@Param('id', RouteIntPipe) id: number, @Param('provider') provider: string): Promise<void> {
+    await this.users.get(id);
+    await this.commands.execute(new RemoveIdentity(id, provider));
+  }
+
+  /** GitLab 12.4: 201 `true`, or `false` when the user was active already (the state machine's answer). */
+  @Post(':id/activate')
+  @AdminOnly()
+  async activate(@Param('id', RouteIntPipe) id: number): Promise<boolean> {
+    return this.commands.execute(new ChangeUserState(id, 'activate'));
+  }
+
+  /** GitLab 12.4: 201 `true`, or `null` when the user was deactivated already (the route's `break`). */
+  @Post(':id/deactivate')
+  @AdminOnly()
+  async deactivate(@Param('id', RouteIntPipe) id: number): Promise<true | null> {
+    return (await this.commands.execute(new ChangeUserState(id, 'deactivate'))) ? true : null;
+  }
+
+  /** GitLab 14.3: 201 `true` (python-gitlab sets `state` only on exactly `true`). */
+  @Post(':id/ban')
+  @AdminOnly()
+  async ban(@Param('id', RouteIntPipe) id: number): Promise<boolean> {
+    return this.commands.execute(new ChangeUserState(id, 'ban'));
+  }
+
+  @Post(':id/unban')
+  @AdminOnly()
+  async unban(@Param('id', RouteIntPipe) id: number): Promise<boolean> {
+    return this.commands.execute(new ChangeUserState(id, 'unban'));
   }
 
   private async publicView(id: number) {

@@ -1,5 +1,5 @@
 import { AllOrNoneOf, AtLeastOneOf, Nullable, PaginationDto, ToBool, ToInt, ToStringArray } from '@app/platform';
-import { IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
+import { Allow, IsBoolean, IsDefined, IsIn, IsInt, IsObject, IsOptional, IsString } from 'class-validator';
 import { userSetting, type UserSettingParam } from '../domain/user-settings';
 
 /**
@@ -40,6 +40,7 @@ export class UserAttributesDto {
   @SettingParam('admin') admin?: boolean;
   @SettingParam('can_create_group') can_create_group?: boolean;
   @SettingParam('external') external?: boolean;
+  @SettingParam('note') note?: string | null;
   @AllOrNoneOf(['extern_uid', 'provider']) readonly _identity?: never;
 }
 
@@ -74,6 +75,29 @@ export const UPDATABLE_USER_FIELDS = [
   'can_create_group',
   'external',
   'avatar',
+  'note',
+] as const;
+
+/**
+ * GitLab's later PUT /users parameters that Lode keeps nothing of: accepted and ignored, so an update
+ * that carries only these (a client written for a newer GitLab) changes nothing instead of a 400.
+ */
+export const IGNORED_USER_FIELDS = [
+  'skype',
+  'linkedin',
+  'twitter',
+  'discord',
+  'public_email',
+  'commit_email',
+  'private_profile',
+  'theme_id',
+  'color_scheme_id',
+  'job_title',
+  'pronouns',
+  'pronunciation',
+  'view_diffs_file_by_file',
+  'skip_reconfirmation',
+  'force_random_password',
 ] as const;
 
 export class UpdateUserDto extends UserAttributesDto {
@@ -82,6 +106,20 @@ export class UpdateUserDto extends UserAttributesDto {
   @SettingParam('name') name?: string;
   @IsOptional() @IsString() username?: string;
   @IsOptional() @ToBool() @IsBoolean() skip_reconfirmation?: boolean;
+  @Allow() skype?: unknown;
+  @Allow() linkedin?: unknown;
+  @Allow() twitter?: unknown;
+  @Allow() discord?: unknown;
+  @Allow() public_email?: unknown;
+  @Allow() commit_email?: unknown;
+  @Allow() private_profile?: unknown;
+  @Allow() theme_id?: unknown;
+  @Allow() color_scheme_id?: unknown;
+  @Allow() job_title?: unknown;
+  @Allow() pronouns?: unknown;
+  @Allow() pronunciation?: unknown;
+  @Allow() view_diffs_file_by_file?: unknown;
+  @Allow() force_random_password?: unknown;
 }
 
 /** Every setting is a parameter of both DTOs and in the PUT's list (a type check fails until it is). */
@@ -121,6 +159,8 @@ export class DeleteUserDto {
 export class AddSshKeyDto {
   @IsDefined() @IsString() key: string;
   @IsDefined() @IsString() title: string;
+  /** GitLab's `DateTime`: a date (`2026-01-21`, midnight UTC, as go-gitlab's ISOTime sends) or a date-time. */
+  @IsOptional() @IsString() expires_at?: string | null;
 }
 
 export class AddGpgKeyDto {

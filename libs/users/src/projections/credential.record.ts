@@ -13,7 +13,16 @@ export interface SshKeyRecord {
   keyType: string;
   fingerprint: string;
   fingerprintSha256: string;
+  /** Null: the key never expires. */
+  expiresAt: Date | null;
   createdAt: Date;
+}
+
+export interface UserStatusRecord {
+  emoji: string;
+  message: string | null;
+  availability: string;
+  clearStatusAt: Date | null;
 }
 
 export interface GpgKeyRecord {
@@ -58,4 +67,5 @@ export const USER_RECORDS_TABLES = [
   'gpg_keys',
   'emails',
   'access_tokens',
+  'user_statuses',
 ] as const;

@@ -43,12 +43,19 @@ describe('UserProjection', () => {
       'GpgKeyRemoved',
       'SshKeyAdded',
       'SshKeyRemoved',
+      'UserActivated',
       'UserActivityRecorded',
+      'UserBanned',
       'UserBlocked',
       'UserCreated',
       'UserCustomAttributeRemoved',
       'UserCustomAttributeSet',
+      'UserDeactivated',
       'UserDeleted',
+      'UserIdentityRemoved',
+      'UserStatusCleared',
+      'UserStatusSet',
+      'UserUnbanned',
       'UserUnblocked',
       'UserUpdated',
     ]);
@@ -96,6 +103,7 @@ describe('UserProjection', () => {
         created_at: new Date(AT),
         updated_at: new Date(AT),
         last_activity_on: null,
+        note: null,
       });
       expect(await user(db, 2)).toMatchObject({ ghost: true, confirmed_at: null, password_digest: null });
       expect(await claims(db)).toEqual([
@@ -142,6 +150,37 @@ describe('UserProjection', () => {
       expect(await claims(db)).toEqual([{ email_lower: 'new@example.com', user_id: 1, email_id: null }]);
     }));
 
+  it('keeps the last status set, and forgets it when cleared', () =>
+    pg.rollingBack(async (db) => {
+      await apply(projection, db, userCreated(1));
+      const set = (emoji: string, at: string) => ({
+        type: 'UserStatusSet' as const,
+        data: { userId: 1, emoji, message: 'm', availability: 'busy' as const, clearStatusAt: null, at },
+      });
+      await apply(projection, db, set('coffee', AT), set('tea', LATER));
+      expect(
+        await db.query(`select user_id, emoji, message, availability, clear_status_at from user_statuses`),
+      ).toEqual([{ user_id: 1, emoji: 'tea', message: 'm', availability: 'busy', clear_status_at: null }]);
+      await apply(projection, db, { type: 'UserStatusCleared', data: { userId: 1, at: LATER } });
+      expect(await db.query(`select * from user_statuses`)).toEqual([]);
+    }));
+
+  it('removes an identity by its provider', () =>
+    pg.rollingBack(async (db) => {
+      await apply(
+        projection,
+        db,
+        userCreated(1, {
+          identities: [
+            { provider: 'github', externUid: 'g' },
+            { provider: 'ldapmain', externUid: 'l' },
+          ],
+        }),
+        { type: 'UserIdentityRemoved', data: { userId: 1, provider: 'ldapmain', at: LATER } },
+      );
+      expect(await identities(db)).toEqual([{ user_id: 1, provider: 'github', extern_uid: 'g' }]);
+    }));
+
   it('blocks (by an administrator or the directory) and unblocks', () =>
     pg.rollingBack(async (db) => {
       await apply(projection, db, userCreated(1), userCreated(2));
@@ -154,6 +193,27 @@ describe('UserProjection', () => {
       expect(await user(db, 1)).toMatchObject({ state: 'blocked', updated_at: new Date(LATER) });
       expect(await user(db, 2)).toMatchObject({ state: 'ldap_blocked' });
       await apply(projection, db, { type: 'UserUnblocked', data: { userId: 2, at: AT } });
+      expect(await user(db, 2)).toMatchObject({ state: 'active', updated_at: new Date(AT) });
+    }));
+
+  it('deactivates and activates, bans and unbans', () =>
+    pg.rollingBack(async (db) => {
+      await apply(projection, db, userCreated(1), userCreated(2));
+      await apply(
+        projection,
+        db,
+        { type: 'UserDeactivated', data: { userId: 1, at: LATER } },
+        { type: 'UserBanned', data: { userId: 2, at: LATER } },
+      );
+      expect(await user(db, 1)).toMatchObject({ state: 'deactivated', updated_at: new Date(LATER) });
+      expect(await user(db, 2)).toMatchObject({ state: 'banned', updated_at: new Date(LATER) });
+      await apply(
+        projection,
+        db,
+        { type: 'UserActivated', data: { userId: 1, at: AT } },
+        { type: 'UserUnbanned', data: { userId: 2, at: AT } },
+      );
+      expect(await user(db, 1)).toMatchObject({ state: 'active', updated_at: new Date(AT) });
       expect(await user(db, 2)).toMatchObject({ state: 'active', updated_at: new Date(AT) });
     }));
 

@@ -5,6 +5,7 @@ import type { AccessTokenEvent } from '../domain/access-token';
 import type { UserProfile, UserEvent } from '../domain/user';
 import { USER_SETTING_LIST, userSettingsFrom, type UserSettings } from '../domain/user-settings';
 import type { UserActivityEvent } from '../domain/user-activity';
+import type { UserStatusEvent } from '../domain/user-status';
 import { USER_CUSTOM_ATTRIBUTES, USER_RECORDS_TABLES } from './credential.record';
 
 /** Each profile field's column: the settings' from their entries, the identity fields' by name. */
@@ -16,7 +17,7 @@ const PROFILE_COLUMNS: Record<keyof UserProfile, string> = {
 };
 
 /** Every event of the users context. */
-type Projected = UserEvent | AccessTokenEvent | UserActivityEvent;
+type Projected = UserEvent | AccessTokenEvent | UserActivityEvent | UserStatusEvent;
 
 const on: EventHandlers<Projected> = {
   UserCreated: async ({ data: d }, db) => {
@@ -82,14 +83,30 @@ const on: EventHandlers<Projected> = {
   UserUnblocked: async ({ data: d }, db) => {
     await db.query(`update users set state = 'active', updated_at = $2 where id = $1`, [d.userId, d.at]);
   },
+  UserIdentityRemoved: async ({ data: d }, db) => {
+    await db.query(`delete from user_identities where user_id = $1 and provider = $2`, [d.userId, d.provider]);
+  },
+  UserDeactivated: async ({ data: d }, db) => {
+    await db.query(`update users set state = 'deactivated', updated_at = $2 where id = $1`, [d.userId, d.at]);
+  },
+  UserActivated: async ({ data: d }, db) => {
+    await db.query(`update users set state = 'active', updated_at = $2 where id = $1`, [d.userId, d.at]);
+  },
+  UserBanned: async ({ data: d }, db) => {
+    await db.query(`update users set state = 'banned', updated_at = $2 where id = $1`, [d.userId, d.at]);
+  },
+  UserUnbanned: async ({ data: d }, db) => {
+    await db.query(`update users set state = 'active', updated_at = $2 where id = $1`, [d.userId, d.at]);
+  },
   UserDeleted: async ({ data: d }, db) => {
     // Credentials, identities, e-mails and tokens go with the row (on delete cascade).
     await db.query(`delete from users where id = $1`, [d.userId]);
   },
   SshKeyAdded: async ({ data: d }, db) => {
     await db.query(
-      `insert into ssh_keys (id, user_id, title, key, key_type, fingerprint, fingerprint_sha256, created_at) values ($1,$2,$3,$4,$5,$6,$7,$8)`,
-      [d.keyId, d.userId, d.title, d.key, d.keyType, d.fingerprint, d.fingerprintSha256, d.at],
+      `insert into ssh_keys (id, user_id, title, key, key_type, fingerprint, fingerprint_sha256, expires_at, created_at)
+       values ($1,$2,$3,$4,$5,$6,$7,$8,$9)`,
+      [d.keyId, d.userId, d.title, d.key, d.keyType, d.fingerprint, d.fingerprintSha256, d.expiresAt ?? null, d.at],
     );
   },
   SshKeyRemoved: async ({ data: d }, db) => {
@@ -143,6 +160,19 @@ const on: EventHandlers<Projected> = {
       `update users set last_activity_on = $2 where id = $1 and (last_activity_on is null or last_activity_on < $2)`,
       [d.userId, d.on],
     );
+  },
+  // The last change wins: events replay in global order, whichever day's stream holds them.
+  UserStatusSet: async ({ data: d }, db) => {
+    await db.query(
+      `insert into user_statuses (user_id, emoji, message, availability, clear_status_at, updated_at)
+       values ($1,$2,$3,$4,$5,$6)
+       on conflict (user_id) do update set emoji = excluded.emoji, message = excluded.message,
+         availability = excluded.availability, clear_status_at = excluded.clear_status_at, updated_at = excluded.updated_at`,
+      [d.userId, d.emoji, d.message, d.availability, d.clearStatusAt, d.at],
+    );
+  },
+  UserStatusCleared: async ({ data: d }, db) => {
+    await db.query(`delete from user_statuses where user_id = $1`, [d.userId]);
   },
 };
 

@@ -60,7 +60,9 @@ export class ActorResolver {
   /**
    * The owner of the SSH key with this SHA256 fingerprint (`SHA256:<base64>`), looked up afresh on
    * every call (one indexed query, no cache), so a deleted key or user stops working for the next
-   * connection. Undefined for a key no user has; a blocked user's key throws `UserBlocked`. The
+   * connection. Undefined for a key no user has, and for an expired key (GitLab 14's enforced expiry:
+   * "Your SSH key has expired."; here the key is refused at authentication, so the client hears
+   * `Permission denied (publickey)`); a blocked user's key throws `UserBlocked`. The
    * caller must have verified the client's signature with that key before granting anything.
    */
   async bySshKey(fingerprintSha256: string): Promise<SshKeyHolder | undefined> {
@@ -69,8 +71,8 @@ export class ActorResolver {
       `select k.id as key_id, u.id as user_id, u.username, u.is_admin, u.external, u.state,
               to_char(u.last_activity_on, 'YYYY-MM-DD') as last_activity_on
          from ssh_keys k join users u on u.id = k.user_id
-        where k.fingerprint_sha256 = $1`,
-      [fingerprintSha256],
+        where k.fingerprint_sha256 = $1 and (k.expires_at is null or k.expires_at > $2)`,
+      [fingerprintSha256, this.clock.now()],
     );
     if (!row) return undefined;
     if (row.state !== 'active') throw new UserBlocked();

@@ -62,11 +62,16 @@ export const tokenInvalidationRoute: InvalidationRoute = (event: Recorded<Domain
     case 'AccessTokenCreated':
     case 'UserBlocked':
     case 'UserUnblocked':
+    case 'UserDeactivated':
+    case 'UserActivated':
+    case 'UserBanned':
+    case 'UserUnbanned':
     case 'UserDeleted':
     case 'UserUpdated':
       return userCredentialsKey(e.data.userId);
     // Named one by one, so a new event of users is weighed here: does it change what a token resolves to?
     case 'UserCreated':
+    case 'UserIdentityRemoved':
     case 'EmailAdded':
     case 'EmailRemoved':
     case 'SshKeyAdded':

@@ -8,6 +8,7 @@ import {
   type EmailRecord,
   type GpgKeyRecord,
   type SshKeyRecord,
+  type UserStatusRecord,
 } from '../projections/credential.record';
 import type { UserIdentityRecord, UserRecord } from '../projections/user.record';
 
@@ -62,7 +63,7 @@ const USER_COLUMNS = [
   ...USER_SETTING_LIST.map((s) => `u.${s.column} as "${s.key}"`),
 ].join(', ');
 const SSH_KEY_COLUMNS = `id, user_id as "userId", title, key, key_type as "keyType", fingerprint,
-  fingerprint_sha256 as "fingerprintSha256", created_at as "createdAt"`;
+  fingerprint_sha256 as "fingerprintSha256", expires_at as "expiresAt", created_at as "createdAt"`;
 const GPG_KEY_COLUMNS = `id, user_id as "userId", key, fingerprint, primary_keyid as "primaryKeyId", created_at as "createdAt"`;
 const EMAIL_COLUMNS = `id, user_id as "userId", email, created_at as "createdAt"`;
 /** Without `digest`, which no answer shows. */
@@ -227,6 +228,35 @@ export class UserQueries {
           );
     if (!key) throw new NotFound('Key');
     return key;
+  }
+
+  /** Anyone's SSH key by its id (`GET /keys/:id`); undefined when there is none. */
+  async sshKeyById(keyId: number): Promise<SshKeyRecord | undefined> {
+    if (keyId > MAX_ROW_ID) return undefined;
+    return firstRow<SshKeyRecord>(this.dataSource, `select ${SSH_KEY_COLUMNS} from ssh_keys where id = $1`, [keyId]);
+  }
+
+  /** Anyone's SSH key by its MD5 (`aa:bb:...`, any case) or SHA256 (`SHA256:<base64>`) fingerprint. */
+  async sshKeyByFingerprint(fingerprint: { md5: string } | { sha256: string }): Promise<SshKeyRecord | undefined> {
+    return 'md5' in fingerprint
+      ? firstRow<SshKeyRecord>(this.dataSource, `select ${SSH_KEY_COLUMNS} from ssh_keys where fingerprint = $1`, [
+          fingerprint.md5.toLowerCase(),
+        ])
+      : firstRow<SshKeyRecord>(
+          this.dataSource,
+          `select ${SSH_KEY_COLUMNS} from ssh_keys where fingerprint_sha256 = $1`,
+          [fingerprint.sha256],
+        );
+  }
+
+  /** The user's status unless it has cleared itself by `now` (GitLab's worker clears it then). */
+  async status(userId: number, now: Date): Promise<UserStatusRecord | undefined> {
+    return firstRow<UserStatusRecord>(
+      this.dataSource,
+      `select emoji, message, availability, clear_status_at as "clearStatusAt" from user_statuses
+        where user_id = $1 and (clear_status_at is null or clear_status_at > $2)`,
+      [userId, now],
+    );
   }
 
   gpgKeys(userId: number, page: PageParams): Promise<{ rows: GpgKeyRecord[]; total: number }> {
