@@ -93,6 +93,10 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
     case 'ProjectReleaseCreated':
     case 'ProjectReleaseUpdated':
     case 'ProjectReleaseRemoved':
+    case 'ProjectReleaseChanged':
+    case 'ProjectReleaseLinkAdded':
+    case 'ProjectReleaseLinkChanged':
+    case 'ProjectReleaseLinkRemoved':
     case 'GroupCreated':
     case 'GroupUpdated':
     case 'GroupMemberAdded':
