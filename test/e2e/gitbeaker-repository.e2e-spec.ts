@@ -338,6 +338,7 @@ describe('gitbeaker 43 drives the repository API', () => {
       name: 'release-*',
       push_access_levels: [{ access_level: 30, access_level_description: 'Developers + Masters' }],
       merge_access_levels: [{ access_level: 40, access_level_description: 'Masters' }],
+      allow_force_push: false,
     });
     expect(await api.ProtectedBranches.show(projectId, 'release-*')).toEqual(rule);
     expect((await api.ProtectedBranches.all(projectId)).map((r) => r.name)).toEqual(['master', 'release-*']);

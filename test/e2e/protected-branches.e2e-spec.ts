@@ -21,6 +21,7 @@ const rule = (name: string, push = masters, merge = masters) => ({
   name,
   push_access_levels: push,
   merge_access_levels: merge,
+  allow_force_push: false,
 });
 
 /** Every protected branch answer is GitLab 10.x's entity, its levels included. */

@@ -22,6 +22,7 @@ import { ProjectHookProjection } from '../../libs/hooks/src/projections/project-
 import { DeployKeyProjection } from '../../libs/projects/src/deploy-keys/deploy-key.projection';
 import { ProjectProjection } from '../../libs/projects/src/projects/project.projection';
 import { ProtectedBranchProjection } from '../../libs/projects/src/protected-refs/protected-branch.projection';
+import { ProtectedTagProjection } from '../../libs/projects/src/protected-refs/protected-tag.projection';
 import { ReleaseProjection } from '../../libs/projects/src/releases/release.projection';
 import { UserProjection } from '../../libs/users/src/projections/user.projection';
 import { dropDatabase, testConfig } from './test-app';
@@ -51,6 +52,7 @@ export const allProjectors = (): Projector[] =>
     new ProjectProjection(),
     new DeployKeyProjection(),
     new ProtectedBranchProjection(),
+    new ProtectedTagProjection(),
     new ReleaseProjection(),
     new ProjectHookProjection(),
   ] as Projector[];

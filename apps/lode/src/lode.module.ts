@@ -25,6 +25,8 @@ import {
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProtectedBranches1763780001300,
+  ProtectedTags1763780002500,
+  ProtectedBranchForcePush1763780002501,
   PushesOnOwnStreams1763780001800,
   Releases1763780001600,
   ProjectsHttpModule,
@@ -63,6 +65,8 @@ export const MIGRATIONS = [
   ThrottleCounters1763780001700,
   PushesOnOwnStreams1763780001800,
   DeliveriesOnOwnStreams1763780001900,
+  ProtectedTags1763780002500,
+  ProtectedBranchForcePush1763780002501,
 ];
 
 export interface LodeParts {
