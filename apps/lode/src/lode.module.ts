@@ -13,6 +13,7 @@ import { Groups1763780000300, GroupsHttpModule, GroupsModule, GroupsWorkerModule
 import {
   HookDeliveries1763780000600,
   DeliveriesOnOwnStreams1763780001900,
+  HookBranchFilter1763780002502,
   HookSecrets1763780000700,
   Hooks1763780000500,
   HooksHttpModule,
@@ -67,6 +68,7 @@ export const MIGRATIONS = [
   DeliveriesOnOwnStreams1763780001900,
   ProtectedTags1763780002500,
   ProtectedBranchForcePush1763780002501,
+  HookBranchFilter1763780002502,
 ];
 
 export interface LodeParts {
