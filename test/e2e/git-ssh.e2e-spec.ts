@@ -314,7 +314,7 @@ describe('git over SSH', () => {
     );
     const refused = await git(['push', sshUrl(`${owner.username}/new-name`), 'master:more'], dir, env);
     expect(refused.status).not.toBe(0);
-    expect(refused.out).toContain('GitLab: You are not allowed to push code to an archived project.');
+    expect(refused.out).toContain('GitLab: You are not allowed to push code to this project.');
   });
 
   it('stops a key the moment it is deleted, and a blocked user at once', async () => {

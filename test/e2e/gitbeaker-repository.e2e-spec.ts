@@ -338,6 +338,7 @@ describe('gitbeaker 43 drives the repository API', () => {
       name: 'release-*',
       push_access_levels: [{ access_level: 30, access_level_description: 'Developers + Masters' }],
       merge_access_levels: [{ access_level: 40, access_level_description: 'Masters' }],
+      allow_force_push: false,
     });
     expect(await api.ProtectedBranches.show(projectId, 'release-*')).toEqual(rule);
     expect((await api.ProtectedBranches.all(projectId)).map((r) => r.name)).toEqual(['master', 'release-*']);
@@ -351,12 +352,12 @@ describe('gitbeaker 43 drives the repository API', () => {
       400,
       'push_access_level does not have a valid value',
     ]);
-    // `edit` is `PATCH .../protected_branches/:name`, which GitLab added in 15.6; 10.x has no such
-    // route, and neither has Lode: the 404 of an unknown route.
-    expect(await refusal(api.ProtectedBranches.edit(projectId, 'release-*', { allowForcePush: true }))).toEqual([
-      404,
-      '404 Not Found',
-    ]);
+    // `edit` is `PATCH .../protected_branches/:name` (GitLab 15.6 in the free tier): Lode takes its
+    // `allow_force_push` (test/e2e/protected-tags.e2e-spec.ts holds it to pushes).
+    expect(await api.ProtectedBranches.edit(projectId, 'release-*', { allowForcePush: true })).toMatchObject({
+      name: 'release-*',
+      allow_force_push: true,
+    });
     // A developer may push to a branch the rule covers.
     await asDeveloper.Commits.create(projectId, 'release-1', 'r', [{ action: 'create', filePath: 'r', content: 'r' }], {
       startBranch: 'master',
@@ -486,6 +487,7 @@ describe('gitbeaker 43 drives the repository API', () => {
         name: 'master',
         pushAccessLevels: [{ accessLevel: 40, accessLevelDescription: 'Masters' }],
         mergeAccessLevels: [{ accessLevel: 40, accessLevelDescription: 'Masters' }],
+        allowForcePush: false,
       },
     ]);
   });

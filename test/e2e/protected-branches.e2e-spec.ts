@@ -21,6 +21,7 @@ const rule = (name: string, push = masters, merge = masters) => ({
   name,
   push_access_levels: push,
   merge_access_levels: merge,
+  allow_force_push: false,
 });
 
 /** Every protected branch answer is GitLab 10.x's entity, its levels included. */
@@ -397,8 +398,8 @@ describe('protected branches', () => {
       });
       const rules = await t.app.get(ProtectedBranchQueries).forProject(project);
       expect(rules).toEqual([
-        { name: 'master', pushAccessLevel: 40, mergeAccessLevel: 40 },
-        { name: 'release-*', pushAccessLevel: 30, mergeAccessLevel: 40 },
+        { name: 'master', pushAccessLevel: 40, mergeAccessLevel: 40, allowForcePush: false },
+        { name: 'release-*', pushAccessLevel: 30, mergeAccessLevel: 40, allowForcePush: false },
       ]);
       expect(ProtectedBranchPolicy.branchFlags(rules, 'release-1.0')).toEqual({
         protected: true,

@@ -23,6 +23,7 @@ import { SystemHookProjection } from '../../libs/hooks/src/projections/system-ho
 import { DeployKeyProjection } from '../../libs/projects/src/deploy-keys/deploy-key.projection';
 import { ProjectProjection } from '../../libs/projects/src/projects/project.projection';
 import { ProtectedBranchProjection } from '../../libs/projects/src/protected-refs/protected-branch.projection';
+import { ProtectedTagProjection } from '../../libs/projects/src/protected-refs/protected-tag.projection';
 import { ReleaseProjection } from '../../libs/projects/src/releases/release.projection';
 import { UserProjection } from '../../libs/users/src/projections/user.projection';
 import { dropDatabase, testConfig } from './test-app';
@@ -52,6 +53,7 @@ export const allProjectors = (): Projector[] =>
     new ProjectProjection(),
     new DeployKeyProjection(),
     new ProtectedBranchProjection(),
+    new ProtectedTagProjection(),
     new ReleaseProjection(),
     new ProjectHookProjection(),
     new SystemHookProjection(),

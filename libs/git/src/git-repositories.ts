@@ -313,6 +313,17 @@ export interface NewCherryPick {
   committer: Person;
 }
 
+/** A revert to write: `commit` undone on top of `onto` by `person` (author and committer). */
+export interface NewRevert {
+  commit: string;
+  onto: string;
+  message: string;
+  person: Person;
+}
+
+/** A revert's commit, or why it cannot be made: its changes clash with `onto`, or `onto` has none of them. */
+export type RevertOutcome = { sha: string } | { refused: 'conflict' | 'empty' };
+
 /** An API write that cannot be made as asked, in GitLab's words (a 400 `{"message": ...}`). */
 export class CommitRefused extends Error {}
 
@@ -351,6 +362,11 @@ export abstract class GitRepositories {
   abstract setHeadBranch(repo: RepoRef, branch: string): Promise<void>;
   /** The commit a branch, tag or sha names; undefined when it names none. */
   abstract resolveCommit(repo: RepoRef, ref: string): Promise<CommitInfo | undefined>;
+  /**
+   * git's `merge-base` of commits (full ids): the best common ancestor of the first and any of the
+   * others (a merge of them); undefined when they share no history.
+   */
+  abstract mergeBase(repo: RepoRef, shas: string[]): Promise<string | undefined>;
   /** Entries under `path` at `ref` (trees first, then blobs, then submodules); undefined when the ref or path is unknown. */
   abstract tree(repo: RepoRef, ref: string, path: string, recursive: boolean): Promise<TreeEntry[] | undefined>;
   /** A blob read whole (the API's base64 blob). */
@@ -425,6 +441,11 @@ export abstract class GitRepositories {
    * conflict, or nothing left to change (GitLab's `CreateTreeError`).
    */
   abstract writeCherryPick(repo: RepoRef, pick: NewCherryPick): Promise<string | undefined>;
+  /**
+   * Writes the revert of `revert.commit` on top of `revert.onto` (a merge commit against its first
+   * parent) with libgit2; no ref moves. Refused when it conflicts or changes nothing.
+   */
+  abstract writeRevert(repo: RepoRef, revert: NewRevert): Promise<RevertOutcome>;
   /**
    * Moves `ref` from `before` to `after` only if it still holds `before` (forty zeros: it must not
    * exist yet; `after` zeros: delete it). False when another writer moved it first.

@@ -24,6 +24,8 @@ export {
   type FileAction,
   type NewCommit,
   type NewCherryPick,
+  type NewRevert,
+  type RevertOutcome,
   type NewTagObject,
   type Person,
   type GitPackIo,

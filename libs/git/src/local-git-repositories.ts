@@ -23,6 +23,8 @@ import {
   type GitHttpOptions,
   type NewCommit,
   type NewCherryPick,
+  type NewRevert,
+  type RevertOutcome,
   type NewTagObject,
   type GitPackIo,
   type GitPackOptions,
@@ -40,7 +42,7 @@ import {
 } from './git-repositories';
 import * as history from './history';
 import { serveGitHttp } from './http-backend';
-import { writeCherryPick, writeCommit, writeTagObject } from './nodegit-commits';
+import { writeCherryPick, writeCommit, writeRevert, writeTagObject } from './nodegit-commits';
 import { NodegitRepositories } from './nodegit-repositories';
 import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
@@ -232,6 +234,10 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     return this.reads.branches(this.path(repo), defaultBranch);
   }
 
+  mergeBase(repo: RepoRef, shas: string[]): Promise<string | undefined> {
+    return this.reads.mergeBase(this.path(repo), shas);
+  }
+
   compare(repo: RepoRef, from: string, to: string, limits: CompareLimits): Promise<Comparison> {
     return this.reads.compare(this.path(repo), from, to, limits);
   }
@@ -390,6 +396,10 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
 
   writeCherryPick(repo: RepoRef, pick: NewCherryPick): Promise<string | undefined> {
     return writeCherryPick(this.path(repo), pick);
+  }
+
+  writeRevert(repo: RepoRef, revert: NewRevert): Promise<RevertOutcome> {
+    return writeRevert(this.path(repo), revert);
   }
 
   async moveRef(repo: RepoRef, ref: string, before: string, after: string): Promise<boolean> {

@@ -1,4 +1,12 @@
-import type { FileAction, NewCherryPick, NewCommit, NewTagObject, Person } from './git-repositories';
+import type {
+  FileAction,
+  NewCherryPick,
+  NewCommit,
+  NewRevert,
+  NewTagObject,
+  Person,
+  RevertOutcome,
+} from './git-repositories';
 import { CommitRefused } from './git-repositories';
 import { loadNodegit } from './nodegit-repositories';
 
@@ -57,6 +65,7 @@ interface NodegitWriteApi {
     annotationCreate(repo: Repo, name: string, target: GitObject, tagger: Signature, message: string): Promise<Oid>;
   };
   Cherrypick: { commit(repo: Repo, pick: Commit, ours: Commit, mainline: number): Promise<Index> };
+  Revert: { commit(repo: Repo, revert: Commit, ours: Commit, mainline: number): Promise<Index> };
   Commit: {
     create(
       repo: Repo,
@@ -246,6 +255,24 @@ export async function writeCherryPick(repoPath: string, pick: NewCherryPick): Pr
       [onto],
     )
   ).tostrS();
+}
+
+/**
+ * GitLab's `Commits::RevertService` through Gitaly's UserRevert: libgit2's revert of `revert.commit`
+ * on `revert.onto` (a merge commit against its first parent) as an index; `conflict` when it does not
+ * apply, `empty` when the tree stays as it was (already reverted); else a commit by `revert.person`.
+ */
+export async function writeRevert(repoPath: string, revert: NewRevert): Promise<RevertOutcome> {
+  const repo = await NodeGit.Repository.openBare(repoPath);
+  const [commit, onto] = await Promise.all([repo.getCommit(revert.commit), repo.getCommit(revert.onto)]);
+  const index = await NodeGit.Revert.commit(repo, commit, onto, commit.parentcount() > 1 ? 1 : 0);
+  if (index.hasConflicts()) return { refused: 'conflict' };
+  const treeId = await index.writeTreeTo(repo);
+  if (treeId.tostrS() === (await onto.getTree()).id().tostrS()) return { refused: 'empty' };
+  const person = signature(revert.person);
+  const tree = await repo.getTree(treeId);
+  const sha = await NodeGit.Commit.create(repo, null, person, person, 'UTF-8', revert.message, tree, 1, [onto]);
+  return { sha: sha.tostrS() };
 }
 
 /** A person at a moment, with the moment's offset as the person gave it (UTC when none). */

@@ -398,6 +398,30 @@ export class NodegitRepositories {
     return branches;
   }
 
+  /**
+   * The best common ancestor of the first commit and any of the others: each pair's merge base, then
+   * the one no other candidate descends from (git's `merge-base A B C` is A against a merge of B and C).
+   */
+  async mergeBase(path: string, shas: string[]): Promise<string | undefined> {
+    const repo = await this.repository(path);
+    const [first, ...others] = shas.map((sha) => NodeGit.Oid.fromString(sha));
+    const candidates: Oid[] = [];
+    for (const other of others) {
+      try {
+        candidates.push(await NodeGit.Merge.base(repo, first, other));
+      } catch {
+        // unrelated histories: no base from this pair
+      }
+    }
+    for (const c of candidates) {
+      let beaten = false;
+      for (const d of candidates)
+        if (d.tostrS() !== c.tostrS() && (await NodeGit.Graph.descendantOf(repo, d, c))) beaten = true;
+      if (!beaten) return c.tostrS();
+    }
+    return undefined;
+  }
+
   async compare(path: string, from: string, to: string, limits: CompareLimits): Promise<Comparison> {
     const repo = await this.repository(path);
     const [base, head] = await Promise.all([this.commit(repo, from), this.commit(repo, to)]);

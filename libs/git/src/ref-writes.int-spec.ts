@@ -63,6 +63,34 @@ describe('LocalGitRepositories tag objects and cherry-picks', () => {
     expect(await git.tag(repo, 'v1.0')).toMatchObject({ target: sha, message: 'Release 1.0', commit: { id: base } });
   });
 
+  it('reverts a commit on a tip by the caller, refuses an empty or conflicting revert, and finds merge bases', async () => {
+    // `change` edited b.txt on `base`; undone on `other` (which kept b.txt as `base` had it) it is empty.
+    expect(await git.writeRevert(repo, { commit: change, onto: other, message: 'Revert', person: cy })).toEqual({
+      refused: 'empty',
+    });
+    const onChange = await commit(change, 'a.txt', 'one\ntwo\nthree\nfour\n');
+    const reverted = await git.writeRevert(repo, { commit: change, onto: onChange, message: 'Revert "x"', person: cy });
+    if (!('sha' in reverted)) throw new Error('refused');
+    expect(await gitOk(['show', '-s', '--format=%an|%cn|%P|%B', reverted.sha], path)).toBe(
+      `Cy Caller|Cy Caller|${onChange}|Revert "x"\n`,
+    );
+    expect(await gitOk(['show', `${reverted.sha}:b.txt`], path)).toBe('b\n');
+    const clash = await commit(change, 'b.txt', 'b changed again\n');
+    expect(await git.writeRevert(repo, { commit: change, onto: clash, message: 'm', person: cy })).toEqual({
+      refused: 'conflict',
+    });
+    expect(await git.mergeBase(repo, [onChange, other])).toBe(base);
+    expect(await git.mergeBase(repo, [onChange, clash, other])).toBe(change);
+    const orphan = await git.writeCommit(repo, {
+      parent: null,
+      actions: [{ action: 'create', filePath: 'z', content: Buffer.from('z') }],
+      message: 'orphan',
+      author: ann,
+      committer: ann,
+    });
+    expect(await git.mergeBase(repo, [orphan, other])).toBeUndefined();
+  });
+
   it('cherry-picks a commit onto another: the original author, the caller as committer, one parent', async () => {
     const sha = (await git.writeCherryPick(repo, {
       commit: change,

@@ -6,6 +6,8 @@ export { Projects1763780000400 } from './migrations/1763780000400-projects';
 export { ProjectAvatars1763780000800 } from './migrations/1763780000800-project-avatars';
 export { DeployKeys1763780001100 } from './migrations/1763780001100-deploy-keys';
 export { ProtectedBranches1763780001300 } from './migrations/1763780001300-protected-branches';
+export { ProtectedTags1763780002500 } from './migrations/1763780002500-protected-tags';
+export { ProtectedBranchForcePush1763780002501 } from './migrations/1763780002501-protected-branch-force-push';
 export {
   ProjectQueries,
   type AuthorizedProject,
@@ -69,6 +71,7 @@ export { ProtectedBranchQueries } from './protected-refs/protected-branch.querie
 export {
   ProtectedBranchPolicy,
   PROTECTED_BRANCH_REFUSALS,
+  ruleMatches,
   type BranchCaller,
   type BranchChange,
   type BranchProtectionFlags,
@@ -78,6 +81,14 @@ export {
 } from './protected-refs/protected-branch';
 export { ProtectRepositoryBranch } from './protected-refs/protect-repository-branch.command';
 export { UnprotectRepositoryBranch } from './protected-refs/unprotect-repository-branch.command';
+/** Protected tags: a project's rules (`ProtectedTagQueries.forProject`) and the pre-receive gate's decision on them. */
+export { ProtectedTagQueries } from './protected-refs/protected-tag.queries';
+export {
+  ProtectedTagPolicy,
+  PROTECTED_TAG_REFUSALS,
+  type ProtectedTagRule,
+  type TagChange,
+} from './protected-refs/protected-tag';
 /**
  * Release notes of tags: the command behind `POST|PUT .../tags/:tag_name/release`, the releases of a
  * page of tags in one query (`ReleaseQueries.forTags`), and for the tag deletion endpoint the command

@@ -30,6 +30,9 @@ import { CreateProtectedBranchHandler } from './protected-refs/create-protected-
 import { ProtectRepositoryBranchHandler } from './protected-refs/protect-repository-branch.command';
 import { RemoveProtectedBranchHandler } from './protected-refs/remove-protected-branch.command';
 import { UnprotectRepositoryBranchHandler } from './protected-refs/unprotect-repository-branch.command';
+import { UpdateProtectedBranchHandler } from './protected-refs/update-protected-branch.command';
+import { CreateProtectedTagHandler } from './protected-refs/create-protected-tag.command';
+import { RemoveProtectedTagHandler } from './protected-refs/remove-protected-tag.command';
 import { CreateTagReleaseHandler } from './releases/create-tag-release.command';
 import { CreateReleaseHandler } from './releases/create-release.command';
 import { UpdateReleaseHandler } from './releases/update-release.command';
@@ -61,9 +64,11 @@ import { ProjectSharingController } from './sharing/project-sharing.controller';
 import { ProjectsController } from './projects/projects.controller';
 import { DeployKeysController } from './deploy-keys/deploy-keys.controller';
 import { ProtectedBranchesController } from './protected-refs/protected-branches.controller';
+import { ProtectedTagsController } from './protected-refs/protected-tags.controller';
 import { DeployKeyProjection } from './deploy-keys/deploy-key.projection';
 import { ProjectProjection } from './projects/project.projection';
 import { ProtectedBranchProjection } from './protected-refs/protected-branch.projection';
+import { ProtectedTagProjection } from './protected-refs/protected-tag.projection';
 import { ReleaseProjection } from './releases/release.projection';
 import { DeployKeyQueries } from './deploy-keys/deploy-key.queries';
 import { PendingPushes } from './pushes/pending-pushes';
@@ -74,6 +79,7 @@ import { RecordRepositoryPushHandler } from './pushes/record-repository-push.com
 import { ProjectQueries } from './projects/project.queries';
 import { ProjectSharingQueries } from './sharing/project-sharing.queries';
 import { ProtectedBranchQueries } from './protected-refs/protected-branch.queries';
+import { ProtectedTagQueries } from './protected-refs/protected-tag.queries';
 import { ReleaseQueries } from './releases/release.queries';
 import { ProjectUploadsController, UploadsController } from './uploads/uploads.controller';
 
@@ -160,6 +166,9 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     RemoveProtectedBranchHandler,
     ProtectRepositoryBranchHandler,
     UnprotectRepositoryBranchHandler,
+    UpdateProtectedBranchHandler,
+    CreateProtectedTagHandler,
+    RemoveProtectedTagHandler,
     CreateTagReleaseHandler,
     UpdateTagReleaseHandler,
     TagReleaseWrites,
@@ -173,6 +182,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     ProjectProjection,
     DeployKeyProjection,
     ProtectedBranchProjection,
+    ProtectedTagProjection,
     ReleaseProjection,
     ProjectQueries,
     ProjectSharingQueries,
@@ -181,6 +191,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     PushInspector,
     PushRecorder,
     ProtectedBranchQueries,
+    ProtectedTagQueries,
     ReleaseQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
     { provide: DeployKeyFingerprints, useClass: ProjectDeployKeyFingerprints },
@@ -193,6 +204,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     PendingPushes,
     PushRecorder,
     ProtectedBranchQueries,
+    ProtectedTagQueries,
     ReleaseQueries,
     NamespaceContents,
     DeployKeyFingerprints,
@@ -206,13 +218,20 @@ export class ProjectsModule implements OnModuleInit {
     private readonly projection: ProjectProjection,
     private readonly deployKeys: DeployKeyProjection,
     private readonly protectedBranches: ProtectedBranchProjection,
+    private readonly protectedTags: ProtectedTagProjection,
     private readonly releases: ReleaseProjection,
   ) {}
 
   onModuleInit(): void {
     // Deploy keys after projects: a project's deletion removes its row before its keys' orphans are dropped.
-    // Protected branches and releases after projects: their rows reference the project's.
-    this.projections.register(this.projection, this.deployKeys, this.protectedBranches, this.releases);
+    // Protected branches, tags and releases after projects: their rows reference the project's.
+    this.projections.register(
+      this.projection,
+      this.deployKeys,
+      this.protectedBranches,
+      this.protectedTags,
+      this.releases,
+    );
     this.routes.register(gitJobsRoute);
   }
 }
@@ -235,6 +254,7 @@ export class ProjectsModule implements OnModuleInit {
     DeployKeysController,
     ProtectedBranchesController,
     UserMembershipsController,
+    ProtectedTagsController,
   ],
   // The reconciler runs beside the API (the processes that take pushes), not in a worker or the command line.
   providers: [

@@ -61,6 +61,7 @@ describe('project hook secrets stay out of the events', () => {
           url: 'https://deploy:*****@hooks.example.com/x?y=1',
           enableSslVerification: true,
           events: HOOK_DEFAULTS.events,
+          pushEventsBranchFilter: null,
           at: NOW.toISOString(),
         },
       },
@@ -80,6 +81,7 @@ describe('project hook secrets stay out of the events', () => {
             url: 'https://deploy:*****@hooks.example.com/x?y=1',
             enableSslVerification: true,
             events: HOOK_DEFAULTS.events,
+            pushEventsBranchFilter: null,
           },
           at: NOW.toISOString(),
         },
@@ -92,5 +94,32 @@ describe('project hook secrets stay out of the events', () => {
     expect(maskCredentials('https://ghp_token123@h.example/p')).toBe('https://*****@h.example/p');
     expect(maskCredentials('https://h.example/p?token=q')).toBe('https://h.example/p?token=q');
     expect(maskCredentials('not a url')).toBe('not a url');
+  });
+});
+
+describe('push_events_branch_filter', () => {
+  const settings = (pushEventsBranchFilter: string | null) => ({
+    ...HOOK_DEFAULTS,
+    url: 'https://hooks.example.com/',
+    pushEventsBranchFilter,
+  });
+
+  it('keeps a name or a wildcard, and none, in the record', () => {
+    for (const filter of ['release/*', 'master', '*-stable', '', null]) {
+      const [e] = addHook(initial(), 8, 3, settings(filter), NOW);
+      expect(e.type === 'ProjectHookAdded' && e.data.pushEventsBranchFilter).toBe(filter);
+    }
+    const [u] = updateHook(given(added), 3, settings('main'), NOW);
+    expect(u.type === 'ProjectHookUpdated' && u.data.settings.pushEventsBranchFilter).toBe('main');
+  });
+
+  it("refuses what is no branch name with its wildcards taken as letters, in GitLab 11.3's 404", () => {
+    const refused = (filter: string) => () => addHook(initial(), 8, 3, settings(filter), NOW);
+    expect(refused('a..b')).toThrow(
+      '404 Project hook {:push_events_branch_filter=>["is not a valid branch name"]} Not Found',
+    );
+    expect(refused('x~y')).toThrow(/is not a valid branch name/);
+    expect(refused('x'.repeat(4001))).toThrow(/is longer than the allowed length of 4000 characters\./);
+    expect(() => updateHook(given(added), 3, settings('bad name'), NOW)).toThrow(/is not a valid branch name/);
   });
 });

@@ -1,3 +1,4 @@
+import { validRefName } from '@app/git';
 import { NotFound } from '@app/platform';
 import { maskCredentials } from './hook-url';
 
@@ -27,14 +28,42 @@ export interface HookSettings {
   token: string | null;
   enableSslVerification: boolean;
   events: Record<HookEventSwitch, boolean>;
+  /**
+   * GitLab 11.3's `push_events_branch_filter`: push events of branches it matches only (a name or a
+   * wildcard); null or empty for every branch. Absent in events before it existed (read as null).
+   */
+  pushEventsBranchFilter?: string | null;
 }
 
 /** What the events keep of a hook's settings: no token, and the URL's credentials masked. */
 export type HookRecordSettings = Omit<HookSettings, 'token'>;
 
-export function recordSettings({ url, enableSslVerification, events }: HookSettings): HookRecordSettings {
-  return { url: maskCredentials(url), enableSslVerification, events };
+export function recordSettings({
+  url,
+  enableSslVerification,
+  events,
+  pushEventsBranchFilter,
+}: HookSettings): HookRecordSettings {
+  return { url: maskCredentials(url), enableSslVerification, events, pushEventsBranchFilter };
 }
+
+/**
+ * GitLab's `BranchFilterValidator` (the value is squished first): with its wildcards taken for
+ * letters, a valid branch name, at most 4000 characters. 11.3's hooks API answers a failed
+ * validation other than the URL's with `not_found!("Project hook #{hook.errors.messages}")`, a 404
+ * whose message is Ruby's rendering of the errors hash.
+ */
+function checkBranchFilter(filter: string | null | undefined): void {
+  if (!filter) return;
+  const errors: string[] = [];
+  if (!validRefName(filter.replaceAll('*', 'x'))) errors.push('is not a valid branch name');
+  if (filter.length > 4000) errors.push('is longer than the allowed length of 4000 characters.');
+  if (errors.length)
+    throw new NotFound(`Project hook {:push_events_branch_filter=>[${errors.map((e) => `"${e}"`).join(', ')}]}`);
+}
+
+/** GitLab's `squish`: whitespace at the ends removed, runs of it inside made one space. */
+export const squish = (value: string) => value.trim().replace(/\s+/g, ' ');
 
 /** GitLab's defaults: push events on, everything else off, certificates verified. */
 export const HOOK_DEFAULTS: Omit<HookSettings, 'url'> = {
@@ -50,6 +79,7 @@ export const HOOK_DEFAULTS: Omit<HookSettings, 'url'> = {
     pipelineEvents: false,
     wikiPageEvents: false,
   },
+  pushEventsBranchFilter: null,
 };
 
 export type ProjectHookEvent =
@@ -104,6 +134,7 @@ export function addHook(
   now: Date,
 ): ProjectHookEvent[] {
   if (s.exists) throw new Error(`hook ${hookId} exists already`);
+  checkBranchFilter(settings.pushEventsBranchFilter);
   return [
     { type: 'ProjectHookAdded', data: { hookId, projectId, ...recordSettings(settings), at: now.toISOString() } },
   ];
@@ -112,6 +143,7 @@ export function addHook(
 /** PUT sends the whole hook again (GitLab requires `url`); the record is replaced. */
 export function updateHook(s: ProjectHook, projectId: number, settings: HookSettings, now: Date): ProjectHookEvent[] {
   const h = existing(s, projectId);
+  checkBranchFilter(settings.pushEventsBranchFilter);
   return [
     {
       type: 'ProjectHookUpdated',

@@ -15,7 +15,7 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/com
 import { CommandBus } from '@nestjs/cqrs';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import { ChangeProjectHook } from '../commands/hook.commands';
-import { HOOK_DEFAULTS, type HookSettings } from '../domain/project-hook';
+import { HOOK_DEFAULTS, squish, type HookSettings } from '../domain/project-hook';
 import { HookQueries, type DeliveryRow, type HookRow } from '../queries/hook.queries';
 
 export class HookDto {
@@ -27,10 +27,14 @@ export class HookDto {
   @IsOptional() @ToBool() @IsBoolean() note_events?: boolean;
   @IsOptional() @ToBool() @IsBoolean() job_events?: boolean;
   @IsOptional() @ToBool() @IsBoolean() pipeline_events?: boolean;
-  /** GitLab's write name for what the hook record calls `wiki_page_events`. */
+  /** 10.x's own name (`lib/api/project_hooks.rb`), which python-gitlab and Terraform send. */
+  @IsOptional() @ToBool() @IsBoolean() wiki_page_events?: boolean;
+  /** The name older docs gave it, still taken for `wiki_page_events`. */
   @IsOptional() @ToBool() @IsBoolean() wiki_events?: boolean;
   @IsOptional() @ToBool() @IsBoolean() enable_ssl_verification?: boolean;
   @IsOptional() @IsString() token?: string;
+  /** GitLab 11.3: push events of matching branches only (a name or a `*` wildcard). */
+  @IsOptional() @IsString() push_events_branch_filter?: string;
 }
 
 function settings(p: HookDto): HookSettings {
@@ -47,8 +51,9 @@ function settings(p: HookDto): HookSettings {
       noteEvents: p.note_events ?? d.noteEvents,
       jobEvents: p.job_events ?? d.jobEvents,
       pipelineEvents: p.pipeline_events ?? d.pipelineEvents,
-      wikiPageEvents: p.wiki_events ?? d.wikiPageEvents,
+      wikiPageEvents: p.wiki_page_events ?? p.wiki_events ?? d.wikiPageEvents,
     },
+    pushEventsBranchFilter: p.push_events_branch_filter === undefined ? null : squish(p.push_events_branch_filter),
   };
 }
 
@@ -68,6 +73,7 @@ export const serializeHook = (h: HookRow) => ({
   pipeline_events: h.pipeline_events,
   wiki_page_events: h.wiki_page_events,
   job_events: h.job_events,
+  push_events_branch_filter: h.push_events_branch_filter,
 });
 
 const serializeDelivery = (d: DeliveryRow) => ({

@@ -15,6 +15,7 @@ const columns = (s: HookRecordSettings) => [
   s.events.pipelineEvents,
   s.events.wikiPageEvents,
   s.enableSslVerification,
+  s.pushEventsBranchFilter ?? null,
 ];
 
 const on: EventHandlers<ProjectHookEvent> = {
@@ -22,15 +23,16 @@ const on: EventHandlers<ProjectHookEvent> = {
     // A hook added by a command racing the project's deletion finds no project: nothing to keep.
     await db.query(
       `insert into project_hooks (id, project_id, url, push_events, tag_push_events, issues_events, merge_requests_events, note_events,
-             job_events, pipeline_events, wiki_page_events, enable_ssl_verification, created_at)
-           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 where ${projectExistsSql('$2')}`,
+             job_events, pipeline_events, wiki_page_events, enable_ssl_verification, push_events_branch_filter, created_at)
+           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 where ${projectExistsSql('$2')}`,
       [d.hookId, d.projectId, ...columns(d), d.at],
     );
   },
   ProjectHookUpdated: async ({ data: d }, db) => {
     await db.query(
       `update project_hooks set url = $2, push_events = $3, tag_push_events = $4, issues_events = $5, merge_requests_events = $6,
-             note_events = $7, job_events = $8, pipeline_events = $9, wiki_page_events = $10, enable_ssl_verification = $11 where id = $1`,
+             note_events = $7, job_events = $8, pipeline_events = $9, wiki_page_events = $10, enable_ssl_verification = $11,
+             push_events_branch_filter = $12 where id = $1`,
       [d.hookId, ...columns(d.settings)],
     );
   },

@@ -105,6 +105,7 @@ describe('HookQueries', () => {
         pipeline_events: false,
         wiki_page_events: false,
         enable_ssl_verification: false,
+        push_events_branch_filter: null,
         created_at: new Date(AT),
       });
       await expect(q.hook(11, 2)).rejects.toThrow(NotFound);
@@ -132,6 +133,7 @@ describe('HookQueries', () => {
           enable_ssl_verification: true,
           push_events: true,
           tag_push_events: false,
+          push_events_branch_filter: null,
         },
         {
           id: 2,
@@ -139,6 +141,7 @@ describe('HookQueries', () => {
           enable_ssl_verification: false,
           push_events: false,
           tag_push_events: true,
+          push_events_branch_filter: null,
         },
       ]);
       expect((await q.pushTargets(11)).map((h) => h.id)).toEqual([4]);
@@ -153,6 +156,7 @@ describe('HookQueries', () => {
         enable_ssl_verification: true,
         push_events: false,
         tag_push_events: false,
+        push_events_branch_filter: null,
       });
       expect(await q.deliveryTarget(3, 11)).toBeUndefined();
       expect(await q.deliveryTarget(5, 10)).toBeUndefined();

@@ -16,6 +16,7 @@ export interface HookRow {
   pipeline_events: boolean;
   wiki_page_events: boolean;
   enable_ssl_verification: boolean;
+  push_events_branch_filter: string | null;
   created_at: Date;
 }
 
@@ -39,12 +40,14 @@ export interface HookTarget {
   enable_ssl_verification: boolean;
   push_events: boolean;
   tag_push_events: boolean;
+  /** Branch pushes it hears: those this matches (a name or a wildcard); every one when null or empty. */
+  push_events_branch_filter: string | null;
 }
 
-const TARGET_COLUMNS = `id, url, enable_ssl_verification, push_events, tag_push_events`;
+const TARGET_COLUMNS = `id, url, enable_ssl_verification, push_events, tag_push_events, push_events_branch_filter`;
 
 const COLUMNS = `id, url, project_id, push_events, tag_push_events, issues_events, merge_requests_events, note_events, job_events,
-  pipeline_events, wiki_page_events, enable_ssl_verification, created_at`;
+  pipeline_events, wiki_page_events, enable_ssl_verification, push_events_branch_filter, created_at`;
 
 /** Reads of project hooks and their delivery log. */
 @Injectable()

@@ -12,7 +12,7 @@ import {
   type Recorded,
   workerOptions,
 } from '@app/platform';
-import { ProjectQueries, isTagRef, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
+import { ProjectQueries, isTagRef, ruleMatches, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
 import { UserQueries } from '@app/users';
 import { InjectQueue, Processor } from '@nestjs/bullmq';
 import { CommandBus } from '@nestjs/cqrs';
@@ -85,6 +85,13 @@ export const hookSecretsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
 };
 
 /**
+ * GitLab 11.3's `ActiveHookFilter`: a hook with a `push_events_branch_filter` hears the push events of
+ * the branches it matches (the protected-branch wildcard, `RefMatcher`); tag pushes are not filtered.
+ */
+const matchesBranchFilter = (filter: string | null, ref: string) =>
+  !filter || ruleMatches(filter, ref.replace(/^refs\/heads\//, ''));
+
+/**
  * Webhook delivery. The fan-out builds GitLab's payload once per ref update and queues one delivery
  * per subscribed hook (stable job ids: a fan-out run twice queues nothing twice). A delivery POSTs
  * with GitLab's headers, records the attempt in the hook's log, and throws on failure so BullMQ
@@ -129,7 +136,9 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       : { id: push.userId, name: 'Ghost User', username: 'ghost', email: '' };
     const jobs = push.updates.flatMap((update, i) => {
       const tag = isTagRef(update.ref);
-      const subscribed = hooks.filter((h) => (tag ? h.tag_push_events : h.push_events));
+      const subscribed = hooks.filter((h) =>
+        tag ? h.tag_push_events : h.push_events && matchesBranchFilter(h.push_events_branch_filter, update.ref),
+      );
       if (!subscribed.length) return [];
       const payload = pushPayload(update, project, pusher, this.config);
       const event = hookEventName(update.ref);

@@ -8,6 +8,7 @@ import {
   type ProjectMembers,
 } from '../members/project-members';
 import { evolveRules, type ProtectedBranchEvent, type ProtectedBranchRule } from '../protected-refs/protected-branch';
+import { evolveTagRules, type ProtectedTagEvent, type ProtectedTagRule } from '../protected-refs/protected-tag';
 import { evolveReleases, type ReleaseEvent } from '../releases/release';
 import { evolveReleaseLinks, type ReleaseLinkEvent, type ReleaseLinkState } from '../releases/release-link';
 import { housekeepingPending, type HousekeepingEvent } from '../repository-jobs/housekeeping';
@@ -80,6 +81,7 @@ export type ProjectEvent =
   // The push that named the default branch (every other push is on a stream of its own).
   | { type: 'RepositoryPushed'; data: RepositoryPushedData }
   | ProtectedBranchEvent
+  | ProtectedTagEvent
   | ReleaseEvent
   | ReleaseLinkEvent;
 
@@ -99,6 +101,8 @@ export type Project =
       housekeepingPending: boolean;
       /** In creation order, as GitLab lists them. */
       protectedBranches: ProtectedBranchRule[];
+      /** In creation order, as GitLab lists them. */
+      protectedTags: ProtectedTagRule[];
       /** The tags that have release notes. */
       releases: string[];
       /** The releases' asset links, as far as their uniqueness checks read them. */
@@ -122,6 +126,7 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       ...forkState(e.type === 'ProjectForked' ? e.data.forkedFromId : null),
       housekeepingPending: false,
       protectedBranches: [],
+      protectedTags: [],
       releases: [],
       releaseLinks: [],
     };
@@ -169,6 +174,9 @@ export function evolve(s: Project, e: ProjectEvent): Project {
     case 'ProtectedBranchUpdated':
     case 'ProtectedBranchRemoved':
       return { ...s, protectedBranches: evolveRules(s.protectedBranches, e) };
+    case 'ProtectedTagCreated':
+    case 'ProtectedTagRemoved':
+      return { ...s, protectedTags: evolveTagRules(s.protectedTags, e) };
     case 'ProjectReleaseCreated':
     case 'ProjectReleaseUpdated':
     case 'ProjectReleaseChanged':

@@ -11,17 +11,19 @@ const on: EventHandlers<Projected> = {
   ProtectedBranchCreated: async (e, db) => {
     const d = e.data;
     await db.query(
-      `insert into protected_branches (project_id, name, push_access_level, merge_access_level, position, created_at, updated_at)
-           values ($1, $2, $3, $4, $5, $6, $6)`,
-      [d.projectId, d.name, d.pushAccessLevel, d.mergeAccessLevel, e.globalPosition, d.at],
+      `insert into protected_branches (project_id, name, push_access_level, merge_access_level, allow_force_push,
+                                       position, created_at, updated_at)
+           values ($1, $2, $3, $4, $5, $6, $7, $7)`,
+      [d.projectId, d.name, d.pushAccessLevel, d.mergeAccessLevel, d.allowForcePush ?? false, e.globalPosition, d.at],
     );
   },
   ProtectedBranchUpdated: async ({ data: d }, db) => {
     await db.query(
       `update protected_branches set push_access_level = coalesce($3, push_access_level),
-                  merge_access_level = coalesce($4, merge_access_level), updated_at = $5
+                  merge_access_level = coalesce($4, merge_access_level),
+                  allow_force_push = coalesce($5, allow_force_push), updated_at = $6
             where project_id = $1 and name = $2`,
-      [d.projectId, d.name, d.pushAccessLevel ?? null, d.mergeAccessLevel ?? null, d.at],
+      [d.projectId, d.name, d.pushAccessLevel ?? null, d.mergeAccessLevel ?? null, d.allowForcePush ?? null, d.at],
     );
   },
   ProtectedBranchRemoved: async ({ data: d }, db) => {

@@ -48,9 +48,9 @@ describe('ProtectedBranchQueries', () => {
         event({ type: 'ProtectedBranchUpdated', data: { projectId: 10, name: 'main', pushAccessLevel: 0, at: LATER } }),
       );
       expect(await q.forProject(10)).toEqual([
-        { name: 'main', pushAccessLevel: 0, mergeAccessLevel: 40 },
-        { name: 'release/*', pushAccessLevel: 30, mergeAccessLevel: 0 },
-        { name: 'a-dev', pushAccessLevel: 0, mergeAccessLevel: 30 },
+        { name: 'main', pushAccessLevel: 0, mergeAccessLevel: 40, allowForcePush: false },
+        { name: 'release/*', pushAccessLevel: 30, mergeAccessLevel: 0, allowForcePush: false },
+        { name: 'a-dev', pushAccessLevel: 0, mergeAccessLevel: 30, allowForcePush: false },
       ]);
       expect(await q.forProject(12)).toEqual([]);
     }));
@@ -58,7 +58,10 @@ describe('ProtectedBranchQueries', () => {
   it('pages the rules with their total', () =>
     withRules(async (q, db) => {
       const second = await q.page(10, pageOf(2, 2));
-      expect(second).toEqual({ rows: [{ name: 'a-dev', pushAccessLevel: 0, mergeAccessLevel: 30 }], total: 3 });
+      expect(second).toEqual({
+        rows: [{ name: 'a-dev', pushAccessLevel: 0, mergeAccessLevel: 30, allowForcePush: false }],
+        total: 3,
+      });
       await pg.given(db, event({ type: 'ProtectedBranchRemoved', data: { projectId: 10, name: 'main', at: LATER } }));
       const first = await q.page(10, pageOf(1, 2));
       expect([first.total, first.rows.map((r) => r.name)]).toEqual([2, ['release/*', 'a-dev']]);
@@ -66,7 +69,12 @@ describe('ProtectedBranchQueries', () => {
 
   it('finds a rule by its exact name, a wildcard as written, and 404s the rest', () =>
     withRules(async (q) => {
-      expect(await q.get(11, 'main')).toEqual({ name: 'main', pushAccessLevel: 0, mergeAccessLevel: 0 });
+      expect(await q.get(11, 'main')).toEqual({
+        name: 'main',
+        pushAccessLevel: 0,
+        mergeAccessLevel: 0,
+        allowForcePush: false,
+      });
       expect((await q.get(10, 'release/*')).pushAccessLevel).toBe(30);
       await expect(q.get(10, 'release/1.0')).rejects.toThrow(NotFound);
       await expect(q.get(10, 'Main')).rejects.toThrow(NotFound);

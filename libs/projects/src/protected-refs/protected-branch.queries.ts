@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { ProtectedBranchRule } from './protected-branch';
 
-const COLUMNS = `name, push_access_level as "pushAccessLevel", merge_access_level as "mergeAccessLevel"`;
+const COLUMNS = `name, push_access_level as "pushAccessLevel", merge_access_level as "mergeAccessLevel",
+                 allow_force_push as "allowForcePush"`;
 
 /** A project's protected-branch rules, from the `protected_branches` read model. */
 @Injectable()

@@ -10,6 +10,7 @@ import {
   ruleMatches,
   unprotectBranch,
   unprotectBranchLegacy,
+  updateProtectedBranch,
   type BranchCaller,
   type BranchChange,
   type ProtectedBranchRule,
@@ -224,6 +225,26 @@ describe('ProtectedBranchPolicy.branchFlags (the Branch entity)', () => {
   });
 });
 
+describe('updateProtectedBranch (PATCH)', () => {
+  it('sets allow_force_push on the rule of that exact name, nothing when unchanged, 404 without one', () => {
+    const s = given(created, ruleCreated('master'));
+    const allowed: ProjectEvent = {
+      type: 'ProtectedBranchUpdated',
+      data: { projectId: ID, name: 'master', allowForcePush: true, at: AT },
+    };
+    expect(updateProtectedBranch(s, 'master', { allowForcePush: true }, NOW)).toEqual([allowed]);
+    expect(updateProtectedBranch(s, 'master', { allowForcePush: false }, NOW)).toEqual([]);
+    expect(updateProtectedBranch(s, 'master', {}, NOW)).toEqual([]);
+    expect(rulesOf(given(created, ruleCreated('master'), allowed))).toEqual([
+      { name: 'master', pushAccessLevel: 40, mergeAccessLevel: 40, allowForcePush: true },
+    ]);
+    expect(
+      updateProtectedBranch(given(created, ruleCreated('master'), allowed), 'master', { allowForcePush: true }, NOW),
+    ).toEqual([]);
+    expect(() => updateProtectedBranch(s, 'mas*', { allowForcePush: true }, NOW)).toThrow(new NotFound());
+  });
+});
+
 describe('ProtectedBranchPolicy.refusal (the pre-receive gate)', () => {
   const rules: ProtectedBranchRule[] = [
     { name: 'master', pushAccessLevel: 40, mergeAccessLevel: 40 },
@@ -288,6 +309,15 @@ describe('ProtectedBranchPolicy.refusal (the pre-receive gate)', () => {
       expect(refusal(rules, push('master', { forced: true }), caller)).toBe(REFUSED.forcePush);
       expect(refusal(rules, push('release-3', { forced: true }), caller)).toBe(REFUSED.forcePush);
     }
+  });
+
+  it('lets a force push through where a matching rule allows force pushes, still held to the push level', () => {
+    const forcing = [{ name: 'master', pushAccessLevel: 40, mergeAccessLevel: 40, allowForcePush: true }];
+    expect(refusal(forcing, push('master', { forced: true }), maintainer)).toBeUndefined();
+    expect(refusal(forcing, push('master', { forced: true }), developer)).toBe(REFUSED.push);
+    // Another matching rule that allows it is enough (`ProtectedBranch.allow_force_push?` asks any).
+    const either = [...rules, { name: 'release-*', pushAccessLevel: 30, mergeAccessLevel: 40, allowForcePush: true }];
+    expect(refusal(either.slice(1), push('release-3', { forced: true }), developer)).toBeUndefined();
   });
 
   it('refuses deleting a protected branch over git: below master with the master wording, masters and admins as web-only', () => {

@@ -13,6 +13,11 @@ export interface ProtectedBranchRule {
   name: string;
   pushAccessLevel: number;
   mergeAccessLevel: number;
+  /**
+   * GitLab 13.x's `allow_force_push`: a forced update of a branch this rule covers is not refused for
+   * that alone. Absent in events before it existed, and read as false.
+   */
+  allowForcePush?: boolean;
 }
 
 /** GitLab's `ProtectedRefAccess::ALLOWED_ACCESS_LEVELS`: no one, developers + masters, masters. */
@@ -142,7 +147,9 @@ const emptyRepositoryProtected = (p: DefaultBranchProtection) => p === 2 || p ==
  * 1. deleting the default branch is refused to everyone;
  * 2. a branch is protected when a rule matches it, or (any branch) when the repository is empty and
  *    the setting is 2 or 3 (`ProtectedBranch.protected?`);
- * 3. a forced update of a protected branch is refused to everyone, administrators included;
+ * 3. a forced update of a protected branch is refused to everyone, administrators included, unless a
+ *    matching rule allows force pushes (13.x's `ProtectedBranch.allow_force_push?`); the push's own
+ *    checks below still apply;
  * 4. deleting one needs master (administrators pass, `delete_protected_branch`) and the API;
  * 5. any other update needs a matching rule's push level (administrators pass unless it is "No one"),
  *    except into an empty repository, where whoever may push code does, unless the setting is 2 or 3:
@@ -163,7 +170,7 @@ function refusal(
   const emptyAndProtected =
     repository !== undefined && repository.empty && emptyRepositoryProtected(repository.defaultBranchProtection);
   if (!matching.length && !emptyAndProtected) return undefined;
-  if (change.forced) return PROTECTED_BRANCH_REFUSALS.forcePush;
+  if (change.forced && !matching.some((r) => r.allowForcePush)) return PROTECTED_BRANCH_REFUSALS.forcePush;
   if (change.deletion) {
     if (!caller.isAdmin && caller.accessLevel < ACCESS.maintainer) return PROTECTED_BRANCH_REFUSALS.delete;
     return change.viaApi ? undefined : PROTECTED_BRANCH_REFUSALS.deleteOutsideApi;
@@ -193,7 +200,14 @@ export type ProtectedBranchEvent =
   | { type: 'ProtectedBranchCreated'; data: ProtectedBranchRule & { projectId: number; at: string } }
   | {
       type: 'ProtectedBranchUpdated';
-      data: { projectId: number; name: string; pushAccessLevel?: number; mergeAccessLevel?: number; at: string };
+      data: {
+        projectId: number;
+        name: string;
+        pushAccessLevel?: number;
+        mergeAccessLevel?: number;
+        allowForcePush?: boolean;
+        at: string;
+      };
     }
   | { type: 'ProtectedBranchRemoved'; data: { projectId: number; name: string; at: string } };
 
@@ -222,6 +236,28 @@ export function protectBranch(
   if (rule.name.length > MAX_PROTECTED_BRANCH_NAME)
     throw new RecordInvalid([`Name is too long (maximum is ${MAX_PROTECTED_BRANCH_NAME} characters)`]);
   return [{ type: 'ProtectedBranchCreated', data: { projectId: p.projectId, ...rule, at: now.toISOString() } }];
+}
+
+/**
+ * `PATCH /projects/:id/protected_branches/:name` (later GitLab's update; Lode takes `allow_force_push`):
+ * 404 `Not found` without a rule of that exact name; nothing changes: no event.
+ */
+export function updateProtectedBranch(
+  s: ProjectRules,
+  name: string,
+  changes: { allowForcePush?: boolean },
+  now: Date,
+): ProtectedBranchEvent[] {
+  const p = existing(s);
+  const current = byName(p, name);
+  if (!current) throw new NotFound();
+  if (changes.allowForcePush === undefined || changes.allowForcePush === (current.allowForcePush ?? false)) return [];
+  return [
+    {
+      type: 'ProtectedBranchUpdated',
+      data: { projectId: p.projectId, name, allowForcePush: changes.allowForcePush, at: now.toISOString() },
+    },
+  ];
 }
 
 /** `DELETE /projects/:id/protected_branches/:name`: GitLab's `find_by!` miss is `404 Not found`. */
@@ -274,7 +310,12 @@ export function evolveRules(rules: readonly ProtectedBranchRule[], e: ProtectedB
     case 'ProtectedBranchCreated':
       return [
         ...rules,
-        { name: e.data.name, pushAccessLevel: e.data.pushAccessLevel, mergeAccessLevel: e.data.mergeAccessLevel },
+        {
+          name: e.data.name,
+          pushAccessLevel: e.data.pushAccessLevel,
+          mergeAccessLevel: e.data.mergeAccessLevel,
+          ...(e.data.allowForcePush ? { allowForcePush: true } : {}),
+        },
       ];
     case 'ProtectedBranchUpdated':
       return rules.map((r) =>
@@ -283,6 +324,7 @@ export function evolveRules(rules: readonly ProtectedBranchRule[], e: ProtectedB
               ...r,
               pushAccessLevel: e.data.pushAccessLevel ?? r.pushAccessLevel,
               mergeAccessLevel: e.data.mergeAccessLevel ?? r.mergeAccessLevel,
+              ...(e.data.allowForcePush === undefined ? {} : { allowForcePush: e.data.allowForcePush }),
             }
           : r,
       );

@@ -5,11 +5,13 @@ import { CommandBus } from '@nestjs/cqrs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtectedBranchPolicy, type BranchCaller } from '../protected-refs/protected-branch';
 import { ProtectedBranchQueries } from '../protected-refs/protected-branch.queries';
+import { ProtectedTagPolicy } from '../protected-refs/protected-tag';
+import { ProtectedTagQueries } from '../protected-refs/protected-tag.queries';
 import type { ProjectRow } from '../projects/project.queries';
 import { PendingPushes, type Pusher } from './pending-pushes';
 import { PushInspector } from './push-inspector';
 import { RecordRepositoryPush } from './record-repository-push.command';
-import { isBranchRef, isZeroSha } from './repository-push';
+import { isBranchRef, isTagRef, isZeroSha } from './repository-push';
 
 /**
  * Attempts to record an accepted push when PostgreSQL stumbles (the refs have moved already): waits
@@ -49,6 +51,7 @@ export class PushRecorder {
     private readonly commands: CommandBus,
     private readonly pending: PendingPushes,
     private readonly protectedBranches: ProtectedBranchQueries,
+    private readonly protectedTags: ProtectedTagQueries,
     private readonly inspector: PushInspector,
     private readonly config: LodeConfig,
   ) {}
@@ -69,7 +72,9 @@ export class PushRecorder {
     const origin = options.viaApi ? 'api' : 'git';
     return {
       check: async (updates) => {
-        const refusal = await this.branchRefusal(project, updates, branchCaller, options.viaApi === true);
+        const refusal =
+          (await this.branchRefusal(project, updates, branchCaller, options.viaApi === true)) ??
+          (await this.tagRefusal(project, updates, branchCaller));
         if (refusal) return refusal;
         proposed = updates.map(({ ref, before, after }) => ({ ref, before, after }));
         pendingId = await this.pending.begin(project.id, proposed, pusher);
@@ -117,7 +122,7 @@ export class PushRecorder {
     }
   }
 
-  /** The first protected-branch refusal among the branch updates, or undefined (tags have no rules in 10.x). */
+  /** The first protected-branch refusal among the branch updates, or undefined. */
   private async branchRefusal(
     project: ProjectRow,
     updates: ProposedRefUpdate[],
@@ -144,6 +149,30 @@ export class PushRecorder {
         viaApi,
       };
       const refusal = ProtectedBranchPolicy.refusal(rules, change, caller, repository);
+      if (refusal) return refusal;
+    }
+    return undefined;
+  }
+
+  /**
+   * The first protected-tag refusal among the tag updates, or undefined. GitLab checks a change's
+   * branch rules, then its tag rules; a push holds both kinds, so the branches' refusal comes first.
+   */
+  private async tagRefusal(
+    project: ProjectRow,
+    updates: ProposedRefUpdate[],
+    caller: BranchCaller,
+  ): Promise<string | undefined> {
+    const tags = updates.filter((u) => isTagRef(u.ref));
+    if (!tags.length || 'deployKey' in caller) return undefined;
+    const rules = await this.protectedTags.forProject(project.id);
+    for (const u of tags) {
+      const change = {
+        tag: u.ref.slice('refs/tags/'.length),
+        creation: isZeroSha(u.before),
+        deletion: isZeroSha(u.after),
+      };
+      const refusal = ProtectedTagPolicy.refusal(rules, change, caller);
       if (refusal) return refusal;
     }
     return undefined;

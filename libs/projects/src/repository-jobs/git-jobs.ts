@@ -90,6 +90,8 @@ export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
     case 'ProtectedBranchCreated':
     case 'ProtectedBranchUpdated':
     case 'ProtectedBranchRemoved':
+    case 'ProtectedTagCreated':
+    case 'ProtectedTagRemoved':
     case 'ProjectReleaseCreated':
     case 'ProjectReleaseUpdated':
     case 'ProjectReleaseRemoved':

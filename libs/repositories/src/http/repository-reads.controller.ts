@@ -1,5 +1,6 @@
 import { archiveEtag, archiveExtension, GitRepositories, type RepoRef, type TreeEntry } from '@app/git';
 import {
+  BadRequestMessage,
   CurrentActor,
   GitlabParams,
   LodeConfig,
@@ -8,6 +9,7 @@ import {
   pageParams,
   PaginationDto,
   ToBool,
+  ToStringArray,
   type Actor,
 } from '@app/platform';
 import { ProjectQueries, ProtectedBranchPolicy, ProtectedBranchQueries, type ProjectRow } from '@app/projects';
@@ -28,6 +30,11 @@ export class TreeDto extends PaginationDto {
 export class CompareDto {
   @IsDefined() @IsString() from: string;
   @IsDefined() @IsString() to: string;
+}
+
+export class MergeBaseDto {
+  /** `refs[]=a&refs[]=b` (python-gitlab, gitbeaker) or `refs=a,b`. */
+  @IsDefined() @ToStringArray() @IsString({ each: true }) refs: string[];
 }
 
 export class ArchiveDto {
@@ -153,6 +160,28 @@ export class RepositoryReadsController {
       compare_timeout: c.overflow,
       compare_same_ref: c.same,
     };
+  }
+
+  /**
+   * `GET .../repository/merge_base` (GitLab 11.2, at least two refs as 12.x takes them): the Commit
+   * entity of the refs' best common ancestor. 400 `Provide at least 2 refs`, 400 `Could not find
+   * ref(s): a, b` for refs that name no commit, 404 `Merge Base Not Found` for unrelated histories.
+   */
+  @Get('merge_base')
+  async mergeBase(@Param('id') id: string, @GitlabParams() q: MergeBaseDto, @CurrentActor() actor?: Actor) {
+    const { repo } = await readableRepository(this.projects, id, actor);
+    if (q.refs.length < 2) throw new BadRequestMessage('Provide at least 2 refs');
+    const commits = await Promise.all(q.refs.map((ref) => this.git.resolveCommit(repo, ref)));
+    const unknown = q.refs.filter((_, i) => !commits[i]);
+    if (unknown.length)
+      throw new BadRequestMessage(`Could not find ${unknown.length === 1 ? 'ref' : 'refs'}: ${unknown.join(', ')}`);
+    const base = await this.git.mergeBase(
+      repo,
+      commits.map((c) => c!.id),
+    );
+    const commit = base && (await this.git.resolveCommit(repo, base));
+    if (!commit) throw new NotFound('Merge Base');
+    return serializeCommit(commit);
   }
 
   @Get('contributors')

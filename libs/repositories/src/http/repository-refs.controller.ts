@@ -243,6 +243,30 @@ export class RepositoryRefsController {
   }
 
   /**
+   * `POST .../commits/:sha/revert` (GitLab 11.5): 201 with the Commit entity of the branch's new tip;
+   * 404 `Commit Not Found`, 404 `Branch Not Found`, 400 `REVERT_REFUSED` when it conflicts or was
+   * reverted already, 400 with the rule's words when a push rule refuses it (as cherry-picks here).
+   * Recorded as a push like every API write.
+   */
+  @Post('commits/:sha/revert')
+  async revert(
+    @Param('id') id: string,
+    @Param('sha') sha: string,
+    @GitlabParams() q: CherryPickDto,
+    @CurrentActor() actor?: Actor,
+  ) {
+    const w = await this.writable(id, actor);
+    const commit = await this.git.resolveCommit(w.repo, sha);
+    if (!commit) throw new NotFound('Commit');
+    if (!(await this.git.refs(w.repo)).has(`refs/heads/${q.branch}`)) throw new NotFound('Branch');
+    const reverted = await this.writes.revert(w.project, w.actor, commit, q.branch).catch((err: unknown) => {
+      if (err instanceof BranchWriteRefused) throw new BadRequestMessage(err.message);
+      throw err;
+    });
+    return serializeCommit((await this.git.resolveCommit(w.repo, reverted))!);
+  }
+
+  /**
    * `POST .../commits/:sha/cherry_pick` (10.x): 201 with the Commit entity of the branch's new tip;
    * 404 `Commit Not Found` (a sha, branch or tag), 404 `Branch Not Found`, 400 when it does not apply
    * or a push rule refuses it.

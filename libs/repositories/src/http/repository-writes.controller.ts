@@ -4,6 +4,7 @@ import {
   BadRequestMessage,
   CurrentActor,
   Forbidden,
+  Unauthorized,
   GitlabParams,
   ToBool,
   type Actor,
@@ -125,12 +126,14 @@ export class RepositoryWritesController {
 
   /**
    * GitLab's `authorize_push_to_branch!`: the project must be visible (404) and its code readable
-   * (403), and the caller must push code (developers and up; never into an archived project).
+   * (403), and the caller must push code (developers and up; never into an archived project). An
+   * anonymous caller of a project it sees is 401 (`authenticate!`) before any branch rule is asked.
    */
   private async writable(id: string, actor: Actor | undefined): Promise<ProjectRow & { actor: Actor }> {
     const project = await this.projects.getVisible(id, actor);
     ProjectAccessPolicy.requireDownloadCode(project, actor);
-    if (!actor || !ProjectAccessPolicy.mayPushCode(project, actor)) throw new Forbidden(PUSH_INTO_BRANCH_REFUSED);
+    if (!actor) throw new Unauthorized();
+    if (!ProjectAccessPolicy.mayPushCode(project, actor)) throw new Forbidden(PUSH_INTO_BRANCH_REFUSED);
     return Object.assign(project, { actor });
   }
 
@@ -216,7 +219,9 @@ export class RepositoryWritesController {
     action: ApiCommit['actions'][number],
   ): Promise<void> {
     const project = await this.projects.getVisible(id, actor);
-    if (!actor || !ProjectAccessPolicy.mayPushCode(project, actor)) throw new Forbidden();
+    // Anonymous: 401 before the branch (protected or not) is considered.
+    if (!actor) throw new Unauthorized();
+    if (!ProjectAccessPolicy.mayPushCode(project, actor)) throw new Forbidden();
     await this.writes
       .commit(project, actor, {
         branch: q.branch,

@@ -16,7 +16,9 @@ export const GIT_REFUSALS = {
   notFound: 'The project you were looking for could not be found.',
   download: 'You are not allowed to download code from this project.',
   push: 'You are not allowed to push code to this project.',
-  archived: 'You are not allowed to push code to an archived project.',
+  // 10.x has no archived check of its own: an archived project takes `push_code` away (ProjectPolicy),
+  // so a user's push meets `ChangeAccess#push_checks`' words (later GitLab: "You can't push code to an archived project.").
+  archived: 'You are not allowed to push code to this project.',
   deployKeyReadOnly: DEPLOY_KEY_REFUSALS['read-only'],
 } as const;
 

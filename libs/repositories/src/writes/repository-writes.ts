@@ -17,6 +17,10 @@ export const PUSH_INTO_BRANCH_REFUSED = 'You are not allowed to push into this b
 export const CHERRY_PICK_REFUSED =
   'Sorry, we cannot cherry-pick this commit automatically. This commit may already have been cherry-picked, or a more recent commit may have updated some of its content.';
 
+/** GitLab 11.5's `Commits::RevertService` refusal when a revert conflicts or changes nothing. */
+export const REVERT_REFUSED =
+  'Sorry, we cannot revert this commit automatically. This commit may already have been reverted, or a more recent commit may have updated some of its content.';
+
 /** The project's branch could not be written for a reason GitLab answers with 400 or 403. */
 export class BranchWriteRefused extends Error {}
 
@@ -86,6 +90,33 @@ export class RepositoryWrites {
       const sha = await this.git.writeCherryPick(repo, { commit: commit.id, onto: tip, message, committer });
       if (!sha) throw new BadRequestMessage(CHERRY_PICK_REFUSED);
       if (await this.moveRef(project, actor, branchRef(branch), tip, sha)) return sha;
+      if (attempt >= ATTEMPTS) throw new BadRequestMessage('The branch moved while the commit was made; try again');
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    }
+  }
+
+  /**
+   * GitLab's `Commits::RevertService` through the API (11.5): `commit` undone on the tip of `branch`
+   * (a merge commit against its first parent) by the caller as author and committer, with GitLab's
+   * `revert_message`. Answers the new commit's sha; 404 `Branch Not Found` when the branch is gone,
+   * 400 `REVERT_REFUSED` when it does not apply or changes nothing, `BranchWriteRefused` as for a
+   * commit. Queued and retried with the branch's other API writers.
+   */
+  revert(project: ProjectRow, actor: Actor, commit: CommitInfo, branch: string): Promise<string> {
+    return this.exclusive(project, branchRef(branch), () => this.revertNow(project, actor, commit, branch));
+  }
+
+  private async revertNow(project: ProjectRow, actor: Actor, commit: CommitInfo, branch: string): Promise<string> {
+    const repo = projectRepo(project.id);
+    const user = await this.users.get(actor.id);
+    const person = { name: user.name, email: user.email, when: this.clock.now() };
+    const message = `Revert "${commit.title.trim()}"\n\nThis reverts commit ${commit.id}`;
+    for (let attempt = 1; ; attempt++) {
+      const tip = (await this.git.refs(repo)).get(branchRef(branch));
+      if (!tip) throw new NotFound('Branch');
+      const outcome = await this.git.writeRevert(repo, { commit: commit.id, onto: tip, message, person });
+      if ('refused' in outcome) throw new BadRequestMessage(REVERT_REFUSED);
+      if (await this.moveRef(project, actor, branchRef(branch), tip, outcome.sha)) return outcome.sha;
       if (attempt >= ATTEMPTS) throw new BadRequestMessage('The branch moved while the commit was made; try again');
       await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
     }
