@@ -1,6 +1,7 @@
 import { ProjectionRebuilder } from '@app/platform';
 import { RemoveTagRelease } from '@app/projects';
 import { CommandBus } from '@nestjs/cqrs';
+import { createHash } from 'node:crypto';
 import { expectShape } from '../contract/shape';
 import { gitOk, tempDirs } from '../support/git';
 import { runPython } from '../support/python-gitlab';
@@ -272,7 +273,7 @@ describe('tag releases (GitLab 10.x POST|PUT .../tags/:tag_name/release)', () =>
       }
     });
 
-    it('show no release after RemoveTagRelease (what the tag deletion endpoint sends), recorded on the stream', async () => {
+    it("show no release after RemoveTagRelease (what the tag deletion endpoint sends), recorded on the release's stream", async () => {
       const bus = t.app.get(CommandBus);
       const actor = { id: owner.id, tokenId: undefined, impersonatedBy: undefined };
       expect(await bus.execute(new RemoveTagRelease(project.id, 'release/2.0', actor))).toBe(true);
@@ -280,7 +281,7 @@ describe('tag releases (GitLab 10.x POST|PUT .../tags/:tag_name/release)', () =>
       expect((await tagOf(project.id, 'release/2.0')).release).toBeNull();
       const events = (await t.db.query(
         `select metadata, data from events where stream_id = $1 and type = 'ProjectReleaseRemoved'`,
-        [`project-${project.id}`],
+        [`release-${project.id}-${createHash('sha256').update('release/2.0').digest('hex').slice(0, 24)}`],
       )) as { metadata: { actorId?: number }; data: unknown }[];
       expect(events).toHaveLength(1);
       expect(events[0].metadata.actorId).toBe(owner.id);
@@ -305,7 +306,7 @@ describe('tag releases (GitLab 10.x POST|PUT .../tags/:tag_name/release)', () =>
     expect(out.missing).toEqual([404, 'Release does not exist']);
   });
 
-  it('rebuilds the releases read model from the project streams to the same rows', async () => {
+  it('rebuilds the releases read model from the release streams to the same rows', async () => {
     const all = () => t.db.query(`select * from releases order by project_id, tag`) as Promise<unknown[]>;
     const live = await all();
     expect(live.length).toBeGreaterThanOrEqual(5);

@@ -34,19 +34,13 @@ export const PROJECT_TABLES = [
 /**
  * The `projects` read model, composed of its capabilities' parts (members/, sharing/, forks/,
  * pushes/, repository-jobs/ each export theirs beside their decisions): every project event but those
- * other projectors keep (releases, protected branches and tags; a housekeeping request changes no row), stars,
+ * other projectors keep (protected branches and tags; a housekeeping request changes no row), stars,
  * and the deletions of groups and users that reach projects.
  */
 type Projected =
   | Exclude<
       ProjectEvent,
-      {
-        type:
-          | 'ProjectHousekeepingRequested'
-          | `ProjectRelease${string}`
-          | `ProtectedBranch${string}`
-          | `ProtectedTag${string}`;
-      }
+      { type: 'ProjectHousekeepingRequested' | `ProtectedBranch${string}` | `ProtectedTag${string}` }
     >
   | StarEvent
   | Extract<GroupEvent | UserEvent, { type: 'GroupDeleted' | 'UserDeleted' }>;

@@ -9,8 +9,6 @@ import {
 } from '../members/project-members';
 import { evolveRules, type ProtectedBranchEvent, type ProtectedBranchRule } from '../protected-refs/protected-branch';
 import { evolveTagRules, type ProtectedTagEvent, type ProtectedTagRule } from '../protected-refs/protected-tag';
-import { evolveReleases, type ReleaseEvent } from '../releases/release';
-import { evolveReleaseLinks, type ReleaseLinkEvent, type ReleaseLinkState } from '../releases/release-link';
 import { housekeepingPending, type HousekeepingEvent } from '../repository-jobs/housekeeping';
 import type { RepositoryPushedData } from '../pushes/repository-push';
 import { evolveShares, type ProjectShares, type ProjectSharingEvent } from '../sharing/project-sharing';
@@ -28,12 +26,13 @@ import {
 
 /*
  * A project. Stream `project-<id>`. The state is composed of the parts each capability keeps and
- * decides on (members/, sharing/, forks/, protected-refs/, releases/, repository-jobs/); this file
+ * decides on (members/, sharing/, forks/, protected-refs/, repository-jobs/); this file
  * holds the project's own life (creation, settings, archive, transfer, deletion, custom attributes)
  * and the composition. What accrues with use lives on streams of its own, so a project command folds
  * the same few events on a project's first day and after years of use: stars
- * (`star-<project>-<user>`, forks/star.ts), and pushes (`push-<id>`; only the push that named the
- * default branch is on the project's stream, see pushes/repository-push.ts).
+ * (`star-<project>-<user>`, forks/star.ts), pushes (`push-<id>`; only the push that named the
+ * default branch is on the project's stream, see pushes/repository-push.ts), and releases with their
+ * links (`release-<project>-<tag hash>`, releases/release-stream.ts).
  */
 
 export { FEATURE_DEFAULTS, FEATURES, pathFromName, type Feature, type ProjectSettings } from './project-settings';
@@ -81,9 +80,7 @@ export type ProjectEvent =
   // The push that named the default branch (every other push is on a stream of its own).
   | { type: 'RepositoryPushed'; data: RepositoryPushedData }
   | ProtectedBranchEvent
-  | ProtectedTagEvent
-  | ReleaseEvent
-  | ReleaseLinkEvent;
+  | ProtectedTagEvent;
 
 export type Project =
   | { exists: false }
@@ -103,10 +100,6 @@ export type Project =
       protectedBranches: ProtectedBranchRule[];
       /** In creation order, as GitLab lists them. */
       protectedTags: ProtectedTagRule[];
-      /** The tags that have release notes. */
-      releases: string[];
-      /** The releases' asset links, as far as their uniqueness checks read them. */
-      releaseLinks: ReleaseLinkState[];
     };
 
 export const initial = (): Project => ({ exists: false });
@@ -127,8 +120,6 @@ export function evolve(s: Project, e: ProjectEvent): Project {
       housekeepingPending: false,
       protectedBranches: [],
       protectedTags: [],
-      releases: [],
-      releaseLinks: [],
     };
   }
   if (!s.exists) return s;
@@ -177,16 +168,6 @@ export function evolve(s: Project, e: ProjectEvent): Project {
     case 'ProtectedTagCreated':
     case 'ProtectedTagRemoved':
       return { ...s, protectedTags: evolveTagRules(s.protectedTags, e) };
-    case 'ProjectReleaseCreated':
-    case 'ProjectReleaseUpdated':
-    case 'ProjectReleaseChanged':
-      return { ...s, releases: evolveReleases(s.releases, e) };
-    case 'ProjectReleaseRemoved':
-      return { ...s, releases: evolveReleases(s.releases, e), releaseLinks: evolveReleaseLinks(s.releaseLinks, e) };
-    case 'ProjectReleaseLinkAdded':
-    case 'ProjectReleaseLinkChanged':
-    case 'ProjectReleaseLinkRemoved':
-      return { ...s, releaseLinks: evolveReleaseLinks(s.releaseLinks, e) };
     default:
       return assertNever(e);
   }

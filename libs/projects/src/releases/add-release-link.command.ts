@@ -1,9 +1,9 @@
 import type { ACCESS } from '@app/groups';
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { projectDecider } from '../projects/project';
 import type { AuthorizedProject } from '../projects/project.queries';
 import { addReleaseLink, type ReleaseLinkValues } from './release-link';
+import { releaseDecider, releaseStream } from './release-stream';
 
 /** `POST /projects/:id/releases/:tag_name/assets/links`: developers and up. Answers the new link's id. */
 export class AddReleaseLink extends Command<number> {
@@ -26,8 +26,8 @@ export class AddReleaseLinkHandler implements ICommandHandler<AddReleaseLink> {
   async execute({ project, tagName, link }: AddReleaseLink): Promise<number> {
     const linkId = await this.store.nextId('release_link_id_seq');
     const now = this.clock.now();
-    await this.store.decide(`project-${project.id}`, projectDecider, (s) =>
-      addReleaseLink(s, tagName, linkId, link, now),
+    await this.store.decide(releaseStream(project.id, tagName), releaseDecider, (s) =>
+      addReleaseLink(project.id, s, tagName, linkId, link, now),
     );
     return linkId;
   }

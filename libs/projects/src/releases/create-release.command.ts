@@ -2,10 +2,10 @@ import { GitRepositories, projectRepo } from '@app/git';
 import type { ACCESS } from '@app/groups';
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { projectDecider } from '../projects/project';
 import type { AuthorizedProject } from '../projects/project.queries';
 import { publishRelease, type NewRelease } from './release';
 import { addLinksOfNewRelease, type ReleaseLinkValues } from './release-link';
+import { releaseDecider, releaseStream } from './release-stream';
 
 /**
  * `POST /projects/:id/releases` (11.7 `Releases::CreateService`), once the route made the tag a
@@ -38,9 +38,9 @@ export class CreateReleaseHandler implements ICommandHandler<CreateRelease> {
     const linkIds: number[] = [];
     for (const _link of links) linkIds.push(await this.store.nextId('release_link_id_seq'));
     const now = this.clock.now();
-    await this.store.decide(`project-${project.id}`, projectDecider, (s) => [
-      ...publishRelease(s, release, tagExists, now),
-      ...addLinksOfNewRelease(s, release.tagName, links, linkIds, now),
+    await this.store.decide(releaseStream(project.id, release.tagName), releaseDecider, (s) => [
+      ...publishRelease(project.id, s, release, tagExists, now),
+      ...addLinksOfNewRelease(project.id, release.tagName, links, linkIds, now),
     ]);
   }
 }

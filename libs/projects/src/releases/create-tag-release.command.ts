@@ -27,6 +27,8 @@ export class CreateTagReleaseHandler implements ICommandHandler<CreateTagRelease
 
   execute({ project, release, actor }: CreateTagRelease): Promise<TagRelease> {
     const now = this.clock.now();
-    return this.writes.decide(project, release, actor, (s, tagExists) => createRelease(s, release, tagExists, now));
+    return this.writes.decide(project, release, actor, (projectId, s, tagExists) =>
+      createRelease(projectId, s, release, tagExists, now),
+    );
   }
 }

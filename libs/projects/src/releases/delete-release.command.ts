@@ -2,9 +2,9 @@ import { GitRepositories, projectRepo } from '@app/git';
 import type { ACCESS } from '@app/groups';
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { projectDecider } from '../projects/project';
 import type { AuthorizedProject } from '../projects/project.queries';
 import { deleteRelease } from './release';
+import { releaseDecider, releaseStream } from './release-stream';
 
 /**
  * `DELETE /projects/:id/releases/:tag_name` (`Releases::DestroyService`): maintainers and up, as
@@ -30,6 +30,8 @@ export class DeleteReleaseHandler implements ICommandHandler<DeleteRelease> {
   async execute({ project, tagName }: DeleteRelease): Promise<void> {
     const tagExists = (await this.git.tag(projectRepo(project.id), tagName)) !== undefined;
     const now = this.clock.now();
-    await this.store.decide(`project-${project.id}`, projectDecider, (s) => deleteRelease(s, tagName, tagExists, now));
+    await this.store.decide(releaseStream(project.id, tagName), releaseDecider, (s) =>
+      deleteRelease(project.id, s, tagName, tagExists, now),
+    );
   }
 }

@@ -1,6 +1,4 @@
 import { ApiError, NotFound } from '@app/platform';
-import { settingsFrom } from '../projects/project-settings';
-import { evolve, initial, type Project, type ProjectEvent } from '../projects/project';
 import {
   addLinksOfNewRelease,
   addReleaseLink,
@@ -9,24 +7,15 @@ import {
   removeReleaseLink,
   type ReleaseLinkValues,
 } from './release-link';
+import { evolve, initial, type Release, type ReleaseStreamEvent } from './release-stream';
 
 const NOW = new Date('2024-05-06T07:08:09.000Z');
 const AT = NOW.toISOString();
 const ID = 42;
 
-const given = (...events: ProjectEvent[]): Project => events.reduce(evolve, initial());
-const created: ProjectEvent = {
-  type: 'ProjectCreated',
-  data: {
-    projectId: ID,
-    namespaceId: 7,
-    ...settingsFrom({ name: 'P', path: 'p', defaultBranch: 'master' }),
-    creatorId: 3,
-    runnersToken: 'secret',
-    at: AT,
-  },
-};
-const released = (tagName: string): ProjectEvent => ({
+/** The state of one release's stream (the release of `v1`) after `events`. */
+const given = (...events: ReleaseStreamEvent[]): Release => events.reduce(evolve, initial());
+const released = (tagName = 'v1'): ReleaseStreamEvent => ({
   type: 'ProjectReleaseCreated',
   data: { projectId: ID, tagName, description: 'Notes', at: AT },
 });
@@ -37,11 +26,11 @@ const link = (over: Partial<ReleaseLinkValues> = {}): ReleaseLinkValues => ({
   linkType: 'other',
   ...over,
 });
-const added = (tagName: string, linkId: number, values = link()): ProjectEvent => ({
+const added = (linkId: number, values = link()): ReleaseStreamEvent => ({
   type: 'ProjectReleaseLinkAdded',
-  data: { projectId: ID, tagName, linkId, ...values, at: AT },
+  data: { projectId: ID, tagName: 'v1', linkId, ...values, at: AT },
 });
-const linksOf = (s: Project) => (s.exists ? s.releaseLinks : undefined);
+const linkIdsOf = (s: Release) => s.links.map((l) => l.linkId);
 
 /** The body of a refusal: GitLab's `render_api_error!` message. */
 function refusal(f: () => unknown): { status: number; body: unknown } {
@@ -54,7 +43,7 @@ function refusal(f: () => unknown): { status: number; body: unknown } {
   throw new Error('expected a refusal');
 }
 
-describe('release asset links on the project stream', () => {
+describe('release asset links on the release stream', () => {
   describe('linkErrors (the model validations)', () => {
     it('accepts http, https and ftp URLs and a file path of path segments after a slash', () => {
       expect(linkErrors(link({ url: 'ftp://example.com/a', filepath: '/bin/app-1.0.tar.gz' }), [])).toEqual([]);
@@ -86,35 +75,39 @@ describe('release asset links on the project stream', () => {
 
   describe('addReleaseLink', () => {
     it("records the link on the release's tag", () => {
-      expect(addReleaseLink(given(created, released('v1')), 'v1', 9, link(), NOW)).toEqual([
+      expect(addReleaseLink(ID, given(released()), 'v1', 9, link(), NOW)).toEqual([
         { type: 'ProjectReleaseLinkAdded', data: { projectId: ID, tagName: 'v1', linkId: 9, ...link(), at: AT } },
       ]);
     });
 
     it('404s a release that does not exist, and 400s a duplicate with the list of messages', () => {
-      expect(() => addReleaseLink(given(created), 'v1', 9, link(), NOW)).toThrow(NotFound);
-      const s = given(created, released('v1'), added('v1', 1));
-      expect(refusal(() => addReleaseLink(s, 'v1', 9, link({ url: 'https://example.com/other' }), NOW))).toEqual({
+      expect(() => addReleaseLink(ID, given(), 'v1', 9, link(), NOW)).toThrow(NotFound);
+      const s = given(released(), added(1));
+      expect(refusal(() => addReleaseLink(ID, s, 'v1', 9, link({ url: 'https://example.com/other' }), NOW))).toEqual({
         status: 400,
         body: ['Name has already been taken'],
       });
     });
 
-    it("checks against the release's own links only", () => {
-      const s = given(created, released('v1'), released('v2'), added('v1', 1));
-      expect(addReleaseLink(s, 'v2', 9, link(), NOW)).toHaveLength(1);
+    it('checks against the links the release has now: a removed release took its links, one made again has none', () => {
+      const gone: ReleaseStreamEvent = {
+        type: 'ProjectReleaseRemoved',
+        data: { projectId: ID, tagName: 'v1', at: AT },
+      };
+      const s = given(released(), added(1), gone, released());
+      expect(s.links).toEqual([]);
+      expect(addReleaseLink(ID, s, 'v1', 9, link(), NOW)).toHaveLength(1);
     });
   });
 
   describe('addLinksOfNewRelease', () => {
     it('records each link in order, and refuses two alike with one 400 sentence', () => {
-      const s = given(created);
-      const events = addLinksOfNewRelease(s, 'v1', [link(), link({ name: 'b', url: 'https://b' })], [3, 4], NOW);
+      const events = addLinksOfNewRelease(ID, 'v1', [link(), link({ name: 'b', url: 'https://b' })], [3, 4], NOW);
       expect(events.map((e) => [e.data.linkId, e.data.name])).toEqual([
         [3, 'app.dmg'],
         [4, 'b'],
       ]);
-      expect(refusal(() => addLinksOfNewRelease(s, 'v1', [link(), link()], [3, 4], NOW))).toEqual({
+      expect(refusal(() => addLinksOfNewRelease(ID, 'v1', [link(), link()], [3, 4], NOW))).toEqual({
         status: 400,
         body: 'Validation failed: Links url has already been taken, Links name has already been taken',
       });
@@ -123,8 +116,8 @@ describe('release asset links on the project stream', () => {
 
   describe('changeReleaseLink', () => {
     it('applies what was given over the stored values, the link type kept when none is given', () => {
-      const s = given(created, released('v1'), added('v1', 1, link({ linkType: 'package' })));
-      expect(changeReleaseLink(s, 'v1', 1, { name: 'new' }, NOW)).toEqual([
+      const s = given(released(), added(1, link({ linkType: 'package' })));
+      expect(changeReleaseLink(ID, s, 'v1', 1, { name: 'new' }, NOW)).toEqual([
         {
           type: 'ProjectReleaseLinkChanged',
           data: { projectId: ID, tagName: 'v1', linkId: 1, ...link({ name: 'new', linkType: 'package' }), at: AT },
@@ -133,31 +126,31 @@ describe('release asset links on the project stream', () => {
     });
 
     it('may keep its own name; may not take another link of the release', () => {
-      const s = given(created, released('v1'), added('v1', 1), added('v1', 2, link({ name: 'b', url: 'https://b' })));
-      expect(changeReleaseLink(s, 'v1', 1, { name: 'app.dmg' }, NOW)).toHaveLength(1);
-      expect(refusal(() => changeReleaseLink(s, 'v1', 1, { name: 'b' }, NOW)).body).toEqual([
+      const s = given(released(), added(1), added(2, link({ name: 'b', url: 'https://b' })));
+      expect(changeReleaseLink(ID, s, 'v1', 1, { name: 'app.dmg' }, NOW)).toHaveLength(1);
+      expect(refusal(() => changeReleaseLink(ID, s, 'v1', 1, { name: 'b' }, NOW)).body).toEqual([
         'Name has already been taken',
       ]);
-      expect(() => changeReleaseLink(s, 'v1', 3, { name: 'c' }, NOW)).toThrow(NotFound);
-      expect(() => changeReleaseLink(s, 'v2', 1, { name: 'c' }, NOW)).toThrow(NotFound);
+      expect(() => changeReleaseLink(ID, s, 'v1', 3, { name: 'c' }, NOW)).toThrow(NotFound);
+      expect(() => changeReleaseLink(ID, given(), 'v1', 1, { name: 'c' }, NOW)).toThrow(NotFound);
     });
   });
 
   describe('removeReleaseLink and evolve', () => {
     it("removes a link, and the release's removal takes its links", () => {
-      const s = given(created, released('v1'), released('v2'), added('v1', 1), added('v2', 2));
-      const [gone] = removeReleaseLink(s, 'v1', 1, NOW);
+      const s = given(released(), added(1), added(2, link({ name: 'b', url: 'https://b' })));
+      const [gone] = removeReleaseLink(ID, s, 'v1', 1, NOW);
       expect(gone).toEqual({
         type: 'ProjectReleaseLinkRemoved',
         data: { projectId: ID, tagName: 'v1', linkId: 1, at: AT },
       });
-      expect(linksOf(evolve(s, gone))?.map((l) => l.linkId)).toEqual([2]);
-      const releaseGone: ProjectEvent = {
+      expect(linkIdsOf(evolve(s, gone))).toEqual([2]);
+      const releaseGone: ReleaseStreamEvent = {
         type: 'ProjectReleaseRemoved',
-        data: { projectId: ID, tagName: 'v2', at: AT },
+        data: { projectId: ID, tagName: 'v1', at: AT },
       };
-      expect(linksOf(evolve(s, releaseGone))?.map((l) => l.linkId)).toEqual([1]);
-      expect(() => removeReleaseLink(s, 'v1', 2, NOW)).toThrow(NotFound);
+      expect(evolve(s, releaseGone)).toEqual({ released: false, links: [] });
+      expect(() => removeReleaseLink(ID, evolve(s, gone), 'v1', 1, NOW)).toThrow(NotFound);
     });
   });
 });

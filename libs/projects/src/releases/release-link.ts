@@ -1,10 +1,9 @@
 import { ApiError, NotFound } from '@app/platform';
-import { existing, type ProjectWith } from '../projects/existing-project';
 
 /*
- * A release's asset links (GitLab 11.7 `Releases::Link`), on the project's stream with the release
- * they belong to. The project's state keeps what the model's uniqueness checks read (name, url and
- * file path within one release); the rest is the read model's.
+ * A release's asset links (GitLab 11.7 `Releases::Link`), on the release's stream with the release
+ * they belong to (release-stream.ts). The release's state keeps what the model's uniqueness checks
+ * read (name, url and file path within one release); the rest is the read model's.
  */
 
 /** GitLab's `link_type` enum (`Releases::Link`), in the order the API's `values:` lists it. */
@@ -36,7 +35,8 @@ export type ReleaseLinkEvent =
     }
   | { type: 'ProjectReleaseLinkRemoved'; data: { projectId: number; tagName: string; linkId: number; at: string } };
 
-type ProjectReleaseLinks = ProjectWith<{ releases: readonly string[]; releaseLinks: readonly ReleaseLinkState[] }>;
+/** What these decisions read of the release's stream (release-stream.ts's `Release` is one). */
+type ReleaseLinks = { released: boolean; links: readonly ReleaseLinkState[] };
 
 /** `Releases::Link::FILEPATH_REGEX`: a leading slash, then path segments, ending in a letter or digit. */
 const FILEPATH = /^\/(?:[-.\w]+\/?)*[\da-zA-Z]+$/;
@@ -74,17 +74,13 @@ function validUrl(url: string): boolean {
   }
 }
 
-/** The links of one release. */
-const linksOf = (p: { releaseLinks: readonly ReleaseLinkState[] }, tagName: string) =>
-  p.releaseLinks.filter((l) => l.tagName === tagName);
-
 /**
  * The release of a link route (`find_by_tag!`), else `404 Not found`: the release API's links hang
  * below a release, so a missing one is GitLab's ActiveRecord miss.
  */
-function releaseOf<P extends { releases: readonly string[] }>(p: P, tagName: string): P {
-  if (!p.releases.includes(tagName)) throw new NotFound();
-  return p;
+function releaseOf(s: ReleaseLinks): ReleaseLinks {
+  if (!s.released) throw new NotFound();
+  return s;
 }
 
 /**
@@ -93,13 +89,12 @@ function releaseOf<P extends { releases: readonly string[] }>(p: P, tagName: str
  * the failed `save!` with 400 and the exception's message.
  */
 export function addLinksOfNewRelease(
-  s: ProjectReleaseLinks,
+  projectId: number,
   tagName: string,
   links: readonly ReleaseLinkValues[],
   linkIds: readonly number[],
   now: Date,
 ): Extract<ReleaseLinkEvent, { type: 'ProjectReleaseLinkAdded' }>[] {
-  const p = existing(s);
   const accepted: ReleaseLinkState[] = [];
   const errors: string[] = [];
   links.forEach((link, i) => {
@@ -110,7 +105,7 @@ export function addLinksOfNewRelease(
   const at = now.toISOString();
   return links.map((link, i) => ({
     type: 'ProjectReleaseLinkAdded',
-    data: { projectId: p.projectId, tagName, linkId: linkIds[i], ...link, at },
+    data: { projectId, tagName, linkId: linkIds[i], ...link, at },
   }));
 }
 
@@ -119,26 +114,27 @@ export function addLinksOfNewRelease(
  * release; the model's errors are 400 `{"message": [full messages]}`.
  */
 export function addReleaseLink(
-  s: ProjectReleaseLinks,
+  projectId: number,
+  s: ReleaseLinks,
   tagName: string,
   linkId: number,
   link: ReleaseLinkValues,
   now: Date,
 ): Extract<ReleaseLinkEvent, { type: 'ProjectReleaseLinkAdded' }>[] {
-  const p = releaseOf(existing(s), tagName);
-  const errors = linkErrors(link, linksOf(p, tagName));
+  const p = releaseOf(s);
+  const errors = linkErrors(link, p.links);
   if (errors.length) throw new ApiError(400, errors);
   return [
     {
       type: 'ProjectReleaseLinkAdded',
-      data: { projectId: p.projectId, tagName, linkId, ...link, at: now.toISOString() },
+      data: { projectId, tagName, linkId, ...link, at: now.toISOString() },
     },
   ];
 }
 
 /** One link of the release, else `404 Not found` (`release.links.find(params[:link_id])`). */
-function linkOf(p: { releaseLinks: readonly ReleaseLinkState[] }, tagName: string, linkId: number): ReleaseLinkState {
-  const link = p.releaseLinks.find((l) => l.tagName === tagName && l.linkId === linkId);
+function linkOf(p: ReleaseLinks, linkId: number): ReleaseLinkState {
+  const link = p.links.find((l) => l.linkId === linkId);
   if (!link) throw new NotFound();
   return link;
 }
@@ -150,40 +146,40 @@ function linkOf(p: { releaseLinks: readonly ReleaseLinkState[] }, tagName: strin
  * is what a client that sends only what changed (Terraform) means.
  */
 export function changeReleaseLink(
-  s: ProjectReleaseLinks,
+  projectId: number,
+  s: ReleaseLinks,
   tagName: string,
   linkId: number,
   changes: Partial<ReleaseLinkValues>,
   now: Date,
 ): Extract<ReleaseLinkEvent, { type: 'ProjectReleaseLinkChanged' }>[] {
-  const p = releaseOf(existing(s), tagName);
-  const { name, url, filepath, linkType } = linkOf(p, tagName, linkId);
+  const p = releaseOf(s);
+  const { name, url, filepath, linkType } = linkOf(p, linkId);
   const next: ReleaseLinkValues = { name, url, filepath, linkType, ...changes };
   const errors = linkErrors(
     next,
-    linksOf(p, tagName).filter((l) => l.linkId !== linkId),
+    p.links.filter((l) => l.linkId !== linkId),
   );
   if (errors.length) throw new ApiError(400, errors);
   return [
     {
       type: 'ProjectReleaseLinkChanged',
-      data: { projectId: p.projectId, tagName, linkId, ...next, at: now.toISOString() },
+      data: { projectId, tagName, linkId, ...next, at: now.toISOString() },
     },
   ];
 }
 
 /** `DELETE .../assets/links/:link_id` (`Releases::Links::DestroyService`): 404 without the release or link. */
 export function removeReleaseLink(
-  s: ProjectReleaseLinks,
+  projectId: number,
+  s: ReleaseLinks,
   tagName: string,
   linkId: number,
   now: Date,
 ): Extract<ReleaseLinkEvent, { type: 'ProjectReleaseLinkRemoved' }>[] {
-  const p = releaseOf(existing(s), tagName);
-  linkOf(p, tagName, linkId);
-  return [
-    { type: 'ProjectReleaseLinkRemoved', data: { projectId: p.projectId, tagName, linkId, at: now.toISOString() } },
-  ];
+  const p = releaseOf(s);
+  linkOf(p, linkId);
+  return [{ type: 'ProjectReleaseLinkRemoved', data: { projectId, tagName, linkId, at: now.toISOString() } }];
 }
 
 /** Folds a link event, or a release's removal (which takes its links), into the links the decisions read. */

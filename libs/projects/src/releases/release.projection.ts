@@ -1,11 +1,11 @@
 import { dispatch, handledTypes, type EventHandlers, type Projector, type Recorded } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import type { ProjectEvent } from '../projects/project';
+import type { ReleaseStreamEvent } from './release-stream';
 
 export const RELEASE_TABLES = ['releases', 'release_links'] as const;
 
-type Projected = Extract<ProjectEvent, { type: `ProjectRelease${string}` }>;
+type Projected = ReleaseStreamEvent;
 
 const on: EventHandlers<Projected> = {
   ProjectReleaseCreated: async ({ data: d }, db) => {

@@ -7,12 +7,12 @@ import {
   userCreated,
   type ProjectionDb,
 } from '../../../../test/support/projection-db';
-import type { ProjectEvent } from '../projects/project';
 import { ReleaseQueries } from './release.queries';
+import type { ReleaseStreamEvent } from './release-stream';
 
 const LATER = '2026-02-01T00:00:00.000Z';
 
-const event = (e: ProjectEvent) => recorded(e);
+const event = (e: ReleaseStreamEvent) => recorded(e);
 const release = (projectId: number, tagName: string, description: string) =>
   event({ type: 'ProjectReleaseCreated', data: { projectId, tagName, description, at: LATER } });
 

@@ -1,10 +1,10 @@
 import { Conflict, NotFound } from '@app/platform';
-import { existing, type ProjectWith } from '../projects/existing-project';
 
 /*
- * Release notes of tags (GitLab 10.x's `Release`: a project, a tag name, a description), on the
- * project's stream (`project-<id>`). The tag itself lives in the repository: whether it exists is
- * asked of git before the decision and handed to it.
+ * Release notes of tags (GitLab 10.x's `Release`: a project, a tag name, a description), each release
+ * on a stream of its own (`release-<project>-<tag hash>`, release-stream.ts). The tag itself lives in
+ * the repository: whether it exists is asked of git before the decision and handed to it; the
+ * project's existence and access are checked before, outside the stream.
  */
 
 /** GitLab's Release entity (`Entities::Release`, 11.7 renamed `TagRelease`): the tag's name and the notes. */
@@ -24,7 +24,7 @@ export class ReleaseNotFound extends NotFound {
   }
 }
 
-/** The project's events about release notes: members of the project's event union (projects/project.ts). */
+/** The events about a release's notes: members of the release stream's union (release-stream.ts). */
 export type ReleaseEvent =
   | { type: 'ProjectReleaseCreated'; data: ReleaseCreatedData }
   | { type: 'ProjectReleaseUpdated'; data: TagRelease & { projectId: number; at: string } }
@@ -64,8 +64,8 @@ export interface NewRelease {
   authorId: number;
 }
 
-/** What these decisions read of the project's state (projects/project.ts's `Project` is one). */
-type ProjectReleases = ProjectWith<{ releases: readonly string[] }>;
+/** What these decisions read of the release's stream (release-stream.ts's `Release` is one). */
+type ReleaseView = { released: boolean };
 
 /*
  * GitLab 10.x's Release validates a present description (`validates :description, presence: true`),
@@ -80,16 +80,16 @@ const blank = (description: string) => !description.trim();
  * (`Tag does not exist`, 404), and have no release yet (`Release already exists`, 409).
  */
 export function createRelease(
-  s: ProjectReleases,
+  projectId: number,
+  s: ReleaseView,
   release: TagRelease,
   tagExists: boolean,
   now: Date,
 ): Extract<ReleaseEvent, { type: 'ProjectReleaseCreated' }>[] {
-  const p = existing(s);
   if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
-  if (p.releases.includes(release.tagName)) throw new Conflict('Release already exists');
+  if (s.released) throw new Conflict('Release already exists');
   if (blank(release.description)) return [];
-  return [{ type: 'ProjectReleaseCreated', data: { projectId: p.projectId, ...release, at: now.toISOString() } }];
+  return [{ type: 'ProjectReleaseCreated', data: { projectId, ...release, at: now.toISOString() } }];
 }
 
 /**
@@ -98,19 +98,17 @@ export function createRelease(
  * again change nothing.
  */
 export function updateRelease(
-  s: ProjectReleases,
+  projectId: number,
+  s: ReleaseView,
   release: TagRelease,
   tagExists: boolean,
   now: Date,
 ): Extract<ReleaseEvent, { type: 'ProjectReleaseUpdated' }>[] {
-  const p = existing(s);
   if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
-  if (!p.releases.includes(release.tagName)) throw new ReleaseNotFound('Release does not exist');
+  if (!s.released) throw new ReleaseNotFound('Release does not exist');
   if (blank(release.description)) return [];
-  return [{ type: 'ProjectReleaseUpdated', data: { projectId: p.projectId, ...release, at: now.toISOString() } }];
+  return [{ type: 'ProjectReleaseUpdated', data: { projectId, ...release, at: now.toISOString() } }];
 }
-
-const has = (p: { releases: readonly string[] }, tagName: string) => p.releases.includes(tagName);
 
 /**
  * `POST /projects/:id/releases` (11.7 `Releases::CreateService`): 409 `Release already exists` when
@@ -118,19 +116,17 @@ const has = (p: { releases: readonly string[] }, tagName: string) => p.releases.
  * was given. `released_at` defaults to the creation time (`before_create :set_released_at`).
  */
 export function publishRelease(
-  s: ProjectReleases,
+  projectId: number,
+  s: ReleaseView,
   release: NewRelease,
   tagExists: boolean,
   now: Date,
 ): Extract<ReleaseEvent, { type: 'ProjectReleaseCreated' }>[] {
-  const p = existing(s);
-  if (has(p, release.tagName)) throw new Conflict('Release already exists');
+  if (s.released) throw new Conflict('Release already exists');
   if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
   const at = now.toISOString();
   const { releasedAt, ...rest } = release;
-  return [
-    { type: 'ProjectReleaseCreated', data: { projectId: p.projectId, ...rest, releasedAt: releasedAt ?? at, at } },
-  ];
+  return [{ type: 'ProjectReleaseCreated', data: { projectId, ...rest, releasedAt: releasedAt ?? at, at } }];
 }
 
 /**
@@ -139,16 +135,16 @@ export function publishRelease(
  * model saves, `updated_at` moves), so the event is appended whenever something was given.
  */
 export function changeRelease(
-  s: ProjectReleases,
+  projectId: number,
+  s: ReleaseView,
   tagName: string,
   changes: ReleaseChanges,
   tagExists: boolean,
   now: Date,
 ): Extract<ReleaseEvent, { type: 'ProjectReleaseChanged' }>[] {
-  const p = existing(s);
   if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
-  if (!has(p, tagName)) throw new ReleaseNotFound('Release does not exist');
-  return [{ type: 'ProjectReleaseChanged', data: { projectId: p.projectId, tagName, changes, at: now.toISOString() } }];
+  if (!s.released) throw new ReleaseNotFound('Release does not exist');
+  return [{ type: 'ProjectReleaseChanged', data: { projectId, tagName, changes, at: now.toISOString() } }];
 }
 
 /**
@@ -156,15 +152,15 @@ export function changeRelease(
  * go, the tag stays. 404 `Tag does not exist`, then `Release does not exist`.
  */
 export function deleteRelease(
-  s: ProjectReleases,
+  projectId: number,
+  s: ReleaseView,
   tagName: string,
   tagExists: boolean,
   now: Date,
 ): Extract<ReleaseEvent, { type: 'ProjectReleaseRemoved' }>[] {
-  const p = existing(s);
   if (!tagExists) throw new ReleaseNotFound('Tag does not exist');
-  if (!has(p, tagName)) throw new ReleaseNotFound('Release does not exist');
-  return [{ type: 'ProjectReleaseRemoved', data: { projectId: p.projectId, tagName, at: now.toISOString() } }];
+  if (!s.released) throw new ReleaseNotFound('Release does not exist');
+  return [{ type: 'ProjectReleaseRemoved', data: { projectId, tagName, at: now.toISOString() } }];
 }
 
 /**
@@ -173,21 +169,11 @@ export function deleteRelease(
  * events to append with the deletion's record, none when the tag has no release.
  */
 export function removeTagRelease(
-  s: ProjectReleases,
+  projectId: number,
+  s: ReleaseView,
   tagName: string,
   now: Date,
 ): Extract<ReleaseEvent, { type: 'ProjectReleaseRemoved' }>[] {
-  const p = existing(s);
-  if (!p.releases.includes(tagName)) return [];
-  return [{ type: 'ProjectReleaseRemoved', data: { projectId: p.projectId, tagName, at: now.toISOString() } }];
-}
-
-/**
- * Folds one release event into the tags that have release notes (the notes themselves are the read
- * model's). A list, not an object keyed by name: a tag may be called `__proto__`.
- */
-export function evolveReleases(releases: readonly string[], e: ReleaseEvent): string[] {
-  if (e.type === 'ProjectReleaseChanged') return [...releases];
-  const others = releases.filter((t) => t !== e.data.tagName);
-  return e.type === 'ProjectReleaseRemoved' ? others : [...others, e.data.tagName];
+  if (!s.released) return [];
+  return [{ type: 'ProjectReleaseRemoved', data: { projectId, tagName, at: now.toISOString() } }];
 }

@@ -1,9 +1,9 @@
 import type { ACCESS } from '@app/groups';
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { projectDecider } from '../projects/project';
 import type { AuthorizedProject } from '../projects/project.queries';
 import { removeReleaseLink } from './release-link';
+import { releaseDecider, releaseStream } from './release-stream';
 
 /** `DELETE /projects/:id/releases/:tag_name/assets/links/:link_id`: developers and up. */
 export class RemoveReleaseLink extends Command<void> {
@@ -25,6 +25,8 @@ export class RemoveReleaseLinkHandler implements ICommandHandler<RemoveReleaseLi
 
   async execute({ project, tagName, linkId }: RemoveReleaseLink): Promise<void> {
     const now = this.clock.now();
-    await this.store.decide(`project-${project.id}`, projectDecider, (s) => removeReleaseLink(s, tagName, linkId, now));
+    await this.store.decide(releaseStream(project.id, tagName), releaseDecider, (s) =>
+      removeReleaseLink(project.id, s, tagName, linkId, now),
+    );
   }
 }

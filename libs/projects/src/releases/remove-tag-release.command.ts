@@ -1,7 +1,7 @@
 import { Clock, EventStore, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { projectDecider } from '../projects/project';
 import { removeTagRelease } from './release';
+import { releaseDecider, releaseStream } from './release-stream';
 
 /**
  * Removes a tag's release notes, as GitLab's `Tags::DestroyService` does when the API deletes the tag.
@@ -28,9 +28,9 @@ export class RemoveTagReleaseHandler implements ICommandHandler<RemoveTagRelease
   async execute({ projectId, tagName, actor }: RemoveTagRelease): Promise<boolean> {
     const now = this.clock.now();
     const events = await this.store.decide(
-      `project-${projectId}`,
-      projectDecider,
-      (s) => removeTagRelease(s, tagName, now),
+      releaseStream(projectId, tagName),
+      releaseDecider,
+      (s) => removeTagRelease(projectId, s, tagName, now),
       { actorId: actor.id, tokenId: actor.tokenId, impersonatedBy: actor.impersonatedBy },
     );
     return events.length > 0;

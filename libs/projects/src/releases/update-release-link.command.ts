@@ -1,9 +1,9 @@
 import type { ACCESS } from '@app/groups';
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { projectDecider } from '../projects/project';
 import type { AuthorizedProject } from '../projects/project.queries';
 import { changeReleaseLink, type ReleaseLinkValues } from './release-link';
+import { releaseDecider, releaseStream } from './release-stream';
 
 /** `PUT /projects/:id/releases/:tag_name/assets/links/:link_id`: developers and up. */
 export class UpdateReleaseLink extends Command<void> {
@@ -26,8 +26,8 @@ export class UpdateReleaseLinkHandler implements ICommandHandler<UpdateReleaseLi
 
   async execute({ project, tagName, linkId, changes }: UpdateReleaseLink): Promise<void> {
     const now = this.clock.now();
-    await this.store.decide(`project-${project.id}`, projectDecider, (s) =>
-      changeReleaseLink(s, tagName, linkId, changes, now),
+    await this.store.decide(releaseStream(project.id, tagName), releaseDecider, (s) =>
+      changeReleaseLink(project.id, s, tagName, linkId, changes, now),
     );
   }
 }

@@ -2,9 +2,9 @@ import { GitRepositories, projectRepo } from '@app/git';
 import type { ACCESS } from '@app/groups';
 import { Clock, EventStore } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { projectDecider } from '../projects/project';
 import type { AuthorizedProject } from '../projects/project.queries';
 import { changeRelease, type ReleaseChanges } from './release';
+import { releaseDecider, releaseStream } from './release-stream';
 
 /** `PUT /projects/:id/releases/:tag_name` (`Releases::UpdateService`): developers and up. */
 export class UpdateRelease extends Command<void> {
@@ -28,8 +28,8 @@ export class UpdateReleaseHandler implements ICommandHandler<UpdateRelease> {
   async execute({ project, tagName, changes }: UpdateRelease): Promise<void> {
     const tagExists = (await this.git.tag(projectRepo(project.id), tagName)) !== undefined;
     const now = this.clock.now();
-    await this.store.decide(`project-${project.id}`, projectDecider, (s) =>
-      changeRelease(s, tagName, changes, tagExists, now),
+    await this.store.decide(releaseStream(project.id, tagName), releaseDecider, (s) =>
+      changeRelease(project.id, s, tagName, changes, tagExists, now),
     );
   }
 }

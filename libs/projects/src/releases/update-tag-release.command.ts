@@ -26,6 +26,8 @@ export class UpdateTagReleaseHandler implements ICommandHandler<UpdateTagRelease
 
   execute({ project, release, actor }: UpdateTagRelease): Promise<TagRelease> {
     const now = this.clock.now();
-    return this.writes.decide(project, release, actor, (s, tagExists) => updateRelease(s, release, tagExists, now));
+    return this.writes.decide(project, release, actor, (projectId, s, tagExists) =>
+      updateRelease(projectId, s, release, tagExists, now),
+    );
   }
 }

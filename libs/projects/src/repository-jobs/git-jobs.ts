@@ -18,6 +18,7 @@ import type { Job, Queue } from 'bullmq';
 import { RecordForkImport } from '../forks/record-fork-import.command';
 import { RecordHousekeepingFinished } from './record-housekeeping-finished.command';
 import type { ProjectEvent } from '../projects/project';
+import type { ReleaseStreamEvent } from '../releases/release-stream';
 import type { RepositoryStatistics } from '../pushes/repository-push';
 import { ProjectQueries } from '../projects/project.queries';
 
@@ -41,7 +42,7 @@ const RETRIES = { attempts: 5, backoff: { type: 'exponential' as const, delay: 2
 
 /** A fork's repository copy, a housekeeping run and a removal are jobs that exist exactly when their events do. */
 export const gitJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
-  const e = event as Recorded<ProjectEvent | GroupEvent>;
+  const e = event as Recorded<ProjectEvent | ReleaseStreamEvent | GroupEvent>;
   switch (e.type) {
     case 'ProjectForked':
       return GIT_JOBS.job(
