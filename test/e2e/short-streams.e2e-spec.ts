@@ -1,6 +1,7 @@
 import { DeliveriesOnOwnStreams1763780001900 } from '@app/hooks';
 import { ProjectionRebuilder } from '@app/platform';
-import { PushesOnOwnStreams1763780001800 } from '@app/projects';
+import { PushesOnOwnStreams1763780001800, ReleasesOnOwnStreams1763780002150 } from '@app/projects';
+import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MigrationInterface } from 'typeorm';
@@ -18,7 +19,7 @@ interface StoredEvent {
 }
 
 /**
- * Issue 20, §2: what accrues with use (pushes, delivery attempts) is recorded on streams of its own,
+ * Issue 20, §2: what accrues with use (pushes, delivery attempts, releases) is recorded on streams of its own,
  * so a project's or a hook's stream stays as long as its own history of changes; and a migration moves
  * the events an older Lode wrote on the long streams, keeping every event and contiguous versions.
  */
@@ -142,20 +143,95 @@ describe('streams that stay short', () => {
     expect(log.status).toBe(200);
   });
 
+  it("records each release with its links on a stream of its own, never on the project's", async () => {
+    const before = await streamOf(`project-${project.id}`);
+    const api = (path: string) => `/api/v4/projects/${project.id}/releases${path}`;
+    const tags = ['v1.0', 'rel/2.0', `long/${'x'.repeat(200)}`];
+    for (const tag of tags) {
+      const res = await t
+        .http()
+        .post(api(''))
+        .set('PRIVATE-TOKEN', owner.token)
+        .send({
+          tag_name: tag,
+          ref: 'master',
+          description: `notes of ${tag}`,
+          assets: { links: [{ name: 'app', url: `https://example.com/${tag}/app` }] },
+        });
+      expect(res.status).toBe(201);
+    }
+    const one = encodeURIComponent('v1.0');
+    const link = await t
+      .http()
+      .post(api(`/${one}/assets/links`))
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({ name: 'docs', url: 'https://example.com/docs' });
+    expect(link.status).toBe(201);
+    expect(
+      (
+        await t
+          .http()
+          .put(api(`/${one}`))
+          .set('PRIVATE-TOKEN', owner.token)
+          .send({ name: 'One' })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await t
+          .http()
+          .delete(api(`/${encodeURIComponent('rel/2.0')}`))
+          .set('PRIVATE-TOKEN', owner.token)
+      ).status,
+    ).toBe(200);
+
+    // The project's stream did not grow: the tags the releases made are pushes, on streams of their own.
+    expect(await streamOf(`project-${project.id}`)).toEqual(before);
+    const streamOfTag = (tag: string) =>
+      `release-${project.id}-${createHash('sha256').update(tag).digest('hex').slice(0, 24)}`;
+    expect(await streamOf(streamOfTag('v1.0'))).toEqual([
+      [1, 'ProjectReleaseCreated'],
+      [2, 'ProjectReleaseLinkAdded'],
+      [3, 'ProjectReleaseLinkAdded'],
+      [4, 'ProjectReleaseChanged'],
+    ]);
+    expect(await streamOf(streamOfTag('rel/2.0'))).toEqual([
+      [1, 'ProjectReleaseCreated'],
+      [2, 'ProjectReleaseLinkAdded'],
+      [3, 'ProjectReleaseRemoved'],
+    ]);
+    const releaseEvents = (await events()).filter((e) => e.type.startsWith('ProjectRelease'));
+    for (const e of releaseEvents) expect(e.stream_id).toBe(streamOfTag(String(e.data.tagName)));
+    expect(new Set(releaseEvents.map((e) => e.stream_id)).size).toBe(3);
+    // What the releases drive still follows them: the list and the links.
+    const list = await t.http().get(api('')).set('PRIVATE-TOKEN', owner.token);
+    expect(list.status).toBe(200);
+    expect(list.body.map((r: { tag_name: string }) => r.tag_name).sort()).toEqual([tags[2], 'v1.0']);
+    const v1 = list.body.find((r: { tag_name: string }) => r.tag_name === 'v1.0');
+    expect(v1.name).toBe('One');
+    expect(v1.assets.links).toHaveLength(2);
+  });
+
   it('moves an older layout onto the short streams, keeping every event, contiguous versions and the read models', async () => {
     const current = await events();
     const models = await readModels(t);
-    // Back to the layout an older Lode wrote: pushes and attempts on the project's and the hook's streams.
+    // Back to the layout an older Lode wrote: pushes, attempts and releases on the project's and the hook's streams.
+    await migrate(new ReleasesOnOwnStreams1763780002150(), 'down');
     await migrate(new DeliveriesOnOwnStreams1763780001900(), 'down');
     await migrate(new PushesOnOwnStreams1763780001800(), 'down');
     const old = await events();
-    expect(old.filter((e) => /^(push|hook-delivery)-/.test(e.stream_id))).toEqual([]);
-    expect((await streamOf(`project-${project.id}`)).filter(([, type]) => type === 'RepositoryPushed')).toHaveLength(4);
+    expect(old.filter((e) => /^(push|hook-delivery|release)-/.test(e.stream_id))).toEqual([]);
+    expect(
+      (await streamOf(`project-${project.id}`)).filter(([, type]) => String(type).startsWith('ProjectRelease')),
+    ).toHaveLength(9);
+    // Four commits and the three tags the releases made from `ref`.
+    expect((await streamOf(`project-${project.id}`)).filter(([, type]) => type === 'RepositoryPushed')).toHaveLength(7);
     expect((await streamOf(`hook-${hookId}`)).length).toBeGreaterThan(4);
     expect(await holes()).toEqual([]);
 
     await migrate(new PushesOnOwnStreams1763780001800(), 'up');
     await migrate(new DeliveriesOnOwnStreams1763780001900(), 'up');
+    await migrate(new ReleasesOnOwnStreams1763780002150(), 'up');
     const moved = await events();
     // Every event is still there, in the same global order, unchanged but for where it is filed.
     const content = (es: StoredEvent[]) =>

@@ -116,4 +116,5 @@ export { LINK_TYPES, type LinkType, type ReleaseLinkValues } from './releases/re
 export { Releases1763780001600 } from './migrations/1763780001600-releases';
 export { ReleaseDetails1763780002100 } from './migrations/1763780002100-release-details';
 export { PushesOnOwnStreams1763780001800 } from './migrations/1763780001800-pushes-on-own-streams';
+export { ReleasesOnOwnStreams1763780002150 } from './migrations/1763780002150-releases-on-own-streams';
 export { ProjectSettingsKept1763780002400 } from './migrations/1763780002400-project-settings-kept';
