@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as openpgp from 'openpgp';
 import { runPython } from '../support/python-gitlab';
+import { createUser } from '../support/seed';
 import { freePort, startTestApp, type TestApp } from '../support/test-app';
 
 /**
@@ -243,6 +244,10 @@ def test_project_stars():
     p = mkproject()
     p.star(); assert p.star_count == 1
     p.unstar(); assert p.star_count == 0
+def test_project_storage():
+    p = mkproject(); s = p.storage.get()
+    assert s.repository_storage == "default" and s.project_id == p.id
+    assert s.disk_path.startswith("@hashed/") and not s.disk_path.endswith(".git")
 def with_file():
     p = mkproject()
     p.files.create({"file_path": "README", "branch": "main", "content": "Initial content", "commit_message": "Initial commit"})
@@ -388,6 +393,7 @@ const TESTS = [
   'test_project_housekeeping',
   'test_project_protected_branches',
   'test_project_stars',
+  'test_project_storage',
   'test_project_tags',
   'test_project_groups_list',
   'test_project_transfer',
@@ -456,5 +462,23 @@ describe('python-gitlab 3.12 functional API tests', () => {
 
   it.each(TESTS)('%s', (name) => {
     expect(results[name]).toBe('PASS');
+  });
+
+  it("GET /projects/:id/storage: administrators only, GitLab's ProjectRepositoryStorage", async () => {
+    const alice = await createUser(t);
+    const project = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', alice.token).send({ name: 'stored' }))
+      .body as { id: number; created_at: string };
+    const res = await t.http().get(`/api/v4/projects/${project.id}/storage`).set('PRIVATE-TOKEN', t.rootToken);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      project_id: project.id,
+      disk_path: expect.stringMatching(/^@hashed\/[0-9a-f]{2}\/[0-9a-f]{2}\/[0-9a-f]{64}$/),
+      created_at: project.created_at,
+      repository_storage: 'default',
+    });
+    const owner = await t.http().get(`/api/v4/projects/${project.id}/storage`).set('PRIVATE-TOKEN', alice.token);
+    expect([owner.status, owner.body]).toEqual([403, { message: '403 Forbidden' }]);
+    const missing = await t.http().get('/api/v4/projects/999999/storage').set('PRIVATE-TOKEN', t.rootToken);
+    expect([missing.status, missing.body]).toEqual([404, { message: '404 Project Not Found' }]);
   });
 });

@@ -100,6 +100,11 @@ const RULES: Rule[] = [
   ['GET', /^\/api\/v4\/projects\/\{id\}\/languages$/, one('Languages')],
   [
     'GET',
+    /^\/api\/v4\/projects\/\{id\}\/storage$/,
+    one('ProjectRepositoryStorage', 'Where the repository is kept (administrators only)'),
+  ],
+  [
+    'GET',
     /^\/api\/v4\/projects\/\{id\}\/snapshot$/,
     { ...RAW, media: 'application/x-tar', description: 'A tar of the bare repository (administrators only)' },
   ],
@@ -185,6 +190,16 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
     type: 'object',
     description: "Each language's share of the default branch's bytes, in percent, largest first",
     additionalProperties: { type: 'number' },
+  },
+  ProjectRepositoryStorage: {
+    type: 'object',
+    required: ['project_id', 'disk_path', 'created_at', 'repository_storage'],
+    properties: {
+      project_id: { type: 'integer' },
+      disk_path: { type: 'string', description: "The repository's path in GitLab's hashed layout, without `.git`" },
+      created_at: { type: 'string', format: 'date-time' },
+      repository_storage: { type: 'string', enum: ['default'] },
+    },
   },
   Boolean: { type: 'boolean' },
   Message: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },
