@@ -17,7 +17,7 @@ import { freePort, startTestApp, type TestApp } from '../support/test-app';
  * later test's method (a protected branch's save(), files.raw() without ref, cherry_pick's answer),
  * the test reads the same outcome another way. Not here, as Lode does not answer them: the events
  * lists, `PUT /application/settings` (read-only), deploy keys by fingerprint in `GET /keys`, commit
- * signatures, and blocking an already blocked user answering null (Lode answers false).
+ * signatures.
  */
 
 const SCRIPT = String.raw`
@@ -60,6 +60,14 @@ def test_create_user():
     created = gl.users.list(username="foo")[0]
     assert created.username == user.username
     assert created.email == user.email
+def test_block_user():
+    user = mkuser()
+    assert user.block() is True
+    assert user in gl.users.list(blocked=True)
+    assert user.block() is None
+    assert user.unblock() is True
+    assert user in gl.users.list(blocked=False)
+    assert user.unblock() is False
 def test_ban_user():
     user = mkuser()
     user.ban(); assert gl.users.get(user.id).state == "banned"
@@ -359,6 +367,7 @@ print(json.dumps({name: (status if status == "PASS" else msg) for name, status, 
 
 const TESTS = [
   'test_create_user',
+  'test_block_user',
   'test_ban_user',
   'test_delete_user',
   'test_user_projects_list',
