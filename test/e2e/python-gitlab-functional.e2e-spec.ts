@@ -13,7 +13,8 @@ import { freePort, startTestApp, type TestApp } from '../support/test-app';
  * test_releases, test_repository, and branches), translated into one script run by Debian's
  * python3-gitlab 3.12 against Lode, root's token standing for the suite's administrator. Only the
  * tests of what Lode has are here; each keeps the original's assertions, and its fixtures are made
- * in the script (users, projects, groups, a file on `main`). Where python-gitlab 3.12 itself lacks a
+ * in the script (users, projects, groups, a file on `main`, a one-pixel PNG for test_create_user's
+ * avatar). Where python-gitlab 3.12 itself lacks a
  * later test's method (a protected branch's save(), files.raw() without ref, cherry_pick's answer),
  * the test reads the same outcome another way. Not here, as Lode does not answer them: the events
  * lists, `PUT /application/settings` (read-only), deploy keys by fingerprint in `GET /keys`, commit
@@ -107,7 +108,46 @@ def test_user_identities():
     user.provider = "test_provider"; user.extern_uid = "1"; user.save()
     assert "test_provider" in [i["provider"] for i in user.identities]
     user.identityproviders.delete("test_provider")
-# ---- test_current_user.py
+def test_user_custom_attributes():
+    user = mkuser()
+    user.customattributes.list()
+    attr = user.customattributes.set("key", "value1")
+    assert user in gl.users.list(custom_attributes={"key": "value1"})
+    assert attr.key == "key" and attr.value == "value1"
+    assert attr in user.customattributes.list()
+    user.customattributes.set("key", "value2")
+    a2 = user.customattributes.get("key"); assert a2.value == "value2"
+    assert a2 in user.customattributes.list()
+    a2.delete()
+def test_group_custom_attributes():
+    group = mkgroup()
+    assert not group.customattributes.list()
+    attr = group.customattributes.set("key", "value1")
+    assert group in gl.groups.list(custom_attributes={"key": "value1"})
+    assert attr.key == "key" and attr.value == "value1"
+    assert attr in group.customattributes.list()
+    attr = group.customattributes.set("key", "value2")
+    attr = group.customattributes.get("key"); assert attr.value == "value2"
+    assert attr in group.customattributes.list()
+    attr.delete(); assert attr not in group.customattributes.list()
+def test_project_custom_attributes():
+    project = mkproject()
+    assert not project.customattributes.list()
+    attr = project.customattributes.set("key", "value1")
+    assert attr.key == "key" and attr.value == "value1"
+    assert attr in project.customattributes.list()
+    assert project in gl.projects.list(custom_attributes={"key": "value1"})
+    attr = project.customattributes.set("key", "value2")
+    attr = project.customattributes.get("key"); assert attr.value == "value2"
+    assert attr in project.customattributes.list()
+    attr.delete()
+def test_create_user_with_avatar():
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+    user = gl.users.create({"email": "av@bar.com", "username": "av", "name": "av", "password": "E4596f8be406Bc3a14a4ccdb1df80587$3", "avatar": io.BytesIO(png)})
+    created = gl.users.list(username="av")[0]
+    assert created.username == user.username and created.email == user.email
+    import requests
+    assert requests.get(user.avatar_url).content == png, user.avatar_url# ---- test_current_user.py
 def test_current_user_email():
     m = gl.user.emails.create({"email": "current@user.com"}); assert m in gl.user.emails.list(); m.delete()
 def test_current_user_gpg_keys():
@@ -378,6 +418,10 @@ const TESTS = [
   'test_user_email',
   'test_user_impersonation_tokens',
   'test_user_identities',
+  'test_user_custom_attributes',
+  'test_group_custom_attributes',
+  'test_project_custom_attributes',
+  'test_create_user_with_avatar',
   'test_current_user_email',
   'test_current_user_gpg_keys',
   'test_current_user_ssh_keys',
