@@ -49,7 +49,8 @@ const RULES: Rule[] = [
   ['POST', /^\/api\/v4\/users$/, one('UserAdmin')],
   ['GET', /^\/api\/v4\/users\/\{id\}$/, one('User', 'The user (UserAdmin for an administrator)')],
   ['PUT', /^\/api\/v4\/users\/\{id\}$/, one('UserAdmin')],
-  ['POST', /^\/api\/v4\/users\/\{id\}\/(block|unblock|activate|ban|unban)$/, one('Boolean')],
+  ['POST', /^\/api\/v4\/users\/\{id\}\/block$/, one('Boolean', 'true, or null when blocked already')],
+  ['POST', /^\/api\/v4\/users\/\{id\}\/(unblock|activate|ban|unban)$/, one('Boolean')],
   ['POST', /^\/api\/v4\/users\/\{id\}\/deactivate$/, one('Boolean', 'true, or null when deactivated already')],
   ['DELETE', /^\/api\/v4\/users\/\{id\}\/identities\/\{provider\}$/, {}],
   ['GET', /^\/api\/v4\/users\/\{user_id\}\/memberships$/, list('Membership')],
@@ -98,6 +99,11 @@ const RULES: Rule[] = [
   ['PUT', /^\/api\/v4\/projects\/\{id\}\/transfer$/, one('Project', 'The project in its new namespace')],
   ['GET', /^\/api\/v4\/projects\/\{id\}\/import$/, one('ProjectImportStatus')],
   ['GET', /^\/api\/v4\/projects\/\{id\}\/languages$/, one('Languages')],
+  [
+    'GET',
+    /^\/api\/v4\/projects\/\{id\}\/storage$/,
+    one('ProjectRepositoryStorage', 'Where the repository is kept (administrators only)'),
+  ],
   [
     'GET',
     /^\/api\/v4\/projects\/\{id\}\/snapshot$/,
@@ -185,6 +191,16 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
     type: 'object',
     description: "Each language's share of the default branch's bytes, in percent, largest first",
     additionalProperties: { type: 'number' },
+  },
+  ProjectRepositoryStorage: {
+    type: 'object',
+    required: ['project_id', 'disk_path', 'created_at', 'repository_storage'],
+    properties: {
+      project_id: { type: 'integer' },
+      disk_path: { type: 'string', description: "The repository's path in GitLab's hashed layout, without `.git`" },
+      created_at: { type: 'string', format: 'date-time' },
+      repository_storage: { type: 'string', enum: ['default'] },
+    },
   },
   Boolean: { type: 'boolean' },
   Message: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } },

@@ -55,6 +55,7 @@ import { gitJobsRoute } from './repository-jobs/git-jobs';
 import { ProjectGroupProjects } from './projects/group-projects';
 import { ProjectPresenter } from './projects/project-presenter';
 import { ProjectCustomAttributesController } from './projects/project-custom-attributes.controller';
+import { ProjectStorageController } from './projects/project-storage.controller';
 import { UserProjectsController } from './projects/user-projects.controller';
 import { ProjectMembersController } from './members/project-members.controller';
 import { ProjectGroupsController } from './sharing/project-groups.controller';
@@ -245,6 +246,7 @@ export class ProjectsModule implements OnModuleInit {
     ProjectSharingController,
     ProjectGroupsController,
     ProjectCustomAttributesController,
+    ProjectStorageController,
     ProjectUploadsController,
     UploadsController,
     ForksController,

@@ -176,11 +176,14 @@ export class UsersController {
     await this.commands.execute(new DeleteUser(id, p.hard_delete ?? false));
   }
 
-  /** 201 with `true`, or `false` when the user was blocked already (GitLab's state machine answer). */
+  /**
+   * 201 with `true`, or `null` when the user was blocked already (the route's `break if user.blocked?`,
+   * which python-gitlab's own test_block_user expects).
+   */
   @Post(':id/block')
   @AdminOnly()
-  async block(@Param('id', RouteIntPipe) id: number): Promise<boolean> {
-    return this.commands.execute(new ChangeUserBlock(id, 'block'));
+  async block(@Param('id', RouteIntPipe) id: number): Promise<true | null> {
+    return (await this.commands.execute(new ChangeUserBlock(id, 'block'))) ? true : null;
   }
 
   @Post(':id/unblock')
