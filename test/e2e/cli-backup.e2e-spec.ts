@@ -201,7 +201,7 @@ describe('lode backup, restore and migrate-embedded', () => {
         dirs.removeAll();
       }
     }
-  }, 120_000);
+  }, 240_000);
 
   it('refuses migrate-embedded without an embedded database in the data directory', async () => {
     const empty = dirs.make();
