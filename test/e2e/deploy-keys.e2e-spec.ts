@@ -488,6 +488,109 @@ describe('deploy keys', () => {
     });
   });
 
+  describe('GET /keys: a deploy key by fingerprint or id (administrators)', () => {
+    const USER_PUBLIC = ['id', 'username', 'name', 'state', 'avatar_url', 'web_url'];
+    let text: string;
+    let key: { id: number; title: string; key: string; created_at: string };
+    beforeAll(async () => {
+      text = sshKey();
+      key = await deploy(owner.token, projectA, { title: 'found', key: text, can_push: true });
+      const enabled = await as(owner.token).post(`/projects/${projectB}/deploy_keys/${key.id}/enable`);
+      expect(enabled.status).toBe(201);
+    });
+
+    it("by fingerprint: GitLab 12.7's DeployKeyWithUser, with deploy_keys_projects in the order they were made", async () => {
+      const parsed = parseSshPublicKey(text);
+      for (const fingerprint of [
+        parsed.fingerprintMd5,
+        parsed.fingerprintMd5.toUpperCase(),
+        parsed.fingerprintSha256,
+      ]) {
+        const res = await root().get('/keys').query({ fingerprint });
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({
+          id: key.id,
+          title: 'found',
+          key: key.key,
+          created_at: key.created_at,
+          expires_at: null,
+          user: expect.objectContaining({ id: owner.id, username: owner.username }),
+          deploy_keys_projects: [
+            {
+              deploy_key_id: key.id,
+              project_id: projectA,
+              created_at: expect.any(String),
+              updated_at: expect.any(String),
+              can_push: true,
+            },
+            {
+              deploy_key_id: key.id,
+              project_id: projectB,
+              created_at: expect.any(String),
+              updated_at: expect.any(String),
+              can_push: false,
+            },
+          ],
+        });
+        for (const field of USER_PUBLIC) expect(res.body.user).toHaveProperty(field);
+      }
+    });
+
+    it("by id: GitLab's Key.find, SSHKeyWithUser without deploy_keys_projects, when no user's key has the id", async () => {
+      // Users' keys and deploy keys count their ids apart; a user's key with the same id would answer.
+      expect((await t.db.query(`select 1 from ssh_keys where id = $1`, [key.id])).length).toBe(0);
+      const res = await root().get(`/keys/${key.id}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        id: key.id,
+        title: 'found',
+        key: key.key,
+        created_at: key.created_at,
+        expires_at: null,
+        user: expect.objectContaining({ id: owner.id, username: owner.username }),
+      });
+    });
+
+    it("a user's key answers as before: SSHKeyWithUser, no deploy_keys_projects", async () => {
+      const userKey = sshKey();
+      const added = await as(owner.token).post('/user/keys', { title: 'mine', key: userKey });
+      expect(added.status).toBe(201);
+      const res = await root()
+        .get('/keys')
+        .query({ fingerprint: parseSshPublicKey(userKey).fingerprintSha256 });
+      expect(res.status).toBe(200);
+      expect(res.body.id).toBe(added.body.id);
+      expect(res.body.title).toBe('mine');
+      expect(res.body).not.toHaveProperty('deploy_keys_projects');
+    });
+
+    it('administrators only: 403 for a maintainer of its projects, 401 without a token', async () => {
+      const fingerprint = parseSshPublicKey(text).fingerprintSha256;
+      expect((await as(owner.token).get(`/keys?fingerprint=${encodeURIComponent(fingerprint)}`)).body).toEqual(
+        FORBIDDEN,
+      );
+      expect((await as(owner.token).get(`/keys/${key.id}`)).body).toEqual(FORBIDDEN);
+      expect((await anonymous.get(`/keys?fingerprint=${encodeURIComponent(fingerprint)}`)).body).toEqual(UNAUTHORIZED);
+      expect((await anonymous.get(`/keys/${key.id}`)).body).toEqual(UNAUTHORIZED);
+    });
+
+    it('404 for a fingerprint or id of no key; a removed key is not found', async () => {
+      const other = sshKey();
+      const miss = await root()
+        .get('/keys')
+        .query({ fingerprint: parseSshPublicKey(other).fingerprintSha256 });
+      expect([miss.status, miss.body]).toEqual([404, { message: '404 Key Not Found' }]);
+      expect((await root().get('/keys/999999')).body).toEqual(NOT_FOUND);
+      expect((await root().get('/keys/99999999999')).body).toEqual(NOT_FOUND);
+      const gone = await deploy(owner.token, projectB, { title: 'gone', key: other });
+      expect((await as(owner.token).delete(`/projects/${projectB}/deploy_keys/${gone.id}`)).status).toBe(204);
+      const after = await root()
+        .get('/keys')
+        .query({ fingerprint: parseSshPublicKey(other).fingerprintMd5 });
+      expect(after.body).toEqual({ message: '404 Key Not Found' });
+    });
+  });
+
   describe('for the SSH server', () => {
     it('byFingerprint answers the key, who added it and its projects with can_push, or nothing', async () => {
       const key = sshKey();

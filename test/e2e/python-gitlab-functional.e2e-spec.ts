@@ -17,8 +17,7 @@ import { freePort, startTestApp, type TestApp } from '../support/test-app';
  * avatar). Where python-gitlab 3.12 itself lacks a
  * later test's method (a protected branch's save(), files.raw() without ref, cherry_pick's answer),
  * the test reads the same outcome another way. Not here, as Lode does not answer them: the events
- * lists, `PUT /application/settings` (read-only), deploy keys by fingerprint in `GET /keys`, commit
- * signatures.
+ * lists, `PUT /application/settings` (read-only), commit signatures.
  */
 
 const SCRIPT = String.raw`
@@ -164,6 +163,12 @@ def test_keys_ssh():
     key = user.keys.create({"title": "foo@bar", "key": SSH_KEY})
     k1 = gl.keys.get(key.id); assert k1.title == key.title and k1.key == key.key
     k2 = gl.keys.get(fingerprint=key_fingerprint(SSH_KEY)); assert k2.title == key.title and k2.key == key.key
+    key.delete()
+def test_keys_deploy():
+    project = mkproject()
+    key = project.keys.create({"title": "foo@bar", "key": DEPLOY_KEY})
+    k = gl.keys.get(fingerprint=key_fingerprint(DEPLOY_KEY)); assert k.title == key.title and k.key == key.key
+    assert len(k.deploy_keys_projects) == 1
     key.delete()
 # ---- test_deploy_keys.py
 def test_project_deploy_keys():
@@ -427,6 +432,7 @@ const TESTS = [
   'test_current_user_ssh_keys',
   'test_current_user_status',
   'test_keys_ssh',
+  'test_keys_deploy',
   'test_project_deploy_keys',
   'test_hooks',
   'test_namespaces',

@@ -55,7 +55,14 @@ const RULES: Rule[] = [
   ['DELETE', /^\/api\/v4\/users\/\{id\}\/identities\/\{provider\}$/, {}],
   ['GET', /^\/api\/v4\/users\/\{user_id\}\/memberships$/, list('Membership')],
   [ANY, /^\/api\/v4\/(user|users\/\{id\})\/status$/, one('UserStatus')],
-  ['GET', /^\/api\/v4\/keys(\/\{id\})?$/, one('SshKeyWithUser', 'The key with its user (by id, or by `fingerprint`)')],
+  [
+    'GET',
+    /^\/api\/v4\/keys(\/\{id\})?$/,
+    one(
+      'SshKeyWithUser',
+      'The key with its user (by id, or by `fingerprint`); a deploy key found by fingerprint adds `deploy_keys_projects`',
+    ),
+  ],
   ['GET', /^\/api\/v4\/user$/, one('UserPublic', 'The caller (UserAdmin for an administrator)')],
   ['GET', /^\/api\/v4\/user\/activities$/, list('UserActivity')],
   ['GET', /\/keys$/, list('SshKey')],
@@ -242,7 +249,23 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
       key: { type: 'string' },
       created_at: { type: 'string', format: 'date-time' },
       expires_at: { type: ['string', 'null'], format: 'date-time' },
-      user: { $ref: '#/components/schemas/UserPublic' },
+      // A deploy key's user is the one who added it: null once that user is gone for good.
+      user: { oneOf: [{ $ref: '#/components/schemas/UserPublic' }, { type: 'null' }] },
+      deploy_keys_projects: {
+        type: 'array',
+        description: "A deploy key's links to projects (by fingerprint only; GitLab 12.7's DeployKeyWithUser)",
+        items: {
+          type: 'object',
+          required: ['deploy_key_id', 'project_id', 'created_at', 'updated_at', 'can_push'],
+          properties: {
+            deploy_key_id: { type: 'integer' },
+            project_id: { type: 'integer' },
+            created_at: { type: 'string', format: 'date-time' },
+            updated_at: { type: 'string', format: 'date-time' },
+            can_push: { type: 'boolean' },
+          },
+        },
+      },
     },
   },
   Membership: {

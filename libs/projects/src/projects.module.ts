@@ -1,6 +1,12 @@
 import { GroupProjects, GroupsModule, NamespaceContents } from '@app/groups';
 import { firstRow, OutboxRoutes, ProjectionRegistry } from '@app/platform';
-import { DeployKeyFingerprints, ProjectAvatarStore, UsersModule } from '@app/users';
+import {
+  DeployKeyFingerprints,
+  DeployKeyLookup,
+  ProjectAvatarStore,
+  UsersModule,
+  type InstanceDeployKey,
+} from '@app/users';
 import { Injectable, Module, OnModuleInit } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AddDeployKeyHandler } from './deploy-keys/add-deploy-key.command';
@@ -133,6 +139,22 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
   }
 }
 
+/** Users' `GET /keys` asks this port for a deploy key it did not find among users' keys. */
+@Injectable()
+export class ProjectDeployKeyLookup extends DeployKeyLookup {
+  constructor(private readonly keys: DeployKeyQueries) {
+    super();
+  }
+
+  byFingerprint(fingerprint: { md5: string } | { sha256: string }): Promise<InstanceDeployKey | undefined> {
+    return this.keys.ofInstance(fingerprint);
+  }
+
+  byId(id: number): Promise<InstanceDeployKey | undefined> {
+    return this.keys.ofInstance({ id });
+  }
+}
+
 @Module({
   imports: [UsersModule, GroupsModule],
   providers: [
@@ -196,6 +218,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     ReleaseQueries,
     { provide: NamespaceContents, useClass: ProjectNamespaceContents },
     { provide: DeployKeyFingerprints, useClass: ProjectDeployKeyFingerprints },
+    { provide: DeployKeyLookup, useClass: ProjectDeployKeyLookup },
     ProjectAvatarStore,
   ],
   exports: [
@@ -209,6 +232,7 @@ export class ProjectDeployKeyFingerprints extends DeployKeyFingerprints {
     ReleaseQueries,
     NamespaceContents,
     DeployKeyFingerprints,
+    DeployKeyLookup,
     ProjectAvatarStore,
   ],
 })

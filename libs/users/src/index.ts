@@ -22,6 +22,8 @@ export {
   lockSshKeyFingerprint,
   userSshKeyFingerprintTaken,
 } from './queries/ssh-key-fingerprints';
+/** `GET /keys` finds deploy keys too: the port projects implements. */
+export { DeployKeyLookup, type DeployKeyProjectLink, type InstanceDeployKey } from './queries/deploy-key-lookup';
 /** GitLab's SSH public key parsing and fingerprints, for every kind of key (users' and deploy keys). */
 export { parseSshPublicKey, SshKeyError, type ParsedSshKey } from './domain/ssh-public-key';
 export type { UserRecord } from './projections/user.record';

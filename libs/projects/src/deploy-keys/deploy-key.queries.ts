@@ -1,4 +1,5 @@
 import { firstRow, NotFound, oneRow, rows, type Actor, type PageParams, type Sql } from '@app/platform';
+import type { DeployKeyProjectLink, InstanceDeployKey } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { DeployKeyLink } from '../access/project-access-policy';
@@ -32,6 +33,9 @@ export const deployKeyLink = (grant: DeployKeyGrant, projectId: number): DeployK
   const link = grant.projects.find((p) => p.projectId === projectId);
   return link ? { canPush: link.canPush } : undefined;
 };
+
+/** Ids are PostgreSQL `int`s: a larger one names no key (and must not reach the query). */
+const MAX_ROW_ID = 2_147_483_647;
 
 const KEY_COLUMNS = 'k.id, k.title, k.key, k.created_at';
 
@@ -111,6 +115,34 @@ export class DeployKeyQueries {
          from deploy_keys k where k.fingerprint_sha256 = $1`,
       [fingerprintSha256],
     );
+  }
+
+  /**
+   * `GET /keys?fingerprint=` and `GET /keys/:id` (asked through users' `DeployKeyLookup`): the key by
+   * its MD5 or SHA256 fingerprint or its id, who added it, and its links in the order they were made.
+   */
+  async ofInstance(by: { md5: string } | { sha256: string } | { id: number }): Promise<InstanceDeployKey | undefined> {
+    if ('id' in by && by.id > MAX_ROW_ID) return undefined;
+    const [match, value] =
+      'md5' in by
+        ? ['k.fingerprint = $1', by.md5]
+        : 'sha256' in by
+          ? ['k.fingerprint_sha256 = $1', by.sha256]
+          : ['k.id = $1', by.id];
+    const key = await firstRow<Omit<InstanceDeployKey, 'projects'>>(
+      this.db,
+      `select k.id, k.title, k.key, k.created_at as "createdAt", k.user_id as "userId" from deploy_keys k where ${match}`,
+      [value],
+    );
+    if (!key) return undefined;
+    const projects = await rows<DeployKeyProjectLink>(
+      this.db,
+      `select deploy_key_id as "deployKeyId", project_id as "projectId", can_push as "canPush",
+              created_at as "createdAt", updated_at as "updatedAt"
+         from deploy_keys_projects where deploy_key_id = $1 order by created_at, project_id`,
+      [key.id],
+    );
+    return { ...key, projects };
   }
 
   /** The id of the key with this text already on the project, if any (GitLab answers it unchanged). */
