@@ -112,7 +112,28 @@ describe('GET /projects/:id/repository/commits/:sha/signature (GitLab 10.7)', ()
         registered.privateKey,
       ),
     );
-    const tampered = payload(sha.otherUser, signer.email, 'changed after signing');
+    // The signer's secondary e-mail: the same user, not the key's e-mail.
+    const second = await t
+      .http()
+      .post('/api/v4/user/emails')
+      .set('PRIVATE-TOKEN', signer.token)
+      .send({ email: `second-${signer.email}` });
+    expect(second.status).toBe(201);
+    sha.sameUser = await writeCommit(
+      await signedObject(payload(sha.otherUser, `second-${signer.email}`, 'second e-mail'), registered.privateKey),
+    );
+    // The owner's primary e-mail was never confirmed (no skip_confirmation): the key holds no verified e-mail.
+    const ownerKey = await keyPair('Owner', owner.email);
+    const ownerAdded = await t
+      .http()
+      .post('/api/v4/user/gpg_keys')
+      .set('PRIVATE-TOKEN', owner.token)
+      .send({ key: ownerKey.publicKey });
+    expect(ownerAdded.status).toBe(201);
+    sha.unverifiedKey = await writeCommit(
+      await signedObject(payload(sha.sameUser, owner.email, 'unconfirmed e-mail'), ownerKey.privateKey),
+    );
+    const tampered = payload(sha.unverifiedKey, signer.email, 'changed after signing');
     sha.bad = await writeCommit(
       await signedObject(tampered, registered.privateKey, tampered.replace('changed after', 'before')),
     );
@@ -176,10 +197,18 @@ describe('GET /projects/:id/repository/commits/:sha/signature (GitLab 10.7)', ()
     });
   });
 
-  it('answers other_user for another committer e-mail, and unverified for a signature that does not match', async () => {
+  it('answers other_user, same_user_different_email, unverified_key (no verified e-mail) and unverified (a signature that does not match)', async () => {
     expect((await signatureOf(pub.id, sha.otherUser)).body).toMatchObject({
       gpg_key_id: Number(sha.keyId),
       verification_status: 'other_user',
+    });
+    expect((await signatureOf(pub.id, sha.sameUser)).body).toMatchObject({
+      gpg_key_id: Number(sha.keyId),
+      verification_status: 'same_user_different_email',
+    });
+    expect((await signatureOf(pub.id, sha.unverifiedKey)).body).toMatchObject({
+      gpg_key_user_email: owner.email,
+      verification_status: 'unverified_key',
     });
     expect((await signatureOf(pub.id, sha.bad)).body).toMatchObject({
       gpg_key_id: Number(sha.keyId),
