@@ -143,6 +143,11 @@ const RULES: Rule[] = [
   ['GET', /\/repository\/commits\/\{sha\}$/, one('CommitDetail')],
   ['GET', /\/repository\/commits\/\{sha\}\/diff$/, list('Diff')],
   ['GET', /\/repository\/commits\/\{sha\}\/refs$/, list('CommitRef')],
+  [
+    'GET',
+    /\/repository\/commits\/\{sha\}\/signature$/,
+    one('CommitSignature', "The commit's GPG signature (404 when unsigned)"),
+  ],
   ['POST', /\/repository\/commits\/\{sha\}\/cherry_pick$/, one('Commit')],
   ['POST', /\/repository\/commits\/\{sha\}\/revert$/, one('Commit')],
   ['GET', /\/repository\/merge_base$/, one('Commit')],

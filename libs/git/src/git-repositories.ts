@@ -325,6 +325,12 @@ export interface NewRevert {
 export type RevertOutcome = { sha: string } | { refused: 'conflict' | 'empty' };
 
 /** An API write that cannot be made as asked, in GitLab's words (a 400 `{"message": ...}`). */
+/** A signed commit's signature (ASCII-armored) and the exact bytes it signs. */
+export interface CommitSignature {
+  signature: string;
+  signedData: Buffer;
+}
+
 export class CommitRefused extends Error {}
 
 /**
@@ -362,6 +368,11 @@ export abstract class GitRepositories {
   abstract setHeadBranch(repo: RepoRef, branch: string): Promise<void>;
   /** The commit a branch, tag or sha names; undefined when it names none. */
   abstract resolveCommit(repo: RepoRef, ref: string): Promise<CommitInfo | undefined>;
+  /**
+   * A commit's (full id) `gpgsig` header and the data it signs (the commit object without that header),
+   * as git's `verify-commit` reads them; undefined when the commit carries no signature.
+   */
+  abstract commitSignature(repo: RepoRef, sha: string): Promise<CommitSignature | undefined>;
   /**
    * git's `merge-base` of commits (full ids): the best common ancestor of the first and any of the
    * others (a merge of them); undefined when they share no history.

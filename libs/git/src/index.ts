@@ -13,6 +13,7 @@ export {
   type Branch,
   type CommitInfo,
   type CommitLogPage,
+  type CommitSignature,
   type CommitLogQuery,
   type CommitStats,
   type CompareLimits,

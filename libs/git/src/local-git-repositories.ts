@@ -12,6 +12,7 @@ import {
   type BlobInfo,
   type Branch,
   type CommitInfo,
+  type CommitSignature,
   type CommitLogPage,
   type CommitLogQuery,
   type CommitStats,
@@ -216,6 +217,10 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
 
   resolveCommit(repo: RepoRef, ref: string): Promise<CommitInfo | undefined> {
     return this.reads.resolveCommit(this.path(repo), ref);
+  }
+
+  commitSignature(repo: RepoRef, sha: string): Promise<CommitSignature | undefined> {
+    return this.reads.commitSignature(this.path(repo), sha);
   }
 
   tree(repo: RepoRef, ref: string, path: string, recursive: boolean): Promise<TreeEntry[] | undefined> {

@@ -5,6 +5,7 @@ import type {
   BlobInfo,
   Branch,
   CommitInfo,
+  CommitSignature,
   CommitStats,
   CompareLimits,
   Comparison,
@@ -110,6 +111,9 @@ interface NodegitApi {
     lookupPrefix(repo: Repo, oid: Oid, length: number, type: number): Promise<GitObject>;
   };
   Oid: { fromString(sha: string): Oid };
+  Commit: {
+    extractSignature(repo: Repo, oid: Oid, field: string): Promise<{ signature: string; signedData: string }>;
+  };
   Reference: { TYPE: { ALL: number } };
   Graph: { descendantOf(repo: Repo, commit: Oid, ancestor: Oid): Promise<number | boolean> };
   Revwalk: { SORT: { TOPOLOGICAL: number; TIME: number } };
@@ -228,6 +232,23 @@ export class NodegitRepositories {
   async resolveCommit(path: string, ref: string): Promise<CommitInfo | undefined> {
     const c = await this.commit(await this.repository(path), ref);
     return c && commitInfo(c);
+  }
+
+  /** libgit2's `git_commit_extract_signature`: the `gpgsig` header and the commit object without it. */
+  async commitSignature(path: string, sha: string): Promise<CommitSignature | undefined> {
+    if (!/^[0-9a-f]{40}$/.test(sha)) return undefined;
+    const repo = await this.repository(path);
+    try {
+      const { signature, signedData } = await NodeGit.Commit.extractSignature(
+        repo,
+        NodeGit.Oid.fromString(sha),
+        'gpgsig',
+      );
+      return { signature: String(signature), signedData: Buffer.from(String(signedData), 'utf8') };
+    } catch {
+      // Not signed, or no such commit.
+      return undefined;
+    }
   }
 
   /** Commits by full id, in the order asked; an id that names no commit is left out. */

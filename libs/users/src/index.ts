@@ -6,6 +6,8 @@ export { SshKeyFingerprints1763780001200 } from './migrations/1763780001200-ssh-
 export { SshKeyExpiryAndUserNote1763780002600 } from './migrations/1763780002600-ssh-key-expiry-and-user-note';
 export { UserStatuses1763780002610 } from './migrations/1763780002610-user-statuses';
 export { UserQueries } from './queries/user.queries';
+/** A commit's GPG signature checked against the keys users registered (GitLab's Gitlab::Gpg::Commit). */
+export { CommitSignatures, type GpgCommitSignature, type GpgVerificationStatus } from './queries/commit-signatures';
 /** Credentials (a token, HTTP Basic) to the `Actor` every transport acts as. */
 export {
   ActorResolver,

@@ -32,6 +32,7 @@ import { removeUserFilesRoute } from './jobs/remove-user-files.job';
 import { UserProjection } from './projections/user.projection';
 import { ActorResolver } from './queries/actor-resolver';
 import { TokenResolver } from './queries/token-resolver';
+import { CommitSignatures } from './queries/commit-signatures';
 import { UserQueries } from './queries/user.queries';
 
 const HANDLERS = [
@@ -60,8 +61,8 @@ const HANDLERS = [
 
 /** Commands, projections and queries of the users context: always loaded, whatever the process role. */
 @Module({
-  providers: [...HANDLERS, UserProjection, UserQueries, TokenResolver, ActorResolver, AvatarStore],
-  exports: [UserQueries, ActorResolver, AvatarStore],
+  providers: [...HANDLERS, UserProjection, UserQueries, CommitSignatures, TokenResolver, ActorResolver, AvatarStore],
+  exports: [UserQueries, CommitSignatures, ActorResolver, AvatarStore],
 })
 export class UsersModule implements OnModuleInit {
   constructor(

@@ -1,3 +1,4 @@
+import type { GpgCommitSignature } from '@app/users';
 import type { BlameRange, CommitInfo, CommitStats, FileDiff, RefName } from '@app/git';
 
 /** GitLab's Commit entity (`lib/api/entities.rb`): lists, compare, branches and tags embed it. */
@@ -63,4 +64,19 @@ export const serializeBlameRange = (r: BlameRange) => ({
     committer_email: r.commit.committerEmail,
   },
   lines: r.lines,
+});
+
+/**
+ * CommitSignature: GitLab 10.7's GpgSignature fields, with later GitLab's `signature_type` ("PGP") and
+ * `commit_source` ("gitaly"), which today's clients may read.
+ */
+export const serializeCommitSignature = (s: GpgCommitSignature) => ({
+  signature_type: 'PGP',
+  gpg_key_id: s.gpgKeyId,
+  gpg_key_primary_keyid: s.gpgKeyPrimaryKeyId,
+  gpg_key_user_name: s.gpgKeyUserName,
+  gpg_key_user_email: s.gpgKeyUserEmail,
+  verification_status: s.verificationStatus,
+  gpg_key_subkey_id: s.gpgKeySubkeyId,
+  commit_source: 'gitaly',
 });

@@ -12,11 +12,13 @@ import {
   type Actor,
 } from '@app/platform';
 import { ProjectQueries } from '@app/projects';
+import { CommitSignatures } from '@app/users';
 import { Controller, Get, Param } from '@nestjs/common';
 import { IsBoolean, IsIn, IsISO8601, IsOptional, IsString } from 'class-validator';
 import {
   serializeCommit,
   serializeCommitDetail,
+  serializeCommitSignature,
   serializeCommitWithStats,
   serializeDiff,
   serializeRef,
@@ -59,6 +61,7 @@ export class RepositoryCommitsController {
     private readonly projects: ProjectQueries,
     private readonly git: GitRepositories,
     private readonly config: LodeConfig,
+    private readonly signatures: CommitSignatures,
   ) {}
 
   /**
@@ -133,5 +136,22 @@ export class RepositoryCommitsController {
     const refs = (await this.git.refsContaining(repo, commit.id)).filter((r) => type === 'all' || r.type === type);
     const page = pageParams(q);
     return new Page(refs.slice(page.offset, page.offset + page.perPage).map(serializeRef), refs.length, page);
+  }
+
+  /**
+   * GitLab 10.7's GPG signature of a commit (`commits.rb`, `not_found! 'Signature' unless signature`):
+   * the `gpgsig` header checked against the keys users registered. Lode computes it on each read
+   * (GitLab caches it in `gpg_signatures`), so a key added or removed later changes the answer at once.
+   */
+  @Get(':sha/signature')
+  async signature(@Param('id') id: string, @Param('sha') sha: string, @CurrentActor() actor?: Actor) {
+    const { repo } = await readableRepository(this.projects, id, actor);
+    const commit = await this.git.resolveCommit(repo, sha);
+    if (!commit) throw new NotFound('Commit');
+    const signed = await this.git.commitSignature(repo, commit.id);
+    const signature =
+      signed && (await this.signatures.verify(signed.signature, signed.signedData, commit.committerEmail));
+    if (!signature) throw new NotFound('Signature');
+    return serializeCommitSignature(signature);
   }
 }
