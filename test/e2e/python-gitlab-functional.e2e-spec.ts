@@ -17,7 +17,8 @@ import { freePort, startTestApp, type TestApp } from '../support/test-app';
  * avatar). Where python-gitlab 3.12 itself lacks a
  * later test's method (a protected branch's save(), files.raw() without ref, cherry_pick's answer),
  * the test reads the same outcome another way. Not here, as Lode does not answer them: the events
- * lists, `PUT /application/settings` (read-only), commit signatures.
+ * lists, `PUT /application/settings` (read-only). test_commit_signature's signed and unsigned cases
+ * are in commit-signature.e2e-spec.ts, which makes its own signing key.
  */
 
 const SCRIPT = String.raw`
