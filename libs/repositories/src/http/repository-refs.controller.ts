@@ -1,4 +1,4 @@
-import { GitRepositories, validRefName, type RepoRef } from '@app/git';
+import { GitRepositories, validRefName, type CommitInfo, type RepoRef } from '@app/git';
 import { BadRequestMessage, Clock, CurrentActor, Forbidden, GitlabParams, NotFound, type Actor } from '@app/platform';
 import {
   CreateTagRelease,
@@ -255,15 +255,9 @@ export class RepositoryRefsController {
     @GitlabParams() q: CherryPickDto,
     @CurrentActor() actor?: Actor,
   ) {
-    const w = await this.writable(id, actor);
-    const commit = await this.git.resolveCommit(w.repo, sha);
-    if (!commit) throw new NotFound('Commit');
-    if (!(await this.git.refs(w.repo)).has(`refs/heads/${q.branch}`)) throw new NotFound('Branch');
-    const reverted = await this.writes.revert(w.project, w.actor, commit, q.branch).catch((err: unknown) => {
-      if (err instanceof BranchWriteRefused) throw new BadRequestMessage(err.message);
-      throw err;
-    });
-    return serializeCommit((await this.git.resolveCommit(w.repo, reverted))!);
+    return this.commitOntoBranch(id, sha, q.branch, actor, (w, commit) =>
+      this.writes.revert(w.project, w.actor, commit, q.branch),
+    );
   }
 
   /**
@@ -278,14 +272,30 @@ export class RepositoryRefsController {
     @GitlabParams() q: CherryPickDto,
     @CurrentActor() actor?: Actor,
   ) {
+    return this.commitOntoBranch(id, sha, q.branch, actor, (w, commit) =>
+      this.writes.cherryPick(w.project, w.actor, commit, q.branch),
+    );
+  }
+
+  /**
+   * Revert and cherry-pick alike: the commit (404 `Commit Not Found`) and the branch (404 `Branch Not
+   * Found`) must exist, a refused write is a 400 with its words, and the answer is the new tip.
+   */
+  private async commitOntoBranch(
+    id: string,
+    sha: string,
+    branch: string,
+    actor: Actor | undefined,
+    write: (w: Awaited<ReturnType<typeof this.writable>>, commit: CommitInfo) => Promise<string>,
+  ) {
     const w = await this.writable(id, actor);
     const commit = await this.git.resolveCommit(w.repo, sha);
     if (!commit) throw new NotFound('Commit');
-    if (!(await this.git.refs(w.repo)).has(`refs/heads/${q.branch}`)) throw new NotFound('Branch');
-    const picked = await this.writes.cherryPick(w.project, w.actor, commit, q.branch).catch((err: unknown) => {
+    if (!(await this.git.refs(w.repo)).has(`refs/heads/${branch}`)) throw new NotFound('Branch');
+    const tip = await write(w, commit).catch((err: unknown) => {
       if (err instanceof BranchWriteRefused) throw new BadRequestMessage(err.message);
       throw err;
     });
-    return serializeCommit((await this.git.resolveCommit(w.repo, picked))!);
+    return serializeCommit((await this.git.resolveCommit(w.repo, tip))!);
   }
 }
