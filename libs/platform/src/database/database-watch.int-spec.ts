@@ -38,6 +38,21 @@ describe('DatabaseWatch', () => {
     }
   });
 
+  it('does not take a stall that ends just past the probe deadline for a silent database', async () => {
+    const { watch, check } = watchOf(TEST_PG);
+    try {
+      await check();
+      // 100 ms over the 1.5 s deadline: less than the stall allowance, yet the timer fires before the
+      // answer waiting in the socket is read.
+      const checking = check();
+      stall(1600);
+      await checking;
+      expect(watch.unreachable).toBeUndefined();
+    } finally {
+      await watch.onApplicationShutdown();
+    }
+  });
+
   it('still knows within two seconds that a database went silent', async () => {
     const sockets: Socket[] = [];
     const silent: Server = createServer((s) => void sockets.push(s));

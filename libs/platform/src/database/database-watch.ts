@@ -10,6 +10,8 @@ const PROBE_EVERY_MS = 500;
 const PROBE_TIMEOUT_MS = 1500;
 /** How late the probe's timeout may fire before the silence counts as this process's own stall. */
 const STALL_MS = 250;
+/** How long a probe that timed out may still be answered: long enough to read an answer already in the socket. */
+const UNREAD_ANSWER_GRACE_MS = 100;
 
 /** The part of a pooled `pg` client the watch uses: its socket. */
 interface PooledClient {
@@ -83,8 +85,10 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
       // A process that stalled (a long garbage collection, a burst of synchronous work) fires the
       // timeout late, when PostgreSQL's answer may already wait unread in the socket: the silence was
       // this process's, not the database's. Such a probe gets the time it missed before it counts.
+      // A stall that ended just past the deadline fires the timeout first too (timers run before the
+      // poll that would read the answer), so every probe gets a moment to be read before it counts.
       const overdue = performance.now() - started - PROBE_TIMEOUT_MS;
-      if (overdue > STALL_MS && (await settles(asking, PROBE_TIMEOUT_MS))) return this.answered();
+      if (await settles(asking, overdue > STALL_MS ? PROBE_TIMEOUT_MS : UNREAD_ANSWER_GRACE_MS)) return this.answered();
       await this.dropProbe();
       if (this.stopped) return;
       const reason = `PostgreSQL did not answer: ${(err as Error).message}`;

@@ -32,6 +32,9 @@ export class Invalidations implements OnApplicationBootstrap, OnApplicationShutd
   private retry?: NodeJS.Timeout;
   private stopped = false;
   private lastFailure = '';
+  /** The fence roundtrip on the LISTEN connection in flight, and the one queued behind it (see `caughtUp`). */
+  private fenceInFlight?: Promise<boolean>;
+  private fenceQueued?: Promise<boolean>;
 
   constructor(private readonly config: LodeConfig) {}
 
@@ -66,6 +69,43 @@ export class Invalidations implements OnApplicationBootstrap, OnApplicationShutd
         this.logger.warn(`an invalidation subscriber failed: ${String(err)}`);
       }
     }
+  }
+
+  /**
+   * True once every notification committed before this call has reached the subscribers; false when
+   * that cannot be known (the LISTEN connection is down). A cache may serve an entry only after this.
+   *
+   * A committing transaction signals the listening backends before its writer hears of the commit, and
+   * a backend hands pending notifications to its client before it reads the next query. So once a
+   * `select 1` sent on the LISTEN connection after this call is answered, every notification committed
+   * earlier came ahead of the answer on the same socket, and `pg` emitted it before resolving the
+   * query. Callers share roundtrips: one in flight, and one queued behind it for everyone who arrived
+   * after it was sent, so a busy process sends at most one fence per roundtrip time.
+   */
+  caughtUp(): Promise<boolean> {
+    // One process on the embedded database: its own writes evict before they answer, there is nobody else.
+    if (this.config.embeddedDatabase) return Promise.resolve(true);
+    if (!this.fenceInFlight) return this.sendFence();
+    this.fenceQueued ??= this.fenceInFlight.then(() => {
+      this.fenceQueued = undefined;
+      return this.sendFence();
+    });
+    return this.fenceQueued;
+  }
+
+  private sendFence(): Promise<boolean> {
+    const listener = this.listener;
+    const fence = listener
+      ? listener.query('select 1').then(
+          () => this.listener === listener,
+          () => false,
+        )
+      : Promise.resolve(false);
+    this.fenceInFlight = fence;
+    void fence.then(() => {
+      if (this.fenceInFlight === fence) this.fenceInFlight = undefined;
+    });
+    return fence;
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -43,7 +43,16 @@ describe('TokenResolver', () => {
   });
   afterAll(() => pg.drop());
 
-  const invalidations = { register: () => undefined, subscribe: () => undefined } as unknown as Invalidations;
+  /** What `caughtUp` answers next: whether every NOTIFY committed before the lookup has been heard. */
+  let heardEverything: () => Promise<boolean> = () => Promise.resolve(true);
+  const invalidations = {
+    register: () => undefined,
+    subscribe: () => undefined,
+    caughtUp: () => heardEverything(),
+  } as unknown as Invalidations;
+  afterEach(() => {
+    heardEverything = () => Promise.resolve(true);
+  });
   /** User 1 with token 9 (api, read_user; impersonation made by user 2, expiring), user 2 (administrator, external) with token 10. */
   const withTokens = (tokenCacheMs: number, test: (resolver: TokenResolver, db: EntityManager) => Promise<void>) =>
     pg.rollingBack(async (db) => {
@@ -125,5 +134,25 @@ describe('TokenResolver', () => {
       expect((await resolver.resolve('secret-10'))?.user.isAdmin).toBe(true); // user 2's entry stays
       resolver.evict('all');
       expect((await resolver.resolve('secret-10'))?.user.isAdmin).toBe(false);
+    }));
+
+  it('queries instead of serving a cached entry while notifications may be unheard', () =>
+    withTokens(60_000, async (resolver, db) => {
+      expect((await resolver.resolve('secret-9'))?.revoked).toBe(false);
+      await pg.given(db, event({ type: 'AccessTokenRevoked', data: { tokenId: 9, userId: 1, at: LATER } }));
+      heardEverything = () => Promise.resolve(false); // the LISTEN connection is down
+      expect((await resolver.resolve('secret-9'))?.revoked).toBe(true);
+    }));
+
+  it('does not serve an entry evicted while it waited for the notifications', () =>
+    withTokens(60_000, async (resolver, db) => {
+      expect((await resolver.resolve('secret-9'))?.revoked).toBe(false);
+      await pg.given(db, event({ type: 'AccessTokenRevoked', data: { tokenId: 9, userId: 1, at: LATER } }));
+      // The revocation's NOTIFY arrives ahead of the fence's answer, as PostgreSQL orders them.
+      heardEverything = () => {
+        resolver.evict([userCredentialsKey(1)]);
+        return Promise.resolve(true);
+      };
+      expect((await resolver.resolve('secret-9'))?.revoked).toBe(true);
     }));
 });

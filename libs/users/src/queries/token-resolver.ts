@@ -90,7 +90,9 @@ export const tokenInvalidationRoute: InvalidationRoute = (event: Recorded<Domain
  * Turns a token secret into its owner with ONE indexed query (digest → token ⋈ user), cached for
  * `LODE_TOKEN_CACHE_MS` (1 s by default). An event that changes the answer (`tokenInvalidationRoute`)
  * evicts the owner's entries at once: in the process that wrote it before the command returns, in
- * the others through `Invalidations`' NOTIFY. The TTL only bounds staleness when a notification is lost.
+ * the others through `Invalidations`' NOTIFY. A hit is served only after `Invalidations.caughtUp()`
+ * (every NOTIFY committed before the request heard), so no process serves an entry evicted elsewhere;
+ * while the LISTEN connection is down every lookup queries.
  */
 @Injectable()
 export class TokenResolver {
@@ -101,7 +103,7 @@ export class TokenResolver {
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: LodeConfig,
-    invalidations: Invalidations,
+    private readonly invalidations: Invalidations,
   ) {
     invalidations.register(tokenInvalidationRoute);
     invalidations.subscribe((keys) => this.evict(keys));
@@ -123,7 +125,10 @@ export class TokenResolver {
     const digest = tokenDigest(secret);
     const now = Date.now();
     const hit = this.cache.get(digest);
-    if (hit && hit.until > now) return hit.value;
+    // Served only once every eviction committed before this request has been heard, and still there:
+    // a token revoked through another process is refused here on the very next request.
+    if (hit && hit.until > now && (await this.invalidations.caughtUp()) && this.cache.get(digest) === hit)
+      return hit.value;
     // An eviction that lands while this lookup runs bumps the epoch: the answer is then not cached.
     const epoch = this.epoch;
     const r = await firstRow<TokenRow>(
