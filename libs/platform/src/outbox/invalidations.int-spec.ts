@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
+import { Pool } from 'pg';
 import { LodeConfig } from '../config/lode-config';
 import { INVALIDATION_CHANNEL, Invalidations } from './invalidations';
 
@@ -11,7 +11,7 @@ const TEST_PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
  */
 describe('Invalidations.caughtUp', () => {
   let invalidations: Invalidations;
-  let writer: Client;
+  let writer: Pool;
   const heard: string[] = [];
 
   beforeAll(async () => {
@@ -19,8 +19,7 @@ describe('Invalidations.caughtUp', () => {
     invalidations = new Invalidations(Object.assign(new LodeConfig(), { databaseUrl: TEST_PG, embeddedDatabase: false }));
     invalidations.subscribe((keys) => heard.push(...(keys === 'all' ? ['*all*'] : keys)));
     await invalidations.onApplicationBootstrap();
-    writer = new Client({ connectionString: TEST_PG });
-    await writer.connect();
+    writer = new Pool({ connectionString: TEST_PG, max: 4 });
   });
   afterAll(async () => {
     await writer.end();
