@@ -87,11 +87,25 @@ const FILE = 0o100644;
 const EXECUTABLE = 0o100755;
 const DIRECTORY = 0o040000;
 
-/** A path as GitLab's `Gitlab::Git::Index` normalises it: no leading `/`, no empty or `.` parts; `..` is refused. */
+/** The longest file name a checkout can create (NAME_MAX on Linux, macOS and Windows' NTFS), in bytes. */
+const MAX_NAME_BYTES = 255;
+/** The longest path a checkout can open, relative to its work tree (PATH_MAX 4096 with its NUL). */
+const MAX_PATH_BYTES = 4095;
+
+/**
+ * A path as GitLab's `Gitlab::Git::Index` normalises it: no leading `/`, no empty or `.` parts; `..` is
+ * refused. Beyond GitLab, which stores whatever it is given: a name no checkout can create (a part over
+ * 255 bytes, a path over 4095, `.git` in any case, which git's `verify_path` refuses with the
+ * `core.protectNTFS` default) is refused too, as a commit with it would break every clone of the branch.
+ */
 export function normalizePath(path: string): string {
   const parts = path.split('/').filter((p) => p !== '' && p !== '.');
-  if (!parts.length || parts.includes('..') || parts.some((p) => p === '.git')) throw new CommitRefused('Invalid path');
-  return parts.join('/');
+  if (!parts.length || parts.includes('..') || parts.some((p) => p.toLowerCase() === '.git'))
+    throw new CommitRefused('Invalid path');
+  const normalized = parts.join('/');
+  if (parts.some((p) => Buffer.byteLength(p) > MAX_NAME_BYTES) || Buffer.byteLength(normalized) > MAX_PATH_BYTES)
+    throw new CommitRefused(`Invalid path: a name longer than ${MAX_NAME_BYTES} bytes cannot be checked out`);
+  return normalized;
 }
 
 /** What a path holds after the actions so far: a blob and its mode, or nothing. */

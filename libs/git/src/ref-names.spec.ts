@@ -54,4 +54,13 @@ describe('validRefName', () => {
     // git's --branch reads a lone `@` as HEAD's branch; as a ref name it is refused.
     expect(validRefName('@')).toBe(false);
   });
+
+  it('refuses a part git cannot write as a loose ref: its lock file would pass 255 bytes', () => {
+    expect(validRefName('a'.repeat(250))).toBe(true);
+    expect(validRefName('a'.repeat(251))).toBe(false);
+    expect(validRefName(`feature/${'b'.repeat(251)}`)).toBe(false);
+    expect(validRefName(`${'c'.repeat(200)}/${'d'.repeat(200)}`)).toBe(true);
+    // Bytes, not characters: 126 two-byte letters are 252 bytes.
+    expect(validRefName('é'.repeat(126))).toBe(false);
+  });
 });

@@ -1,4 +1,12 @@
-import { CommitRefused, GitRepositories, projectRepo, type CommitInfo, type FileAction, type RepoRef } from '@app/git';
+import {
+  CommitRefused,
+  GitRepositories,
+  projectRepo,
+  validRefName,
+  type CommitInfo,
+  type FileAction,
+  type RepoRef,
+} from '@app/git';
 import { BadRequestMessage, Clock, NotFound, type Actor } from '@app/platform';
 import { PushRecorder, ZERO_SHA, type ProjectRow } from '@app/projects';
 import { UserQueries } from '@app/users';
@@ -167,6 +175,13 @@ export class RepositoryWrites {
         parent = startSha;
         await this.checkLastCommits(repo, startSha, spec);
       }
+      // GitLab's `validate_new_branch_name!` (ValidateNewBranchService) asks GitRefValidator after the checks above, before a
+      // commit starts a branch from another; Lode asks whenever the branch is new (an empty
+      // repository's first commit too), so no name git cannot write reaches the ref move.
+      if (!target && !validRefName(spec.branch))
+        throw new BadRequestMessage(
+          `Something went wrong when we tried to create '${spec.branch}' for you: Branch name is invalid`,
+        );
       let sha: string;
       try {
         sha = await this.git.writeCommit(repo, {
