@@ -102,6 +102,40 @@ describe('forks, fork relations and housekeeping', () => {
     );
   });
 
+  it("protects a fork's default branch once its copy is finished, as a first push would", async () => {
+    const upstream = (await as(owner.token).post('/projects').send({ name: 'Guarded', visibility: 'public' })).body;
+    const first = await as(owner.token)
+      .post(`/projects/${upstream.id}/repository/files/README.md`)
+      .send({ branch: 'master', commit_message: 'first', content: 'hi' });
+    expect(first.status).toBe(201);
+    const res = await as(other.token).post(`/projects/${upstream.id}/fork`);
+    expect(res.status).toBe(201);
+    const forkId = res.body.id;
+    await eventually(async () => (await as(other.token).get(`/projects/${forkId}`)).body.import_status === 'finished');
+    const rules = (await as(other.token).get(`/projects/${forkId}/protected_branches`)).body;
+    expect(rules).toEqual([
+      expect.objectContaining({
+        name: 'master',
+        push_access_levels: [expect.objectContaining({ access_level: 40 })],
+        merge_access_levels: [expect.objectContaining({ access_level: 40 })],
+      }),
+    ]);
+    // A developer of the fork cannot write to its default branch through the API, and can elsewhere.
+    const developer = await createUser(t);
+    expect(
+      (await as(other.token).post(`/projects/${forkId}/members`).send({ user_id: developer.id, access_level: 30 }))
+        .status,
+    ).toBe(201);
+    const refused = await as(developer.token)
+      .post(`/projects/${forkId}/repository/files/x.md`)
+      .send({ branch: 'master', commit_message: 'x', content: 'x' });
+    expect([refused.status, refused.body]).toEqual([400, { message: 'You are not allowed to push into this branch' }]);
+    const elsewhere = await as(developer.token)
+      .post(`/projects/${forkId}/repository/files/x.md`)
+      .send({ branch: 'topic', start_branch: 'master', commit_message: 'x', content: 'x' });
+    expect(elsewhere.status).toBe(201);
+  });
+
   it('answers 409 when the target namespace has the name already', async () => {
     const res = await as(owner.token).post(`/projects/${source.id}/fork`);
     expect(res.status).toBe(409);

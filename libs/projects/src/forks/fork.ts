@@ -3,6 +3,12 @@ import type { RepositoryStatistics } from '../pushes/repository-push';
 import { personalOwnerAdded, type ProjectMemberEvent } from '../members/project-members';
 import { existing, type ProjectWith } from '../projects/existing-project';
 import type { ProjectSettings } from '../projects/project-settings';
+import {
+  defaultBranchProtected,
+  type DefaultBranchProtection,
+  type ProtectedBranchEvent,
+  type ProtectedBranchRule,
+} from '../protected-refs/protected-branch';
 
 /*
  * Forks: a project made as a fork of another (`ProjectForked`, its repository copied by the
@@ -101,14 +107,18 @@ const IMPORT_MOVES: Record<ImportStatus, ImportStatus[]> = {
  * state machine does not allow is ignored too, so a late report never reopens a finished import.
  */
 export function recordImportStatus(
-  s: WithFork,
+  s: ProjectWith<
+    ForkState & { settings: { defaultBranch: string | null }; protectedBranches: readonly ProtectedBranchRule[] }
+  >,
   status: ImportStatus,
   error: string | null,
   now: Date,
   statistics?: RepositoryStatistics,
-): ProjectForkEvent[] {
+  defaultBranchProtection: DefaultBranchProtection = 0,
+): (ProjectForkEvent | ProtectedBranchEvent)[] {
   if (!s.exists) return []; // deleted while its job ran
   if (s.importStatus === status || !IMPORT_MOVES[s.importStatus].includes(status)) return [];
+  const at = now.toISOString();
   return [
     {
       type: 'ProjectImportStatusChanged',
@@ -116,10 +126,15 @@ export function recordImportStatus(
         projectId: s.projectId,
         status,
         error: status === 'failed' ? error : null,
-        at: now.toISOString(),
+        at,
         ...(statistics ? { statistics } : {}),
       },
     },
+    // GitLab's `after_import` → `after_create_default_branch`: a fork's default branch is protected as
+    // a first push's is, so a developer of the fork cannot write to it where the source forbids it.
+    ...(status === 'finished'
+      ? defaultBranchProtected(s.projectId, s.protectedBranches, s.settings.defaultBranch, defaultBranchProtection, at)
+      : []),
   ];
 }
 

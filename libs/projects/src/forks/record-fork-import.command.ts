@@ -1,4 +1,4 @@
-import { Clock, EventStore } from '@app/platform';
+import { Clock, EventStore, LodeConfig } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import type { RepositoryStatistics } from '../pushes/repository-push';
 import { decideOnProject } from '../projects/project-writes';
@@ -21,12 +21,16 @@ export class RecordForkImportHandler implements ICommandHandler<RecordForkImport
   constructor(
     private readonly store: EventStore,
     private readonly clock: Clock,
+    private readonly config: LodeConfig,
   ) {}
 
   async execute({ projectId, status, error, statistics }: RecordForkImport): Promise<void> {
     const now = this.clock.now();
-    await decideOnProject(this.store, projectId, (s) => recordImportStatus(s, status, error ?? null, now, statistics), {
-      origin: 'worker',
-    });
+    await decideOnProject(
+      this.store,
+      projectId,
+      (s) => recordImportStatus(s, status, error ?? null, now, statistics, this.config.defaultBranchProtection),
+      { origin: 'worker' },
+    );
   }
 }

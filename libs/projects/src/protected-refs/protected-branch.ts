@@ -48,6 +48,25 @@ export function defaultBranchLevels(
 }
 
 /**
+ * GitLab's `Project#after_create_default_branch` (10.x): the rule the default branch gets when it comes
+ * into being (the first push into an empty repository, a fork's copy finished), unless the setting
+ * protects nothing, a rule covers the branch already, or the name is too long for a rule (then it stays
+ * unprotected rather than failing what created it).
+ */
+export function defaultBranchProtected(
+  projectId: number,
+  rules: readonly ProtectedBranchRule[],
+  branch: string | null,
+  protection: DefaultBranchProtection,
+  at: string,
+): Extract<ProtectedBranchEvent, { type: 'ProtectedBranchCreated' }>[] {
+  const levels = defaultBranchLevels(protection);
+  if (!levels || branch === null || branch.length > MAX_PROTECTED_BRANCH_NAME) return [];
+  if (matchingRules(rules, branch).length) return [];
+  return [{ type: 'ProtectedBranchCreated', data: { projectId, name: branch, ...levels, at } }];
+}
+
+/**
  * GitLab's `ProtectedRefMatcher#matches?`: the exact name, or a wildcard whose `*` stands for any
  * run of characters (slashes included), anchored at both ends.
  */

@@ -1,12 +1,7 @@
 import { Clock, EventStore, LodeConfig, NotFound, type Actor } from '@app/platform';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { projectDecider, type Project, type ProjectEvent } from '../projects/project';
-import {
-  defaultBranchLevels,
-  matchingRules,
-  MAX_PROTECTED_BRANCH_NAME,
-  type DefaultBranchProtection,
-} from '../protected-refs/protected-branch';
+import { defaultBranchProtected, type DefaultBranchProtection } from '../protected-refs/protected-branch';
 import { PendingPushes } from './pending-pushes';
 import {
   changesProject,
@@ -39,14 +34,11 @@ export function recordPush(
     { type: 'RepositoryPushed', data: { ...push, defaultBranch, projectId: s.projectId, at } },
   ];
   const target = s.settings.defaultBranch ?? defaultBranch;
-  const levels = defaultBranchLevels(defaultBranchProtection);
   const createsDefault =
     target !== null &&
     push.updates.some((u) => u.ref === `refs/heads/${target}` && u.before === ZERO_SHA && u.after !== ZERO_SHA);
-  // A name too long for a rule (the API refuses it too) stays unprotected rather than failing the record.
-  const protectable = target !== null && target.length <= MAX_PROTECTED_BRANCH_NAME;
-  if (levels && createsDefault && protectable && !matchingRules(s.protectedBranches, target).length)
-    events.push({ type: 'ProtectedBranchCreated', data: { projectId: s.projectId, name: target, ...levels, at } });
+  if (createsDefault)
+    events.push(...defaultBranchProtected(s.projectId, s.protectedBranches, target, defaultBranchProtection, at));
   return events;
 }
 
