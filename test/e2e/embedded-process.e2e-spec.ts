@@ -109,6 +109,11 @@ describe('npm start with nothing installed (embedded mode)', () => {
     expect(startup.map((l) => l.msg)).toContainEqual(
       `embedded mode: database PGlite in ${join(dataDir, 'pglite')} (one machine, one process; set DATABASE_URL for PostgreSQL); job queues in the database (BullMQ's PostgreSQL backend)`,
     );
+    // No Redis here: the short form names what serves the queues, the database, not a `redis` check.
+    expect(await (await fetch(`http://127.0.0.1:${port}/-/readiness`)).json()).toEqual({
+      status: 'ok',
+      checks: { database: { status: 'ok' }, queues: { status: 'ok', backend: 'database' } },
+    });
     const checks = await (await fetch(`http://127.0.0.1:${port}/-/readiness?all=1`)).json();
     expect(checks).toMatchObject({ status: 'ok', db_check: [{ status: 'ok' }], queues_check: [{ status: 'ok' }] });
 

@@ -173,22 +173,29 @@ describe("queue monitoring: GitLab's Sidekiq metrics API, the queue dashboard, r
       return authorization ? req.set('Authorization', authorization) : req;
     };
 
-    it('is not there (404, no challenge) for anyone but an administrator', async () => {
+    it('challenges a request without accepted Basic credentials (401), so a browser asks for them', async () => {
+      for (const path of ['/-/queues', '/-/queues/api/queues', '/-/queues/static/js/main.js'])
+        for (const authorization of [undefined, basic('not-a-token'), basic(''), `Bearer ${t.rootToken}`]) {
+          const res = await dashboard(path, authorization);
+          expect([path, authorization, res.status, res.body]).toEqual([
+            path,
+            authorization,
+            401,
+            { message: '401 Unauthorized' },
+          ]);
+          expect(res.headers['www-authenticate']).toBe('Basic realm="Lode queues", charset="UTF-8"');
+        }
+    });
+
+    it('is not there (404, no challenge) for a signed-in user who is no administrator', async () => {
       const nowhere = await t.http().get('/-/nothing-here');
       expect(nowhere.status).toBe(404);
-      for (const path of ['/-/queues', '/-/queues/api/queues', '/-/queues/static/js/main.js'])
-        for (const authorization of [
-          undefined,
-          basic(user.token),
-          basic('not-a-token'),
-          basic(''),
-          `Bearer ${t.rootToken}`,
-        ]) {
-          const res = await dashboard(path, authorization);
-          expect([path, authorization, res.status]).toEqual([path, authorization, 404]);
-          expect(res.headers['www-authenticate']).toBeUndefined();
-          expect(res.body).toEqual(nowhere.body);
-        }
+      for (const path of ['/-/queues', '/-/queues/api/queues', '/-/queues/static/js/main.js']) {
+        const res = await dashboard(path, basic(user.token));
+        expect([path, res.status]).toEqual([path, 404]);
+        expect(res.headers['www-authenticate']).toBeUndefined();
+        expect(res.body).toEqual(nowhere.body);
+      }
       // A token of an administrator without the api scope is refused the same way.
       const readOnly = await t
         .http()
@@ -208,7 +215,7 @@ describe("queue monitoring: GitLab's Sidekiq metrics API, the queue dashboard, r
       const script = /src="(static\/js\/main\.[0-9a-f]+\.js)"/.exec(page.text)![1];
       const asset = await dashboard(`/-/queues/${script}`, basic(t.rootToken));
       expect([asset.status, asset.headers['content-type']]).toEqual([200, expect.stringMatching(/javascript/)]);
-      expect((await dashboard(`/-/queues/${script}`)).status).toBe(404);
+      expect((await dashboard(`/-/queues/${script}`)).status).toBe(401);
       expect(page.headers['cache-control']).toBe('private, no-store');
       const api = await dashboard(
         '/-/queues/api/queues?activeQueue=maintenance&status=failed&page=1&jobsPerPage=10',
@@ -216,6 +223,11 @@ describe("queue monitoring: GitLab's Sidekiq metrics API, the queue dashboard, r
       );
       expect(api.status).toBe(200);
       expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(QUEUES);
+      // This process works every queue but maintenance (its worker was stopped above): no false "No
+      // workers" badge, on either database (the embedded one's queue backend lists no connections;
+      // the process's own running workers are counted).
+      const idle = api.body.queues.filter((q: { hasWorkers: boolean }) => q.hasWorkers !== true);
+      expect(idle.map((q: { name: string }) => q.name)).toEqual(EMBEDDED ? ['maintenance'] : []);
       const queue = api.body.queues.find((q: { name: string }) => q.name === 'maintenance');
       expect(queue.counts.failed).toBe(1);
       expect(queue.jobs).toEqual([expect.objectContaining({ id: 'waiting-probe', failedReason: 'boom' })]);

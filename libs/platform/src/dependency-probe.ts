@@ -20,6 +20,11 @@ export class DependencyProbe implements OnApplicationShutdown {
     private readonly config: LodeConfig,
   ) {}
 
+  /** What serves the job queues: Redis, or (without Redis, as in embedded mode) the database. */
+  get queueBackend(): 'redis' | 'postgres' {
+    return this.config.queueBackend;
+  }
+
   async database(): Promise<string | undefined> {
     return failure(timeout(pingDatabase(this.dataSource), PROBE_TIMEOUT_MS));
   }

@@ -27,7 +27,9 @@ export function liveness(loop: EventLoopWatch, stuck?: string): ProbeAnswer {
 }
 
 /**
- * Readiness: 200 when PostgreSQL and Redis both answer, 503 naming what failed otherwise. With
+ * Readiness: 200 when PostgreSQL and Redis both answer, 503 naming what failed otherwise. Without
+ * Redis (embedded mode, or no REDIS_URL) the queues' check is named `queues` and says
+ * the database serves them, instead of a `redis` that is not there. With
  * `all`, GitLab's per-check form (`db_check`, `queues_check`, `storage_check`, each a list of
  * `{status, message?}`), which also checks that the repository storage is writable.
  */
@@ -46,11 +48,13 @@ export async function readiness(probe: DependencyProbe, all: boolean): Promise<P
       },
     };
   }
-  const [db, redis] = await Promise.all([probe.database(), probe.queue()]);
-  const ok = !db && !redis;
+  const [db, queue] = await Promise.all([probe.database(), probe.queue()]);
+  const ok = !db && !queue;
+  const queues =
+    probe.queueBackend === 'redis' ? { redis: check(queue) } : { queues: { ...check(queue), backend: 'database' } };
   return {
     status: ok ? 200 : 503,
-    body: { status: ok ? 'ok' : 'failed', checks: { database: check(db), redis: check(redis) } },
+    body: { status: ok ? 'ok' : 'failed', checks: { database: check(db), ...queues } },
   };
 }
 
