@@ -26,6 +26,10 @@ describe('redactSecrets', () => {
     ],
     [`clone http://oauth2:${secret}@lode.test/g/p.git`, `clone http://${FILTERED}@lode.test/g/p.git`],
     [`password=${secret}&name=x`, `password=${FILTERED}&name=x`],
+    [`clone https://${secret}@lode.test/g/p.git`, `clone https://${FILTERED}@lode.test/g/p.git`],
+    [`database postgres://lode:${secret}@db:5432/lode`, `database postgres://lode:${FILTERED}@db:5432/lode`],
+    [`queues redis://:${secret}@cache:6379`, `queues redis://:${FILTERED}@cache:6379`],
+    [`ssh://git:${secret}@lode.test/g/p.git`, `ssh://git:${FILTERED}@lode.test/g/p.git`],
     [
       `git GET /g/p.git/info/refs?private_token=${secret}: Error`,
       `git GET /g/p.git/info/refs?private_token=${FILTERED}: Error`,
@@ -33,6 +37,15 @@ describe('redactSecrets', () => {
   ])('%s', (input, expected) => {
     expect(redactSecrets(input)).toBe(expected);
     expect(redactSecrets(input)).not.toContain(secret);
+  });
+
+  it('keeps the account name of an SSH, database or Redis URL, which is no secret', () => {
+    for (const text of [
+      'ssh_url_to_repo ssh://git@lode.test:2222/g/p.git',
+      'database postgres://postgres@127.0.0.1:5432/lode',
+      'database postgresql://lode@db/lode',
+    ])
+      expect(redactSecrets(text)).toBe(text);
   });
 
   it('leaves ordinary text and stack traces alone', () => {

@@ -6,9 +6,34 @@ const SECRET_NAME = String.raw`[\w\-\[\]%]*?(?:token|password|passwd|secret|api[
 /** Headers whose values are credentials, whatever their name says. */
 const SECRET_HEADER = String.raw`(?:proxy-)?authorization|cookie|set-cookie`;
 
-const RULES: [RegExp, string][] = [
-  // URL user info (`https://user:password@host`, `http://oauth2:<token>@host`): all of it.
-  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi, `$1${FILTERED}@`],
+/**
+ * Schemes whose user name is an account, not a credential: `ssh://git@host`, `postgres://lode@db`.
+ * Their password (if any) is filtered and the name kept. Elsewhere (http, https and the rest) the
+ * whole user info goes: a token is often sent as the user name (`https://<token>@host`).
+ */
+const ACCOUNT_SCHEMES = new Set([
+  'ssh',
+  'git+ssh',
+  'ssh+git',
+  'postgres',
+  'postgresql',
+  'redis',
+  'rediss',
+  'amqp',
+  'amqps',
+]);
+
+const userInfo = (_match: string, scheme: string, info: string): string => {
+  const name = scheme.slice(0, -3).toLowerCase();
+  if (!ACCOUNT_SCHEMES.has(name)) return `${scheme}${FILTERED}@`;
+  const colon = info.indexOf(':');
+  return colon === -1 ? `${scheme}${info}@` : `${scheme}${info.slice(0, colon)}:${FILTERED}@`;
+};
+
+const RULES: [RegExp, string | ((...args: string[]) => string)][] = [
+  // URL user info (`https://user:password@host`, `http://oauth2:<token>@host`): all of it, but the
+  // account name of the schemes above (`ssh://git@host` stays readable).
+  [/\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@"'<>]+)@/gi, userInfo],
   // Query strings and form bodies: `?private_token=...`, `&password=...`.
   [new RegExp(String.raw`((?:^|[?&;\s"'])${SECRET_NAME}=)[^&\s#"',;:]*`, 'gi'), `$1${FILTERED}`],
   // Headers and fields as logged: `PRIVATE-TOKEN: x`, `"token":"x"`, `authorization: 'Basic x'`.
@@ -31,7 +56,8 @@ const RULES: [RegExp, string][] = [
  */
 export function redactSecrets(text: string): string {
   let out = text;
-  for (const [pattern, replacement] of RULES) out = out.replace(pattern, replacement);
+  for (const [pattern, replacement] of RULES)
+    out = typeof replacement === 'string' ? out.replace(pattern, replacement) : out.replace(pattern, replacement);
   return out;
 }
 

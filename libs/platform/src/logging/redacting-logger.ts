@@ -7,6 +7,12 @@ import { Logs } from './log-output';
  * message, `context`, and for errors the stack, each through `redactSecrets`, at the levels given
  * (LODE_LOG_LEVEL's and every more severe one). Lines of a request carry its `request_id`.
  */
+/**
+ * Nest's own start-up chatter, one line per module, controller and route (about three lines in four of
+ * a start): written at debug, so `info` shows what an operator reads (what listens where, what mode).
+ */
+const FRAMEWORK_CHATTER = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory']);
+
 export class RedactingLogger implements LoggerService {
   private levels: Set<LogLevel>;
 
@@ -19,7 +25,9 @@ export class RedactingLogger implements LoggerService {
   }
 
   log(message: unknown, ...params: unknown[]): void {
-    this.write('log', 'info', message, params);
+    const context = params[params.length - 1];
+    if (typeof context === 'string' && FRAMEWORK_CHATTER.has(context)) this.write('debug', 'debug', message, params);
+    else this.write('log', 'info', message, params);
   }
   fatal(message: unknown, ...params: unknown[]): void {
     this.write('fatal', 'fatal', message, params, true);
