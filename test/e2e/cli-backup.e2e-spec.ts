@@ -181,9 +181,37 @@ describe('lode backup, restore and migrate-embedded', () => {
       ]);
       expect(migrated.stdout).toMatch(/^copied \d+ rows in \d+ tables \(\d+ events\) and \d+ sequences to /m);
 
+      // The copy left behind is marked moved: a command, and Lode itself, refuse to open it...
+      const movedMessage = new RegExp(
+        `the embedded database in ${join(config.dataDir, 'pglite')} was moved to ${target.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} by lode migrate-embedded`,
+      );
       const again = await lode(['migrate-embedded', '--to', target], env);
-      expect(again.code).toBe(1);
-      expect(again.stderr).toMatch(/^lode: the target database is not empty/m);
+      expect(again.code).not.toBe(0);
+      expect(again.stderr).toMatch(movedMessage);
+      const started = await new Promise<Ran>((resolve) =>
+        execFile(
+          process.execPath,
+          [join(ROOT, 'dist/apps/lode/src/main.js')],
+          {
+            env: {
+              PATH: process.env.PATH,
+              HOME: process.env.HOME,
+              LODE_DATA_DIR: config.dataDir,
+              PORT: '0',
+              LODE_SSH_PORT: '0',
+            },
+            encoding: 'utf8',
+            timeout: 60_000,
+          },
+          (err, stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stdout, stderr }),
+        ),
+      );
+      expect(started.code).toBe(1);
+      expect(started.stdout + started.stderr).toMatch(movedMessage);
+      // ...unless the operator says so explicitly.
+      const forced = await lode(['migrate-embedded', '--to', target], { ...env, LODE_SERVE_MOVED_EMBEDDED: 'true' });
+      expect(forced.code).toBe(1);
+      expect(forced.stderr).toMatch(/^lode: the target database is not empty/m);
 
       // The same data directory on PostgreSQL: the project, its id and its repository are there.
       moved = await startTestApp({

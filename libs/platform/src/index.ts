@@ -6,8 +6,11 @@ export { LodeConfig, GITLAB_API_VERSION, type LodeRole } from './config/lode-con
 export {
   dataSourceOptions,
   describeDatabaseUrl,
+  embeddedMove,
   embeddedPaths,
+  EmbeddedDatabaseMoved,
   ensureDatabase,
+  movedMarker,
   runMigrations,
   startDatabase,
   type ConfiguredMigration,

@@ -1,6 +1,13 @@
-import { EmbeddedPostgres, embeddedPaths, LodeConfig, runMigrations, type DatabaseHandle } from '@app/platform';
+import {
+  EmbeddedPostgres,
+  embeddedPaths,
+  LodeConfig,
+  movedMarker,
+  runMigrations,
+  type DatabaseHandle,
+} from '@app/platform';
 import type { Command } from 'commander';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MIGRATIONS } from '../lode.module';
@@ -117,6 +124,11 @@ async function migrateEmbedded(config: LodeConfig, o: { to: string }): Promise<E
     print(
       `copied ${summary.database.rows} rows in ${summary.database.tables} tables (${summary.database.events} events) ` +
         `and ${summary.database.sequences} sequences to ${redactedUrl(o.to)} in ${(copied.seconds + summary.seconds).toFixed(1)} s`,
+    );
+    // The copy left behind is marked, so a start without DATABASE_URL is refused rather than serving it.
+    await writeFile(
+      movedMarker(config.dataDir),
+      `${JSON.stringify({ to: redactedUrl(o.to), at: new Date().toISOString() })}\n`,
     );
     print(`start Lode with DATABASE_URL set to it; the repositories and files stay in ${config.dataDir}`);
     return EXIT.ok;

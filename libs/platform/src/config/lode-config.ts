@@ -19,6 +19,12 @@ export class LodeConfig {
   redisUrl?: string;
   /** Whether the database is the embedded one (no DATABASE_URL), which only one process may open. */
   embeddedDatabase = false;
+  /**
+   * LODE_SERVE_MOVED_EMBEDDED: open an embedded database that `lode migrate-embedded` copied to
+   * PostgreSQL. Without it such a start is refused: the copy left behind does not hear the pushes the
+   * repositories took since, and serving it would show an older Lode over newer repositories.
+   */
+  serveMovedEmbedded = false;
   /** BullMQ key prefix, so several Lode installations (or test runs) can share one Redis. */
   redisPrefix = 'lode';
   dataDir = resolve('data');
@@ -132,6 +138,7 @@ export class LodeConfig {
     c.host = env.HOST || c.host;
     c.databaseUrl = env.DATABASE_URL || '';
     c.embeddedDatabase = !c.databaseUrl;
+    c.serveMovedEmbedded = bool(env.LODE_SERVE_MOVED_EMBEDDED);
     c.redisUrl = env.REDIS_URL || undefined;
     c.redisPrefix = env.LODE_REDIS_PREFIX || c.redisPrefix;
     c.dataDir = resolve(env.LODE_DATA_DIR || c.dataDir);

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, DataSourceOptions, type MigrationInterface } from 'typeorm';
@@ -32,6 +33,28 @@ export function embeddedPaths(dataDir: string): { data: string; socketDir: strin
   return { data: join(dataDir, 'pglite'), socketDir: join(dataDir, 'run') };
 }
 
+/** Written beside the embedded database by `lode migrate-embedded`: where the data went, and when. */
+export const movedMarker = (dataDir: string) => join(dataDir, 'pglite.moved');
+
+export interface EmbeddedMove {
+  to: string;
+  at: string;
+}
+
+/** The embedded database's move, if `lode migrate-embedded` copied it away. */
+export function embeddedMove(dataDir: string): EmbeddedMove | undefined {
+  try {
+    return JSON.parse(readFileSync(movedMarker(dataDir), 'utf8')) as EmbeddedMove;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    // A marker that cannot be read still says the database moved.
+    return { to: '(unreadable: see pglite.moved)', at: '?' };
+  }
+}
+
+/** A start on an embedded database that was moved to PostgreSQL, refused unless the operator asks for it. */
+export class EmbeddedDatabaseMoved extends Error {}
+
 /**
  * Makes the configured database reachable at `config.databaseUrl` (docs/architecture.md, Embedded mode).
  * With DATABASE_URL set there is nothing to start. Without it, PGlite on `$LODE_DATA_DIR/pglite` is
@@ -43,6 +66,13 @@ export async function startDatabase(config: LodeConfig): Promise<DatabaseHandle>
     return { mode: 'postgres', location: describeDatabaseUrl(config.databaseUrl), stop: async () => undefined };
   }
   const paths = embeddedPaths(config.dataDir);
+  const moved = embeddedMove(config.dataDir);
+  if (moved && !config.serveMovedEmbedded)
+    throw new EmbeddedDatabaseMoved(
+      `the embedded database in ${paths.data} was moved to ${moved.to} by lode migrate-embedded (${moved.at}): ` +
+        `set DATABASE_URL to it (the repositories and files stay in ${config.dataDir}), or set ` +
+        `LODE_SERVE_MOVED_EMBEDDED=true to open this older copy anyway`,
+    );
   config.databaseUrl = EmbeddedPostgres.urlFor(paths.socketDir);
   if (await EmbeddedPostgres.answers(paths.socketDir)) {
     return { mode: 'embedded-shared', location: paths.data, stop: async () => undefined };
