@@ -1,4 +1,9 @@
+import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { git, gitOk, tempDirs } from '../support/git';
 import { TcpProxy } from '../support/tcp-proxy';
 import { eventually, startTestApp, TEST_PG, type TestApp, describeOnServers } from '../support/test-app';
 
@@ -21,10 +26,12 @@ describeOnServers('a PostgreSQL that stops answering', () => {
     t = await startTestApp({ databaseUrl: url.toString() });
   });
 
+  const tmp = tempDirs();
   afterAll(async () => {
     proxy.heal();
     await t.close();
     await proxy.stop();
+    tmp.removeAll();
   });
 
   const projects = () => t.http().get('/api/v4/projects').set('PRIVATE-TOKEN', t.rootToken).timeout(15_000);
@@ -65,5 +72,37 @@ describeOnServers('a PostgreSQL that stops answering', () => {
       .set('PRIVATE-TOKEN', t.rootToken)
       .send({ name: 'after-the-outage' });
     expect(created.status).toBe(201);
+  });
+
+  it('answers a git push caught by the silence with 503, logged as no error, and takes it once the network returns', async () => {
+    await t.app.listen(0, '127.0.0.1');
+    const base = `http://root:${t.rootToken}@127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
+    const project = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', t.rootToken).send({ name: 'pushed' });
+    expect(project.status).toBe(201);
+    const work = tmp.make();
+    await gitOk(['init', '-q', work]);
+    writeFileSync(join(work, 'README.md'), 'hi\n');
+    await gitOk(['add', '.'], work);
+    await gitOk(['commit', '-q', '-m', 'first'], work);
+    const remote = `${base}/${project.body.path_with_namespace}.git`;
+    const errors: string[] = [];
+    const logError = Logger.prototype.error;
+    Logger.prototype.error = (m: unknown) => void errors.push(String(m));
+    try {
+      proxy.partition();
+      // The push's first request finds a pooled connection that looks alive and waits on it; once
+      // the watch cuts it, the push is told 503, as the API's requests are (not a 500).
+      const refused = await git(['push', '-q', remote, 'master'], work);
+      expect(refused.status).not.toBe(0);
+      expect(refused.out).toMatch(/503/);
+      const again = await git(['push', '-q', remote, 'master'], work);
+      expect(again.out).toMatch(/503/);
+    } finally {
+      Logger.prototype.error = logError;
+      proxy.heal();
+    }
+    expect(errors).toEqual([]);
+    await eventually(async () => (await projects()).status === 200, 10_000, 200);
+    await gitOk(['push', '-q', remote, 'master'], work);
   });
 });

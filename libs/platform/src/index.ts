@@ -17,7 +17,12 @@ export {
   type DatabaseHandle,
 } from './database/database';
 export { EmbeddedPostgres } from './database/embedded-postgres';
-export { DatabaseWatch, databaseGate, isDatabaseUnavailable } from './database/database-watch';
+export {
+  DatabaseWatch,
+  databaseGate,
+  isDatabaseUnavailable,
+  RETRY_AFTER_S as DATABASE_RETRY_AFTER_S,
+} from './database/database-watch';
 export { DependencyProbe } from './dependency-probe';
 export { execute, firstRow, oneRow, pgSql, rows, type PgClient, type Sql } from './database/sql';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';

@@ -1,5 +1,13 @@
 import { GitRepositories, projectRepo } from '@app/git';
-import { hasControlCharacters, redactSecrets, RequestRateLimits, TooManyRequests, Unauthorized } from '@app/platform';
+import {
+  hasControlCharacters,
+  DATABASE_RETRY_AFTER_S,
+  isDatabaseUnavailable,
+  redactSecrets,
+  RequestRateLimits,
+  TooManyRequests,
+  Unauthorized,
+} from '@app/platform';
 import { PushRecorder } from '@app/projects';
 import { ActorResolver, AuthThrottled, gitScopesAllow, UserBlocked, type Authenticated } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
@@ -14,7 +22,7 @@ const RECEIVE = 'git-receive-pack';
 /** Why a git request is refused; answered as plain text, which git shows to its user. */
 class Refusal {
   constructor(
-    readonly status: 401 | 403 | 404 | 429,
+    readonly status: 401 | 403 | 404 | 429 | 503,
     readonly message: string,
     readonly challenge = false,
     /** Seconds a throttled address must wait (`Retry-After`). */
@@ -47,6 +55,12 @@ export class GitHttpMiddleware {
     if (!route) return next();
     this.serve(req, res, route.fullPath, route.service, route.push).catch((err: unknown) => {
       if (err instanceof Refusal) return refuse(res, err);
+      // PostgreSQL away (a cut the database watch has not told yet, or a connection it just cut): the
+      // git client is told to come back, as the API's 503 does; it is no fault of Lode's code to log.
+      if (isDatabaseUnavailable(err)) {
+        this.logger.warn(`git ${req.method} ${req.path}: the database did not answer`);
+        return refuse(res, new Refusal(503, 'Service Unavailable', false, DATABASE_RETRY_AFTER_S));
+      }
       this.logger.error(redactSecrets(`git ${req.method} ${req.originalUrl}: ${String(err)}`));
       if (!res.headersSent) res.status(500).type('text/plain').send('Internal error\n');
     });
