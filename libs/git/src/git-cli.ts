@@ -1,8 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CommandFailed, runCommand } from './command-runner';
+import { ownerGone, ownerTag, parseOwnerTag } from './process-owner';
 
 /*
  * The git command line, run from the command helper, for the work libgit2 lacks or does slower:
@@ -46,7 +47,7 @@ export async function initBare(path: string, defaultBranch = 'master'): Promise<
   if (!BRANCH.test(defaultBranch)) throw new Error(`bad branch name ${defaultBranch}`);
   await mkdir(dirname(path), { recursive: true });
   // Built beside the target and renamed in: a crash never leaves a half-made repository under the real name.
-  const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
+  const tmp = temporaryFor(path);
   await git(['init', '--quiet', '--bare', `--initial-branch=${defaultBranch}`, tmp]);
   await git(['config', 'http.receivepack', 'true'], tmp);
   await rename(tmp, path).catch(async (err) => {
@@ -61,7 +62,7 @@ export async function initBare(path: string, defaultBranch = 'master'): Promise<
  */
 export async function cloneBare(source: string, target: string): Promise<void> {
   await mkdir(dirname(target), { recursive: true });
-  const tmp = `${target}.tmp-${randomBytes(4).toString('hex')}`;
+  const tmp = temporaryFor(target);
   try {
     await git(['clone', '--quiet', '--bare', '--local', source, tmp]);
     await git(['config', 'http.receivepack', 'true'], tmp);
@@ -78,8 +79,12 @@ export async function gc(path: string): Promise<void> {
   await git(['pack-refs', '--all'], path);
 }
 
-/** A repository being built beside its real name by initBare or cloneBare. */
-const TEMPORARY = /\.git\.tmp-[0-9a-f]+$/;
+/**
+ * A repository being built beside its real name by initBare or cloneBare: `<name>.git.tmp-<owner>-<random>`,
+ * the owner being the building process (see process-owner.ts); older Lodes wrote no owner.
+ */
+const TEMPORARY = /\.git\.tmp-(?:o\d+-\d+-[0-9a-f]{8}-)?[0-9a-f]+$/;
+const temporaryFor = (path: string) => `${path}.tmp-${ownerTag()}-${randomBytes(4).toString('hex')}`;
 
 /** The newest modification time of anything under `path` (the directory itself included). */
 async function newestChange(path: string): Promise<number> {
@@ -94,21 +99,57 @@ async function newestChange(path: string): Promise<number> {
 }
 
 /**
- * Removes the `*.git.tmp-*` directories a crash left mid-init or mid-fork. One that changed within
- * `quietMs` is skipped: another process sharing the data directory may be building it right now
- * (a clone links files into it continuously until it is renamed into place).
+ * Removes the `*.git.tmp-*` directories a crash left mid-init or mid-fork: at once when its name says
+ * its builder is a process of this machine that is gone (a start after `kill -9`), else once it has not
+ * changed for `quietMs`: another process sharing the data directory may be building it right now (a
+ * clone links files into it continuously until it is renamed into place).
  */
 export async function removeStaleTemporaries(dataDir: string, quietMs: number): Promise<string[]> {
   const removed: string[] = [];
   for await (const { dir, entry } of hashedEntries(dataDir)) {
     if (!entry.isDirectory() || !TEMPORARY.test(entry.name)) continue;
     const path = join(dir, entry.name);
+    const owner = parseOwnerTag(entry.name.slice(entry.name.lastIndexOf('.tmp-')));
     const changed = await newestChange(path).catch(() => undefined);
-    if (changed === undefined || Date.now() - changed < quietMs) continue;
+    if (changed === undefined) continue;
+    if (!(owner && ownerGone(owner)) && Date.now() - changed < quietMs) continue;
     await rm(path, { recursive: true, force: true });
     removed.push(path);
   }
   return removed;
+}
+
+/**
+ * Repositories made for a project whose event is not written yet: one file per project id under
+ * `repositories/.creating`, naming the process that made it. A process killed between the two leaves
+ * its marker, and a later start removes the repository when no project got the id.
+ */
+const creatingDir = (dataDir: string) => join(dataDir, 'repositories', '.creating');
+
+export async function markCreating(dataDir: string, projectId: number): Promise<void> {
+  await mkdir(creatingDir(dataDir), { recursive: true });
+  await writeFile(join(creatingDir(dataDir), String(projectId)), `${ownerTag()}\n`);
+}
+
+export async function unmarkCreating(dataDir: string, projectId: number): Promise<void> {
+  await rm(join(creatingDir(dataDir), String(projectId)), { force: true });
+}
+
+/**
+ * The project ids whose creation was left unfinished: their maker is a process of this machine that
+ * is gone, or (another machine's, or unreadable) the marker has not changed for `quietMs`.
+ */
+export async function abandonedCreations(dataDir: string, quietMs: number): Promise<number[]> {
+  const ids: number[] = [];
+  for (const name of await readdir(creatingDir(dataDir)).catch(() => [] as string[])) {
+    if (!/^\d+$/.test(name)) continue;
+    const path = join(creatingDir(dataDir), name);
+    const [text, info] = await Promise.all([readFile(path, 'utf8').catch(() => ''), stat(path).catch(() => undefined)]);
+    if (!info) continue;
+    const owner = parseOwnerTag(text);
+    if ((owner && ownerGone(owner)) || Date.now() - info.mtimeMs >= quietMs) ids.push(Number(name));
+  }
+  return ids.sort((a, b) => a - b);
 }
 
 /** Every entry of the storage's `@hashed/ab/cd` directories, with the directory it is in. */

@@ -340,6 +340,10 @@ export class CommitRefused extends Error {}
 export abstract class GitRepositories {
   /** Creates an empty bare repository whose HEAD names `defaultBranch`; a no-op when it exists. */
   abstract init(repo: RepoRef, defaultBranch: string): Promise<void>;
+  /** The project that `init` made the repository for is written (or its creation undone): forget the marker. */
+  abstract settled(repo: RepoRef): Promise<void>;
+  /** Project ids whose repository `init` made but whose creation a dead process never settled. */
+  abstract abandonedCreations(): Promise<number[]>;
   /** A fork's repository: a local bare clone of `source` (hard-linked objects), replacing a partial copy of an earlier attempt. */
   abstract cloneBare(source: RepoRef, target: RepoRef): Promise<void>;
   /** Housekeeping: `git gc` and `pack-refs`. */

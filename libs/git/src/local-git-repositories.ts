@@ -81,6 +81,8 @@ class PromiseCache<T> {
  */
 /** How long a half-built repository must have been left untouched before it counts as abandoned. */
 const STALE_TEMPORARY_MS = 60_000;
+/** How long another machine's unfinished creation is given before it counts as abandoned. */
+const ABANDONED_CREATION_MS = 60 * 60_000;
 
 @Injectable()
 export class LocalGitRepositories extends GitRepositories implements OnModuleInit, OnModuleDestroy {
@@ -102,7 +104,8 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
 
   /**
    * The pre-receive hook is in place and its port open before the first push; what a crash left
-   * half-built beside the repositories (`*.git.tmp-*`) is removed.
+   * half-built beside the repositories (`*.git.tmp-*`) is removed: at once when its builder is a
+   * process of this machine that is gone, else once it has been quiet for a minute.
    */
   async onModuleInit(): Promise<void> {
     await this.hooks.start();
@@ -126,8 +129,17 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   }
 
   async init(repo: RepoRef, defaultBranch: string): Promise<void> {
+    await cli.markCreating(this.config.dataDir, repo.projectId);
     await cli.initBare(this.path(repo), defaultBranch);
     this.reads.forget(this.path(repo));
+  }
+
+  settled(repo: RepoRef): Promise<void> {
+    return cli.unmarkCreating(this.config.dataDir, repo.projectId);
+  }
+
+  abandonedCreations(): Promise<number[]> {
+    return cli.abandonedCreations(this.config.dataDir, ABANDONED_CREATION_MS);
   }
 
   async cloneBare(source: RepoRef, target: RepoRef): Promise<void> {

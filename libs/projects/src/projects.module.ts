@@ -1,3 +1,4 @@
+import { AbandonedCreations } from './projects/abandoned-creations';
 import { GroupProjects, GroupsModule, NamespaceContents } from '@app/groups';
 import { firstRow, OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import {
@@ -158,6 +159,7 @@ export class ProjectDeployKeyLookup extends DeployKeyLookup {
 @Module({
   imports: [UsersModule, GroupsModule],
   providers: [
+    AbandonedCreations,
     CreateProjectHandler,
     UpdateProjectHandler,
     ArchiveProjectHandler,

@@ -106,6 +106,7 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
       await this.removeUnusedRepository(projectId);
       rethrowTakenNameOrPath(err);
     }
+    await this.git.settled(repo);
     // The file is placed once its event is committed: a creation that fails leaves none.
     if (avatar && avatarName)
       await this.avatars.publish(
@@ -127,6 +128,7 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     try {
       const project = await this.store.transact((uow) => uow.load(`project-${projectId}`, projectDecider));
       if (!project.exists) await this.git.remove(projectRepo(projectId));
+      await this.git.settled(projectRepo(projectId));
     } catch (err) {
       this.logger.warn(`could not remove the repository of uncreated project ${projectId}: ${String(err)}`);
     }
