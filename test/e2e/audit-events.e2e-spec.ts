@@ -1,6 +1,7 @@
 import { ProjectionRebuilder } from '@app/platform';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { expectShape } from '../contract/shape';
 import { readModels } from '../support/read-models';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -111,6 +112,7 @@ describe('audit events', () => {
         entity_path: `${alice.username}/audited`,
       },
     });
+    expectShape(entry, 'audit-event');
     expect(Object.keys(entry!)).toEqual(['id', 'author_id', 'entity_id', 'entity_type', 'details', 'created_at']);
     // The test users' tokens are impersonation tokens root made: the entry says so.
     expect(entry!.details).toMatchObject({ impersonated_by_username: 'root', token_name: 'test' });
