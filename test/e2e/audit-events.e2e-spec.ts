@@ -1,7 +1,10 @@
 import { ProjectionRebuilder } from '@app/platform';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expectShape } from '../contract/shape';
+import { gitOk, tempDirs } from '../support/git';
 import { readModels } from '../support/read-models';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -61,6 +64,7 @@ describe('audit events', () => {
   let groupId: number;
   let rootTokenId: number;
   const started = new Date(Date.now() - 1000).toISOString();
+  const tmp = tempDirs();
 
   const as = (token?: string) => {
     const auth = <T extends { set(k: string, v: string): T }>(r: T) => (token ? r.set('PRIVATE-TOKEN', token) : r);
@@ -90,7 +94,10 @@ describe('audit events', () => {
     groupId = group.body.id;
     rootTokenId = (await as(t.rootToken).get('/personal_access_tokens/self')).body.id;
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    tmp.removeAll();
+    await t.close();
+  });
 
   it('shows a change of visibility with its old and new value', async () => {
     expect((await as(alice.token).put(`/projects/${projectId}`, { visibility: 'internal' })).status).toBe(200);
@@ -161,6 +168,25 @@ describe('audit events', () => {
     expect(second).toMatchObject({
       author_id: alice.id,
       details: { target_type: 'Project', author_name: 'Alice Liddell' },
+    });
+  });
+
+  it('records a git push over HTTP with its address', async () => {
+    const project = await as(alice.token).post('/projects', { name: 'Pushed' });
+    const dir = tmp.make();
+    await gitOk(['init', '-q', '-b', 'master', dir]);
+    writeFileSync(join(dir, 'a.txt'), 'a\n');
+    await gitOk(['add', '.'], dir);
+    await gitOk(['commit', '-q', '-m', 'first'], dir);
+    const url = `http://git:${alice.token}@127.0.0.1:${port}/${project.body.path_with_namespace}.git`;
+    await gitOk(['push', '-q', url, 'master'], dir);
+    const head = (await gitOk(['rev-parse', 'HEAD'], dir)).trim();
+    const [push] = (await all(`&entity_type=Project&entity_id=${project.body.id}`)).filter(
+      (e) => e.details.change === 'push',
+    );
+    expect(push).toMatchObject({
+      author_id: alice.id,
+      details: { from: '0'.repeat(40), to: head, target_details: 'refs/heads/master', ip_address: '127.0.0.1' },
     });
   });
 
