@@ -102,6 +102,9 @@ const CHANGE_NAMES: Record<string, string> = {
   UserDeleted: 'destroyed',
 };
 
+/** The events whose `changes` are the entity's own settings, which the projector remembers. */
+const VALUE_CHANGES = new Set(['ProjectUpdated', 'GroupUpdated', 'UserUpdated']);
+
 /** GitLab's access level names (Gitlab::Access.human_access). */
 const ACCESS_NAMES: Record<number, string> = {
   10: 'Guest',
@@ -215,7 +218,8 @@ async function changesOf(
     details: (await recall('User', userId))?.path ?? null,
   });
 
-  if (/Updated$/.test(e.type) && d.changes && typeof d.changes === 'object' && !/Member/.test(e.type)) {
+  // Only the entity's own settings have remembered values to show as `from`.
+  if (VALUE_CHANGES.has(e.type) && d.changes && typeof d.changes === 'object') {
     const out = valueChanges(d.changes as Record<string, unknown>, state);
     // The password's digest is never shown; that it changed is.
     if (e.type === 'UserUpdated' && d.passwordDigest !== undefined) out.push({ change: 'password' });
