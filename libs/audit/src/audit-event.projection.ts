@@ -87,9 +87,28 @@ async function movePrefix(db: EntityManager, from: string | null, to: string | n
 
 const joined = (parent: string | null, path: string) => (parent ? `${parent}/${path}` : path);
 
+/** The ids that key what the projector remembers; an event without its id changes nothing here. */
+const KEYED_BY: Record<string, 'userId' | 'groupId' | 'projectId' | 'tokenId'> = {
+  UserCreated: 'userId',
+  UserUpdated: 'userId',
+  UserDeleted: 'userId',
+  AccessTokenCreated: 'tokenId',
+  AccessTokenRevoked: 'tokenId',
+  GroupCreated: 'groupId',
+  GroupUpdated: 'groupId',
+  GroupTransferred: 'groupId',
+  GroupDeleted: 'groupId',
+  GroupMemberAdded: 'groupId',
+  GroupMemberUpdated: 'groupId',
+  GroupMemberRemoved: 'groupId',
+};
+
 /** What the projector keeps in mind after the event. */
 async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise<void> {
   const d = (e.data ?? {}) as Data;
+  // Every write passes here: an event of an older shape must never fail the command that appends it.
+  const key = KEYED_BY[e.type] ?? (e.type.startsWith('Project') ? 'projectId' : undefined);
+  if (key && typeof d[key] !== 'number') return;
   switch (e.type) {
     case 'UserCreated': {
       const userId = d.userId as number;
@@ -97,7 +116,7 @@ async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise
         ...settingsOf(d),
         namespaceId: d.namespaceId,
       });
-      await put(db, 'Namespace', d.namespaceId as number, d.username as string, null, {});
+      if (typeof d.namespaceId === 'number') await put(db, 'Namespace', d.namespaceId, d.username as string, null, {});
       return;
     }
     case 'UserUpdated': {
