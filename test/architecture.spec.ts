@@ -4,7 +4,7 @@ import ts from 'typescript';
 
 /**
  * The walls of the architecture (docs/architecture.md), checked on every run:
- * 1. layers: `platform` <- `git` <- `users` <- `groups` <- `projects` <- `hooks`, `repositories` <- apps;
+ * 1. layers: `platform` <- `git` <- `users` <- `groups` <- `projects` <- `hooks`, `repositories` <- `audit` <- apps;
  *    a lib reaches another lib only as `@app/<lib>` (its index), never an app; no app imports another app.
  * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner. An app
  *    owns no table: it names none in SQL and asks each context through its index.
@@ -31,6 +31,8 @@ const RANK: Record<string, number> = {
   projects: 4,
   hooks: 5,
   repositories: 5,
+  // The audit log reads every context's events, and asks groups and projects who may read it.
+  audit: 6,
 };
 
 const isSpec = (file: string): boolean => /\.(spec|int-spec|e2e-spec)\.ts$/.test(file);
@@ -390,6 +392,7 @@ describe('architecture', () => {
       ['protected_branches', 'projects'],
       ['releases', 'projects'],
       ['project_hooks', 'hooks'],
+      ['audit_events', 'audit'],
       ['events', 'platform'],
       ['throttle_counters', 'platform'],
     ])

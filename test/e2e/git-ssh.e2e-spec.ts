@@ -189,6 +189,12 @@ describe('git over SSH', () => {
     expect(recorded[0].updates).toEqual([
       expect.objectContaining({ ref: 'refs/heads/master', before: ZERO, after: first }),
     ]);
+    // The client's address is in the event's metadata (the audit events' ip_address).
+    const [{ metadata }] = await t.db.query(
+      `select metadata from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1`,
+      [p.id],
+    );
+    expect(metadata).toMatchObject({ actorId: owner.id, origin: 'git', ipAddress: '127.0.0.1' });
     expect((await t.http().get(`/api/v4/projects/${p.id}`).set('PRIVATE-TOKEN', owner.token)).body.default_branch).toBe(
       'master',
     );

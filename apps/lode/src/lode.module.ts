@@ -57,6 +57,7 @@ import {
   UsersModule,
   UsersWorkerModule,
 } from '@app/users';
+import { AuditEvents1763780003300, AuditHttpModule, AuditModule } from '@app/audit';
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -92,6 +93,7 @@ export const MIGRATIONS = [
   SshKeyExpiryAndUserNote1763780002600,
   UserStatuses1763780002610,
   SystemHooks1763780002700,
+  AuditEvents1763780003300,
 ];
 
 export interface LodeParts {
@@ -119,8 +121,16 @@ export class LodeModule {
         GroupsModule,
         ProjectsModule,
         HooksModule,
+        AuditModule,
         ...(parts.http
-          ? [UsersHttpModule, GroupsHttpModule, ProjectsHttpModule, HooksHttpModule, RepositoriesHttpModule]
+          ? [
+              UsersHttpModule,
+              GroupsHttpModule,
+              ProjectsHttpModule,
+              HooksHttpModule,
+              RepositoriesHttpModule,
+              AuditHttpModule,
+            ]
           : []),
         ...(parts.worker
           ? [

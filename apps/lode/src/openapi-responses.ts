@@ -124,6 +124,9 @@ const RULES: Rule[] = [
   [ANY, /\/protected_branches(\/\{name\})?$/, one('ProtectedBranch')],
   ['GET', /\/protected_tags$/, list('ProtectedTag')],
   [ANY, /\/protected_tags(\/\{name\})?$/, one('ProtectedTag')],
+  // GitLab's audit events (libs/audit): the instance's, a group's, a project's.
+  ['GET', /\/audit_events$/, list('AuditEvent')],
+  ['GET', /\/audit_events\/\{audit_event_id\}$/, one('AuditEvent')],
   ['GET', /\/hooks$/, list('ProjectHook')],
   ['GET', /\/hooks\/\{hook_id\}\/events$/, list('HookEvent')],
   [ANY, /\/hooks(\/\{hook_id\})?$/, one('ProjectHook')],

@@ -20,6 +20,8 @@ export interface Actor {
 export interface RequestContext {
   requestId: string;
   actor?: Actor;
+  /** The client's address: Express' `req.ip`, so X-Forwarded-For counts only from LODE_TRUSTED_PROXIES. */
+  ip?: string;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

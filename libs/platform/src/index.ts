@@ -34,6 +34,7 @@ export { relocateEvents } from './event-store/relocate-events';
 export { ThrottleCounters1763780001700 } from './throttle/migrations/1763780001700-throttle-counters';
 export {
   ProjectionRegistry,
+  EVERY_EVENT,
   dispatch,
   handledTypes,
   type EventHandlers,

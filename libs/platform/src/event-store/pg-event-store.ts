@@ -203,6 +203,7 @@ function metadataFromRequest(): EventMetadata {
   if (!ctx) return {};
   const a = ctx.actor;
   const meta: EventMetadata = { requestId: ctx.requestId };
+  if (ctx.ip) meta.ipAddress = ctx.ip;
   if (a) {
     meta.actorId = a.id;
     if (a.tokenId !== undefined) meta.tokenId = a.tokenId;

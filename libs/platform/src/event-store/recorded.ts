@@ -13,6 +13,11 @@ export interface EventMetadata {
   /** The administrator who created the impersonation token in use. */
   impersonatedBy?: number;
   tokenId?: number;
+  /**
+   * The client's address (`req.ip`: X-Forwarded-For only from LODE_TRUSTED_PROXIES). Recorded since the
+   * audit events; older events have none.
+   */
+  ipAddress?: string;
   /** Set for changes made outside a request: `cli`, `startup`, `worker`. */
   origin?: string;
 }

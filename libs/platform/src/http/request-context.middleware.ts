@@ -10,5 +10,7 @@ export function requestContextMiddleware(req: Request, res: Response, next: Next
   const requestId = typeof given === 'string' && ACCEPTABLE_ID.test(given) ? given : randomUUID();
   req.headers['x-request-id'] = requestId;
   res.setHeader('X-Request-Id', requestId);
-  RequestContexts.run({ requestId }, () => next());
+  // `req.ip` honours `trust proxy` (LODE_TRUSTED_PROXIES, set by http-app.ts): the audit events' ip_address.
+  const ip = req.ip;
+  RequestContexts.run(ip ? { requestId, ip } : { requestId }, () => next());
 }

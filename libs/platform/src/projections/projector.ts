@@ -43,6 +43,12 @@ export async function dispatch<E extends DomainEvent>(
   return handler(event, db);
 }
 
+/**
+ * The `eventTypes` entry of a projector that is handed every event, whatever its type: the audit
+ * log's (libs/audit), which records every write of every context.
+ */
+export const EVERY_EVENT = '*';
+
 /** Every context registers its projectors here when its module starts. */
 @Injectable()
 export class ProjectionRegistry {
@@ -63,5 +69,6 @@ export class ProjectionRegistry {
 
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
     for (const p of this.byType.get(event.type) ?? []) await p.apply(event, db);
+    for (const p of this.byType.get(EVERY_EVENT) ?? []) await p.apply(event, db);
   }
 }

@@ -1,9 +1,9 @@
 import { GitRepositories, projectRepo, type GitPackSession } from '@app/git';
-import { LodeConfig, redactSecrets, type Actor } from '@app/platform';
+import { LodeConfig, redactSecrets, RequestContexts, type Actor } from '@app/platform';
 import { DeployKeyQueries, PushRecorder, type BranchCaller, type DeployKeyGrant, type ProjectRow } from '@app/projects';
 import { ActorResolver, UserBlocked, type SshKeyHolder } from '@app/users';
 import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Server, utils, type AuthContext, type Connection, type ServerChannel, type Session } from 'ssh2';
@@ -178,7 +178,7 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     client.on('ready', () => {
       client.on('session', (accept) => {
         if (!caller) return;
-        this.onSession(accept(), caller);
+        this.onSession(accept(), caller, address);
       });
     });
   }
@@ -210,7 +210,7 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     return key ? { kind: 'deploy-key', key } : undefined;
   }
 
-  private onSession(session: Session, caller: SshCaller): void {
+  private onSession(session: Session, caller: SshCaller, address: string): void {
     let protocol: string | undefined;
     // Only GIT_PROTOCOL, which asks for protocol v2 (OpenSSH's `AcceptEnv GIT_PROTOCOL`, as GitLab documents).
     session.on('env', (accept, reject, info) => {
@@ -229,7 +229,10 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
     });
     session.on('exec', (accept, _reject, info) => {
       const channel = accept();
-      this.exec(channel, info.command, caller, protocol).catch((err: unknown) => {
+      // A context of its own, as an HTTP request has: what a push records carries the client's
+      // address (the audit events' ip_address; SSH has no proxy header, so it is the TCP peer).
+      const context = { requestId: randomUUID(), ip: address };
+      RequestContexts.run(context, () => this.exec(channel, info.command, caller, protocol)).catch((err: unknown) => {
         this.logger.error(redactSecrets(`SSH exec ${JSON.stringify(info.command)}: ${String(err)}`));
         finish(channel, 1, 'Internal error');
       });

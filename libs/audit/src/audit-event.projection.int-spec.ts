@@ -1,0 +1,213 @@
+import { rows, type DomainEvent, type EventMetadata } from '@app/platform';
+import type { EntityManager } from 'typeorm';
+import { apply, openProjectionDb, recorded, type ProjectionDb } from '../../../test/support/projection-db';
+import { AuditEventProjection } from './audit-event.projection';
+
+const projection = new AuditEventProjection();
+const AT = '2026-01-01T00:00:00.000Z';
+
+/** An event as a request by `actorId` through token 7 from 192.0.2.1 would store it. */
+const by = (actorId: number, event: DomainEvent, more: EventMetadata = {}) =>
+  recorded(event, { metadata: { requestId: 'r', actorId, tokenId: 7, ipAddress: '192.0.2.1', ...more } });
+
+const entries = (db: EntityManager) =>
+  rows<{
+    id: string;
+    global_position: string;
+    author_id: number;
+    entity_type: string;
+    entity_id: number;
+    details: Record<string, unknown>;
+  }>(
+    db,
+    `select id::text, global_position::text, author_id, entity_type, entity_id, details from audit_events order by id`,
+  );
+const remembered = (db: EntityManager) =>
+  rows<{ entity_type: string; entity_id: number; path: string; name: string; state: Record<string, unknown> }>(
+    db,
+    `select entity_type, entity_id, path, name, state from audit_entities order by entity_type, entity_id`,
+  );
+
+const userCreated = (userId: number, username: string, name: string) => ({
+  type: 'UserCreated',
+  data: {
+    userId,
+    namespaceId: 100 + userId,
+    username,
+    name,
+    email: `${username}@example.com`,
+    passwordDigest: 'SECRET-DIGEST',
+    identities: [],
+    at: AT,
+  },
+});
+
+describe('AuditEventProjection', () => {
+  let pg: ProjectionDb;
+  beforeAll(async () => {
+    pg = await openProjectionDb();
+  });
+  afterAll(() => pg.drop());
+
+  it('is handed every event', () => {
+    expect([...projection.eventTypes]).toEqual(['*']);
+  });
+
+  it('records writes with from/to, ids from the position, and keeps no secret', () =>
+    pg.rollingBack(async (db) => {
+      const root = recorded(userCreated(1, 'root', 'Administrator'), { metadata: { origin: 'startup' } });
+      const token = recorded(
+        {
+          type: 'AccessTokenCreated',
+          data: {
+            tokenId: 7,
+            userId: 1,
+            name: 'ci',
+            digest: 'SECRET-TOKEN-DIGEST',
+            scopes: ['api'],
+            impersonation: false,
+            expiresAt: null,
+            at: AT,
+          },
+        },
+        { metadata: { origin: 'startup' } },
+      );
+      const group = by(1, {
+        type: 'GroupCreated',
+        data: { groupId: 10, parentId: null, creatorId: 1, path: 'g', name: 'G', visibility: 'private', at: AT },
+      });
+      const project = by(1, {
+        type: 'ProjectCreated',
+        data: {
+          projectId: 20,
+          namespaceId: 10,
+          creatorId: 1,
+          path: 'p',
+          name: 'P',
+          visibility: 'private',
+          description: null,
+          runnersToken: 'SECRET-RUNNERS',
+          at: AT,
+        },
+      });
+      const update = by(
+        1,
+        {
+          type: 'ProjectUpdated',
+          data: { projectId: 20, changes: { visibility: 'public', description: 'd' }, at: AT },
+        },
+        { sudoBy: 1 },
+      );
+      const job = recorded(
+        { type: 'ProjectUpdated', data: { projectId: 20, changes: { name: 'Q' }, at: AT } },
+        { metadata: { actorId: 1, origin: 'worker' } },
+      );
+      const rename = by(1, { type: 'GroupUpdated', data: { groupId: 10, changes: { path: 'h' }, at: AT } });
+      await apply(projection, db, root, token, group, project, update, job, rename);
+
+      const found = await entries(db);
+      // startup's events and the worker's report are no one's write.
+      expect(found.map((e) => [e.entity_type, e.entity_id, e.details.change])).toEqual([
+        ['Group', 10, 'created'],
+        ['Project', 20, 'created'],
+        ['Project', 20, 'visibility'],
+        ['Project', 20, 'description'],
+        ['Group', 10, 'path'],
+      ]);
+      expect(found[2].id).toBe(String(Number(update.globalPosition) * 100));
+      expect(found[3].id).toBe(String(Number(update.globalPosition) * 100 + 1));
+      expect(found[2].details).toEqual({
+        change: 'visibility',
+        from: 'Private',
+        to: 'Public',
+        author_name: 'Administrator',
+        target_id: 20,
+        target_type: 'Project',
+        target_details: 'g/p',
+        entity_path: 'g/p',
+        ip_address: '192.0.2.1',
+        token_id: 7,
+        token_name: 'ci',
+        sudo_by_id: 1,
+        sudo_by_username: 'root',
+        sudo_by_name: 'Administrator',
+      });
+      expect(found[4].details).toMatchObject({ from: 'g', to: 'h', entity_path: 'g' });
+
+      const memory = await remembered(db);
+      // The group's new path reached its project.
+      expect(memory.find((r) => r.entity_type === 'Project')).toMatchObject({ path: 'h/p', name: 'Q' });
+      expect(JSON.stringify(memory) + JSON.stringify(found)).not.toMatch(/SECRET/);
+    }));
+
+  it('follows transfers and renames, and forgets revoked tokens and deleted things', () =>
+    pg.rollingBack(async (db) => {
+      await apply(
+        projection,
+        db,
+        recorded(userCreated(2, 'ann', 'Ann')),
+        recorded({
+          type: 'AccessTokenCreated',
+          data: {
+            tokenId: 8,
+            userId: 2,
+            name: 't',
+            digest: 'x',
+            scopes: [],
+            impersonation: false,
+            expiresAt: null,
+            at: AT,
+          },
+        }),
+        by(2, {
+          type: 'ProjectCreated',
+          data: {
+            projectId: 30,
+            namespaceId: 102,
+            creatorId: 2,
+            path: 'mine',
+            name: 'Mine',
+            visibility: 'private',
+            at: AT,
+          },
+        }),
+        by(2, {
+          type: 'GroupCreated',
+          data: { groupId: 11, parentId: null, creatorId: 2, path: 'top', name: 'Top', at: AT },
+        }),
+        by(2, {
+          type: 'GroupCreated',
+          data: { groupId: 12, parentId: 11, creatorId: 2, path: 'sub', name: 'Sub', at: AT },
+        }),
+        by(2, {
+          type: 'UserUpdated',
+          data: { userId: 2, changes: { username: 'anne' }, passwordDigest: 'SECRET', at: AT },
+        }),
+        by(2, { type: 'ProjectTransferred', data: { projectId: 30, fromNamespaceId: 102, namespaceId: 12, at: AT } }),
+        by(2, { type: 'GroupTransferred', data: { groupId: 11, parentId: null, at: AT } }),
+        by(2, { type: 'AccessTokenRevoked', data: { tokenId: 8, userId: 2, at: AT } }),
+      );
+      const memory = await remembered(db);
+      expect(memory.map((r) => [r.entity_type, r.entity_id, r.path])).toEqual([
+        ['Group', 11, 'top'],
+        ['Group', 12, 'top/sub'],
+        ['Namespace', 102, 'anne'],
+        ['Project', 30, 'top/sub/mine'],
+        ['User', 2, 'anne'],
+      ]);
+      const found = await entries(db);
+      expect(found.find((e) => e.details.change === 'namespace')?.details).toMatchObject({
+        from: 'anne/mine',
+        to: 'top/sub/mine',
+      });
+      expect(found.filter((e) => e.entity_type === 'User').map((e) => e.details.change)).toEqual([
+        'username',
+        'password',
+        'personal access token revoked',
+      ]);
+      expect(found.find((e) => e.details.change === 'password')?.details).not.toHaveProperty('to');
+      await apply(projection, db, by(2, { type: 'ProjectDeleted', data: { projectId: 30, namespaceId: 12, at: AT } }));
+      expect((await remembered(db)).some((r) => r.entity_type === 'Project')).toBe(false);
+      expect((await entries(db)).pop()?.details).toMatchObject({ change: 'destroyed', entity_path: 'top/sub/mine' });
+    }));
+});

@@ -1,0 +1,238 @@
+import { EVERY_EVENT, type Projector, type Recorded } from '@app/platform';
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { audited, describe, namespacePath, SECRET_KEYS, type Recall, type RememberedType } from './audit-log';
+
+/** How many entries one event may make: an entry's id is the event's position * 100 + its ordinal. */
+export const ENTRIES_PER_EVENT = 100;
+
+/**
+ * The audit log: every write event of every context (EVERY_EVENT), as `audit_events` rows, and the
+ * projector's own memory (`audit_entities`) of names, paths, current values and members, which gives
+ * a change its `from`. It reads only the event and its own tables, so a rebuild gives the same rows.
+ */
+@Injectable()
+export class AuditEventProjection implements Projector {
+  readonly name = 'audit_events';
+  readonly tables = ['audit_events', 'audit_entities'];
+  readonly eventTypes = [EVERY_EVENT];
+
+  async apply(e: Recorded, db: EntityManager): Promise<void> {
+    const recall: Recall = async (type, id) => {
+      const found = (await db.query(
+        `select path, name, state from audit_entities where entity_type = $1 and entity_id = $2`,
+        [type, id],
+      )) as { path: string | null; name: string | null; state: Record<string, unknown> }[];
+      return found[0];
+    };
+    if (audited(e)) {
+      const entries = (await describe(e, recall)).slice(0, ENTRIES_PER_EVENT);
+      for (const [ordinal, entry] of entries.entries())
+        await db.query(
+          `insert into audit_events (id, global_position, author_id, entity_type, entity_id, details, created_at)
+           values ($1::bigint * ${ENTRIES_PER_EVENT} + $2, $1, $3, $4, $5, $6, $7)`,
+          [
+            e.globalPosition,
+            ordinal,
+            entry.authorId,
+            entry.entityType,
+            entry.entityId,
+            JSON.stringify(entry.details),
+            e.recordedAt,
+          ],
+        );
+    }
+    await remember(e, db, recall);
+  }
+}
+
+type Data = Record<string, unknown>;
+
+/** The settings worth remembering: a creation's data without ids, times and secrets. */
+function settingsOf(d: Data): Data {
+  const out: Data = {};
+  for (const [k, v] of Object.entries(d))
+    if (!SECRET_KEYS.has(k) && !/Id$/.test(k) && k !== 'at' && k !== 'ghost') out[k] = v;
+  return out;
+}
+
+async function put(
+  db: EntityManager,
+  type: RememberedType,
+  id: number,
+  path: string | null,
+  name: string | null,
+  state: Data,
+) {
+  await db.query(
+    `insert into audit_entities (entity_type, entity_id, path, name, state) values ($1, $2, $3, $4, $5)
+     on conflict (entity_type, entity_id) do update set path = excluded.path, name = excluded.name, state = excluded.state`,
+    [type, id, path, name, JSON.stringify(state)],
+  );
+}
+
+async function forget(db: EntityManager, type: RememberedType, id: number) {
+  await db.query(`delete from audit_entities where entity_type = $1 and entity_id = $2`, [type, id]);
+}
+
+/** A group or personal namespace moved: the groups and projects below it take the new prefix. */
+async function movePrefix(db: EntityManager, from: string | null, to: string | null) {
+  if (!from || !to || from === to) return;
+  await db.query(
+    `update audit_entities set path = $2 || substr(path, length($1) + 1)
+      where entity_type in ('Group', 'Project') and path like $3 escape '\\'`,
+    [from, to, `${from.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`],
+  );
+}
+
+const joined = (parent: string | null, path: string) => (parent ? `${parent}/${path}` : path);
+
+/** The ids that key what the projector remembers; an event without its id changes nothing here. */
+const KEYED_BY: Record<string, 'userId' | 'groupId' | 'projectId' | 'tokenId'> = {
+  UserCreated: 'userId',
+  UserUpdated: 'userId',
+  UserDeleted: 'userId',
+  AccessTokenCreated: 'tokenId',
+  AccessTokenRevoked: 'tokenId',
+  GroupCreated: 'groupId',
+  GroupUpdated: 'groupId',
+  GroupTransferred: 'groupId',
+  GroupDeleted: 'groupId',
+  GroupMemberAdded: 'groupId',
+  GroupMemberUpdated: 'groupId',
+  GroupMemberRemoved: 'groupId',
+};
+
+/** What the projector keeps in mind after the event. */
+async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise<void> {
+  const d = (e.data ?? {}) as Data;
+  // Every write passes here: an event of an older shape must never fail the command that appends it.
+  const key = KEYED_BY[e.type] ?? (e.type.startsWith('Project') ? 'projectId' : undefined);
+  if (key && typeof d[key] !== 'number') return;
+  switch (e.type) {
+    case 'UserCreated': {
+      const userId = d.userId as number;
+      await put(db, 'User', userId, d.username as string, d.name as string, {
+        ...settingsOf(d),
+        namespaceId: d.namespaceId,
+      });
+      if (typeof d.namespaceId === 'number') await put(db, 'Namespace', d.namespaceId, d.username as string, null, {});
+      return;
+    }
+    case 'UserUpdated': {
+      const user = await recall('User', d.userId as number);
+      if (!user) return;
+      const changes = Object.fromEntries(
+        Object.entries((d.changes ?? {}) as Data).filter(([k]) => !SECRET_KEYS.has(k)),
+      );
+      const state = { ...user.state, ...changes };
+      const username = typeof changes.username === 'string' ? changes.username : user.path;
+      const name = typeof changes.name === 'string' ? changes.name : user.name;
+      await put(db, 'User', d.userId as number, username, name, state);
+      if (username !== user.path && typeof state.namespaceId === 'number') {
+        await put(db, 'Namespace', state.namespaceId, username, null, {});
+        await movePrefix(db, user.path, username);
+      }
+      return;
+    }
+    case 'UserDeleted': {
+      const user = await recall('User', d.userId as number);
+      if (typeof user?.state.namespaceId === 'number') await forget(db, 'Namespace', user.state.namespaceId);
+      await forget(db, 'User', d.userId as number);
+      return;
+    }
+    case 'AccessTokenCreated':
+      await put(db, 'Token', d.tokenId as number, null, d.name as string, {});
+      return;
+    case 'AccessTokenRevoked':
+      // A revoked token never acts again: nothing left to name.
+      await forget(db, 'Token', d.tokenId as number);
+      return;
+    case 'GroupCreated': {
+      const parent = typeof d.parentId === 'number' ? ((await recall('Group', d.parentId))?.path ?? null) : null;
+      await put(db, 'Group', d.groupId as number, joined(parent, d.path as string), d.name as string, {
+        ...settingsOf(d),
+        members: {},
+      });
+      return;
+    }
+    case 'GroupUpdated':
+    case 'ProjectUpdated': {
+      const type = e.type === 'GroupUpdated' ? 'Group' : 'Project';
+      const id = (type === 'Group' ? d.groupId : d.projectId) as number;
+      const had = await recall(type, id);
+      if (!had) return;
+      const changes = (d.changes ?? {}) as Data;
+      const state = { ...had.state };
+      for (const [k, v] of Object.entries(changes)) {
+        if (SECRET_KEYS.has(k)) continue;
+        state[k] =
+          v !== null && typeof v === 'object' && !Array.isArray(v) ? { ...((state[k] ?? {}) as Data), ...v } : v;
+      }
+      const path =
+        typeof changes.path === 'string' && had.path
+          ? joined(had.path.split('/').slice(0, -1).join('/') || null, changes.path)
+          : had.path;
+      await put(db, type, id, path, typeof changes.name === 'string' ? changes.name : had.name, state);
+      if (type === 'Group') await movePrefix(db, had.path, path);
+      return;
+    }
+    case 'GroupTransferred': {
+      const had = await recall('Group', d.groupId as number);
+      if (!had?.path) return;
+      const parent = typeof d.parentId === 'number' ? ((await recall('Group', d.parentId))?.path ?? null) : null;
+      const path = joined(parent, had.path.split('/').pop()!);
+      await put(db, 'Group', d.groupId as number, path, had.name, had.state);
+      await movePrefix(db, had.path, path);
+      return;
+    }
+    case 'GroupDeleted':
+      await forget(db, 'Group', d.groupId as number);
+      return;
+    case 'ProjectCreated':
+    case 'ProjectForked': {
+      const parent = await namespacePath(d.namespaceId as number, recall);
+      await put(db, 'Project', d.projectId as number, joined(parent, d.path as string), d.name as string, {
+        ...settingsOf(d),
+        members: {},
+      });
+      return;
+    }
+    case 'ProjectTransferred': {
+      const had = await recall('Project', d.projectId as number);
+      if (!had?.path) return;
+      const parent = await namespacePath(d.namespaceId as number, recall);
+      await put(db, 'Project', d.projectId as number, joined(parent, had.path.split('/').pop()!), had.name, had.state);
+      return;
+    }
+    case 'ProjectArchived':
+    case 'ProjectUnarchived': {
+      const had = await recall('Project', d.projectId as number);
+      if (had)
+        await put(db, 'Project', d.projectId as number, had.path, had.name, {
+          ...had.state,
+          archived: e.type === 'ProjectArchived',
+        });
+      return;
+    }
+    case 'ProjectDeleted':
+      await forget(db, 'Project', d.projectId as number);
+      return;
+    case 'GroupMemberAdded':
+    case 'GroupMemberUpdated':
+    case 'GroupMemberRemoved':
+    case 'ProjectMemberAdded':
+    case 'ProjectMemberUpdated':
+    case 'ProjectMemberRemoved': {
+      const type = e.type.startsWith('Group') ? 'Group' : 'Project';
+      const id = (type === 'Group' ? d.groupId : d.projectId) as number;
+      const had = await recall(type, id);
+      if (!had) return;
+      const members = { ...((had.state.members ?? {}) as Record<string, number>) };
+      if (e.type.endsWith('Removed')) delete members[String(d.userId)];
+      else members[String(d.userId)] = d.accessLevel as number;
+      await put(db, type, id, had.path, had.name, { ...had.state, members });
+      return;
+    }
+  }
+}

@@ -1,0 +1,94 @@
+import type { Recorded } from '@app/platform';
+import { audited, describe as describeEvent, entityOf, type Recall, type Remembered } from './audit-log';
+
+const event = (type: string, data: object, metadata: Recorded['metadata'] = { actorId: 1 }, streamId = 's-1') =>
+  ({ type, data, metadata, streamId, streamVersion: 1, globalPosition: '1', recordedAt: new Date() }) as Recorded;
+
+const memory: Record<string, Remembered> = {
+  'User:1': { path: 'root', name: 'Administrator', state: {} },
+  'User:2': { path: 'alice', name: 'Alice', state: {} },
+  'Project:5': { path: 'alice/p', name: 'P', state: { visibility: 'private', members: { 2: 50, 3: 30 } } },
+  'Token:9': { path: null, name: 'ci', state: {} },
+};
+const recall: Recall = async (type, id) => memory[`${type}:${id}`];
+
+describe('the audit log', () => {
+  it('audits writes with an actor, not jobs, activity or deliveries', () => {
+    expect(audited(event('ProjectUpdated', {}))).toBe(true);
+    expect(audited(event('ProjectUpdated', {}, {}))).toBe(false);
+    expect(audited(event('ProjectUpdated', {}, { actorId: 1, origin: 'worker' }))).toBe(false);
+    expect(audited(event('UserActivityRecorded', {}))).toBe(false);
+    expect(audited(event('ProjectHookDelivered', {}))).toBe(false);
+  });
+
+  it('files an event under its project, group, user or stream', () => {
+    expect(entityOf(event('ProjectMemberAdded', { projectId: 5, userId: 2 }))).toEqual({ type: 'Project', id: 5 });
+    expect(entityOf(event('GroupMemberAdded', { groupId: 7, userId: 2 }))).toEqual({ type: 'Group', id: 7 });
+    expect(entityOf(event('SshKeyAdded', { userId: 2 }))).toEqual({ type: 'User', id: 2 });
+    expect(entityOf(event('Something', {}, {}, 'group-8'))).toEqual({ type: 'Group', id: 8 });
+    expect(entityOf(event('SystemHookAdded', { hookId: 3 }, {}, 'system-hook-3'))).toBeUndefined();
+  });
+
+  it('names the author, the token and the administrator behind a sudo', async () => {
+    const [entry] = await describeEvent(
+      event(
+        'ProjectUpdated',
+        { projectId: 5, changes: { visibility: 'public' } },
+        { actorId: 2, tokenId: 9, sudoBy: 1, ipAddress: '192.0.2.1' },
+      ),
+      recall,
+    );
+    expect(entry).toEqual({
+      authorId: 2,
+      entityType: 'Project',
+      entityId: 5,
+      details: {
+        change: 'visibility',
+        from: 'Private',
+        to: 'Public',
+        author_name: 'Alice',
+        target_id: 5,
+        target_type: 'Project',
+        target_details: 'alice/p',
+        entity_path: 'alice/p',
+        ip_address: '192.0.2.1',
+        token_id: 9,
+        token_name: 'ci',
+        sudo_by_id: 1,
+        sudo_by_username: 'root',
+        sudo_by_name: 'Administrator',
+      },
+    });
+  });
+
+  it('shows members as GitLab names their levels, and a password change without a value', async () => {
+    const [updated] = await describeEvent(
+      event('ProjectMemberUpdated', { projectId: 5, userId: 3, accessLevel: 40 }, { actorId: 2 }),
+      recall,
+    );
+    expect(updated.details).toMatchObject({
+      change: 'access level',
+      from: 'Developer',
+      to: 'Maintainer',
+      target_id: 3,
+    });
+    const entries = await describeEvent(
+      event('UserUpdated', { userId: 2, changes: {}, passwordDigest: 'SECRET' }, { actorId: 2 }),
+      recall,
+    );
+    expect(entries.map((e) => e.details.change)).toEqual(['password']);
+    expect(JSON.stringify(entries)).not.toContain('SECRET');
+  });
+
+  it('gives a push its refs and, for one ref, the old and new commit', async () => {
+    const [push] = await describeEvent(
+      event('RepositoryPushed', {
+        projectId: 5,
+        userId: 2,
+        updates: [{ ref: 'refs/heads/main', before: 'a', after: 'b' }],
+      }),
+      recall,
+    );
+    expect(push.details).toMatchObject({ change: 'push', from: 'a', to: 'b', target_details: 'refs/heads/main' });
+  });
+});
