@@ -23,6 +23,12 @@ const events = (db: EntityManager) =>
        from activity_events order by position, seq`,
   );
 
+const counts = (db: EntityManager) =>
+  rows<{ author_id: number; project_id: number; action: string; events: string }>(
+    db,
+    `select author_id, project_id, action, events from activity_event_counts order by author_id, project_id, action`,
+  );
+
 describe('ActivityProjection', () => {
   let pg: ProjectionDb;
   beforeAll(async () => {
@@ -97,11 +103,16 @@ describe('ActivityProjection', () => {
         { seq: 0, project_id: 10, author_id: 1, action: 'pushed', action_name: 'pushed new', ref: 'main' },
         { seq: 2, project_id: 10, author_id: 1, action: 'pushed', action_name: 'pushed new', ref: 'v1' },
       ]);
-      // The same stored event again (keyed by its position) adds nothing.
+      // The same stored event again (keyed by its position) adds nothing, to the rows or their counts.
       await apply(projection, db, push);
       expect((await events(db)).filter((e) => e.action === 'pushed')).toEqual(written);
+      expect(await counts(db)).toEqual([
+        { author_id: 1, project_id: 10, action: 'created', events: '1' },
+        { author_id: 1, project_id: 10, action: 'pushed', events: '2' },
+      ]);
       // A project's deletion takes its events by the cascade.
       await db.query(`delete from projects where id = 10`);
       expect(await events(db)).toEqual([]);
+      expect(await counts(db)).toEqual([]);
     }));
 });

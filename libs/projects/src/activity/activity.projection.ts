@@ -8,7 +8,7 @@ import type { RepositoryPushedData } from '../pushes/repository-push';
 import type { ProjectLifeEvent } from '../projects/project';
 import { pushEntry, type ActivityEntry } from './activity';
 
-export const ACTIVITY_TABLES = ['activity_events'] as const;
+export const ACTIVITY_TABLES = ['activity_events', 'activity_event_counts'] as const;
 
 type Projected =
   | Extract<ProjectLifeEvent, { type: 'ProjectCreated' }>
@@ -31,13 +31,19 @@ async function insert(
 ): Promise<void> {
   const rows = entries.flatMap((x, seq) => (x ? [{ seq, ...x }] : []));
   if (!rows.length) return;
+  // The counts follow the rows actually written, so an event applied twice counts once.
   await db.query(
-    `insert into activity_events (position, seq, project_id, author_id, action, action_name, push_data, created_at)
-     select $1, r.seq, p.id, u.id, r.action, r.action_name, r.push_data, $4
-       from jsonb_to_recordset($5::jsonb) as r(seq int, action text, action_name text, push_data jsonb)
-       join projects p on p.id = $2
-       ${userJoinSql('u', '$3::int')}
-     on conflict do nothing`,
+    `with written as (
+       insert into activity_events (position, seq, project_id, author_id, action, action_name, push_data, created_at)
+       select $1, r.seq, p.id, u.id, r.action, r.action_name, r.push_data, $4
+         from jsonb_to_recordset($5::jsonb) as r(seq int, action text, action_name text, push_data jsonb)
+         join projects p on p.id = $2
+         ${userJoinSql('u', '$3::int')}
+       on conflict do nothing
+       returning author_id, project_id, action)
+     insert into activity_event_counts (author_id, project_id, action, events)
+     select author_id, project_id, action, count(*) from written group by author_id, project_id, action
+     on conflict (author_id, project_id, action) do update set events = activity_event_counts.events + excluded.events`,
     [
       e.globalPosition,
       projectId,
@@ -87,7 +93,7 @@ const on: EventHandlers<Projected> = {
   },
 };
 
-/** GitLab's contribution events (the Events API's read model), rows of `activity_events`. */
+/** GitLab's contribution events (the Events API's read model): `activity_events` and their counts. */
 @Injectable()
 export class ActivityProjection implements Projector<Projected> {
   readonly name = 'activity';

@@ -70,9 +70,15 @@ export class ActivityQueries {
     if (f.before) where.push(`e.created_at < ($${params.push(f.before)}::date)::timestamp at time zone 'UTC'`);
     if (f.after) where.push(`e.created_at >= ($${params.push(f.after)}::date + 1)::timestamp at time zone 'UTC'`);
     const filter = `from activity_events e where ${where.join(' and ')}`;
+    // Without a filter on the rows' own columns, the total is a sum of the counts kept per author,
+    // project and action (the same `where`, read on `activity_event_counts`): a busy author's list
+    // would otherwise count every row for its X-Total.
+    const counted = !f.targetType && !f.before && !f.after;
     const { total } = await oneRow<{ total: number }>(
       this.dataSource,
-      `select count(*)::int as total ${filter}`,
+      counted
+        ? `select coalesce(sum(e.events), 0)::int as total from activity_event_counts e where ${where.join(' and ')}`
+        : `select count(*)::int as total ${filter}`,
       params,
     );
     const dir = f.sort === 'asc' ? 'asc' : 'desc';
