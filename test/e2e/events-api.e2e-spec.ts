@@ -3,7 +3,7 @@ import { expectShape } from '../contract/shape';
 import { gitOk, tempDirs } from '../support/git';
 import { runPython } from '../support/python-gitlab';
 import { createToken, createUser, type SeededUser } from '../support/seed';
-import { freePort, startTestApp, type TestApp } from '../support/test-app';
+import { eventually, freePort, startTestApp, type TestApp } from '../support/test-app';
 
 const api = (path: string) => `/api/v4${path}`;
 const ZERO = '0000000000000000000000000000000000000000';
@@ -335,6 +335,36 @@ describe('Events API (GitLab 10.x GET /events, /users/:id/events, /projects/:id/
     expect((await as(owner.token).delete(`/projects/${doomed.id}`)).status).toBe(202);
     const after = await list(owner.token, '/events?per_page=100');
     expect(after.some((e) => e.project_id === doomed.id)).toBe(false);
+  });
+
+  it("records the API's writes as pushes too (a README at creation, a branch made, a branch deleted)", async () => {
+    const p = await newProject('written', 'private', { initialize_with_readme: true });
+    expect(
+      (await as(owner.token).post(`/projects/${p.id}/repository/branches`, { branch: 'feature', ref: 'master' }))
+        .status,
+    ).toBe(201);
+    expect((await as(owner.token).delete(`/projects/${p.id}/repository/branches/feature`)).status).toBe(204);
+    const events = await list(owner.token, `/projects/${p.id}/events`);
+    expect(events.map((e) => [e.action_name, e.push_data?.ref, e.push_data?.commit_count])).toEqual([
+      ['deleted', 'feature', 0],
+      ['pushed new', 'feature', 0],
+      ['pushed new', 'master', 1],
+      ['created', undefined, undefined],
+    ]);
+    expect(events[2].push_data?.commit_title).toBe('Initial commit');
+    expect((await as(owner.token).delete(`/projects/${p.id}`)).status).toBe(202);
+  });
+
+  it("takes a deleted user's events with them, as GitLab's cascade", async () => {
+    const leaver = await createUser(t);
+    expect(
+      (await as(owner.token).post(`/projects/${open.id}/members`, { user_id: leaver.id, access_level: 30 })).status,
+    ).toBe(201);
+    const authors = async () => (await list(owner.token, `/projects/${open.id}/events`)).map((e) => e.author_id);
+    expect(await authors()).toContain(leaver.id);
+    expect((await as(t.rootToken).delete(`/users/${leaver.id}`)).status).toBe(204);
+    await eventually(async () => expect(await authors()).not.toContain(leaver.id));
+    expect(await authors()).toEqual([member.id, member.id, owner.id, owner.id]);
   });
 
   it('answers python-gitlab 3.12 (gl.events, project.events, user.events)', async () => {
