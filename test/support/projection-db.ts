@@ -20,6 +20,7 @@ import { settingsFrom } from '../../libs/projects/src/projects/project-settings'
 import { NamespaceProjection } from '../../libs/groups/src/projections/namespace.projection';
 import { ProjectHookProjection } from '../../libs/hooks/src/projections/project-hook.projection';
 import { SystemHookProjection } from '../../libs/hooks/src/projections/system-hook.projection';
+import { ActivityProjection } from '../../libs/projects/src/activity/activity.projection';
 import { DeployKeyProjection } from '../../libs/projects/src/deploy-keys/deploy-key.projection';
 import { ProjectProjection } from '../../libs/projects/src/projects/project.projection';
 import { ProtectedBranchProjection } from '../../libs/projects/src/protected-refs/protected-branch.projection';
@@ -55,6 +56,7 @@ export const allProjectors = (): Projector[] =>
     new ProtectedBranchProjection(),
     new ProtectedTagProjection(),
     new ReleaseProjection(),
+    new ActivityProjection(),
     new ProjectHookProjection(),
     new SystemHookProjection(),
   ] as Projector[];

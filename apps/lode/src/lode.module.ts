@@ -31,6 +31,7 @@ import {
   HooksWorkerModule,
 } from '@app/hooks';
 import {
+  ActivityEvents1763780003100,
   DeployKeys1763780001100,
   PendingPushes1763780001500,
   ProjectAvatars1763780000800,
@@ -93,6 +94,7 @@ export const MIGRATIONS = [
   SshKeyExpiryAndUserNote1763780002600,
   UserStatuses1763780002610,
   SystemHooks1763780002700,
+  ActivityEvents1763780003100,
   AuditEvents1763780003300,
 ];
 

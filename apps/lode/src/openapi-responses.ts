@@ -44,6 +44,13 @@ const RULES: Rule[] = [
   ['GET', /^\/uploads\/-\/system\/(user|project)\/avatar\//, { ...RAW, media: 'image/*' }],
   ['GET', /^\/\{path\}\/uploads\//, RAW],
 
+  // The Events API (GitLab 10.x): the caller's, a user's and a project's contribution events.
+  [
+    'GET',
+    /^\/api\/v4\/(events|users\/\{id\}\/events|projects\/\{id\}\/events)$/,
+    list('Event', 'Contribution events, newest first (PushEvent, with push_data, for pushes)'),
+  ],
+
   // Users and the current user's credentials.
   ['GET', /^\/api\/v4\/users$/, list('User', 'Users (UserAdmin for an administrator)')],
   ['POST', /^\/api\/v4\/users$/, one('UserAdmin')],

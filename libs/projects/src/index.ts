@@ -118,3 +118,5 @@ export { ReleaseDetails1763780002100 } from './migrations/1763780002100-release-
 export { PushesOnOwnStreams1763780001800 } from './migrations/1763780001800-pushes-on-own-streams';
 export { ReleasesOnOwnStreams1763780002150 } from './migrations/1763780002150-releases-on-own-streams';
 export { ProjectSettingsKept1763780002400 } from './migrations/1763780002400-project-settings-kept';
+/** GitLab's contribution events (the Events API), a read model projected from the event store. */
+export { ActivityEvents1763780003100 } from './migrations/1763780003100-activity-events';

@@ -78,6 +78,9 @@ import { ProjectProjection } from './projects/project.projection';
 import { ProtectedBranchProjection } from './protected-refs/protected-branch.projection';
 import { ProtectedTagProjection } from './protected-refs/protected-tag.projection';
 import { ReleaseProjection } from './releases/release.projection';
+import { ActivityProjection } from './activity/activity.projection';
+import { ActivityQueries } from './activity/activity.queries';
+import { EventsController } from './activity/events.controller';
 import { DeployKeyQueries } from './deploy-keys/deploy-key.queries';
 import { PendingPushes } from './pushes/pending-pushes';
 import { PushInspector } from './pushes/push-inspector';
@@ -209,6 +212,8 @@ export class ProjectDeployKeyLookup extends DeployKeyLookup {
     ProtectedBranchProjection,
     ProtectedTagProjection,
     ReleaseProjection,
+    ActivityProjection,
+    ActivityQueries,
     ProjectQueries,
     ProjectSharingQueries,
     DeployKeyQueries,
@@ -232,6 +237,7 @@ export class ProjectDeployKeyLookup extends DeployKeyLookup {
     ProtectedBranchQueries,
     ProtectedTagQueries,
     ReleaseQueries,
+    ActivityQueries,
     NamespaceContents,
     DeployKeyFingerprints,
     DeployKeyLookup,
@@ -247,17 +253,19 @@ export class ProjectsModule implements OnModuleInit {
     private readonly protectedBranches: ProtectedBranchProjection,
     private readonly protectedTags: ProtectedTagProjection,
     private readonly releases: ReleaseProjection,
+    private readonly activity: ActivityProjection,
   ) {}
 
   onModuleInit(): void {
     // Deploy keys after projects: a project's deletion removes its row before its keys' orphans are dropped.
-    // Protected branches, tags and releases after projects: their rows reference the project's.
+    // Protected branches, tags, releases and contribution events after projects: their rows reference the project's.
     this.projections.register(
       this.projection,
       this.deployKeys,
       this.protectedBranches,
       this.protectedTags,
       this.releases,
+      this.activity,
     );
     this.routes.register(gitJobsRoute);
   }
@@ -283,6 +291,7 @@ export class ProjectsModule implements OnModuleInit {
     ProtectedBranchesController,
     UserMembershipsController,
     ProtectedTagsController,
+    EventsController,
   ],
   // The reconciler runs beside the API (the processes that take pushes), not in a worker or the command line.
   providers: [
