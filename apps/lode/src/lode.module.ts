@@ -23,6 +23,7 @@ import {
   HookDeliveries1763780000600,
   DeliveriesOnOwnStreams1763780001900,
   HookBranchFilter1763780002502,
+  HookFailures1763780003200,
   HookSecrets1763780000700,
   SystemHooks1763780002700,
   Hooks1763780000500,
@@ -92,6 +93,7 @@ export const MIGRATIONS = [
   SshKeyExpiryAndUserNote1763780002600,
   UserStatuses1763780002610,
   SystemHooks1763780002700,
+  HookFailures1763780003200,
 ];
 
 export interface LodeParts {
