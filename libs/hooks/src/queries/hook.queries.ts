@@ -69,11 +69,10 @@ export class HookQueries {
 
   /** The project's hook, 404 when it has no such hook. */
   async hook(projectId: number, hookId: number): Promise<HookRow> {
-    const row = await firstRow<HookRow>(
-      this.db,
-      `select ${COLUMNS} from ${HOOKS} where id = $1 and project_id = $2`,
-      [hookId, projectId],
-    );
+    const row = await firstRow<HookRow>(this.db, `select ${COLUMNS} from ${HOOKS} where id = $1 and project_id = $2`, [
+      hookId,
+      projectId,
+    ]);
     if (!row) throw new NotFound();
     return row;
   }

@@ -36,7 +36,9 @@ export class HookSecrets {
   async save(db: EntityManager, hookId: number, projectId: number, settings: HookSettings): Promise<void> {
     // An update that does not give `signing_token` keeps the hook's (a receiver verifying it goes on working).
     const signingToken =
-      settings.signingToken !== undefined ? settings.signingToken : ((await this.read(hookId, db))?.signingToken ?? null);
+      settings.signingToken !== undefined
+        ? settings.signingToken
+        : ((await this.read(hookId, db))?.signingToken ?? null);
     const secret: HookSecret = {
       token: settings.token,
       url: hasCredentials(settings.url) ? settings.url : null,
