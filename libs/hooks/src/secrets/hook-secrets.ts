@@ -42,9 +42,10 @@ export class HookSecrets {
     const secret: HookSecret = {
       token: settings.token,
       url: hasCredentials(settings.url) ? settings.url : null,
-      signingToken,
+      // Kept out of the sealed JSON when there is none: secrets read the same as before it existed.
+      ...(signingToken ? { signingToken } : {}),
     };
-    if (secret.token === null && secret.url === null && secret.signingToken === null) return this.erase(db, hookId);
+    if (secret.token === null && secret.url === null && !secret.signingToken) return this.erase(db, hookId);
     await db.query(
       `insert into project_hook_secrets (hook_id, project_id, sealed)
        select $1, $2, $3 where exists (select 1 from project_hooks where id = $1)
