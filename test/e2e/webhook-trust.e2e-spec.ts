@@ -24,7 +24,7 @@ interface LogEntry {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const BASE_MS = 4000;
+const BASE_MS = 6000;
 
 /**
  * A receiver's check, written from the Standard Webhooks spec (spec/standard-webhooks.md), not from
@@ -104,6 +104,7 @@ describe('webhooks you can trust: headers, signatures, auto-disabling', () => {
           if (left > 0) failuresLeft.set(path, left - 1);
           return res.writeHead(500).end('not now');
         }
+        if (path === '/moved') return res.writeHead(302, { Location: `${hookBase}/elsewhere` }).end();
         res.writeHead(200).end('ok');
       });
     });
@@ -288,7 +289,7 @@ describe('webhooks you can trust: headers, signatures, auto-disabling', () => {
     const until = Date.parse(disabled.disabled_until);
     const fourth = at('/dead')[3].at;
     expect(until).toBeGreaterThanOrEqual(fourth + BASE_MS - 1000);
-    expect(until).toBeLessThanOrEqual(fourth + BASE_MS + 1000);
+    expect(until).toBeLessThanOrEqual(fourth + BASE_MS + 2000);
 
     // Meanwhile a push is not sent to it, and its delivery log says so.
     const sent = at('/dead').length;
@@ -317,6 +318,16 @@ describe('webhooks you can trust: headers, signatures, auto-disabling', () => {
     const edited = await api.put(`/projects/${project.id}/hooks/${id}`).send({ url: `${hookBase}/dead` });
     expect(edited.status).toBe(200);
     expect(edited.body).toMatchObject({ alert_status: 'executable', disabled_until: null });
+  });
+
+  it('does not count redirects towards disabling (GitLab files a 3xx as ok), though it retries them', async () => {
+    const id = await addHook('/moved');
+    await push();
+    await eventually(async () => (await log(id)).length === 4, 15_000);
+    expect((await log(id)).map((e) => e.response_status)).toEqual([302, 302, 302, 302]);
+    expect(await hook(id)).toMatchObject({ alert_status: 'executable', disabled_until: null });
+    const [{ n }] = await t.db.query(`select count(*)::int as n from hook_failures where hook_id = $1`, [id]);
+    expect(n).toBe(0);
   });
 
   it('keeps a hook at its 40th consecutive failure disabled until it is edited', async () => {

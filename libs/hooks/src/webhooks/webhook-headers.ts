@@ -48,6 +48,8 @@ function derivedUuid(name: string): string {
 /**
  * `X-Gitlab-Webhook-UUID`: names the hook, the same on every delivery it makes, different for every
  * hook of every installation (derived from the external URL, the kind and the id, so nothing is stored).
+ * GitLab's docs say "unique ID per webhook"; its code (17.x app/services/web_hook_service.rb) sends a
+ * random UUID per request. Lode does what the docs say: a receiver can tell hooks apart with it.
  */
 export const webhookUuid = (config: LodeConfig, kind: HookKind, hookId: number) =>
   derivedUuid(`lode-hook|${config.externalUrl}|${kind}|${hookId}`);

@@ -48,6 +48,11 @@ export type DeliverJob = {
   event: string;
   eventUuid: string;
   payload: unknown;
+  /**
+   * Set by `lode jobs retry`: a resend an operator asked for, sent even when the hook is disabled for
+   * failing (GitLab's `force`, which its resend and test use).
+   */
+  retriedByOperator?: boolean;
 };
 /** Removes the sealed secrets of hooks that went with their project (deleted itself, or with its group or owner). */
 export type EraseGoneSecretsJob = { kind: 'erase-gone-secrets' };
@@ -170,7 +175,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     const secret = await this.secrets.read(hook.id);
     const url = secret?.url ?? hook.url;
     const status = alertStatus(await this.failures.state('project', hook.id), this.clock.now());
-    if (status !== 'executable') {
+    if (status !== 'executable' && !job.retriedByOperator) {
       // GitLab's `executable?`: a disabled hook is not sent to. The skip is logged, and the delivery
       // ends here (no retry): the event is missed, as GitLab misses it.
       await this.commands.execute(
@@ -208,8 +213,12 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
           : {}),
       },
     });
-    // Every request counts, a retry too (GitLab 17.x: `backoff!` per failed request, `enable!` per delivered one).
-    if (delivered(outcome)) await this.failures.reset('project', hook.id);
+    // Every request counts, a retry too (GitLab 17.x WebHooks::LogExecutionService: `enable!` after an
+    // answer GitLab files as ok, `backoff!` after any other). GitLab files a redirect as ok
+    // (WebHookService#response_category), so a 3xx does not count towards disabling, though Lode
+    // retries it as it always has.
+    if (outcome.status !== null && outcome.status >= 200 && outcome.status < 400)
+      await this.failures.reset('project', hook.id);
     else await this.failures.failed('project', hook.id);
     this.metrics.delivery(
       delivered(outcome)
