@@ -1,4 +1,5 @@
 import {
+  autoDisables,
   afterFailure,
   afterSuccess,
   alertStatus,
@@ -68,6 +69,10 @@ describe('auto-disabling (GitLab 17.x WebHooks::AutoDisabling)', () => {
   it('forgets every failure after a delivered request, an edit or a test', () => {
     expect(afterSuccess()).toEqual(NEVER_FAILED);
     expect(alertStatus(afterSuccess(), NOW)).toBe('executable');
+  });
+
+  it('disables project hooks only, as GitLab (ENABLED_HOOK_TYPES)', () => {
+    expect([autoDisables('project'), autoDisables('system')]).toEqual([true, false]);
   });
 
   it('follows the configured base window', () => {

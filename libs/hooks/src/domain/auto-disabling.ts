@@ -30,6 +30,9 @@ export const MAX_BACKOFF_MS = 24 * 60 * 60 * 1000;
 /** GitLab's INITIAL_BACKOFF: one minute (LODE_WEBHOOK_DISABLE_BASE_MS). */
 export const INITIAL_BACKOFF_MS = 60_000;
 
+/** GitLab's ENABLED_HOOK_TYPES (`ProjectHook` only): system hooks are never disabled for failing. */
+export const autoDisables = (kind: HookKind) => kind === 'project';
+
 export const NEVER_FAILED: FailureState = { recentFailures: 0, disabledUntil: null };
 
 /** GitLab's `alert_status`, as the hooks API answers it. */

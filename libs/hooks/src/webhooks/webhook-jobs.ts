@@ -21,7 +21,7 @@ import type { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { RecordHookDelivery } from '../commands/hook.commands';
 import { HookFailures } from '../delivery/hook-failures';
-import { alertStatus } from '../domain/auto-disabling';
+import { alertStatus, autoDisables, type HookKind } from '../domain/auto-disabling';
 import { HookQueries } from '../queries/hook.queries';
 import { withoutCredentials } from '../domain/hook-url';
 import { HookSecrets } from '../secrets/hook-secrets';
@@ -174,7 +174,10 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     if (!hook) return; // removed since the push: nothing to send, no log to write
     const secret = await this.secrets.read(hook.id);
     const url = secret?.url ?? hook.url;
-    const status = alertStatus(await this.failures.state('project', hook.id), this.clock.now());
+    // Headers and failures are keyed by (kind, id), so a system hook's delivery uses them the same way.
+    const kind: HookKind = 'project';
+    const accounted = autoDisables(kind);
+    const status = accounted ? alertStatus(await this.failures.state(kind, hook.id), this.clock.now()) : 'executable';
     if (status !== 'executable' && !job.retriedByOperator) {
       // GitLab's `executable?`: a disabled hook is not sent to. The skip is logged, and the delivery
       // ends here (no retry): the event is missed, as GitLab misses it.
@@ -193,7 +196,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       return;
     }
     const body = JSON.stringify(job.payload);
-    const identity = { kind: 'project' as const, hookId: hook.id, event: job.event, eventUuid: job.eventUuid };
+    const identity = { kind, hookId: hook.id, event: job.event, eventUuid: job.eventUuid };
     const outcome = await sendWebhook({
       url,
       token: secret?.token ?? null,
@@ -204,12 +207,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       headers: {
         ...deliveryHeaders(this.config, identity),
         ...(secret?.signingToken
-          ? signatureHeaders(
-              secret.signingToken,
-              idempotencyKey('project', hook.id, job.eventUuid),
-              body,
-              this.clock.now(),
-            )
+          ? signatureHeaders(secret.signingToken, idempotencyKey(kind, hook.id, job.eventUuid), body, this.clock.now())
           : {}),
       },
     });
@@ -217,9 +215,9 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     // answer GitLab files as ok, `backoff!` after any other). GitLab files a redirect as ok
     // (WebHookService#response_category), so a 3xx does not count towards disabling, though Lode
     // retries it as it always has.
-    if (outcome.status !== null && outcome.status >= 200 && outcome.status < 400)
-      await this.failures.reset('project', hook.id);
-    else await this.failures.failed('project', hook.id);
+    const answered = outcome.status !== null && outcome.status >= 200 && outcome.status < 400;
+    if (accounted && answered) await this.failures.reset(kind, hook.id);
+    else if (accounted) await this.failures.failed(kind, hook.id);
     this.metrics.delivery(
       delivered(outcome)
         ? 'delivered'
