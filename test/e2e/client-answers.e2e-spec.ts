@@ -309,7 +309,7 @@ print(json.dumps({"id": hook.id, "got": got.attributes, "listed": listed, "teste
     expect(JSON.parse(received[0].body)).toEqual(TEST_DATA);
     expect(received[0].headers['x-gitlab-event']).toBe('System Hook');
     expect(received[0].headers['x-gitlab-token']).toBe('t0ken');
-    expect(received[0].headers['user-agent']).toBe('GitLab/16.11.2-ee');
+    expect(received[0].headers['user-agent']).toMatch(/^GitLab\/16\.11\.2-ee Lode\//);
     await t.http().delete(`/api/v4/hooks/${out.id}`).set(root());
   });
 

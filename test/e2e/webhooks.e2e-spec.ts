@@ -107,8 +107,9 @@ describe('webhook deliveries for pushes', () => {
       'content-type': 'application/json',
       'x-gitlab-event': 'Push Hook',
       'x-gitlab-token': 's3cret',
-      'user-agent': 'GitLab/10.8.0',
     });
+    // GitLab's prefix kept for receivers that check it, Lode named after it.
+    expect(hit.headers['user-agent']).toMatch(/^GitLab\/10\.8\.0 Lode\//);
     expect(hit.headers['x-gitlab-event-uuid']).toMatch(/^[0-9a-f-]{36}$/);
     const webUrl = `http://lode.test/${project.path_with_namespace}`;
     expect(hit.body).toMatchObject({

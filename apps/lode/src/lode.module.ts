@@ -23,6 +23,7 @@ import {
   HookDeliveries1763780000600,
   DeliveriesOnOwnStreams1763780001900,
   HookBranchFilter1763780002502,
+  HookFailures1763780003200,
   HookSecrets1763780000700,
   SystemHooks1763780002700,
   Hooks1763780000500,
@@ -95,6 +96,7 @@ export const MIGRATIONS = [
   UserStatuses1763780002610,
   SystemHooks1763780002700,
   ActivityEvents1763780003100,
+  HookFailures1763780003200,
   AuditEvents1763780003300,
 ];
 

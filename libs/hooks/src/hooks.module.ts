@@ -10,6 +10,7 @@ import { ProjectHooksController } from './http/project-hooks.controller';
 import { SystemHooksController } from './http/system-hooks.controller';
 import { ProjectHookProjection } from './projections/project-hook.projection';
 import { SystemHookProjection } from './projections/system-hook.projection';
+import { HookFailures } from './delivery/hook-failures';
 import { HookQueries } from './queries/hook.queries';
 import { SystemHookQueries } from './queries/system-hook.queries';
 import { SystemHookTest } from './webhooks/system-hook-test';
@@ -28,11 +29,12 @@ import { hookSecretsRoute, WEBHOOKS_QUEUE, WebhookJobsProcessor, webhookJobsRout
     ProjectHookProjection,
     HookQueries,
     HookSecrets,
+    HookFailures,
     ChangeSystemHookHandler,
     SystemHookProjection,
     SystemHookQueries,
   ],
-  exports: [HookQueries, HookSecrets, SystemHookQueries],
+  exports: [HookQueries, HookSecrets, HookFailures, SystemHookQueries],
 })
 export class HooksModule implements OnModuleInit {
   constructor(

@@ -6,6 +6,7 @@ export { HookSecrets1763780000700 } from './migrations/1763780000700-hook-secret
 export { DeliveriesOnOwnStreams1763780001900 } from './migrations/1763780001900-deliveries-on-own-streams';
 export { SystemHooks1763780002700 } from './migrations/1763780002700-system-hooks';
 export { HookBranchFilter1763780002502 } from './migrations/1763780002502-hook-branch-filter';
+export { HookFailures1763780003200 } from './migrations/1763780003200-hook-failures';
 export { WEBHOOKS_QUEUE } from './webhooks/webhook-jobs';
 /** Hooks (their URL masked, never their token) and each hook's delivery log (URLs without credentials). */
 export { HookQueries, type HookRow, type DeliveryRow } from './queries/hook.queries';

@@ -36,6 +36,7 @@ export function registerHookCommands(program: Command, run: LodeRun): void {
                   response_status: d.response_status,
                   error: d.error,
                   duration_ms: d.duration_ms,
+                  skipped: d.skipped,
                   created_at: new Date(d.created_at).toISOString(),
                 })),
               },

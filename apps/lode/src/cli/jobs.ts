@@ -102,6 +102,9 @@ async function list(lode: Lode, o: { queue?: string; state: JobType; limit: numb
 async function retryOne(outbox: Outbox, job: Job): Promise<void> {
   const reopened = await outbox.reopen(job.id);
   try {
+    // A handler may take a job an operator asked for again as a resend: a webhook delivery is then
+    // sent even to a hook disabled for failing (GitLab's `force`).
+    await job.updateData({ ...(job.data as object), retriedByOperator: true });
     await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
   } catch (err) {
     if (reopened) await outbox.finished(job.id, 'failed', job.failedReason);

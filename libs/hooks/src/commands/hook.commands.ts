@@ -2,7 +2,9 @@ import { ACCESS } from '@app/groups';
 import { Clock, EventStore, LodeConfig, Unprocessable, type Actor } from '@app/platform';
 import { ProjectQueries } from '@app/projects';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { HookFailures } from '../delivery/hook-failures';
 import { blockedUrlMessage, checkHookUrl } from '../delivery/url-guard';
+import { checkSigningToken } from '../webhooks/webhook-headers';
 import { HookSecrets } from '../secrets/hook-secrets';
 import {
   addHook,
@@ -40,10 +42,13 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
     private readonly projects: ProjectQueries,
     private readonly config: LodeConfig,
     private readonly secrets: HookSecrets,
+    private readonly failures: HookFailures,
   ) {}
 
   async execute({ project, change: requested, actor }: ChangeProjectHook) {
     const p = await this.projects.require(project, actor, ACCESS.maintainer);
+    if (requested.kind !== 'remove' && requested.settings.signingToken)
+      checkSigningToken(requested.settings.signingToken);
     const change: HookChange =
       requested.kind === 'update'
         ? { ...requested, settings: await this.secrets.unmask(requested.hookId, requested.settings) }
@@ -68,6 +73,8 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
       // The secrets go beside the event, never into it; with the hook they go at once.
       if (change.kind === 'remove') await this.secrets.erase(uow.db, hookId);
       else await this.secrets.save(uow.db, hookId, p.id, change.settings);
+      // GitLab: editing a hook enables it again (`enable!`), whatever its failures; a removed one keeps no row.
+      if (change.kind !== 'add') await this.failures.reset('project', hookId, uow.db);
     });
     return { projectId: p.id, hookId };
   }

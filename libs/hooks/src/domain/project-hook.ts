@@ -33,10 +33,15 @@ export interface HookSettings {
    * wildcard); null or empty for every branch. Absent in events before it existed (read as null).
    */
   pushEventsBranchFilter?: string | null;
+  /**
+   * The Standard Webhooks secret (`whsec_...`) deliveries are signed with: a secret like `token`, never
+   * in an event. Undefined on an update that does not give it: the hook keeps the one it has.
+   */
+  signingToken?: string | null;
 }
 
 /** What the events keep of a hook's settings: no token, and the URL's credentials masked. */
-export type HookRecordSettings = Omit<HookSettings, 'token'>;
+export type HookRecordSettings = Omit<HookSettings, 'token' | 'signingToken'>;
 
 export function recordSettings({
   url,
@@ -102,6 +107,8 @@ export interface HookDelivery {
   responseStatus: number | null;
   error: string | null;
   durationMs: number;
+  /** Not sent: the hook was disabled for failing (auto-disabling); absent on attempts made. */
+  skipped?: boolean;
 }
 
 export type ProjectHook = { exists: false } | { exists: true; hookId: number; projectId: number };

@@ -15,8 +15,9 @@ import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/com
 import { CommandBus } from '@nestjs/cqrs';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import { ChangeProjectHook } from '../commands/hook.commands';
+import { alertStatus } from '../domain/auto-disabling';
 import { HOOK_DEFAULTS, squish, type HookSettings } from '../domain/project-hook';
-import { HookQueries, type DeliveryRow, type HookRow } from '../queries/hook.queries';
+import { failureState, HookQueries, type DeliveryRow, type HookRow } from '../queries/hook.queries';
 
 export class HookDto {
   @IsDefined() @IsString() url: string;
@@ -35,6 +36,11 @@ export class HookDto {
   @IsOptional() @IsString() token?: string;
   /** GitLab 11.3: push events of matching branches only (a name or a `*` wildcard). */
   @IsOptional() @IsString() push_events_branch_filter?: string;
+  /**
+   * Lode: a Standard Webhooks secret (`whsec_<base64 of 24 to 64 bytes>`) that signs every delivery.
+   * Never answered. Left out of a PUT, the hook keeps its own; an empty string removes it.
+   */
+  @IsOptional() @IsString() signing_token?: string;
 }
 
 function settings(p: HookDto): HookSettings {
@@ -54,11 +60,16 @@ function settings(p: HookDto): HookSettings {
       wikiPageEvents: p.wiki_page_events ?? p.wiki_events ?? d.wikiPageEvents,
     },
     pushEventsBranchFilter: p.push_events_branch_filter === undefined ? null : squish(p.push_events_branch_filter),
+    signingToken: p.signing_token === undefined ? undefined : p.signing_token || null,
   };
 }
 
-/** GitLab's ProjectHook entity. The secret `token` is never returned. */
-export const serializeHook = (h: HookRow) => ({
+/**
+ * GitLab's ProjectHook entity. The secret `token` and `signing_token` are never returned. `alert_status`
+ * and `disabled_until` are later GitLab's (lib/api/entities/hook.rb, 16.x/17.x): whether the hook is
+ * disabled for failing.
+ */
+export const serializeHook = (h: HookRow, now = new Date()) => ({
   id: h.id,
   url: h.url,
   created_at: new Date(h.created_at).toISOString(),
@@ -74,6 +85,8 @@ export const serializeHook = (h: HookRow) => ({
   wiki_page_events: h.wiki_page_events,
   job_events: h.job_events,
   push_events_branch_filter: h.push_events_branch_filter,
+  alert_status: alertStatus(failureState(h), now),
+  disabled_until: h.disabled_until ? new Date(h.disabled_until).toISOString() : null,
 });
 
 const serializeDelivery = (d: DeliveryRow) => ({
@@ -85,6 +98,7 @@ const serializeDelivery = (d: DeliveryRow) => ({
   response_status: d.response_status,
   error: d.error,
   duration_ms: d.duration_ms,
+  skipped: d.skipped,
   created_at: new Date(d.created_at).toISOString(),
 });
 
@@ -103,7 +117,11 @@ export class ProjectHooksController {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     const page = pageParams(q);
     const { rows, total } = await this.hooks.hooks(project.id, page);
-    return new Page(rows.map(serializeHook), total, page);
+    return new Page(
+      rows.map((h) => serializeHook(h)),
+      total,
+      page,
+    );
   }
 
   @Get(':hook_id')

@@ -180,6 +180,7 @@ describe('ProjectHookProjection', () => {
           response_status: 500,
           error: 'Internal Server Error',
           duration_ms: 12,
+          skipped: false,
           created_at: new Date(LATER),
         },
         {
@@ -192,6 +193,7 @@ describe('ProjectHookProjection', () => {
           response_status: 200,
           error: null,
           duration_ms: 24,
+          skipped: false,
           created_at: new Date(LATER),
         },
       ]);

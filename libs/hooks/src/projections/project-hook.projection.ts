@@ -44,8 +44,8 @@ const on: EventHandlers<ProjectHookEvent> = {
     const d = e.data;
     // The global position orders attempts and keeps a replay from writing a row twice.
     await db.query(
-      `insert into project_hook_deliveries (position, hook_id, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at)
-           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 where exists (select 1 from project_hooks where id = $2)`,
+      `insert into project_hook_deliveries (position, hook_id, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at, skipped)
+           select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 where exists (select 1 from project_hooks where id = $2)`,
       [
         e.globalPosition,
         d.hookId,
@@ -57,6 +57,7 @@ const on: EventHandlers<ProjectHookEvent> = {
         d.error,
         d.durationMs,
         d.at,
+        d.skipped ?? false,
       ],
     );
   },

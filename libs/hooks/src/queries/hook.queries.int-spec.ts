@@ -107,6 +107,8 @@ describe('HookQueries', () => {
         enable_ssl_verification: false,
         push_events_branch_filter: null,
         created_at: new Date(AT),
+        recent_failures: 0,
+        disabled_until: null,
       });
       await expect(q.hook(11, 2)).rejects.toThrow(NotFound);
       await expect(q.hook(10, 4)).rejects.toThrow(NotFound);
@@ -201,6 +203,7 @@ describe('HookQueries', () => {
         response_status: 200,
         error: null,
         duration_ms: 24,
+        skipped: false,
         created_at: new Date(LATER),
       });
       const page = await q.deliveries(1, pageOf(2, 2));

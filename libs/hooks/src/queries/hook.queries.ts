@@ -1,6 +1,7 @@
 import { firstRow, NotFound, oneRow, rows, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { FailureState } from '../domain/auto-disabling';
 
 /** A project hook as the API shows it (never its secret `token`). */
 export interface HookRow {
@@ -18,7 +19,15 @@ export interface HookRow {
   enable_ssl_verification: boolean;
   push_events_branch_filter: string | null;
   created_at: Date;
+  /** From `hook_failures`: 0 and null for a hook that is not failing. */
+  recent_failures: number;
+  disabled_until: Date | null;
 }
+
+export const failureState = (h: Pick<HookRow, 'recent_failures' | 'disabled_until'>): FailureState => ({
+  recentFailures: h.recent_failures,
+  disabledUntil: h.disabled_until === null ? null : new Date(h.disabled_until),
+});
 
 /** One attempt in a hook's delivery log. */
 export interface DeliveryRow {
@@ -30,6 +39,7 @@ export interface DeliveryRow {
   response_status: number | null;
   error: string | null;
   duration_ms: number;
+  skipped: boolean;
   created_at: Date;
 }
 
@@ -47,7 +57,10 @@ export interface HookTarget {
 const TARGET_COLUMNS = `id, url, enable_ssl_verification, push_events, tag_push_events, push_events_branch_filter`;
 
 const COLUMNS = `id, url, project_id, push_events, tag_push_events, issues_events, merge_requests_events, note_events, job_events,
-  pipeline_events, wiki_page_events, enable_ssl_verification, push_events_branch_filter, created_at`;
+  pipeline_events, wiki_page_events, enable_ssl_verification, push_events_branch_filter, created_at,
+  coalesce(f.recent_failures, 0)::int as recent_failures, f.disabled_until`;
+/** A project hook with its failure state, when it has one. */
+const HOOKS = `project_hooks left join hook_failures f on f.hook_kind = 'project' and f.hook_id = project_hooks.id`;
 
 /** Reads of project hooks and their delivery log. */
 @Injectable()
@@ -56,18 +69,17 @@ export class HookQueries {
 
   /** The project's hook, 404 when it has no such hook. */
   async hook(projectId: number, hookId: number): Promise<HookRow> {
-    const row = await firstRow<HookRow>(
-      this.db,
-      `select ${COLUMNS} from project_hooks where id = $1 and project_id = $2`,
-      [hookId, projectId],
-    );
+    const row = await firstRow<HookRow>(this.db, `select ${COLUMNS} from ${HOOKS} where id = $1 and project_id = $2`, [
+      hookId,
+      projectId,
+    ]);
     if (!row) throw new NotFound();
     return row;
   }
 
   /** A hook by its id alone, whatever its project: for operators (`lode hooks deliveries`). */
   async findForSystem(hookId: number): Promise<HookRow | undefined> {
-    return firstRow<HookRow>(this.db, `select ${COLUMNS} from project_hooks where id = $1`, [hookId]);
+    return firstRow<HookRow>(this.db, `select ${COLUMNS} from ${HOOKS} where id = $1`, [hookId]);
   }
 
   /** The project's hooks that hear pushes or tag pushes, for a push's fan-out. */
@@ -96,7 +108,7 @@ export class HookQueries {
     );
     const hooks = await rows<HookRow>(
       this.db,
-      `select ${COLUMNS} from project_hooks where project_id = $1 order by id offset $2 limit $3`,
+      `select ${COLUMNS} from ${HOOKS} where project_id = $1 order by id offset $2 limit $3`,
       [projectId, page.offset, page.perPage],
     );
     return { rows: hooks, total };
@@ -111,7 +123,7 @@ export class HookQueries {
     );
     const deliveries = await rows<DeliveryRow>(
       this.db,
-      `select position, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at from project_hook_deliveries
+      `select position, event_uuid, event, url, attempt, response_status, error, duration_ms, skipped, created_at from project_hook_deliveries
         where hook_id = $1 order by position desc offset $2 limit $3`,
       [hookId, page.offset, page.perPage],
     );

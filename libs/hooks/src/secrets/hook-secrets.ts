@@ -9,6 +9,8 @@ export interface HookSecret {
   token: string | null;
   /** The URL as given, credentials included; null when it has none (the record's URL is then the URL). */
   url: string | null;
+  /** The Standard Webhooks signing secret (`whsec_...`); absent in secrets sealed before it existed. */
+  signingToken?: string | null;
 }
 
 /**
@@ -32,8 +34,18 @@ export class HookSecrets {
    * row, and then no secret is kept either.
    */
   async save(db: EntityManager, hookId: number, projectId: number, settings: HookSettings): Promise<void> {
-    const secret: HookSecret = { token: settings.token, url: hasCredentials(settings.url) ? settings.url : null };
-    if (secret.token === null && secret.url === null) return this.erase(db, hookId);
+    // An update that does not give `signing_token` keeps the hook's (a receiver verifying it goes on working).
+    const signingToken =
+      settings.signingToken !== undefined
+        ? settings.signingToken
+        : ((await this.read(hookId, db))?.signingToken ?? null);
+    const secret: HookSecret = {
+      token: settings.token,
+      url: hasCredentials(settings.url) ? settings.url : null,
+      // Kept out of the sealed JSON when there is none: secrets read the same as before it existed.
+      ...(signingToken ? { signingToken } : {}),
+    };
+    if (secret.token === null && secret.url === null && !secret.signingToken) return this.erase(db, hookId);
     await db.query(
       `insert into project_hook_secrets (hook_id, project_id, sealed)
        select $1, $2, $3 where exists (select 1 from project_hooks where id = $1)

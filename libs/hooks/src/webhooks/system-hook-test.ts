@@ -3,6 +3,9 @@ import { Injectable } from '@nestjs/common';
 import { SYSTEM_HOOK_TEST_DATA } from '../domain/system-hook';
 import { SystemHookQueries } from '../queries/system-hook.queries';
 import { HookSecrets } from '../secrets/hook-secrets';
+import { randomUUID } from 'node:crypto';
+import { HookFailures } from '../delivery/hook-failures';
+import { deliveryHeaders } from './webhook-headers';
 import { sendWebhook } from './webhook-sender';
 
 /**
@@ -15,11 +18,14 @@ export class SystemHookTest {
     private readonly hooks: SystemHookQueries,
     private readonly secrets: HookSecrets,
     private readonly config: LodeConfig,
+    private readonly failures: HookFailures,
   ) {}
 
   async run(hookId: number): Promise<typeof SYSTEM_HOOK_TEST_DATA> {
     const hook = await this.hooks.hook(hookId);
     const secret = await this.secrets.readSystem(hook.id);
+    // GitLab: testing a hook enables it again.
+    await this.failures.reset('system', hook.id);
     await sendWebhook({
       url: secret?.url ?? hook.url,
       token: secret?.token ?? null,
@@ -27,11 +33,13 @@ export class SystemHookTest {
       timeoutMs: this.config.webhookTimeoutMs,
       allowLocal: this.config.allowLocalWebhooks,
       body: JSON.stringify(SYSTEM_HOOK_TEST_DATA),
-      headers: {
-        'Content-Type': 'application/json',
-        'User-Agent': `GitLab/${this.config.gitlabVersion}`,
-        'X-Gitlab-Event': 'System Hook',
-      },
+      // A test is one request, never retried: its own event UUID (and so its own Idempotency-Key).
+      headers: deliveryHeaders(this.config, {
+        kind: 'system',
+        hookId: hook.id,
+        event: 'System Hook',
+        eventUuid: randomUUID(),
+      }),
     });
     return SYSTEM_HOOK_TEST_DATA;
   }

@@ -1,4 +1,5 @@
 import {
+  Clock,
   Metrics,
   JobKinds,
   JobProcessor,
@@ -19,10 +20,13 @@ import { CommandBus } from '@nestjs/cqrs';
 import type { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { RecordHookDelivery } from '../commands/hook.commands';
+import { HookFailures } from '../delivery/hook-failures';
+import { alertStatus, autoDisables, type HookKind } from '../domain/auto-disabling';
 import { HookQueries } from '../queries/hook.queries';
 import { withoutCredentials } from '../domain/hook-url';
 import { HookSecrets } from '../secrets/hook-secrets';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
+import { deliveryHeaders, idempotencyKey, signatureHeaders } from './webhook-headers';
 import { deliveryReason, delivered, sendWebhook } from './webhook-sender';
 
 /** Attempts per delivery, with exponential backoff (by default 10, 20 and 40 s between them). */
@@ -44,6 +48,11 @@ export type DeliverJob = {
   event: string;
   eventUuid: string;
   payload: unknown;
+  /**
+   * Set by `lode jobs retry`: a resend an operator asked for, sent even when the hook is disabled for
+   * failing (GitLab's `force`, which its resend and test use).
+   */
+  retriedByOperator?: boolean;
 };
 /** Removes the sealed secrets of hooks that went with their project (deleted itself, or with its group or owner). */
 export type EraseGoneSecretsJob = { kind: 'erase-gone-secrets' };
@@ -104,6 +113,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     deliver: (job) => this.deliver(job.data, job.attemptsMade + 1),
     'erase-gone-secrets': async () => {
       await this.secrets.eraseGone();
+      await this.failures.eraseGone();
     },
   };
 
@@ -118,6 +128,8 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     private readonly secrets: HookSecrets,
     outbox: Outbox,
     private readonly metrics: Metrics,
+    private readonly failures: HookFailures,
+    private readonly clock: Clock,
   ) {
     super(WEBHOOK_JOBS, queue, kinds, outbox, 'Webhooks');
   }
@@ -162,20 +174,50 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     if (!hook) return; // removed since the push: nothing to send, no log to write
     const secret = await this.secrets.read(hook.id);
     const url = secret?.url ?? hook.url;
+    // Headers and failures are keyed by (kind, id), so a system hook's delivery uses them the same way.
+    const kind: HookKind = 'project';
+    const accounted = autoDisables(kind);
+    const status = accounted ? alertStatus(await this.failures.state(kind, hook.id), this.clock.now()) : 'executable';
+    if (status !== 'executable' && !job.retriedByOperator) {
+      // GitLab's `executable?`: a disabled hook is not sent to. The skip is logged, and the delivery
+      // ends here (no retry): the event is missed, as GitLab misses it.
+      await this.commands.execute(
+        new RecordHookDelivery(hook.id, {
+          eventUuid: job.eventUuid,
+          event: job.event,
+          url: redactSecrets(withoutCredentials(url)),
+          attempt,
+          responseStatus: null,
+          error: `skipped: the hook is ${status === 'disabled' ? 'disabled' : 'temporarily disabled'} after failing`,
+          durationMs: 0,
+          skipped: true,
+        }),
+      );
+      return;
+    }
+    const body = JSON.stringify(job.payload);
+    const identity = { kind, hookId: hook.id, event: job.event, eventUuid: job.eventUuid };
     const outcome = await sendWebhook({
       url,
       token: secret?.token ?? null,
       enableSslVerification: hook.enable_ssl_verification,
       timeoutMs: this.config.webhookTimeoutMs,
       allowLocal: this.config.allowLocalWebhooks,
-      body: JSON.stringify(job.payload),
+      body,
       headers: {
-        'Content-Type': 'application/json',
-        'User-Agent': `GitLab/${this.config.gitlabVersion}`,
-        'X-Gitlab-Event': job.event,
-        'X-Gitlab-Event-UUID': job.eventUuid,
+        ...deliveryHeaders(this.config, identity),
+        ...(secret?.signingToken
+          ? signatureHeaders(secret.signingToken, idempotencyKey(kind, hook.id, job.eventUuid), body, this.clock.now())
+          : {}),
       },
     });
+    // Every request counts, a retry too (GitLab 17.x WebHooks::LogExecutionService: `enable!` after an
+    // answer GitLab files as ok, `backoff!` after any other). GitLab files a redirect as ok
+    // (WebHookService#response_category), so a 3xx does not count towards disabling, though Lode
+    // retries it as it always has.
+    const answered = outcome.status !== null && outcome.status >= 200 && outcome.status < 400;
+    if (accounted && answered) await this.failures.reset(kind, hook.id);
+    else if (accounted) await this.failures.failed(kind, hook.id);
     this.metrics.delivery(
       delivered(outcome)
         ? 'delivered'

@@ -41,6 +41,11 @@ export class LodeConfig {
   compareMaxBytes = 5 * 1024 * 1024;
   /** The first retry's delay after a failed delivery; each next one doubles it. */
   webhookRetryDelayMs = 10_000;
+  /**
+   * How long a hook is first disabled after 4 consecutive failed requests (GitLab's INITIAL_BACKOFF,
+   * 1 minute); each further failure doubles it, up to a day.
+   */
+  webhookDisableBaseMs = 60_000;
   role: LodeRole = 'all';
   maxUploadBytes = 10 * 1024 * 1024;
   /** How long a resolved token is trusted before it is looked up again; revocation takes effect within this. */
@@ -148,6 +153,10 @@ export class LodeConfig {
     c.rootPassword = env.LODE_ROOT_PASSWORD || undefined;
     c.allowLocalWebhooks = bool(env.LODE_ALLOW_LOCAL_WEBHOOKS);
     c.webhookTimeoutMs = int(env.LODE_WEBHOOK_TIMEOUT, c.webhookTimeoutMs / 1000, 'LODE_WEBHOOK_TIMEOUT') * 1000;
+    c.webhookDisableBaseMs = Math.max(
+      1,
+      int(env.LODE_WEBHOOK_DISABLE_BASE_MS, c.webhookDisableBaseMs, 'LODE_WEBHOOK_DISABLE_BASE_MS'),
+    );
     const role = env.LODE_ROLE || 'all';
     if (role !== 'all' && role !== 'api' && role !== 'worker')
       throw new Error(`LODE_ROLE must be all, api or worker, not ${role}`);

@@ -17,6 +17,8 @@ describe('redactSecrets', () => {
     [`PRIVATE-TOKEN: ${secret}`, `PRIVATE-TOKEN: ${FILTERED}`],
     [`{"token":"${secret}","url":"x"}`, `{"token":"${FILTERED}","url":"x"}`],
     [`X-Gitlab-Token: ${secret}`, `X-Gitlab-Token: ${FILTERED}`],
+    [`{"signing_token":"whsec_MfKQ9r8G/KYq+rTwj="}`, `{"signing_token":"${FILTERED}"}`],
+    [`key whsec_MfKQ9r8G/KYq+rTwj= given`, `key ${FILTERED} given`],
     [`authorization: Basic ${basic}`, `authorization: Basic ${FILTERED}`],
     [`Authorization: Bearer ${secret}`, `Authorization: Bearer ${FILTERED}`],
     [`sent Basic ${basic} along`, `sent Basic ${FILTERED} along`],

@@ -44,6 +44,8 @@ const RULES: [RegExp, string | ((...args: string[]) => string)][] = [
     ),
     `$1$2${FILTERED}`,
   ],
+  // Standard Webhooks signing secrets (`whsec_<base64>`), wherever they appear.
+  [/\bwhsec_[A-Za-z0-9+/=]+/g, FILTERED],
   // Credentials with no name before them: `Basic dXNlcjpwYXNz`, `Bearer abc`.
   [/\b(basic|bearer)\s+[A-Za-z0-9+/=._~-]{8,}/gi, `$1 ${FILTERED}`],
 ];
