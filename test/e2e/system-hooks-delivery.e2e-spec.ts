@@ -30,6 +30,7 @@ describe('system hook deliveries', () => {
   let hookBase: string;
   const received: Received[] = [];
   const tmp = tempDirs();
+  let pushesHookId: number;
 
   const root = {
     get: (path: string) => t.http().get(`/api/v4${path}`).set('PRIVATE-TOKEN', t.rootToken),
@@ -77,6 +78,7 @@ describe('system hook deliveries', () => {
       repository_update_events: false,
     });
     expect(pushes.status).toBe(201);
+    pushesHookId = pushes.body.id;
   });
   afterAll(async () => {
     for (const h of (await root.get('/hooks?per_page=100')).body as { id: number }[])
@@ -143,7 +145,7 @@ describe('system hook deliveries', () => {
 
   let group: { id: number; path: string; name: string };
 
-  it('groups: group_create, group_rename, user_add_to_group, user_update_for_group, user_remove_from_group, group_destroy', async () => {
+  it('groups: group_create, group_rename, user_add_to_group, user_update_for_group, user_remove_from_group', async () => {
     const res = await root
       .post('/groups')
       .send({ name: 'Hooked Group', path: `hooked-${Date.now()}`, visibility: 'public' });
@@ -203,7 +205,7 @@ describe('system hook deliveries', () => {
 
   let project: { id: number; path: string; path_with_namespace: string };
 
-  it('projects: project_create, project_update, project_rename, project_transfer, team members, project_destroy', async () => {
+  it('projects: project_create, project_update, project_rename, project_transfer, user_add_to_team, user_update_for_team, user_remove_from_team', async () => {
     const res = await t
       .http()
       .post('/api/v4/projects')
@@ -331,6 +333,9 @@ describe('system hook deliveries', () => {
   });
 
   it('deletions: project_destroy, group_destroy and user_destroy carry what the rows no longer hold', async () => {
+    // A removed hook hears nothing more.
+    expect((await root.delete(`/hooks/${pushesHookId}`)).status).toBe(204);
+    const heardBefore = received.filter((r) => r.path === '/pushes').length;
     expect((await root.delete(`/projects/${project.id}`)).status).toBe(202);
     const gone = await one('/all', 'project_destroy', (r) => r.body.project_id === project.id);
     expect(gone.body).toMatchObject({
@@ -345,6 +350,8 @@ describe('system hook deliveries', () => {
     expect((await root.delete(`/users/${user.id}`)).status).toBe(204);
     const userGone = await one('/all', 'user_destroy', (r) => r.body.user_id === user.id);
     expect(userGone.body).toMatchObject({ name: 'Hook Watcher', email: user.email, username: user.username });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(received.filter((r) => r.path === '/pushes')).toHaveLength(heardBefore);
   });
 
   it('sent each event once to each hook, and a projection rebuild sends nothing', async () => {
