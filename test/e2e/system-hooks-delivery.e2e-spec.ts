@@ -276,6 +276,23 @@ describe('system hook deliveries', () => {
     expect((await root.delete(`/projects/${project.id}/members/${other.id}`)).status).toBe(204);
     const removed = await one('/all', 'user_remove_from_team', (r) => r.body.user_id === other.id);
     expect(removed.body).toMatchObject({ access_level: 'Developer', project_id: project.id, user_name: 'Team Mate' });
+
+    // A transfer into a less open group lowers the visibility without a `project_update` (TransferService).
+    const quiet = (
+      await root.post('/groups').send({ name: 'Quiet', path: `quiet-${Date.now()}`, visibility: 'private' })
+    ).body as { id: number; path: string };
+    const loud = (await root.post('/projects').send({ name: 'Loud', visibility: 'public' })).body as {
+      id: number;
+      path: string;
+    };
+    expect((await root.put(`/projects/${loud.id}/transfer`).send({ namespace: quiet.id })).status).toBe(200);
+    const lowered = await one('/all', 'project_transfer', (r) => r.body.project_id === loud.id);
+    expect(lowered.body).toMatchObject({
+      project_visibility: 'private',
+      path_with_namespace: `${quiet.path}/${loud.path}`,
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(at('/all', 'project_update').filter((r) => r.body.project_id === loud.id)).toEqual([]);
   });
 
   it('pushes: push and tag_push (no commits) to the hooks that want them, repository_update to the others', async () => {

@@ -117,6 +117,10 @@ export class SystemHookFanOut {
       case 'ProjectUpdated': {
         const p = await this.projectFacts(e.data.projectId);
         if (!p) return [];
+        // A transfer into a less open group lowers the project's visibility with an update of the
+        // same instant: GitLab's TransferService does that without UpdateService, so no `project_update`.
+        const changed = Object.keys(e.data.changes);
+        if (p.trace.transferredAt === e.data.at && changed.length === 1 && changed[0] === 'visibility') return [];
         // 10.x Projects::UpdateService: a changed path is `project_rename` (with the old path), else `project_update`.
         if (e.data.changes.path !== undefined) {
           const oldPath = valueBefore(p.trace.paths, e.data.at, e.data.changes.path);

@@ -39,6 +39,8 @@ export interface ProjectTrace {
   createdAt: string;
   updatedAt: string;
   paths: History<string>;
+  /** When it last moved to another namespace (a transfer may lower its visibility in the same breath). */
+  transferredAt?: string;
   /** Members' last known levels, kept after their removal (a removal's payload names the level). */
   members: Record<number, MemberTrace>;
 }
@@ -75,7 +77,8 @@ export const projectTraceDecider: Decider<ProjectTrace | null, DomainEvent> = {
       }
       return next;
     }
-    if (e.type === 'ProjectTransferred') return { ...touch(s, e.data.at), namespaceId: e.data.namespaceId };
+    if (e.type === 'ProjectTransferred')
+      return { ...touch(s, e.data.at), namespaceId: e.data.namespaceId, transferredAt: e.data.at };
     if (e.type === 'ProjectMemberAdded' || e.type === 'ProjectMemberUpdated')
       return { ...s, members: member(s.members, e.data.userId, e.data.accessLevel, e.data.at) };
     return s;
