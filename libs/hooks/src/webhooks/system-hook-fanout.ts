@@ -71,9 +71,11 @@ export interface SystemEventInput {
 type SourceEvent = Extract<ProjectEvent | GroupEvent | UserEvent, { type: (typeof SYSTEM_HOOK_SOURCE_EVENTS)[number] }>;
 
 /**
- * Builds a domain event's system hook payloads once, from the current rows where the announced thing
- * still exists and from its stream's fold where it may not (system-hook-traces.ts), and answers one
- * `deliver` job per system hook that hears it.
+ * Builds a domain event's system hook payloads once and answers one `deliver` job per system hook
+ * that hears it. Names, paths, levels and keys come from the fold of the project's, group's or
+ * user's stream (system-hook-traces.ts), so a deleted one still has them; full paths and owners from
+ * the namespaces as they are now; a push's project and pusher from the rows, as the project hooks'.
+ * Nothing is read when there is no system hook.
  */
 @Injectable()
 export class SystemHookFanOut {
