@@ -361,12 +361,39 @@ describe('system hook deliveries', () => {
       path_with_namespace: `${group.path}/watched-renamed`,
       project_visibility: 'internal',
     });
+    // What goes with a group or a user by cascade is announced as GitLab's DestroyServices do.
+    const sub = (await root.post('/groups').send({ name: 'Sub', path: 'sub', parent_id: group.id })).body as {
+      id: number;
+    };
+    const inSub = (await root.post('/projects').send({ name: 'Deep', namespace_id: sub.id })).body as {
+      id: number;
+      path: string;
+    };
+    const mine = (await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', user.token).send({ name: 'Mine' }))
+      .body as { id: number; path: string };
+    expect(inSub.id && mine.id).toBeTruthy();
     expect((await root.delete(`/groups/${group.id}`)).status).toBeLessThan(300);
     const groupGone = await one('/all', 'group_destroy', (r) => r.body.group_id === group.id);
     expect(groupGone.body).toMatchObject({ name: 'Hooked Group 2', path: group.path, full_path: group.path });
+    const subGone = await one('/all', 'group_destroy', (r) => r.body.group_id === sub.id);
+    expect(subGone.body).toMatchObject({ name: 'Sub', path: 'sub', full_path: `${group.path}/sub` });
+    const deepGone = await one('/all', 'project_destroy', (r) => r.body.project_id === inSub.id);
+    expect(deepGone.body).toMatchObject({
+      name: 'Deep',
+      path_with_namespace: `${group.path}/sub/${inSub.path}`,
+      owner_name: 'Sub',
+      owner_email: '',
+    });
     expect((await root.delete(`/users/${user.id}`)).status).toBe(204);
     const userGone = await one('/all', 'user_destroy', (r) => r.body.user_id === user.id);
     expect(userGone.body).toMatchObject({ name: 'Hook Watcher', email: user.email, username: user.username });
+    const mineGone = await one('/all', 'project_destroy', (r) => r.body.project_id === mine.id);
+    expect(mineGone.body).toMatchObject({
+      name: 'Mine',
+      path_with_namespace: `${user.username}/${mine.path}`,
+      owner_name: 'Hook Watcher',
+      owner_email: user.email,
+    });
     await new Promise((r) => setTimeout(r, 500));
     expect(received.filter((r) => r.path === '/pushes')).toHaveLength(heardBefore);
   });

@@ -159,13 +159,13 @@ export class SystemHookFanOut {
           ),
         );
       }
-      case 'GroupCreated':
+      case 'GroupCreated': {
+        const g = await this.groupFacts(e.data.groupId);
+        return all(g && groupPayload('group_create', g.facts));
+      }
       case 'GroupDeleted': {
         const g = await this.groupFacts(e.data.groupId);
-        if (!g) return [];
-        return e.type === 'GroupCreated'
-          ? all(groupPayload('group_create', g.facts))
-          : all(groupPayload('group_destroy', { ...g.facts, updatedAt: e.data.at }));
+        return g ? this.groupGone(g.facts, e.data.at) : [];
       }
       case 'GroupUpdated': {
         // 10.x Group `after_update :path_changed_hook, if: :path_changed?`: only a new path is heard.
@@ -210,7 +210,14 @@ export class SystemHookFanOut {
       }
       case 'UserDeleted': {
         const u = await this.userFacts(e.data.userId);
-        return all(u && userPayload('user_destroy', { ...u.facts, updatedAt: e.data.at }));
+        if (!u) return [];
+        // 10.x Users::DestroyService: the personal projects go first (Projects::DestroyService each).
+        const projects = await this.projectsLastIn(u.trace.namespaceId);
+        const owner = { fullPath: u.facts.username, ownerName: u.facts.name, ownerEmail: u.facts.email };
+        return [
+          ...projects.map((p) => this.projectGone(p.id, p.trace, owner, e.data.at)),
+          ...all(userPayload('user_destroy', { ...u.facts, updatedAt: e.data.at })),
+        ];
       }
       case 'UserUpdated': {
         // 10.x User `after_update :username_changed_hook, if: :username_changed?`.
@@ -265,6 +272,89 @@ export class SystemHookFanOut {
         scope: 'repository_update_events',
       },
     ];
+  }
+
+  /**
+   * A deleted group takes its projects and subgroups with it by the read model's cascade, with no
+   * events of their own. 10.x Groups::DestroyService destroys each project (`project_destroy`), then
+   * each subgroup the same way, then the group (`group_destroy`): the streams say which they were.
+   */
+  private async groupGone(g: GroupFacts, at: string): Promise<Announcement[]> {
+    const owner = { fullPath: g.fullPath, ownerName: g.name, ownerEmail: '' };
+    const projects = (await this.projectsLastIn(g.id)).map((p) => this.projectGone(p.id, p.trace, owner, at));
+    const subgroups: Announcement[] = [];
+    for (const sub of await this.subgroupsLastOf(g.id)) {
+      const facts: GroupFacts = {
+        id: sub.id,
+        name: sub.trace.name,
+        path: sub.trace.path,
+        fullPath: `${g.fullPath}/${sub.trace.path}`,
+        createdAt: sub.trace.createdAt,
+        updatedAt: sub.trace.updatedAt,
+      };
+      subgroups.push(...(await this.groupGone(facts, at)));
+    }
+    return [
+      ...projects,
+      ...subgroups,
+      { payload: groupPayload('group_destroy', { ...g, updatedAt: at }), scope: 'all' },
+    ];
+  }
+
+  private projectGone(
+    id: number,
+    trace: ProjectTrace,
+    ns: { fullPath: string; ownerName: string; ownerEmail: string },
+    at: string,
+  ): Announcement {
+    const facts: ProjectFacts = {
+      id,
+      name: trace.name,
+      path: trace.path,
+      pathWithNamespace: `${ns.fullPath}/${trace.path}`,
+      ownerName: ns.ownerName,
+      ownerEmail: ns.ownerEmail,
+      visibility: trace.visibility,
+      createdAt: trace.createdAt,
+      updatedAt: at,
+    };
+    return { payload: projectPayload('project_destroy', facts), scope: 'all' };
+  }
+
+  /** The projects whose last namespace was `namespaceId` and that were not deleted on their own. */
+  private async projectsLastIn(namespaceId: number): Promise<{ id: number; trace: ProjectTrace }[]> {
+    const found: { id: number; trace: ProjectTrace }[] = [];
+    for (const id of await this.streamIds(
+      ['ProjectCreated', 'ProjectForked', 'ProjectTransferred'],
+      'namespaceId',
+      namespaceId,
+      'project',
+    )) {
+      const trace = await this.fold(`project-${id}`, projectTraceDecider);
+      if (trace && !trace.deleted && trace.namespaceId === namespaceId) found.push({ id, trace });
+    }
+    return found;
+  }
+
+  /** The groups whose last parent was `groupId` and that were not deleted on their own. */
+  private async subgroupsLastOf(groupId: number): Promise<{ id: number; trace: GroupTrace }[]> {
+    const found: { id: number; trace: GroupTrace }[] = [];
+    for (const id of await this.streamIds(['GroupCreated', 'GroupTransferred'], 'parentId', groupId, 'group')) {
+      const trace = await this.fold(`group-${id}`, groupTraceDecider);
+      if (trace && !trace.deleted && trace.parentId === groupId) found.push({ id, trace });
+    }
+    return found;
+  }
+
+  /** The ids of the `<kind>-<id>` streams holding an event of these types with `data[field] = value`, ascending. */
+  private async streamIds(types: string[], field: string, value: number, kind: string): Promise<number[]> {
+    const ids = new Set<number>();
+    for (const type of types)
+      for (const streamId of await this.store.streamIdsWith(type, field, value)) {
+        const m = new RegExp(`^${kind}-(\\d+)$`).exec(streamId);
+        if (m) ids.add(Number(m[1]));
+      }
+    return [...ids].sort((a, b) => a - b);
   }
 
   private fold<S>(streamId: string, decider: Decider<S, DomainEvent>): Promise<S> {

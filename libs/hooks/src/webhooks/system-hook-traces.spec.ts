@@ -20,7 +20,15 @@ describe('system hook traces', () => {
       { type: 'ProjectTransferred', data: { projectId: 1, fromNamespaceId: 2, namespaceId: 3, at: 't6' } },
       { type: 'ProjectDeleted', data: { projectId: 1, namespaceId: 3, at: 't7' } },
     ])!;
-    expect(t).toMatchObject({ name: 'B', path: 'b', namespaceId: 3, visibility: 'private', createdAt: 't1' });
+    expect(t).toMatchObject({
+      name: 'B',
+      path: 'b',
+      namespaceId: 3,
+      visibility: 'private',
+      createdAt: 't1',
+      transferredAt: 't6',
+      deleted: true,
+    });
     expect(t.members[7]).toEqual({ level: 30, since: 't2', changedAt: 't4' });
     expect(valueBefore(t.paths, 't3', 'b')).toBe('a');
     expect(valueBefore(t.paths, 't1', 'a')).toBeUndefined();
@@ -34,18 +42,26 @@ describe('system hook traces', () => {
       { type: 'GroupTransferred', data: { groupId: 5, parentId: 9, at: 't3' } },
     ])!;
     expect(t).toMatchObject({ name: 'G', path: 'h', parentId: 9, updatedAt: 't3' });
+    expect(t.deleted).toBeUndefined();
     expect(t.members[1].level).toBe(50);
     expect(valueBefore(t.paths, 't2', 'h')).toBe('g');
   });
 
   it("a user: name, e-mail, username history and SSH keys' text", () => {
     const t = fold(userTraceDecider, [
-      { type: 'UserCreated', data: { userId: 3, name: 'U', username: 'u', email: 'u@x', at: 't1' } },
+      { type: 'UserCreated', data: { userId: 3, namespaceId: 4, name: 'U', username: 'u', email: 'u@x', at: 't1' } },
       { type: 'SshKeyAdded', data: { userId: 3, keyId: 8, key: 'ssh-ed25519 AAAA', title: 'k', at: 't2' } },
       { type: 'UserUpdated', data: { userId: 3, changes: { username: 'v', email: 'v@x' }, at: 't3' } },
       { type: 'SshKeyRemoved', data: { userId: 3, keyId: 8, at: 't4' } },
     ])!;
-    expect(t).toMatchObject({ name: 'U', username: 'v', email: 'v@x', createdAt: 't1', updatedAt: 't3' });
+    expect(t).toMatchObject({
+      namespaceId: 4,
+      name: 'U',
+      username: 'v',
+      email: 'v@x',
+      createdAt: 't1',
+      updatedAt: 't3',
+    });
     expect(t.keys[8]).toEqual({ key: 'ssh-ed25519 AAAA', createdAt: 't2' });
     expect(valueBefore(t.usernames, 't3', 'v')).toBe('u');
   });

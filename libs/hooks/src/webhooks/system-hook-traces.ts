@@ -39,6 +39,8 @@ export interface ProjectTrace {
   createdAt: string;
   updatedAt: string;
   paths: History<string>;
+  /** Deleted itself (a project gone with its namespace has no such event). */
+  deleted?: boolean;
   /** When it last moved to another namespace (a transfer may lower its visibility in the same breath). */
   transferredAt?: string;
   /** Members' last known levels, kept after their removal (a removal's payload names the level). */
@@ -79,6 +81,7 @@ export const projectTraceDecider: Decider<ProjectTrace | null, DomainEvent> = {
     }
     if (e.type === 'ProjectTransferred')
       return { ...touch(s, e.data.at), namespaceId: e.data.namespaceId, transferredAt: e.data.at };
+    if (e.type === 'ProjectDeleted') return { ...s, deleted: true };
     if (e.type === 'ProjectMemberAdded' || e.type === 'ProjectMemberUpdated')
       return { ...s, members: member(s.members, e.data.userId, e.data.accessLevel, e.data.at) };
     return s;
@@ -86,6 +89,7 @@ export const projectTraceDecider: Decider<ProjectTrace | null, DomainEvent> = {
 };
 
 export interface GroupTrace {
+  deleted?: boolean;
   name: string;
   path: string;
   parentId: number | null;
@@ -123,6 +127,7 @@ export const groupTraceDecider: Decider<GroupTrace | null, DomainEvent> = {
       return next;
     }
     if (e.type === 'GroupTransferred') return { ...touch(s, e.data.at), parentId: e.data.parentId };
+    if (e.type === 'GroupDeleted') return { ...s, deleted: true };
     if (e.type === 'GroupMemberAdded' || e.type === 'GroupMemberUpdated')
       return { ...s, members: member(s.members, e.data.userId, e.data.accessLevel, e.data.at) };
     return s;
@@ -130,6 +135,8 @@ export const groupTraceDecider: Decider<GroupTrace | null, DomainEvent> = {
 };
 
 export interface UserTrace {
+  /** The personal namespace's id. */
+  namespaceId: number;
   name: string;
   username: string;
   email: string;
@@ -147,6 +154,7 @@ export const userTraceDecider: Decider<UserTrace | null, DomainEvent> = {
     if (e.type === 'UserCreated') {
       const d = e.data;
       return {
+        namespaceId: d.namespaceId,
         name: d.name,
         username: d.username,
         email: d.email,
