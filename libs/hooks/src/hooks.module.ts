@@ -15,7 +15,14 @@ import { HookQueries } from './queries/hook.queries';
 import { SystemHookQueries } from './queries/system-hook.queries';
 import { SystemHookTest } from './webhooks/system-hook-test';
 import { HookSecrets } from './secrets/hook-secrets';
-import { hookSecretsRoute, WEBHOOKS_QUEUE, WebhookJobsProcessor, webhookJobsRoute } from './webhooks/webhook-jobs';
+import { SystemHookFanOut } from './webhooks/system-hook-fanout';
+import {
+  hookSecretsRoute,
+  systemHookJobsRoute,
+  WEBHOOKS_QUEUE,
+  WebhookJobsProcessor,
+  webhookJobsRoute,
+} from './webhooks/webhook-jobs';
 
 /**
  * Project hooks: their records, the delivery log, and the outbox route that queues deliveries for
@@ -47,14 +54,14 @@ export class HooksModule implements OnModuleInit {
   onModuleInit(): void {
     this.projections.register(this.projection);
     this.projections.register(this.systemHookProjection);
-    this.routes.register(webhookJobsRoute, hookSecretsRoute);
+    this.routes.register(webhookJobsRoute, hookSecretsRoute, systemHookJobsRoute);
   }
 }
 
 /** Webhook delivery (the `webhooks` queue); loaded where the process runs workers. */
 @Module({
-  imports: [HooksModule, ProjectsModule, UsersModule, BullModule.registerQueue({ name: WEBHOOKS_QUEUE })],
-  providers: [WebhookJobsProcessor],
+  imports: [HooksModule, GroupsModule, ProjectsModule, UsersModule, BullModule.registerQueue({ name: WEBHOOKS_QUEUE })],
+  providers: [WebhookJobsProcessor, SystemHookFanOut],
 })
 export class HooksWorkerModule {}
 

@@ -14,6 +14,14 @@ export interface SystemHookRow {
   created_at: Date;
 }
 
+/** What the system fan-out and a delivery need of a hook: its switches and where it sends. */
+export type SystemHookTarget = Pick<
+  SystemHookRow,
+  'id' | 'url' | 'push_events' | 'tag_push_events' | 'repository_update_events' | 'enable_ssl_verification'
+>;
+
+const TARGET_COLUMNS = `id, url, push_events, tag_push_events, repository_update_events, enable_ssl_verification`;
+
 const COLUMNS = `id, url, push_events, tag_push_events, merge_requests_events, repository_update_events,
   enable_ssl_verification, created_at`;
 
@@ -40,5 +48,15 @@ export class SystemHookQueries {
       [page.offset, page.perPage],
     );
     return { rows: found, total };
+  }
+
+  /** Every system hook, for a fan-out (GitLab's `SystemHook.all` and its scopes; a handful per instance). */
+  async targets(): Promise<SystemHookTarget[]> {
+    return rows<SystemHookTarget>(this.db, `select ${TARGET_COLUMNS} from system_hooks order by id`);
+  }
+
+  /** The hook a queued delivery goes to, if it was not removed since. */
+  async deliveryTarget(hookId: number): Promise<SystemHookTarget | undefined> {
+    return firstRow<SystemHookTarget>(this.db, `select ${TARGET_COLUMNS} from system_hooks where id = $1`, [hookId]);
   }
 }

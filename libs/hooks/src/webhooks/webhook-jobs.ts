@@ -25,6 +25,8 @@ import { alertStatus, autoDisables, type HookKind } from '../domain/auto-disabli
 import { HookQueries } from '../queries/hook.queries';
 import { withoutCredentials } from '../domain/hook-url';
 import { HookSecrets } from '../secrets/hook-secrets';
+import { SystemHookQueries } from '../queries/system-hook.queries';
+import { SYSTEM_HOOK_SOURCE_EVENTS, SystemHookFanOut } from './system-hook-fanout';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
 import { deliveryHeaders, idempotencyKey, signatureHeaders } from './webhook-headers';
 import { deliveryReason, delivered, sendWebhook } from './webhook-sender';
@@ -53,16 +55,21 @@ export type DeliverJob = {
    * failing (GitLab's `force`, which its resend and test use).
    */
   retriedByOperator?: boolean;
+  /** `system`: a system hook's delivery (`projectId` 0, nothing recorded in a project hook's log); absent: a project hook's. */
+  hookKind?: 'system';
 };
+/** A recorded event a system hook hears of (system-hook-fanout.ts), written with the event. */
+export type SystemFanOutJob = { kind: 'system-fanout'; position: string; type: string; data: Record<string, unknown> };
 /** Removes the sealed secrets of hooks that went with their project (deleted itself, or with its group or owner). */
 export type EraseGoneSecretsJob = { kind: 'erase-gone-secrets' };
-export type WebhookJob = PushFanOutJob | DeliverJob | EraseGoneSecretsJob;
+export type WebhookJob = PushFanOutJob | DeliverJob | EraseGoneSecretsJob | SystemFanOutJob;
 
 /** The `webhooks` queue: a fan-out per recorded push, then one delivery per subscribed hook; secrets' erasure. */
 export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', {
   'push-fanout': true,
   deliver: true,
   'erase-gone-secrets': true,
+  'system-fanout': true,
 });
 export const WEBHOOKS_QUEUE = WEBHOOK_JOBS.name;
 
@@ -77,6 +84,24 @@ export const webhookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
   return WEBHOOK_JOBS.job(
     { kind: 'push-fanout', projectId: e.data.projectId, position: e.globalPosition, push: e.data },
     `push-fanout-${e.globalPosition}`,
+    { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
+  );
+};
+
+/**
+ * One system fan-out per recorded event a system hook hears of (SYSTEM_HOOK_SOURCE_EVENTS), written
+ * with the event like the push fan-out: heard once, when recorded, never on a projection rebuild.
+ */
+export const systemHookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
+  if (!(SYSTEM_HOOK_SOURCE_EVENTS as readonly string[]).includes(event.type)) return undefined;
+  return WEBHOOK_JOBS.job(
+    {
+      kind: 'system-fanout',
+      position: event.globalPosition,
+      type: event.type,
+      data: event.data as Record<string, unknown>,
+    },
+    `system-fanout-${event.globalPosition}`,
     { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
   );
 };
@@ -115,6 +140,7 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       await this.secrets.eraseGone();
       await this.failures.eraseGone();
     },
+    'system-fanout': (job) => this.systemFanOut(job.data, job.id),
   };
 
   constructor(
@@ -130,6 +156,8 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     private readonly metrics: Metrics,
     private readonly failures: HookFailures,
     private readonly clock: Clock,
+    private readonly systemHooks: SystemHookQueries,
+    private readonly systemFanOuts: SystemHookFanOut,
   ) {
     super(WEBHOOK_JOBS, queue, kinds, outbox, 'Webhooks');
   }
@@ -169,13 +197,36 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     await this.outbox.enqueue(jobId, jobs);
   }
 
+  /** A system hook event's payload, built once, and one delivery per system hook that hears it. */
+  private async systemFanOut({ position, type, data }: SystemFanOutJob, jobId: string | undefined): Promise<void> {
+    const jobs = await this.systemFanOuts.deliveries({ position, type, data }, (hook, payload, deliveryId) =>
+      WEBHOOK_JOBS.job(
+        {
+          kind: 'deliver',
+          hookKind: 'system',
+          hookId: hook.id,
+          projectId: 0,
+          event: 'System Hook',
+          eventUuid: randomUUID(),
+          payload,
+        },
+        deliveryId,
+        { attempts: DELIVERY_ATTEMPTS, backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs } },
+      ),
+    );
+    if (jobs.length) await this.outbox.enqueue(jobId, jobs);
+  }
+
   private async deliver(job: DeliverJob, attempt: number): Promise<void> {
-    const hook = await this.hooks.deliveryTarget(job.hookId, job.projectId);
+    const system = job.hookKind === 'system';
+    const hook = system
+      ? await this.systemHooks.deliveryTarget(job.hookId)
+      : await this.hooks.deliveryTarget(job.hookId, job.projectId);
     if (!hook) return; // removed since the push: nothing to send, no log to write
-    const secret = await this.secrets.read(hook.id);
+    const secret = system ? await this.secrets.readSystem(hook.id) : await this.secrets.read(hook.id);
     const url = secret?.url ?? hook.url;
     // Headers and failures are keyed by (kind, id), so a system hook's delivery uses them the same way.
-    const kind: HookKind = 'project';
+    const kind: HookKind = system ? 'system' : 'project';
     const accounted = autoDisables(kind);
     const status = accounted ? alertStatus(await this.failures.state(kind, hook.id), this.clock.now()) : 'executable';
     if (status !== 'executable' && !job.retriedByOperator) {
@@ -227,17 +278,19 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
             ? 'connection_failed'
             : outcome.failure,
     );
-    await this.commands.execute(
-      new RecordHookDelivery(hook.id, {
-        eventUuid: job.eventUuid,
-        event: job.event,
-        url: redactSecrets(withoutCredentials(url)),
-        attempt,
-        responseStatus: outcome.status,
-        error: deliveryReason(outcome),
-        durationMs: outcome.durationMs,
-      }),
-    );
+    // A system hook's deliveries are not recorded: no API shows them (10.x's admin page only).
+    if (!system)
+      await this.commands.execute(
+        new RecordHookDelivery(hook.id, {
+          eventUuid: job.eventUuid,
+          event: job.event,
+          url: redactSecrets(withoutCredentials(url)),
+          attempt,
+          responseStatus: outcome.status,
+          error: deliveryReason(outcome),
+          durationMs: outcome.durationMs,
+        }),
+      );
     if (!delivered(outcome)) {
       // The detail (resolver answer, address, socket error) is for operators only.
       if (outcome.error) this.logger.debug(`hook ${hook.id} delivery attempt ${attempt}: ${outcome.error}`);
