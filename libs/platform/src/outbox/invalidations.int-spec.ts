@@ -16,7 +16,9 @@ describe('Invalidations.caughtUp', () => {
 
   beforeAll(async () => {
     Logger.overrideLogger(['error']);
-    invalidations = new Invalidations(Object.assign(new LodeConfig(), { databaseUrl: TEST_PG, embeddedDatabase: false }));
+    invalidations = new Invalidations(
+      Object.assign(new LodeConfig(), { databaseUrl: TEST_PG, embeddedDatabase: false }),
+    );
     invalidations.subscribe((keys) => heard.push(...(keys === 'all' ? ['*all*'] : keys)));
     await invalidations.onApplicationBootstrap();
     writer = new Pool({ connectionString: TEST_PG, max: 4 });
@@ -48,7 +50,9 @@ describe('Invalidations.caughtUp', () => {
   });
 
   it('answers false once the LISTEN connection is gone, so caches query instead', async () => {
-    const stopped = new Invalidations(Object.assign(new LodeConfig(), { databaseUrl: TEST_PG, embeddedDatabase: false }));
+    const stopped = new Invalidations(
+      Object.assign(new LodeConfig(), { databaseUrl: TEST_PG, embeddedDatabase: false }),
+    );
     await stopped.onApplicationBootstrap();
     expect(await stopped.caughtUp()).toBe(true);
     await stopped.onApplicationShutdown();
