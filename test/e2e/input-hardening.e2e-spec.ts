@@ -278,5 +278,32 @@ describe('input that must never reach a 500', () => {
       expect(res?.status).toBe(431);
       expect(JSON.parse(res!.body)).toEqual({ message: '431 Request Header Fields Too Large' });
     });
+
+    it('lets the answer of a GET finish when a body sent without framing follows it (read as garbage)', async () => {
+      // Node's client sends a GET's body with neither Content-Length nor chunked framing: HTTP reads
+      // it as the next request, which fails to parse while the first is answered. The answer (the
+      // OpenAPI document, large enough to be in flight) arrives whole; the connection is not reset.
+      const server = t.app.getHttpServer() as import('node:http').Server;
+      if (!server.listening) await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      const { port } = server.address() as AddressInfo;
+      const once = () =>
+        new Promise<string>((resolve) => {
+          const req = httpRequest(
+            { host: '127.0.0.1', port, method: 'GET', path: '/api/v4/openapi.json', agent: false },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (c: Buffer) => chunks.push(c));
+              res.on('end', () => resolve(`${res.statusCode} ${JSON.parse(Buffer.concat(chunks).toString()).openapi}`));
+              res.on('error', (e) => resolve(String(e)));
+            },
+          );
+          req.on('error', (e) => resolve(String(e)));
+          req.write(JSON.stringify({ name: 'x'.repeat(120_000) }));
+          req.end();
+        });
+      const answers: string[] = [];
+      for (let i = 0; i < 10; i += 1) answers.push(await once());
+      expect(answers).toEqual(Array(10).fill('200 3.1.0'));
+    });
   });
 });

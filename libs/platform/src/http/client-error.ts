@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 const ANSWERS: Record<string, [number, string]> = {
@@ -13,9 +14,38 @@ const ANSWERS: Record<string, [number, string]> = {
  * request never reached Lode.
  */
 export function sendClientError(err: NodeJS.ErrnoException, socket: Socket): void {
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+  // Already closing after an answer in flight: the parser repeats its error for every later chunk.
+  if (lingering.has(socket)) return;
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
+    return;
+  }
+  if (inFlight) {
+    // The bytes that failed to parse came after a request that is being answered: most often a body
+    // sent without Content-Length or chunked framing (Node's own client does so for a GET), which
+    // HTTP reads as the next request. The answer is let finish; the connection then closes after it
+    // (the client asked for no other, or gets no other). Cutting it now would reset the connection
+    // and lose the answer; what the client still sends is read and dropped meanwhile, so the close
+    // is a FIN, not a reset for unread data.
+    lingering.add(socket);
+    socket.on('data', () => undefined);
+    // Node ends such a connection with destroySoon() once the answer is written, which would reset it
+    // if the client's bytes are still arriving: here it half-closes instead, and the socket goes when
+    // the client closes its side or the linger time is over.
+    const gently = socket as Socket & { destroySoon?: () => void };
+    const close = () => {
+      if (socket.destroyed) return;
+      socket.end();
+      setTimeout(() => socket.destroy(), LINGER_MS).unref();
+    };
+    gently.destroySoon = close;
+    socket.once('end', () => socket.destroy());
+    if (inFlight.writableFinished) close();
+    else {
+      inFlight.once('finish', close);
+      inFlight.once('close', close);
+    }
     return;
   }
   const [status, reason] = ANSWERS[err.code ?? ''] ?? [400, 'Bad Request'];
@@ -24,3 +54,7 @@ export function sendClientError(err: NodeJS.ErrnoException, socket: Socket): voi
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
+
+/** Sockets closing after their answer in flight (see above), and how long they may still send. */
+const lingering = new WeakSet<Socket>();
+const LINGER_MS = 2000;
