@@ -19,7 +19,7 @@ import { SystemHookQueries, type SystemHookRow } from '../queries/system-hook.qu
 import { SystemHookTest } from '../webhooks/system-hook-test';
 
 /** The parameters of POST and PUT but the URL (GitLab 16.x/17.x lib/api/system_hooks.rb `hook_parameters`). */
-class SystemHookParams {
+export class SystemHookParams {
   @IsOptional() @IsString() token?: string;
   @IsOptional() @ToBool() @IsBoolean() push_events?: boolean;
   @IsOptional() @ToBool() @IsBoolean() tag_push_events?: boolean;
