@@ -222,7 +222,10 @@ function addResponses(doc: OpenAPIObject): void {
       const answer = responseOf(method.toUpperCase(), path);
       const empty = status === '204' || (method === 'delete' && !answer) || method === 'head';
       const schema = empty ? undefined : answer?.schema;
-      const ref = { $ref: `#/components/schemas/${schema}` };
+      // A route whose answer depends on the caller (an administrator sees UserAdmin) offers each shape.
+      const ref = answer?.oneOf
+        ? { oneOf: [schema, ...answer.oneOf].map((s) => ({ $ref: `#/components/schemas/${s}` })) }
+        : { $ref: `#/components/schemas/${schema}` };
       op.responses = {
         [answer?.status ?? status]: {
           description: answer?.description ?? (empty ? 'No content' : 'Success'),
@@ -278,11 +281,20 @@ function gitlabEntitySchemas(): Record<string, object> {
     const spec = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
       description?: string;
       fields: Record<string, string>;
+      optional?: Record<string, string>;
+      optional_notes?: Record<string, string>;
     };
     const properties: Record<string, object> = {};
-    for (const [key, types] of Object.entries(spec.fields)) {
+    const typeOf = (types: string) => {
       const list = types.split('|');
-      properties[key] = { type: list.length === 1 ? list[0] : list };
+      return list.length === 1 ? list[0] : list;
+    };
+    for (const [key, types] of Object.entries(spec.fields)) properties[key] = { type: typeOf(types) };
+    // The keys an answer carries only sometimes (a project's `open_issues_count` when issues are
+    // enabled, `owner` in a personal namespace...): described, not required, with when they appear.
+    for (const [key, types] of Object.entries(spec.optional ?? {})) {
+      const note = spec.optional_notes?.[key];
+      properties[key] = { type: typeOf(types), ...(note ? { description: note } : {}) };
     }
     out[schemaName(file.replace(/\.json$/, ''))] = {
       type: 'object',
