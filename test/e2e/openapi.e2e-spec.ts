@@ -447,6 +447,7 @@ describe('OpenAPI document', () => {
     add(signedIn, '/metadata', '/metadata');
     add(['admin'], '/application/settings', '/application/settings');
 
+    expect(cases.length).toBeGreaterThan(150);
     const problems: string[] = [];
     let fields = 0;
     for (const [caller, docPath, real] of cases) {
