@@ -521,3 +521,77 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
     properties: { file_path: { type: 'string' }, branch: { type: 'string' } },
   },
 };
+
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const closed = (properties: Record<string, object>, required = Object.keys(properties)) => ({
+  type: 'object',
+  required,
+  additionalProperties: false,
+  properties,
+});
+const integer = { type: 'integer' };
+const string = { type: 'string' };
+const access = {
+  oneOf: [closed({ access_level: integer, notification_level: integer }), { type: 'null' }],
+};
+/** GitLab 10.x lib/api/entities.rb Project: `namespace` (NamespaceBasic), `_links`, `owner`, `statistics`. */
+const PROJECT_NESTED: Record<string, object> = {
+  namespace: closed({
+    id: integer,
+    name: string,
+    path: string,
+    kind: { type: 'string', enum: ['user', 'group'] },
+    full_path: string,
+    parent_id: { type: ['integer', 'null'] },
+  }),
+  // Only the links of the features the project has on (`issues` with issues enabled...).
+  _links: closed(
+    {
+      self: string,
+      issues: string,
+      merge_requests: string,
+      repo_branches: string,
+      labels: string,
+      events: string,
+      members: string,
+    },
+    ['self', 'repo_branches', 'labels', 'events', 'members'],
+  ),
+  owner: closed({ id: integer, name: string, created_at: { type: 'string', format: 'date-time' } }),
+  statistics: closed({
+    commit_count: integer,
+    storage_size: integer,
+    repository_size: integer,
+    lfs_objects_size: integer,
+    job_artifacts_size: integer,
+  }),
+};
+const accessLevels = { type: 'array', items: schemaRef('ProtectedRefAccess') };
+
+/**
+ * What the contract files type only as `object` or `array`, described key by key: openapi.ts puts
+ * these in place of the entity's property (keeping `null` where the contract allows it).
+ */
+export const NESTED_PROPERTIES: Record<string, Record<string, object>> = {
+  Project: { ...PROJECT_NESTED, permissions: closed({ project_access: access, group_access: access }) },
+  ProjectInGroup: PROJECT_NESTED,
+  Event: { author: schemaRef('UserBasic') },
+  PushEvent: {
+    author: schemaRef('UserBasic'),
+    // GitLab 10.x lib/api/entities.rb PushEventPayload.
+    push_data: closed({
+      commit_count: integer,
+      action: { type: 'string', enum: ['pushed', 'created', 'removed'] },
+      ref_type: { type: 'string', enum: ['branch', 'tag'] },
+      commit_from: { type: ['string', 'null'] },
+      commit_to: { type: ['string', 'null'] },
+      ref: string,
+      commit_title: { type: ['string', 'null'] },
+    }),
+  },
+  ProjectRelease: { author: schemaRef('UserBasic') },
+  CommitWithStats: { stats: schemaRef('CommitStats') },
+  CommitDetail: { stats: schemaRef('CommitStats') },
+  ProtectedBranch: { push_access_levels: accessLevels, merge_access_levels: accessLevels },
+  ProtectedTag: { create_access_levels: accessLevels },
+};

@@ -16,7 +16,7 @@ import {
 import { getMetadataStorage } from 'class-validator';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { LOCAL_SCHEMAS, responseOf } from './openapi-responses';
+import { LOCAL_SCHEMAS, NESTED_PROPERTIES, responseOf } from './openapi-responses';
 
 /** Where the document and the reference page are served (outside the `/api/v4` prefix's routing, as raw routes). */
 export const OPENAPI_JSON = '/api/v4/openapi.json';
@@ -206,6 +206,20 @@ function addResponses(doc: OpenAPIObject): void {
       properties: { message: {}, error: { type: 'string' } },
     },
   });
+  for (const [name, nested] of Object.entries(NESTED_PROPERTIES)) {
+    const properties = (schemas[name] as { properties?: Record<string, { type?: unknown; description?: string }> })
+      ?.properties;
+    if (!properties) continue;
+    for (const [key, schema] of Object.entries(nested)) {
+      const was = properties[key];
+      if (!was) continue;
+      const nullable = Array.isArray(was.type) && was.type.includes('null');
+      properties[key] = {
+        ...(nullable ? { oneOf: [schema, { type: 'null' }] } : schema),
+        ...(was.description ? { description: was.description } : {}),
+      };
+    }
+  }
   const error = (description: string) => ({
     description,
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
