@@ -567,6 +567,26 @@ const PROJECT_NESTED: Record<string, object> = {
   }),
 };
 const accessLevels = { type: 'array', items: schemaRef('ProtectedRefAccess') };
+const date = { type: 'string', format: 'date-time' };
+/** A commit embedded in a branch, a tag or a release (GitLab 10.x RepoCommit; `web_url` from 12.x on some). */
+const EMBEDDED_COMMIT = closed(
+  {
+    id: string,
+    short_id: string,
+    title: string,
+    created_at: date,
+    parent_ids: { type: 'array', items: string },
+    message: string,
+    author_name: string,
+    author_email: string,
+    authored_date: date,
+    committer_name: string,
+    committer_email: string,
+    committed_date: date,
+    web_url: string,
+  },
+  ['id', 'parent_ids', 'message', 'author_name', 'author_email', 'authored_date', 'committed_date'],
+);
 
 /**
  * What the contract files type only as `object` or `array`, described key by key: openapi.ts puts
@@ -589,7 +609,22 @@ export const NESTED_PROPERTIES: Record<string, Record<string, object>> = {
       commit_title: { type: ['string', 'null'] },
     }),
   },
-  ProjectRelease: { author: schemaRef('UserBasic') },
+  ProjectRelease: {
+    author: schemaRef('UserBasic'),
+    commit: EMBEDDED_COMMIT,
+    assets: closed({
+      count: integer,
+      sources: { type: 'array', items: closed({ format: string, url: string }) },
+      links: { type: 'array', items: schemaRef('ReleaseLink') },
+    }),
+    _links: closed({ self: string, edit_url: string }, ['self']),
+  },
+  Branch: { commit: EMBEDDED_COMMIT },
+  Tag: { commit: EMBEDDED_COMMIT, release: closed({ tag_name: string, description: { type: ['string', 'null'] } }) },
+  GroupDetail: {
+    projects: { type: 'array', items: schemaRef('ProjectInGroup') },
+    shared_projects: { type: 'array', items: schemaRef('ProjectInGroup') },
+  },
   CommitWithStats: { stats: schemaRef('CommitStats') },
   CommitDetail: { stats: schemaRef('CommitStats') },
   ProtectedBranch: { push_access_levels: accessLevels, merge_access_levels: accessLevels },
