@@ -41,7 +41,7 @@ export async function loadHostKeys(dir: string): Promise<HostKey[]> {
       throw err;
     });
     if (!privateKey) {
-      const pair = kind.generate();
+      const pair = readableKeyPair(kind.generate);
       const tmp = `${path}.tmp-${randomBytes(4).toString('hex')}`;
       await writeFile(tmp, pair.private, { mode: 0o600, flag: 'wx' });
       await link(tmp, path).catch((err: NodeJS.ErrnoException) => {
@@ -55,6 +55,19 @@ export async function loadHostKeys(dir: string): Promise<HostKey[]> {
     keys.push(describe(privateKey, path));
   }
   return keys;
+}
+
+/**
+ * A freshly generated key that ssh2 reads back. ssh2's generateKeyPairSync writes about one ed25519
+ * key in 256 that its own parser refuses ("Malformed OpenSSH private key", mscdex/ssh2#1390): such a
+ * key would stop every later start, so it is never written; another is made instead.
+ */
+export function readableKeyPair(generate: () => { private: string }): { private: string } {
+  for (let attempt = 1; ; attempt++) {
+    const pair = generate();
+    if (!(utils.parseKey(pair.private) instanceof Error)) return pair;
+    if (attempt >= 20) throw new Error('could not generate a host key ssh2 can read');
+  }
 }
 
 function describe(privateKey: Buffer, path: string): HostKey {
