@@ -166,6 +166,7 @@ async function webhooks(ctx) {
     };
     const system = made.systemHooks.map((h, i) => `/s/${i}`);
     const writeTimes = [];
+    const writeByKind = {};
     const failures = [];
     const lastPush = new Map();
     const steps = new Map(projects.map((p) => [p.id, 0]));
@@ -223,7 +224,10 @@ async function webhooks(ctx) {
       };
       inflight.push(
         write().then(
-          (at) => writeTimes.push(at - due),
+          (at) => {
+            writeTimes.push(at - due);
+            (writeByKind[kind] ??= []).push(at - due);
+          },
           (err) => failures.push(`${kind}: ${err.message.slice(0, 200)}`),
         ),
       );
@@ -286,6 +290,9 @@ async function webhooks(ctx) {
     }
     const sameUuidTwice = [...uuids.values()].filter((n) => n > 1).reduce((s, n) => s + n - 1, 0);
     const lastReceipt = Math.max(...rx.receipts.map((r) => r.at));
+    // Deliveries received in each 10 s from the first write: whether they flow while writes arrive.
+    const timeline = Array.from({ length: Math.ceil((lastReceipt - begin) / 10_000) }, () => 0);
+    for (const r of rx.receipts.slice(stray)) timeline[Math.floor((r.at - begin) / 10_000)]++;
     return {
       writes: total,
       failed: failures.length,
@@ -293,6 +300,10 @@ async function webhooks(ctx) {
       writeRate: Number((total / writeSeconds).toFixed(1)),
       writeP50: percentile(writeTimes, 50),
       writeP99: percentile(writeTimes, 99),
+      // From when each write was due (open model), so a write that waited for the one before counts the wait.
+      writeByKind: Object.fromEntries(
+        Object.entries(writeByKind).map(([k, xs]) => [k, { p50: percentile(xs, 50), p99: percentile(xs, 99) }]),
+      ),
       expected: expected.size,
       received: latencies.length,
       missing,
@@ -302,6 +313,7 @@ async function webhooks(ctx) {
       unexpectedKinds,
       deliveriesPerSecond: Math.round(rx.receipts.length / ((lastReceipt - begin) / 1000)),
       drainSeconds: Math.round(drainSeconds),
+      timeline,
       p50: percentile(latencies, 50),
       p90: percentile(latencies, 90),
       p99: percentile(latencies, 99),
@@ -453,7 +465,7 @@ export const HOOK_EVENT_WORKLOADS = [
         `${f.writes} writes at ${f.writeRate}/s (answer P50/P99 ${f.writeP50}/${f.writeP99} ms${f.failed ? `, ${f.failed} failed` : ''}); ` +
         `${f.received} of ${f.expected} expected deliveries, ${f.missing} missing, ${f.duplicates} duplicates, ` +
         `${f.sameUuidTwice} event UUIDs twice to one hook, ${f.unexpected} unexpected; ${f.deliveriesPerSecond} deliveries/s, ` +
-        `drained ${f.drainSeconds} s after the last write; write answer to receipt P50/P90/P99 ${f.p50}/${f.p90}/${f.p99} ms (max ${f.max})`,
+        `drained ${f.drainSeconds} s after the last write; deliveries per 10 s from the first write ${f.timeline.join(' ')}; write answer to receipt P50/P90/P99 ${f.p50}/${f.p90}/${f.p99} ms (max ${f.max})`,
     }),
   },
   {
