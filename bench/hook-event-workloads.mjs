@@ -433,7 +433,20 @@ async function events(ctx) {
       );
     const user = await measure(token);
     const admin = await measure(lode.rootToken);
-    return { rows: rows[0].n, seeded: total, seedSeconds, callerTotal, rootTotal, user, admin };
+    // One request at a time (no queueing): what a request costs the server on this machine now.
+    const alone = async (tok) => {
+      const ms = [];
+      for (let i = 0; i < 100; i++) {
+        const t = performance.now();
+        const res = await fetch(lode.url('/events?per_page=100'), { headers: { 'PRIVATE-TOKEN': tok } });
+        await res.arrayBuffer();
+        ms.push(performance.now() - t);
+      }
+      return { p50: percentile(ms, 50), p90: percentile(ms, 90) };
+    };
+    const userAlone = await alone(token);
+    const adminAlone = await alone(lode.rootToken);
+    return { rows: rows[0].n, seeded: total, seedSeconds, callerTotal, rootTotal, user, admin, userAlone, adminAlone };
   } finally {
     // Leave the read model as the events made it: the seeded rows out, the counts of these projects recounted.
     await db.query(`delete from activity_events where position >= $1`, [base]);
@@ -478,7 +491,8 @@ export const HOOK_EVENT_WORKLOADS = [
       met: f.user.p90 <= 50 && f.admin.p90 <= 50 && clean(f.user) && clean(f.admin),
       detail:
         `${f.rows} rows (${f.seeded} seeded in ${f.seedSeconds} s); non-administrator (X-Total ${f.callerTotal}): ${fmt(f.user)}${cleanNote(f.user)}; ` +
-        `administrator (X-Total ${f.rootTotal}): ${fmt(f.admin)}${cleanNote(f.admin)}`,
+        `administrator (X-Total ${f.rootTotal}): ${fmt(f.admin)}${cleanNote(f.admin)}; one at a time P50/P90: ` +
+        `non-administrator ${f.userAlone.p50}/${f.userAlone.p90} ms, administrator ${f.adminAlone.p50}/${f.adminAlone.p90} ms`,
     }),
   },
 ];
