@@ -53,7 +53,7 @@ export async function receiver() {
 }
 
 /** A bare repository holding one chain of `n` small commits; answers its directory and the commits' ids, oldest first. */
-async function commitChain(n) {
+export async function commitChain(n) {
   const dir = mkdtempSync(join(tmpdir(), 'lode-bench-chain-'));
   await run('git', ['init', '-q', '--bare', '-b', 'master', dir]);
   let stream = '';

@@ -5,6 +5,7 @@
 //   npm run bench                   full run
 //   npm run bench -- --quick        a short run (small dataset, one 3 s run per workload)
 //   npm run bench -- --only PERF-1,PERF-6
+//   npm run bench -- --only webhooks,events   (ids are case-insensitive)
 //   npm run bench -- --json         one JSON document on stdout (progress goes to stderr)
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';

@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 
 export const argument = (name, fallback) => {
@@ -76,6 +77,22 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     await admin.connect();
     await admin.query(`drop database if exists "lode_bench_${id}" with (force)`);
     await admin.end();
+    // The run's queues too (BullMQ keeps up to 10,000 finished jobs a queue): nothing is left behind.
+    // Best effort: a bench run in embedded mode may have no Redis to clean.
+    const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => null,
+    });
+    try {
+      await redis.connect();
+      for await (const keys of redis.scanStream({ match: `lode-bench-${id}:*`, count: 1000 }))
+        if (keys.length) await redis.del(...keys);
+    } catch {
+      // no Redis here
+    } finally {
+      redis.disconnect();
+    }
     rmSync(dataDir, { recursive: true, force: true });
   };
   for (let i = 0; ; i++) {

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { GIT_WORKLOADS } from './git-workloads.mjs';
 import { GROWTH_WORKLOADS } from './growth-workloads.mjs';
+import { HOOK_EVENT_WORKLOADS } from './hook-event-workloads.mjs';
 import { send } from './open-load.mjs';
 import { measureRebuild } from './rebuild.mjs';
 import { REPOSITORY_API_WORKLOADS } from './repository-api-workloads.mjs';
@@ -395,4 +396,7 @@ export const WORKLOADS = [
   // clone workloads above would otherwise carry.
   ...REPOSITORY_API_WORKLOADS,
   ...GROWTH_WORKLOADS,
+  // Issue 22 §5. Last: WEBHOOKS adds system hooks for its run (and removes them), EVENTS a million
+  // read-model rows (and deletes them).
+  ...HOOK_EVENT_WORKLOADS,
 ];
