@@ -9,12 +9,8 @@ import { HookSecrets } from '../secrets/hook-secrets';
 import {
   addHook,
   projectHookDecider,
-  recordDelivery,
-  deliveryStream,
-  hookDeliveryDecider,
   removeHook,
   updateHook,
-  type HookDelivery,
   type HookSettings,
 } from '../domain/project-hook';
 
@@ -77,37 +73,5 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
       if (change.kind !== 'add') await this.failures.reset('project', hookId, uow.db);
     });
     return { projectId: p.id, hookId };
-  }
-}
-
-/** The webhook worker reports each attempt, so the delivery log is events like everything else. */
-export class RecordHookDelivery extends Command<void> {
-  constructor(
-    readonly hookId: number,
-    readonly delivery: HookDelivery,
-  ) {
-    super();
-  }
-}
-
-@CommandHandler(RecordHookDelivery)
-export class RecordHookDeliveryHandler implements ICommandHandler<RecordHookDelivery> {
-  constructor(
-    private readonly store: EventStore,
-    private readonly clock: Clock,
-  ) {}
-
-  async execute({ hookId, delivery }: RecordHookDelivery): Promise<void> {
-    // The hook's stream is read (and locked, so a removal cannot slip in between) but not written:
-    // the attempt goes to the delivery's own stream.
-    await this.store.transact(
-      async (uow) => {
-        const hook = await uow.load(`hook-${hookId}`, projectHookDecider);
-        await uow.decide(deliveryStream(hookId, delivery.eventUuid), hookDeliveryDecider, () =>
-          recordDelivery(hook, delivery, this.clock.now()),
-        );
-      },
-      { origin: 'worker' },
-    );
   }
 }
