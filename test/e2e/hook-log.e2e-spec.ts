@@ -1,4 +1,5 @@
 import { DeliveryLog } from '@app/hooks';
+import { ProjectionRebuilder } from '@app/platform';
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -249,6 +250,27 @@ describe('the webhook delivery log (GitLab 17.x shape), test hooks, resend, rete
     ])
       expect(res.status).toBe(403);
     expect(at('/ok')).toHaveLength(n);
+  });
+
+  it("keeps the log through a read model rebuild, and removes a hook's log with the hook", async () => {
+    // The hook that answers: another's retries may still be arriving.
+    const count = async () =>
+      (
+        (await t.db.query(`select count(*)::int as n from hook_delivery_log where hook_id = $1`, [ok])) as {
+          n: number;
+        }[]
+      )[0].n;
+    const n = await count();
+    await t.app.get(ProjectionRebuilder).rebuild();
+    expect(await count()).toBe(n);
+    const gone = await addHook('/gone');
+    expect((await as(owner.token).post(`/projects/${project.id}/hooks/${gone}/test/push_events`)).status).toBe(201);
+    const rows = () => t.db.query(`select id from hook_delivery_log where hook_id = $1`, [gone]);
+    expect(await rows()).toHaveLength(1);
+    expect(
+      (await t.http().delete(`/api/v4/projects/${project.id}/hooks/${gone}`).set('PRIVATE-TOKEN', owner.token)).status,
+    ).toBe(204);
+    expect(await rows()).toHaveLength(0);
   });
 
   it('removes entries older than LODE_WEBHOOK_LOG_DAYS', async () => {

@@ -2,17 +2,12 @@ import { ACCESS } from '@app/groups';
 import { Clock, EventStore, LodeConfig, Unprocessable, type Actor } from '@app/platform';
 import { ProjectQueries } from '@app/projects';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DeliveryLog } from '../delivery/delivery-log';
 import { HookFailures } from '../delivery/hook-failures';
 import { blockedUrlMessage, checkHookUrl } from '../delivery/url-guard';
 import { checkSigningToken } from '../webhooks/webhook-headers';
 import { HookSecrets } from '../secrets/hook-secrets';
-import {
-  addHook,
-  projectHookDecider,
-  removeHook,
-  updateHook,
-  type HookSettings,
-} from '../domain/project-hook';
+import { addHook, projectHookDecider, removeHook, updateHook, type HookSettings } from '../domain/project-hook';
 
 export type HookChange =
   | { kind: 'add'; settings: HookSettings }
@@ -39,6 +34,7 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
     private readonly config: LodeConfig,
     private readonly secrets: HookSecrets,
     private readonly failures: HookFailures,
+    private readonly log: DeliveryLog,
   ) {}
 
   async execute({ project, change: requested, actor }: ChangeProjectHook) {
@@ -67,8 +63,10 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
         return removeHook(s, p.id, now);
       });
       // The secrets go beside the event, never into it; with the hook they go at once.
-      if (change.kind === 'remove') await this.secrets.erase(uow.db, hookId);
-      else await this.secrets.save(uow.db, hookId, p.id, change.settings);
+      if (change.kind === 'remove') {
+        await this.secrets.erase(uow.db, hookId);
+        await this.log.erase(uow.db, hookId);
+      } else await this.secrets.save(uow.db, hookId, p.id, change.settings);
       // GitLab: editing a hook enables it again (`enable!`), whatever its failures; a removed one keeps no row.
       if (change.kind !== 'add') await this.failures.reset('project', hookId, uow.db);
     });

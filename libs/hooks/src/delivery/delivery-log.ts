@@ -1,6 +1,6 @@
 import { firstRow, NotFound } from '@app/platform';
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 
 /** One attempt to write down in a project hook's delivery log. */
 export interface DeliveryLogEntry {
@@ -85,6 +85,18 @@ export class DeliveryLog {
       [hookId, eventUuid],
     );
     return row?.n ?? 1;
+  }
+
+  /** A removed hook's log goes with it (in the removal's transaction). */
+  async erase(db: EntityManager, hookId: number): Promise<void> {
+    await db.query(`delete from hook_delivery_log where hook_id = $1`, [hookId]);
+  }
+
+  /** The logs of hooks that went with their project (the read model's cascade). */
+  async eraseGone(): Promise<void> {
+    await this.db.query(
+      `delete from hook_delivery_log l where not exists (select 1 from project_hooks h where h.id = l.hook_id)`,
+    );
   }
 
   /** Removes the entries older than `days` days; answers how many went. */

@@ -5,7 +5,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * one row per attempt, written by the webhook worker (and the API's test and resend) with a plain
  * INSERT: an append-only table owned by hooks, not events folded per attempt, so a hook's thousandth
  * delivery costs what its first did. Not a projection: a rebuild leaves it alone. Rows older than
- * LODE_WEBHOOK_LOG_DAYS are removed by a periodic job (the `created_at` index).
+ * LODE_WEBHOOK_LOG_DAYS are removed by a periodic job (the `created_at` index). No foreign key to
+ * `project_hooks`, a read model a rebuild truncates: a removed hook's rows are deleted with it (the
+ * command), and those of hooks that went with their project by the erase-gone job.
  *
  * The rows `project_hook_deliveries` holds (projected from the `ProjectHookDelivered` events written
  * before) are copied in, keeping their ids (the events' global positions); the sequence starts past
@@ -18,7 +20,7 @@ export class HookDeliveryLog1763780003400 implements MigrationInterface {
     await q.query(`
       create table hook_delivery_log (
         id bigserial primary key,
-        hook_id int not null references project_hooks (id) on delete cascade,
+        hook_id int not null,
         event_uuid uuid not null,
         event text not null,
         url text not null,

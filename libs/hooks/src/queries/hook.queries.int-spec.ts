@@ -35,7 +35,13 @@ const added = (hookId: number, projectId: number, over: Partial<HookRecordSettin
 const events = (over: Partial<HookRecordSettings['events']>) => ({ ...HOOK_DEFAULTS.events, ...over });
 /** Attempt `attempt` of a delivery to hook `hookId`, stored at global position `position`. */
 /** One attempt in the delivery log, as the webhook worker writes it (a plain insert, no event). */
-const logged = (db: EntityManager, hookId: number, attempt: number, id: string, eventUuid = '7b5f3c1e-0000-4000-8000-000000000001') =>
+const logged = (
+  db: EntityManager,
+  hookId: number,
+  attempt: number,
+  id: string,
+  eventUuid = '7b5f3c1e-0000-4000-8000-000000000001',
+) =>
   db.query(
     `insert into hook_delivery_log (id, hook_id, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at)
        values ($1, $2, $3, 'Push Hook', $4, $5, $6, $7, $8, $9)`,

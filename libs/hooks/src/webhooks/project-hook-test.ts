@@ -123,5 +123,10 @@ function succeeded(outcome: WebhookOutcome | 'skipped'): { message: string } {
   if (outcome !== 'skipped' && delivered(outcome)) return { message: '201 Created' };
   // GitLab's message: the receiver's answer body (WebHookService#execute), or the error without one.
   if (outcome === 'skipped') throw new ApiError(422, 'skipped');
-  throw new ApiError(422, outcome.status !== null ? outcome.responseBody || `HTTP ${outcome.status}` : (deliveryReason(outcome) ?? 'connection failed'));
+  throw new ApiError(
+    422,
+    outcome.status !== null
+      ? outcome.responseBody || `HTTP ${outcome.status}`
+      : (deliveryReason(outcome) ?? 'connection failed'),
+  );
 }

@@ -139,11 +139,13 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     'erase-gone-secrets': async () => {
       await this.secrets.eraseGone();
       await this.failures.eraseGone();
+      await this.deliveryLog.eraseGone();
     },
     'system-fanout': (job) => this.systemFanOut(job.data, job.id),
     'prune-delivery-log': async () => {
       const removed = await this.pruneDeliveryLog();
-      if (removed) this.logger.log(`removed ${removed} delivery log entries older than ${this.config.webhookLogDays} days`);
+      if (removed)
+        this.logger.log(`removed ${removed} delivery log entries older than ${this.config.webhookLogDays} days`);
     },
   };
 
@@ -174,7 +176,11 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       .upsertJobScheduler(
         'prune-delivery-log',
         { every: PRUNE_DELIVERY_LOG_EVERY_MS },
-        { name: 'prune-delivery-log', data: { kind: 'prune-delivery-log' }, opts: { removeOnComplete: 10, removeOnFail: 10 } },
+        {
+          name: 'prune-delivery-log',
+          data: { kind: 'prune-delivery-log' },
+          opts: { removeOnComplete: 10, removeOnFail: 10 },
+        },
       )
       .catch((err: unknown) => this.logger.warn(`could not schedule the delivery log's pruning: ${String(err)}`));
   }
