@@ -1,4 +1,6 @@
-import { DeliveryLog } from '@app/hooks';
+import { DeliveryLog, WEBHOOKS_QUEUE } from '@app/hooks';
+import { getQueueToken } from '@nestjs/bullmq';
+import type { Queue } from 'bullmq';
 import { ProjectionRebuilder } from '@app/platform';
 import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -283,5 +285,9 @@ describe('the webhook delivery log (GitLab 17.x shape), test hooks, resend, rete
     expect(t.config.webhookLogDays).toBe(30);
     expect(await t.app.get(DeliveryLog).prune(t.config.webhookLogDays)).toBeGreaterThanOrEqual(older.length);
     expect((await log(ok)).map((e) => e.id)).toEqual([newest.id]);
+    // The job that runs it is scheduled, repeating, where workers run.
+    const queue = t.app.get<Queue>(getQueueToken(WEBHOOKS_QUEUE));
+    const scheduler = await queue.getJobScheduler('prune-delivery-log');
+    expect(scheduler).toMatchObject({ every: 60 * 60 * 1000 });
   });
 });
