@@ -159,7 +159,10 @@ export class LodeConfig {
       1,
       int(env.LODE_WEBHOOK_DISABLE_BASE_MS, c.webhookDisableBaseMs, 'LODE_WEBHOOK_DISABLE_BASE_MS'),
     );
-    c.webhookLogDays = Math.max(1, int(env.LODE_WEBHOOK_LOG_DAYS, c.webhookLogDays, 'LODE_WEBHOOK_LOG_DAYS'));
+    c.webhookLogDays = int(env.LODE_WEBHOOK_LOG_DAYS, c.webhookLogDays, 'LODE_WEBHOOK_LOG_DAYS');
+    // 0 would empty every hook's log each hour: a log that shows nothing is a setting mistake.
+    if (c.webhookLogDays < 1)
+      throw new Error(`LODE_WEBHOOK_LOG_DAYS must be at least 1, not ${env.LODE_WEBHOOK_LOG_DAYS}`);
     const role = env.LODE_ROLE || 'all';
     if (role !== 'all' && role !== 'api' && role !== 'worker')
       throw new Error(`LODE_ROLE must be all, api or worker, not ${role}`);
