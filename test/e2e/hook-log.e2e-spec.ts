@@ -232,6 +232,19 @@ describe('the webhook delivery log (GitLab 17.x shape), test hooks, resend, rete
     const [logged] = await log(ok);
     expect(logged).toMatchObject({ event_uuid: original.event_uuid, attempt: 2, response_status: 200 });
 
+    // An entry logged before payloads were kept (copied from the old log by the migration).
+    const [{ id: old }] = (await t.db.query(
+      `insert into hook_delivery_log (hook_id, event_uuid, event, url, attempt, response_status, duration_ms, created_at)
+         values ($1, gen_random_uuid(), 'Push Hook', $2, 1, 200, 5, now() - interval '1 day') returning id`,
+      [ok, `${hookBase}/ok`],
+    )) as { id: string }[];
+    const unsendable = await as(owner.token).post(`/projects/${project.id}/hooks/${ok}/events/${old}/resend`);
+    expect([unsendable.status, unsendable.body]).toEqual([
+      422,
+      { message: 'This webhook event has no payload to resend' },
+    ]);
+    await t.db.query(`delete from hook_delivery_log where id = $1`, [old]);
+
     const other = await addHook('/other');
     for (const path of [
       `/projects/${project.id}/hooks/${ok}/events/99999999/resend`,
