@@ -3,7 +3,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,7 @@ import {
   TEST_REDIS,
   type TestApp,
 } from '../support/test-app';
+import { createUser, type SeededUser } from '../support/seed';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the document is JSON, read by walking it */
 
@@ -82,6 +83,47 @@ function differences(a: any, b: any, at = '', depth = 4): string[] {
   return keys.flatMap((k) => differences(a[k], b[k], at ? `${at}.${k}` : k, depth - 1));
 }
 
+const typeOfValue = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
+
+/**
+ * What of `value` the schema does not describe: a key the schema's `properties` lack (unless
+ * `additionalProperties` is a schema, which then describes it), or a value of a type it does not
+ * allow; nested objects and array items are walked where the schema describes them. `oneOf`/`anyOf`
+ * describe a value when one alternative does. Empty when every field is described.
+ */
+function undescribed(doc: any, value: unknown, schema: any, at: string): string[] {
+  while (schema?.$ref) schema = resolvePointer(doc, schema.$ref);
+  if (!schema) return [`${at}: no schema`];
+  const alternatives = schema.oneOf ?? schema.anyOf;
+  if (alternatives) {
+    const tries = alternatives.map((alt: any) => undescribed(doc, value, alt, at));
+    return tries.some((p: string[]) => !p.length)
+      ? []
+      : tries.reduce((a: string[], b: string[]) => (b.length < a.length ? b : a));
+  }
+  const actual = typeOfValue(value);
+  if (schema.type !== undefined) {
+    const allowed: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
+    const ok = allowed.includes(actual) || (actual === 'integer' && allowed.includes('number'));
+    if (!ok) return [`${at} is ${actual}, the schema says ${allowed.join('|')}`];
+  }
+  if (actual === 'array' && schema.items)
+    return (value as unknown[]).flatMap((item, i) => undescribed(doc, item, schema.items, `${at}[${i}]`));
+  if (actual === 'object' && (schema.properties || schema.additionalProperties !== undefined)) {
+    const out: string[] = [];
+    for (const [key, v] of Object.entries(value as object)) {
+      const field = schema.properties?.[key];
+      if (field) out.push(...undescribed(doc, v, field, `${at}.${key}`));
+      else if (schema.additionalProperties && typeof schema.additionalProperties === 'object')
+        out.push(...undescribed(doc, v, schema.additionalProperties, `${at}.${key}`));
+      else if (schema.additionalProperties !== true) out.push(`${at}.${key} is not in the schema`);
+    }
+    return out;
+  }
+  return [];
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -109,7 +151,8 @@ describe('OpenAPI document', () => {
       default: () => Promise<Record<string, any>>;
     };
     await SwaggerModule.loadPluginMetadata(metadata.default);
-    t = await startTestApp();
+    // Local receivers allowed: the answers test saves a hook to 127.0.0.1.
+    t = await startTestApp({ allowLocalWebhooks: true });
     const res = await t
       .http()
       .get('/api/v4/openapi.json')
@@ -239,6 +282,202 @@ describe('OpenAPI document', () => {
     expect(init.text).toContain('"openapi": "3.1.0"');
     expect(init.text).not.toMatch(/petstore|https?:\/\/(?!localhost)[a-z]/i);
   });
+
+  /** A real OpenSSH public key line from `ssh-keygen`. */
+  async function sshKey(comment: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'lode-openapi-key-'));
+    try {
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', join(dir, 'k')], {
+        stdio: 'ignore',
+      });
+      return (await readFile(join(dir, 'k.pub'), 'utf8')).trim();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('describes every field of the real answers, to administrators, users and anonymous callers', async () => {
+    const api = (path: string) => `/api/v4${path}`;
+    const user: SeededUser = await createUser(t);
+    const other: SeededUser = await createUser(t);
+    const send = async (token: string, method: 'post' | 'put', path: string, body: object) => {
+      const res = await t.http()[method](api(path)).set('PRIVATE-TOKEN', token).send(body);
+      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const group = await send(user.token, 'post', '/groups', { name: 'Docs', path: 'docs', visibility: 'public' });
+    const sub = await send(user.token, 'post', '/groups', {
+      name: 'Sub',
+      path: 'sub',
+      parent_id: group.id,
+      visibility: 'public',
+    });
+    const project = await send(user.token, 'post', '/projects', {
+      name: 'Handbook',
+      namespace_id: group.id,
+      visibility: 'public',
+    });
+    const mine = await send(user.token, 'post', '/projects', { name: 'Mine', visibility: 'public' });
+    const id = project.id as number;
+    await send(user.token, 'post', `/projects/${id}/repository/files/README.md`, {
+      branch: 'master',
+      content: '# Handbook\n',
+      commit_message: 'first',
+    });
+    const commit = await send(user.token, 'post', `/projects/${id}/repository/files/guide%2Fintro.md`, {
+      branch: 'master',
+      content: 'Hello\n',
+      commit_message: 'second',
+    });
+    const sha = (await t.http().get(api(`/projects/${id}/repository/commits/master`))).body.id as string;
+    expect(commit.branch).toBe('master');
+    await send(user.token, 'post', `/projects/${id}/repository/branches`, { branch: 'feature', ref: 'master' });
+    await send(user.token, 'post', `/projects/${id}/repository/tags`, { tag_name: 'v1', ref: 'master', message: 'v1' });
+    await send(user.token, 'post', `/projects/${id}/releases`, { tag_name: 'v1', name: 'One', description: 'First' });
+    await send(user.token, 'post', `/projects/${id}/releases/v1/assets/links`, {
+      name: 'binary',
+      url: 'https://example.com/binary',
+    });
+    await send(user.token, 'post', `/projects/${id}/members`, { user_id: other.id, access_level: 30 });
+    await send(user.token, 'post', `/groups/${group.id}/members`, { user_id: other.id, access_level: 20 });
+    await send(user.token, 'post', `/projects/${id}/protected_branches`, { name: 'release-*' });
+    await send(user.token, 'post', `/projects/${id}/protected_tags`, { name: 'v*' });
+    const hook = await send(user.token, 'post', `/projects/${id}/hooks`, {
+      url: 'http://127.0.0.1:9/hook',
+      push_events: true,
+      token: 'secret-token',
+    });
+    const key = await send(user.token, 'post', '/user/keys', { title: 'laptop', key: await sshKey('me@lode.test') });
+    const deployKey = await send(user.token, 'post', `/projects/${id}/deploy_keys`, {
+      title: 'ci',
+      key: await sshKey('ci@lode.test'),
+    });
+    const email = await send(user.token, 'post', '/user/emails', { email: 'second@example.com' });
+    await send(t.rootToken, 'put', `/users/${user.id}/custom_attributes/team`, { value: 'docs' });
+    await send(user.token, 'put', '/user/status', { message: 'writing' });
+    const impersonation = (
+      await t
+        .http()
+        .get(api(`/users/${user.id}/impersonation_tokens`))
+        .set('PRIVATE-TOKEN', t.rootToken)
+    ).body[0];
+
+    const who = { admin: t.rootToken, user: user.token, member: other.token, anonymous: undefined };
+    // [caller, the document's path, the real path and query]
+    const cases: [keyof typeof who, string, string][] = [];
+    const add = (callers: (keyof typeof who)[], docPath: string, real: string) => {
+      for (const c of callers) cases.push([c, docPath, real]);
+    };
+    const all: (keyof typeof who)[] = ['admin', 'user', 'anonymous'];
+    const signedIn: (keyof typeof who)[] = ['admin', 'user'];
+    const p = `/projects/${id}`;
+    add(signedIn, '/users', '/users');
+    add(all, '/users/{id}', `/users/${user.id}`);
+    add(['admin', 'user', 'member'], '/user', '/user');
+    add(['user'], '/user/keys', '/user/keys');
+    add(['user'], '/user/keys/{key_id}', `/user/keys/${key.id}`);
+    add(['admin'], '/users/{id}/keys', `/users/${user.id}/keys`);
+    add(['user'], '/user/emails', '/user/emails');
+    add(['user'], '/user/emails/{email_id}', `/user/emails/${email.id}`);
+    add(['admin'], '/user/activities', '/user/activities');
+    add(signedIn, '/user/status', '/user/status');
+    add(all, '/users/{id}/status', `/users/${user.id}/status`);
+    add(['admin'], '/users/{user_id}/memberships', `/users/${user.id}/memberships`);
+    add(['admin'], '/users/{user_id}/impersonation_tokens', `/users/${user.id}/impersonation_tokens`);
+    add(
+      ['admin'],
+      '/users/{user_id}/impersonation_tokens/{impersonation_token_id}',
+      `/users/${user.id}/impersonation_tokens/${impersonation.id}`,
+    );
+    add(['admin'], '/users/{id}/custom_attributes', `/users/${user.id}/custom_attributes`);
+    add(['admin'], '/personal_access_tokens', '/personal_access_tokens');
+    add(all, '/users/{user_id}/projects', `/users/${user.id}/projects`);
+    add(['admin'], '/keys/{id}', `/keys/${key.id}`);
+    add(all, '/projects', '/projects');
+    add(all, '/projects', '/projects?simple=true');
+    add(all, '/projects', '/projects?statistics=true');
+    add(['admin', 'user', 'member', 'anonymous'], '/projects/{id}', p);
+    add(all, '/projects/{id}', `/projects/${mine.id}`);
+    add(all, '/projects/{id}/users', `${p}/users`);
+    add(all, '/projects/{id}/groups', `${p}/groups`);
+    add(all, '/projects/{id}/languages', `${p}/languages`);
+    add(all, '/projects/{id}/members', `${p}/members`);
+    add(all, '/projects/{id}/members/all', `${p}/members/all`);
+    add(all, '/projects/{id}/members/{user_id}', `${p}/members/${other.id}`);
+    add(signedIn, '/projects/{id}/hooks', `${p}/hooks`);
+    add(signedIn, '/projects/{id}/hooks/{hook_id}', `${p}/hooks/${hook.id}`);
+    add(signedIn, '/projects/{id}/deploy_keys', `${p}/deploy_keys`);
+    add(signedIn, '/projects/{id}/deploy_keys/{key_id}', `${p}/deploy_keys/${deployKey.id}`);
+    add(['admin'], '/deploy_keys', '/deploy_keys');
+    add(signedIn, '/projects/{id}/protected_branches', `${p}/protected_branches`);
+    add(signedIn, '/projects/{id}/protected_tags', `${p}/protected_tags`);
+    add(all, '/projects/{id}/repository/branches', `${p}/repository/branches`);
+    add(all, '/projects/{id}/repository/branches/{branch}', `${p}/repository/branches/master`);
+    add(all, '/projects/{id}/repository/tags', `${p}/repository/tags`);
+    add(all, '/projects/{id}/repository/tags/{tag_name}', `${p}/repository/tags/v1`);
+    add(all, '/projects/{id}/repository/commits', `${p}/repository/commits`);
+    add(all, '/projects/{id}/repository/commits', `${p}/repository/commits?with_stats=true`);
+    add(all, '/projects/{id}/repository/commits/{sha}', `${p}/repository/commits/${sha}`);
+    add(all, '/projects/{id}/repository/commits/{sha}/diff', `${p}/repository/commits/${sha}/diff`);
+    add(all, '/projects/{id}/repository/commits/{sha}/refs', `${p}/repository/commits/${sha}/refs`);
+    add(all, '/projects/{id}/repository/tree', `${p}/repository/tree?recursive=true`);
+    add(all, '/projects/{id}/repository/contributors', `${p}/repository/contributors`);
+    add(all, '/projects/{id}/repository/compare', `${p}/repository/compare?from=feature&to=master`);
+    add(all, '/projects/{id}/repository/files/{file_path}', `${p}/repository/files/README.md?ref=master`);
+    add(all, '/projects/{id}/repository/files/{file_path}/blame', `${p}/repository/files/README.md/blame?ref=master`);
+    add(all, '/projects/{id}/releases', `${p}/releases`);
+    add(all, '/projects/{id}/releases/{tag_name}', `${p}/releases/v1`);
+    add(all, '/projects/{id}/releases/{tag_name}/assets/links', `${p}/releases/v1/assets/links`);
+    add(all, '/projects/{id}/events', `${p}/events`);
+    add(['user'], '/events', '/events');
+    add(all, '/users/{id}/events', `/users/${user.id}/events`);
+    add(all, '/groups', '/groups');
+    add(all, '/groups/{id}', `/groups/${group.id}`);
+    add(all, '/groups/{id}/subgroups', `/groups/${group.id}/subgroups`);
+    add(all, '/groups/{id}/descendant_groups', `/groups/${group.id}/descendant_groups`);
+    add(all, '/groups/{id}/projects', `/groups/${group.id}/projects`);
+    add(signedIn, '/groups/{id}/members', `/groups/${group.id}/members`);
+    add(signedIn, '/groups/{id}/members/all', `/groups/${sub.id}/members/all`);
+    add(signedIn, '/namespaces', '/namespaces');
+    add(signedIn, '/namespaces/{id}', `/namespaces/${group.id}`);
+    add(['admin'], '/audit_events', '/audit_events');
+    add(['admin'], '/groups/{id}/audit_events', `/groups/${group.id}/audit_events`);
+    add(['admin'], '/projects/{id}/audit_events', `${p}/audit_events`);
+    add(signedIn, '/version', '/version');
+    add(signedIn, '/metadata', '/metadata');
+    add(['admin'], '/application/settings', '/application/settings');
+
+    expect(cases.length).toBeGreaterThan(150);
+    const problems: string[] = [];
+    let fields = 0;
+    for (const [caller, docPath, real] of cases) {
+      const where = `GET ${real} as ${caller}`;
+      const op = doc.paths[`/api/v4${docPath}`]?.get;
+      if (!op) {
+        problems.push(`${where}: the document has no GET /api/v4${docPath}`);
+        continue;
+      }
+      const req = t.http().get(api(real));
+      const token = who[caller];
+      const res = await (token ? req.set('PRIVATE-TOKEN', token) : req);
+      const answer = op.responses?.[String(res.status)];
+      if (!/^2/.test(String(res.status)) || !answer) {
+        problems.push(`${where}: status ${res.status} (the document says ${Object.keys(op.responses).join(',')})`);
+        continue;
+      }
+      const schema = answer.content?.['application/json']?.schema;
+      if (!schema) {
+        problems.push(`${where}: no JSON schema for ${res.status}`);
+        continue;
+      }
+      const body = res.body as unknown;
+      fields += JSON.stringify(body).length;
+      if (Array.isArray(body) && !body.length) problems.push(`${where}: empty list, nothing checked`);
+      problems.push(...undescribed(doc, body, schema, 'body').map((m) => `${where}: ${m}`));
+    }
+    expect(fields).toBeGreaterThan(1000);
+    expect(problems).toEqual([]);
+  }, 120_000);
 
   it('is the same document that the built dist/ (compiled with the plugin) serves', async () => {
     execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });

@@ -1,4 +1,6 @@
 import { PendingPushes, PushReconciler, PushRecorder } from '@app/projects';
+import { ownerTag, THIS_PROCESS } from '@app/platform';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -104,6 +106,32 @@ describe('pushes recorded before git says ok', () => {
       [String(p.id)],
     );
     expect(fanout[0].n).toBe(1);
+  });
+
+  it('records at once a push whose process is known to be gone, without waiting for it to age', async () => {
+    const p = await project('Killed');
+    const { dir, head } = await workingCopy();
+    const recordPush = access.record.bind(access);
+    access.record = async () => undefined;
+    try {
+      await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    } finally {
+      access.record = recordPush;
+    }
+    // Written down by this (live) process: too young to take.
+    const [row] = await t.db.query<{ owner: string }[]>(`select owner from pending_pushes where project_id = $1`, [
+      p.id,
+    ]);
+    expect(row.owner).toBe(ownerTag());
+    expect(await t.app.get(PushReconciler).reconcile()).toBe(0);
+    // As if this process had been killed and a new one started on the machine: the writer is gone.
+    const deadPid = spawnSync(process.execPath, ['-e', '']).pid!;
+    const gone = ownerTag({ ...THIS_PROCESS, pid: deadPid });
+    await t.db.query(`update pending_pushes set owner = $1 where project_id = $2`, [gone, p.id]);
+    expect(await t.app.get(PushReconciler).reconcile()).toBe(1);
+    const [event] = await pushed(p.id);
+    expect([event.metadata.origin, event.data.updates[0].after]).toEqual(['reconciler', head]);
+    expect(await written(p.id)).toBe(0);
   });
 
   it('records a push once when its recorder and the reconciler both get to it', async () => {

@@ -36,6 +36,7 @@ import {
   ActivityEvents1763780003100,
   DeployKeys1763780001100,
   PendingPushes1763780001500,
+  PendingPushOwners1763780003600,
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProtectedBranches1763780001300,
@@ -100,6 +101,7 @@ export const MIGRATIONS = [
   HookFailures1763780003200,
   AuditEvents1763780003300,
   HookDeliveryLog1763780003400,
+  PendingPushOwners1763780003600,
 ];
 
 export interface LodeParts {

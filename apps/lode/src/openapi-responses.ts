@@ -7,6 +7,8 @@
 export interface Answer {
   /** A schema in `components.schemas`; none for an empty answer (204). */
   schema?: string;
+  /** Other shapes the same route answers for other callers (the document says `oneOf`). */
+  oneOf?: string[];
   /** An array of `schema`, paginated with GitLab's headers. */
   list?: boolean;
   /** The success status, when the handler sets it itself (swagger sees only `@HttpCode`). */
@@ -48,13 +50,22 @@ const RULES: Rule[] = [
   [
     'GET',
     /^\/api\/v4\/(events|users\/\{id\}\/events|projects\/\{id\}\/events)$/,
-    list('Event', 'Contribution events, newest first (PushEvent, with push_data, for pushes)'),
+    {
+      ...list('Event', 'Contribution events, newest first (PushEvent, with push_data, for pushes)'),
+      oneOf: ['PushEvent'],
+    },
   ],
 
   // Users and the current user's credentials.
-  ['GET', /^\/api\/v4\/users$/, list('User', 'Users (UserAdmin for an administrator)')],
+  // An administrator sees every user as UserAdmin (GitLab 10.8 lib/api/users.rb: `with: current_user&.admin? ?
+  // Entities::UserWithAdmin : Entities::UserBasic`, and UserPublic for oneself): each shape is offered.
+  ['GET', /^\/api\/v4\/users$/, { ...list('User', 'Users (UserAdmin for an administrator)'), oneOf: ['UserAdmin'] }],
   ['POST', /^\/api\/v4\/users$/, one('UserAdmin')],
-  ['GET', /^\/api\/v4\/users\/\{id\}$/, one('User', 'The user (UserAdmin for an administrator)')],
+  [
+    'GET',
+    /^\/api\/v4\/users\/\{id\}$/,
+    { ...one('User', 'The user (UserAdmin for an administrator)'), oneOf: ['UserAdmin'] },
+  ],
   ['PUT', /^\/api\/v4\/users\/\{id\}$/, one('UserAdmin')],
   ['POST', /^\/api\/v4\/users\/\{id\}\/block$/, one('Boolean', 'true, or null when blocked already')],
   ['POST', /^\/api\/v4\/users\/\{id\}\/(unblock|activate|ban|unban)$/, one('Boolean')],
@@ -70,7 +81,14 @@ const RULES: Rule[] = [
       'The key with its user (by id, or by `fingerprint`); a deploy key found by fingerprint adds `deploy_keys_projects`',
     ),
   ],
-  ['GET', /^\/api\/v4\/user$/, one('UserPublic', 'The caller (UserAdmin for an administrator)')],
+  [
+    'GET',
+    /^\/api\/v4\/user$/,
+    {
+      ...one('UserPublic', 'The caller (UserAdmin, with `is_admin` and `note`, for an administrator)'),
+      oneOf: ['UserAdmin'],
+    },
+  ],
   ['GET', /^\/api\/v4\/user\/activities$/, list('UserActivity')],
   ['GET', /\/keys$/, list('SshKey')],
   [ANY, /\/keys(\/\{key_id\})?$/, one('SshKey')],
@@ -103,7 +121,11 @@ const RULES: Rule[] = [
   [ANY, /\/members(\/all)?(\/\{user_id\})?$/, one('Member')],
 
   // Projects.
-  ['GET', /^\/api\/v4\/projects$/, list('Project', 'Projects (ProjectSimple with `simple=true`)')],
+  [
+    'GET',
+    /^\/api\/v4\/projects$/,
+    { ...list('Project', 'Projects (ProjectSimple with `simple=true`)'), oneOf: ['ProjectSimple'] },
+  ],
   ['GET', /^\/api\/v4\/projects\/\{id\}\/forks$/, list('Project')],
   ['GET', /^\/api\/v4\/projects\/\{id\}\/users$/, list('UserBasic')],
   ['GET', /^\/api\/v4\/projects\/\{id\}\/groups$/, list('PublicGroupDetails')],
@@ -150,7 +172,11 @@ const RULES: Rule[] = [
   [ANY, /\/repository\/branches\/\{branch\}(\/protect|\/unprotect)?$/, one('Branch')],
   ['POST', /\/repository\/branches$/, one('Branch')],
   ['DELETE', /\/repository\/merged_branches$/, one('Message', 'Accepted: merged branches are being deleted')],
-  ['GET', /\/repository\/commits$/, list('Commit', 'Commits (CommitWithStats with `with_stats=true`)')],
+  [
+    'GET',
+    /\/repository\/commits$/,
+    { ...list('Commit', 'Commits (CommitWithStats with `with_stats=true`)'), oneOf: ['CommitWithStats'] },
+  ],
   ['POST', /\/repository\/commits$/, one('CommitDetail')],
   ['GET', /\/repository\/commits\/\{sha\}$/, one('CommitDetail')],
   ['GET', /\/repository\/commits\/\{sha\}\/diff$/, list('Diff')],
@@ -255,7 +281,48 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
     type: 'object',
     required: ['id', 'default_branch_protection'],
     description: "The instance's settings, read from Lode's configuration (README lists which)",
-    properties: { id: { type: 'integer' }, default_branch_protection: { type: 'integer' } },
+    // Every field apps/lode/src/application-settings.controller.ts answers (GitLab 10.x ApplicationSetting).
+    properties: {
+      id: { type: 'integer' },
+      default_branch_protection: { type: 'integer' },
+      gravatar_enabled: { type: 'boolean' },
+      max_attachment_size: { type: 'integer', description: 'MiB (LODE_MAX_UPLOAD_BYTES)' },
+      allow_local_requests_from_web_hooks_and_services: { type: 'boolean' },
+      allow_local_requests_from_system_hooks: { type: 'boolean' },
+      throttle_authenticated_api_enabled: { type: 'boolean' },
+      throttle_authenticated_api_requests_per_period: { type: 'integer' },
+      throttle_authenticated_api_period_in_seconds: { type: 'integer' },
+      throttle_unauthenticated_enabled: { type: 'boolean' },
+      throttle_unauthenticated_requests_per_period: { type: 'integer' },
+      throttle_unauthenticated_period_in_seconds: { type: 'integer' },
+      default_project_visibility: { type: 'string', enum: ['private', 'internal', 'public'] },
+      default_group_visibility: { type: 'string', enum: ['private', 'internal', 'public'] },
+      default_snippet_visibility: { type: 'string', enum: ['private', 'internal', 'public'] },
+      restricted_visibility_levels: { type: 'array', items: { type: 'string' } },
+      default_projects_limit: { type: 'integer' },
+      can_create_group: { type: 'boolean' },
+      user_default_external: { type: 'boolean' },
+      signup_enabled: { type: 'boolean' },
+      password_authentication_enabled_for_web: { type: 'boolean' },
+      password_authentication_enabled_for_git: { type: 'boolean' },
+      import_sources: { type: 'array', items: { type: 'string' } },
+      deactivate_dormant_users: { type: 'boolean' },
+      require_two_factor_authentication: { type: 'boolean' },
+      two_factor_grace_period: { type: 'integer' },
+      session_expire_delay: { type: 'integer' },
+      shared_runners_enabled: { type: 'boolean' },
+      auto_devops_enabled: { type: 'boolean' },
+      container_registry_token_expire_delay: { type: 'integer' },
+      repository_storages: { type: 'array', items: { type: 'string' } },
+      home_page_url: { type: ['string', 'null'] },
+      after_sign_out_path: { type: ['string', 'null'] },
+      terms: { type: ['string', 'null'] },
+      enforce_terms: { type: 'boolean' },
+      housekeeping_enabled: { type: 'boolean' },
+      created_at: { type: 'string', format: 'date-time' },
+      updated_at: { type: 'string', format: 'date-time' },
+    },
+    additionalProperties: false,
   },
   SshKeyWithUser: {
     type: 'object',
@@ -475,4 +542,113 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
     required: ['file_path', 'branch'],
     properties: { file_path: { type: 'string' }, branch: { type: 'string' } },
   },
+};
+
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const closed = (properties: Record<string, object>, required = Object.keys(properties)) => ({
+  type: 'object',
+  required,
+  additionalProperties: false,
+  properties,
+});
+const integer = { type: 'integer' };
+const string = { type: 'string' };
+const access = {
+  oneOf: [closed({ access_level: integer, notification_level: integer }), { type: 'null' }],
+};
+/** GitLab 10.x lib/api/entities.rb Project: `namespace` (NamespaceBasic), `_links`, `owner`, `statistics`. */
+const PROJECT_NESTED: Record<string, object> = {
+  namespace: closed({
+    id: integer,
+    name: string,
+    path: string,
+    kind: { type: 'string', enum: ['user', 'group'] },
+    full_path: string,
+    parent_id: { type: ['integer', 'null'] },
+  }),
+  // Only the links of the features the project has on (`issues` with issues enabled...).
+  _links: closed(
+    {
+      self: string,
+      issues: string,
+      merge_requests: string,
+      repo_branches: string,
+      labels: string,
+      events: string,
+      members: string,
+    },
+    ['self', 'repo_branches', 'labels', 'events', 'members'],
+  ),
+  owner: closed({ id: integer, name: string, created_at: { type: 'string', format: 'date-time' } }),
+  statistics: closed({
+    commit_count: integer,
+    storage_size: integer,
+    repository_size: integer,
+    lfs_objects_size: integer,
+    job_artifacts_size: integer,
+  }),
+};
+const accessLevels = { type: 'array', items: schemaRef('ProtectedRefAccess') };
+const date = { type: 'string', format: 'date-time' };
+/** A commit embedded in a branch, a tag or a release (GitLab 10.x RepoCommit; `web_url` from 12.x on some). */
+const EMBEDDED_COMMIT = closed(
+  {
+    id: string,
+    short_id: string,
+    title: string,
+    created_at: date,
+    parent_ids: { type: 'array', items: string },
+    message: string,
+    author_name: string,
+    author_email: string,
+    authored_date: date,
+    committer_name: string,
+    committer_email: string,
+    committed_date: date,
+    web_url: string,
+  },
+  ['id', 'parent_ids', 'message', 'author_name', 'author_email', 'authored_date', 'committed_date'],
+);
+
+/**
+ * What the contract files type only as `object` or `array`, described key by key: openapi.ts puts
+ * these in place of the entity's property (keeping `null` where the contract allows it).
+ */
+export const NESTED_PROPERTIES: Record<string, Record<string, object>> = {
+  Project: { ...PROJECT_NESTED, permissions: closed({ project_access: access, group_access: access }) },
+  ProjectInGroup: PROJECT_NESTED,
+  Event: { author: schemaRef('UserBasic') },
+  PushEvent: {
+    author: schemaRef('UserBasic'),
+    // GitLab 10.x lib/api/entities.rb PushEventPayload.
+    push_data: closed({
+      commit_count: integer,
+      action: { type: 'string', enum: ['pushed', 'created', 'removed'] },
+      ref_type: { type: 'string', enum: ['branch', 'tag'] },
+      commit_from: { type: ['string', 'null'] },
+      commit_to: { type: ['string', 'null'] },
+      ref: string,
+      commit_title: { type: ['string', 'null'] },
+    }),
+  },
+  ProjectRelease: {
+    author: schemaRef('UserBasic'),
+    commit: EMBEDDED_COMMIT,
+    assets: closed({
+      count: integer,
+      sources: { type: 'array', items: closed({ format: string, url: string }) },
+      links: { type: 'array', items: schemaRef('ReleaseLink') },
+    }),
+    _links: closed({ self: string, edit_url: string }, ['self']),
+  },
+  Branch: { commit: EMBEDDED_COMMIT },
+  Tag: { commit: EMBEDDED_COMMIT, release: closed({ tag_name: string, description: { type: ['string', 'null'] } }) },
+  GroupDetail: {
+    projects: { type: 'array', items: schemaRef('ProjectInGroup') },
+    shared_projects: { type: 'array', items: schemaRef('ProjectInGroup') },
+  },
+  CommitWithStats: { stats: schemaRef('CommitStats') },
+  CommitDetail: { stats: schemaRef('CommitStats') },
+  ProtectedBranch: { push_access_levels: accessLevels, merge_access_levels: accessLevels },
+  ProtectedTag: { create_access_levels: accessLevels },
 };

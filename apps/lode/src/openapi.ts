@@ -16,7 +16,7 @@ import {
 import { getMetadataStorage } from 'class-validator';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { LOCAL_SCHEMAS, responseOf } from './openapi-responses';
+import { LOCAL_SCHEMAS, NESTED_PROPERTIES, responseOf } from './openapi-responses';
 
 /** Where the document and the reference page are served (outside the `/api/v4` prefix's routing, as raw routes). */
 export const OPENAPI_JSON = '/api/v4/openapi.json';
@@ -206,6 +206,20 @@ function addResponses(doc: OpenAPIObject): void {
       properties: { message: {}, error: { type: 'string' } },
     },
   });
+  for (const [name, nested] of Object.entries(NESTED_PROPERTIES)) {
+    const properties = (schemas[name] as { properties?: Record<string, { type?: unknown; description?: string }> })
+      ?.properties;
+    if (!properties) continue;
+    for (const [key, schema] of Object.entries(nested)) {
+      const was = properties[key];
+      if (!was) continue;
+      const nullable = Array.isArray(was.type) && was.type.includes('null');
+      properties[key] = {
+        ...(nullable ? { oneOf: [schema, { type: 'null' }] } : schema),
+        ...(was.description ? { description: was.description } : {}),
+      };
+    }
+  }
   const error = (description: string) => ({
     description,
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
@@ -222,7 +236,10 @@ function addResponses(doc: OpenAPIObject): void {
       const answer = responseOf(method.toUpperCase(), path);
       const empty = status === '204' || (method === 'delete' && !answer) || method === 'head';
       const schema = empty ? undefined : answer?.schema;
-      const ref = { $ref: `#/components/schemas/${schema}` };
+      // A route whose answer depends on the caller (an administrator sees UserAdmin) offers each shape.
+      const ref = answer?.oneOf
+        ? { oneOf: [schema, ...answer.oneOf].map((s) => ({ $ref: `#/components/schemas/${s}` })) }
+        : { $ref: `#/components/schemas/${schema}` };
       op.responses = {
         [answer?.status ?? status]: {
           description: answer?.description ?? (empty ? 'No content' : 'Success'),
@@ -278,11 +295,20 @@ function gitlabEntitySchemas(): Record<string, object> {
     const spec = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
       description?: string;
       fields: Record<string, string>;
+      optional?: Record<string, string>;
+      optional_notes?: Record<string, string>;
     };
     const properties: Record<string, object> = {};
-    for (const [key, types] of Object.entries(spec.fields)) {
+    const typeOf = (types: string) => {
       const list = types.split('|');
-      properties[key] = { type: list.length === 1 ? list[0] : list };
+      return list.length === 1 ? list[0] : list;
+    };
+    for (const [key, types] of Object.entries(spec.fields)) properties[key] = { type: typeOf(types) };
+    // The keys an answer carries only sometimes (a project's `open_issues_count` when issues are
+    // enabled, `owner` in a personal namespace...): described, not required, with when they appear.
+    for (const [key, types] of Object.entries(spec.optional ?? {})) {
+      const note = spec.optional_notes?.[key];
+      properties[key] = { type: typeOf(types), ...(note ? { description: note } : {}) };
     }
     out[schemaName(file.replace(/\.json$/, ''))] = {
       type: 'object',

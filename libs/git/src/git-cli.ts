@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import type { Dirent } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CommandFailed, runCommand } from './command-runner';
-import { ownerGone, ownerTag, parseOwnerTag } from './process-owner';
+import { ownerGone, ownerTag, parseOwnerTag } from '@app/platform';
 
 /*
  * The git command line, run from the command helper, for the work libgit2 lacks or does slower:

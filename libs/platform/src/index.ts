@@ -139,3 +139,5 @@ export {
   customAttributeFilter,
   CustomAttributeTable,
 } from './custom-attributes';
+/** Which process built a half-finished thing, so a later start can tell a dead builder's leftovers. */
+export { THIS_PROCESS, ownerTag, parseOwnerTag, ownerGone, type ProcessOwner } from './process-owner';

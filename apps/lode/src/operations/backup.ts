@@ -360,6 +360,7 @@ async function dumpRepository(
     if (description.refs === 0) return dump;
     const { stream, done } = bundleRepository(path);
     const refs = new BundleRefCounter();
+    const start = tar.bytes;
     try {
       const written = await tar.addStream(`${rel}.bundle`, refs.count(stream), { mtime });
       await done;
@@ -368,6 +369,9 @@ async function dumpRepository(
       return dump;
     } catch (err) {
       await done.catch(() => undefined);
+      // git may fail after its output ended (the stream closed cleanly): that entry must not stay in
+      // the archive beside the next attempt's, under the same name.
+      await tar.cutBackTo(start);
       // Its last ref deleted, or the repository removed, between the look and the bundle: look again.
       if (attempt < 2) continue;
       throw err;

@@ -173,7 +173,11 @@ export class TarWriter {
     return { name, size, sha256: hash.digest('hex') };
   }
 
-  private async cutBackTo(position: number): Promise<void> {
+  /**
+   * Removes everything written from `position` (a `bytes` read before an entry began) on: an entry
+   * whose content turned out bad after it was written (its producer failed at the end) leaves no trace.
+   */
+  async cutBackTo(position: number): Promise<void> {
     await this.file.truncate(position);
     this.position = position;
   }

@@ -5,6 +5,7 @@ import {
   initial,
   removeSystemHook,
   SYSTEM_HOOK_DEFAULTS,
+  updateSystemHook,
   type SystemHookEvent,
 } from './system-hook';
 
@@ -36,6 +37,20 @@ describe('system hooks', () => {
     ]);
     expect(() => removeSystemHook(given(), NOW)).toThrow(NotFound);
     expect(() => removeSystemHook(given(added, ...removeSystemHook(given(added), NOW)), NOW)).toThrow(NotFound);
+  });
+
+  it('updates an existing hook with every setting, never its token, signing token or URL password', () => {
+    const signingToken = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const changed = { ...settings, signingToken, enableSslVerification: false };
+    expect(updateSystemHook(given(added), changed, NOW)).toEqual([
+      { type: 'SystemHookUpdated', data: { ...added.data, enableSslVerification: false } },
+    ]);
+    const text = JSON.stringify(updateSystemHook(given(added), changed, NOW));
+    for (const secret of ['hunter2', 'tok', 'whsec_']) expect(text).not.toContain(secret);
+    expect(() => updateSystemHook(given(), changed, NOW)).toThrow(NotFound);
+    expect(() => updateSystemHook(given(added, ...removeSystemHook(given(added), NOW)), changed, NOW)).toThrow(
+      NotFound,
+    );
   });
 
   it('refuses to add a hook twice on one stream', () => {

@@ -10,7 +10,7 @@ import {
   ToBool,
   type Actor,
 } from '@app/platform';
-import { Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import { ChangeSystemHook } from '../commands/system-hook.commands';
@@ -18,14 +18,30 @@ import { SYSTEM_HOOK_DEFAULTS, type SystemHookSettings } from '../domain/system-
 import { SystemHookQueries, type SystemHookRow } from '../queries/system-hook.queries';
 import { SystemHookTest } from '../webhooks/system-hook-test';
 
-export class SystemHookDto {
-  @IsDefined() @IsString() url: string;
+/** The parameters of POST and PUT but the URL (GitLab 16.x/17.x lib/api/system_hooks.rb `hook_parameters`). */
+export class SystemHookParams {
   @IsOptional() @IsString() token?: string;
   @IsOptional() @ToBool() @IsBoolean() push_events?: boolean;
   @IsOptional() @ToBool() @IsBoolean() tag_push_events?: boolean;
   @IsOptional() @ToBool() @IsBoolean() merge_requests_events?: boolean;
   @IsOptional() @ToBool() @IsBoolean() repository_update_events?: boolean;
   @IsOptional() @ToBool() @IsBoolean() enable_ssl_verification?: boolean;
+  /**
+   * Lode, as for project hooks: a Standard Webhooks secret (`whsec_<base64 of 24 to 64 bytes>`) that
+   * signs every delivery and test. Never answered. Left out of a PUT, the hook keeps its own; an empty
+   * string removes it.
+   */
+  @IsOptional() @IsString() signing_token?: string;
+}
+
+/** `POST /hooks`: `url` required (`use :requires_url`). */
+export class SystemHookDto extends SystemHookParams {
+  @IsDefined() @IsString() url: string;
+}
+
+/** `PUT /hooks/:hook_id` (GitLab 16.x/17.x): every parameter optional (`use :optional_url`). */
+export class SystemHookUpdateDto extends SystemHookParams {
+  @IsOptional() @IsString() url?: string;
 }
 
 function settings(p: SystemHookDto): SystemHookSettings {
@@ -40,10 +56,30 @@ function settings(p: SystemHookDto): SystemHookSettings {
       mergeRequestsEvents: p.merge_requests_events ?? d.events.mergeRequestsEvents,
       repositoryUpdateEvents: p.repository_update_events ?? d.events.repositoryUpdateEvents,
     },
+    signingToken: p.signing_token === undefined ? undefined : p.signing_token || null,
   };
 }
 
-/** GitLab's Hook entity. The secret `token` is never returned. */
+/**
+ * A PUT changes what it gives and keeps the rest (GitLab's `update_hook`: `declared_params(include_missing:
+ * false)`). The URL kept is the masked one answered; the command puts the stored one back.
+ */
+function updatedSettings(p: SystemHookUpdateDto, h: SystemHookRow): SystemHookSettings {
+  return {
+    url: p.url === undefined ? h.url : p.url.trim(),
+    token: p.token ? p.token : null,
+    enableSslVerification: p.enable_ssl_verification ?? h.enable_ssl_verification,
+    events: {
+      pushEvents: p.push_events ?? h.push_events,
+      tagPushEvents: p.tag_push_events ?? h.tag_push_events,
+      mergeRequestsEvents: p.merge_requests_events ?? h.merge_requests_events,
+      repositoryUpdateEvents: p.repository_update_events ?? h.repository_update_events,
+    },
+    signingToken: p.signing_token === undefined ? undefined : p.signing_token || null,
+  };
+}
+
+/** GitLab's Hook entity. The secret `token` and `signing_token` are never returned. */
 export const serializeSystemHook = (h: SystemHookRow) => ({
   id: h.id,
   url: h.url,
@@ -85,6 +121,26 @@ export class SystemHooksController {
 
   @Get(':hook_id')
   async get(@Param('hook_id', intParam('hook_id')) hookId: number) {
+    return serializeSystemHook(await this.hooks.hook(hookId));
+  }
+
+  /**
+   * GitLab 16.x/17.x (lib/api/system_hooks.rb `put ":hook_id"`; 10.x has none): 200 and the hook, `404
+   * Not found` for an unknown one. go-gitlab's `EditHook` and gitbeaker's `SystemHooks.edit` call it.
+   */
+  @Put(':hook_id')
+  async update(
+    @Param('hook_id', intParam('hook_id')) hookId: number,
+    @GitlabParams() p: SystemHookUpdateDto,
+    @CurrentActor() actor: Actor,
+  ) {
+    const current = await this.hooks.hook(hookId);
+    await this.commands.execute(
+      new ChangeSystemHook(
+        { kind: 'update', hookId, settings: updatedSettings(p, current), tokenGiven: p.token !== undefined },
+        actor,
+      ),
+    );
     return serializeSystemHook(await this.hooks.hook(hookId));
   }
 

@@ -28,7 +28,7 @@ describe('SystemHookProjection', () => {
   afterAll(() => pg.drop());
 
   it('handles every system hook event', () => {
-    expect([...projection.eventTypes].sort()).toEqual(['SystemHookAdded', 'SystemHookRemoved']);
+    expect([...projection.eventTypes].sort()).toEqual(['SystemHookAdded', 'SystemHookRemoved', 'SystemHookUpdated']);
   });
 
   it('adds hooks with their switches and removes one', () =>

@@ -20,6 +20,21 @@ const on: EventHandlers<SystemHookEvent> = {
       ],
     );
   },
+  SystemHookUpdated: async ({ data: d }, db) => {
+    await db.query(
+      `update system_hooks set url = $2, push_events = $3, tag_push_events = $4, merge_requests_events = $5,
+             repository_update_events = $6, enable_ssl_verification = $7 where id = $1`,
+      [
+        d.hookId,
+        d.url,
+        d.events.pushEvents,
+        d.events.tagPushEvents,
+        d.events.mergeRequestsEvents,
+        d.events.repositoryUpdateEvents,
+        d.enableSslVerification,
+      ],
+    );
+  },
   SystemHookRemoved: async ({ data: d }, db) => {
     await db.query(`delete from system_hooks where id = $1`, [d.hookId]);
   },

@@ -65,10 +65,25 @@ export class HookSecrets {
     return this.open(hookId, row);
   }
 
-  /** A system hook's secrets, in `system_hook_secrets`, written beside its `SystemHookAdded`. */
-  async saveSystem(db: EntityManager, hookId: number, settings: Pick<HookSettings, 'url' | 'token'>): Promise<void> {
-    const secret: HookSecret = { token: settings.token, url: hasCredentials(settings.url) ? settings.url : null };
-    if (secret.token === null && secret.url === null) return this.eraseSystem(db, hookId);
+  /**
+   * A system hook's secrets, in `system_hook_secrets`, written beside its `SystemHookAdded` or
+   * `SystemHookUpdated`. An update that does not give `signing_token` keeps the hook's, as for project hooks.
+   */
+  async saveSystem(
+    db: EntityManager,
+    hookId: number,
+    settings: Pick<HookSettings, 'url' | 'token' | 'signingToken'>,
+  ): Promise<void> {
+    const signingToken =
+      settings.signingToken !== undefined
+        ? settings.signingToken
+        : ((await this.readSystem(hookId, db))?.signingToken ?? null);
+    const secret: HookSecret = {
+      token: settings.token,
+      url: hasCredentials(settings.url) ? settings.url : null,
+      ...(signingToken ? { signingToken } : {}),
+    };
+    if (secret.token === null && secret.url === null && !secret.signingToken) return this.eraseSystem(db, hookId);
     await db.query(
       `insert into system_hook_secrets (hook_id, sealed) values ($1, $2)
        on conflict (hook_id) do update set sealed = excluded.sealed`,
@@ -80,13 +95,18 @@ export class HookSecrets {
     await db.query(`delete from system_hook_secrets where hook_id = $1`, [hookId]);
   }
 
-  async readSystem(hookId: number): Promise<HookSecret | undefined> {
-    const row = await firstRow<{ sealed: string }>(
-      this.db,
-      `select sealed from system_hook_secrets where hook_id = $1`,
-      [hookId],
-    );
+  async readSystem(hookId: number, db: EntityManager = this.db.manager): Promise<HookSecret | undefined> {
+    const row = await firstRow<{ sealed: string }>(db, `select sealed from system_hook_secrets where hook_id = $1`, [
+      hookId,
+    ]);
     return this.open(hookId, row);
+  }
+
+  /** `unmask` for a system hook: a PUT sending back the masked URL keeps the hook's own. */
+  async unmaskSystem<S extends { url: string }>(hookId: number, settings: S): Promise<S> {
+    if (!settings.url.includes(MASK)) return settings;
+    const stored = (await this.readSystem(hookId))?.url;
+    return stored && maskCredentials(stored) === settings.url ? { ...settings, url: stored } : settings;
   }
 
   private open(hookId: number, row: { sealed: string } | undefined): HookSecret | undefined {

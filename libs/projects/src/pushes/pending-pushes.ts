@@ -1,4 +1,4 @@
-import { execute, oneRow, rows, type Actor } from '@app/platform';
+import { execute, oneRow, ownerGone, ownerTag, parseOwnerTag, rows, type Actor } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 
@@ -55,8 +55,8 @@ export class PendingPushes {
     };
     const [row] = await rows<{ id: string }>(
       this.db,
-      `insert into pending_pushes (project_id, updates, pusher) values ($1, $2, $3) returning id`,
-      [projectId, JSON.stringify(updates), JSON.stringify(who)],
+      `insert into pending_pushes (project_id, updates, pusher, owner) values ($1, $2, $3, $4) returning id`,
+      [projectId, JSON.stringify(updates), JSON.stringify(who), ownerTag()],
     );
     return row.id;
   }
@@ -95,21 +95,39 @@ export class PendingPushes {
   }
 
   /**
-   * Claims for a few minutes up to `limit` pushes written down more than `olderThanMs` ago (long
-   * past any live push's end) that no other process holds: each is then this process's to record.
+   * The processes recording written-down pushes that are known to be gone (killed on this machine,
+   * see @app/platform's process owners): their pushes need not wait to be taken. A handful at most.
    */
-  async claimStale(olderThanMs: number, limit = 20): Promise<PendingPush[]> {
+  async goneOwners(): Promise<string[]> {
+    const owners = await rows<{ owner: string }>(
+      this.db,
+      `select distinct owner from pending_pushes where owner is not null`,
+    );
+    return owners
+      .map((o) => o.owner)
+      .filter((o) => {
+        const who = parseOwnerTag(o);
+        return who !== undefined && ownerGone(who);
+      });
+  }
+
+  /**
+   * Claims for a few minutes up to `limit` pushes written down more than `olderThanMs` ago (long
+   * past any live push's end), or by one of `goneOwners` (whose process will never record them), that
+   * no other process holds: each is then this process's to record.
+   */
+  async claimStale(olderThanMs: number, limit = 20, goneOwners: readonly string[] = []): Promise<PendingPush[]> {
     const claimed = await rows<PendingPushRow>(
       this.db,
       `with claimed as (
          update pending_pushes set claimed_until = now() + interval '5 minutes'
           where id in (select id from pending_pushes
-                        where created_at < now() - $1 * interval '1 millisecond'
+                        where (created_at < now() - $1 * interval '1 millisecond' or owner = any($3::text[]))
                           and (claimed_until is null or claimed_until < now())
                         order by id limit $2 for update skip locked)
           returning id, project_id, updates, pusher, created_at)
        select * from claimed order by id`,
-      [olderThanMs, limit],
+      [olderThanMs, limit, goneOwners],
     );
     return claimed.map((r) => ({
       id: String(r.id),

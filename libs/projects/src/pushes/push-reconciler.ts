@@ -31,10 +31,11 @@ export class PushReconciler implements OnApplicationBootstrap, OnApplicationShut
 
   onApplicationBootstrap(): void {
     if (!this.config.runsApi) return;
-    // At start (a crash leaves its pushes behind) and then every minute; never what keeps a process up.
+    // At start (a crash leaves its pushes behind: a dead process's are taken at once) and then every
+    // minute; never what keeps a process up.
     this.timer = setInterval(() => this.tick(), RECONCILE_EVERY_MS);
     this.timer.unref();
-    setTimeout(() => this.tick(), 5_000).unref();
+    setTimeout(() => this.tick(), 1_000).unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -51,8 +52,10 @@ export class PushReconciler implements OnApplicationBootstrap, OnApplicationShut
    */
   async reconcile(olderThanMs = this.config.pushReconcileAfter * 1000): Promise<number> {
     let taken = 0;
+    // A dead process's pushes (killed on this machine) are taken at once, whatever their age.
+    const gone = await this.pending.goneOwners();
     for (;;) {
-      const batch = await this.pending.claimStale(olderThanMs);
+      const batch = await this.pending.claimStale(olderThanMs, 20, gone);
       if (!batch.length) return taken;
       for (const push of batch) {
         taken += 1;
