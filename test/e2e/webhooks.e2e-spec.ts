@@ -177,7 +177,7 @@ describe('webhook deliveries for pushes', () => {
     expect(log.headers['x-total']).toBe('1');
     expect(log.body[0]).toMatchObject({
       event_uuid: hit.headers['x-gitlab-event-uuid'],
-      trigger: 'push_events',
+      trigger: 'push_hooks',
       url: `${hookBase}/a`,
       attempt: 1,
       response_status: 200,
@@ -252,11 +252,11 @@ describe('webhook deliveries for pushes', () => {
   it('sends nothing again when the read models are rebuilt', async () => {
     await new Promise((r) => setTimeout(r, 1500)); // let retries of the earlier tests settle
     const count = received.length;
-    const [{ n }] = await t.db.query(`select count(*)::int as n from project_hook_deliveries`);
+    const [{ n }] = await t.db.query(`select count(*)::int as n from hook_delivery_log`);
     await t.app.get(ProjectionRebuilder).rebuild();
     await new Promise((r) => setTimeout(r, 1000));
     expect(received.length).toBe(count);
-    const [{ n: after }] = await t.db.query(`select count(*)::int as n from project_hook_deliveries`);
+    const [{ n: after }] = await t.db.query(`select count(*)::int as n from hook_delivery_log`);
     expect(after).toBe(n);
   });
 });

@@ -24,6 +24,7 @@ import {
   DeliveriesOnOwnStreams1763780001900,
   HookBranchFilter1763780002502,
   HookFailures1763780003200,
+  HookDeliveryLog1763780003400,
   HookSecrets1763780000700,
   SystemHooks1763780002700,
   Hooks1763780000500,
@@ -99,6 +100,7 @@ export const MIGRATIONS = [
   ActivityEvents1763780003100,
   HookFailures1763780003200,
   AuditEvents1763780003300,
+  HookDeliveryLog1763780003400,
   PendingPushOwners1763780003600,
 ];
 

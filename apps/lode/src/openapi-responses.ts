@@ -158,6 +158,8 @@ const RULES: Rule[] = [
   ['GET', /\/audit_events\/\{audit_event_id\}$/, one('AuditEvent')],
   ['GET', /\/hooks$/, list('ProjectHook')],
   ['GET', /\/hooks\/\{hook_id\}\/events$/, list('HookEvent')],
+  ['POST', /\/hooks\/\{hook_id\}\/test\/\{trigger\}$/, one('Message', 'The receiver answered 2xx: `201 Created`')],
+  ['POST', /\/hooks\/\{hook_id\}\/events\/\{hook_log_id\}\/resend$/, one('HookResend')],
   [ANY, /\/hooks(\/\{hook_id\})?$/, one('ProjectHook')],
 
   // Repositories.
@@ -471,7 +473,27 @@ export const LOCAL_SCHEMAS: Record<string, object> = {
     required: ['alt', 'url', 'markdown'],
     properties: { alt: { type: 'string' }, url: { type: 'string' }, markdown: { type: 'string' } },
   },
-  HookEvent: { type: 'object', description: 'A recorded delivery of the hook' },
+  HookEvent: {
+    type: 'object',
+    description: "A recorded delivery of the hook (GitLab 17.x's WebHookLog, with Lode's fields beside)",
+    properties: {
+      id: { type: 'integer' },
+      url: { type: 'string' },
+      trigger: { type: 'string', enum: ['push_hooks', 'tag_push_hooks'] },
+      request_headers: { type: 'object' },
+      request_data: { type: ['object', 'null'] },
+      response_headers: { type: 'object' },
+      response_body: { type: 'string' },
+      execution_duration: { type: 'number' },
+      response_status: { type: ['integer', 'string', 'null'] },
+      created_at: { type: 'string', format: 'date-time' },
+    },
+  },
+  HookResend: {
+    type: 'object',
+    required: ['response_status'],
+    properties: { response_status: { type: 'integer' } },
+  },
   TreeEntry: {
     type: 'object',
     required: ['id', 'name', 'type', 'path', 'mode'],

@@ -4,13 +4,16 @@ import { ProjectsModule } from '@app/projects';
 import { UsersModule } from '@app/users';
 import { BullModule } from '@nestjs/bullmq';
 import { Module, OnModuleInit } from '@nestjs/common';
-import { ChangeProjectHookHandler, RecordHookDeliveryHandler } from './commands/hook.commands';
+import { ChangeProjectHookHandler } from './commands/hook.commands';
 import { ChangeSystemHookHandler } from './commands/system-hook.commands';
 import { ProjectHooksController } from './http/project-hooks.controller';
 import { SystemHooksController } from './http/system-hooks.controller';
 import { ProjectHookProjection } from './projections/project-hook.projection';
 import { SystemHookProjection } from './projections/system-hook.projection';
+import { DeliveryLog } from './delivery/delivery-log';
 import { HookFailures } from './delivery/hook-failures';
+import { HookDelivery } from './webhooks/hook-delivery';
+import { ProjectHookTest } from './webhooks/project-hook-test';
 import { HookQueries } from './queries/hook.queries';
 import { SystemHookQueries } from './queries/system-hook.queries';
 import { SystemHookTest } from './webhooks/system-hook-test';
@@ -32,7 +35,6 @@ import {
   imports: [GroupsModule, ProjectsModule],
   providers: [
     ChangeProjectHookHandler,
-    RecordHookDeliveryHandler,
     ProjectHookProjection,
     HookQueries,
     HookSecrets,
@@ -40,8 +42,10 @@ import {
     ChangeSystemHookHandler,
     SystemHookProjection,
     SystemHookQueries,
+    DeliveryLog,
+    HookDelivery,
   ],
-  exports: [HookQueries, HookSecrets, HookFailures, SystemHookQueries],
+  exports: [HookQueries, HookSecrets, HookFailures, SystemHookQueries, DeliveryLog, HookDelivery],
 })
 export class HooksModule implements OnModuleInit {
   constructor(
@@ -66,8 +70,8 @@ export class HooksModule implements OnModuleInit {
 export class HooksWorkerModule {}
 
 @Module({
-  imports: [HooksModule, ProjectsModule],
-  providers: [SystemHookTest],
+  imports: [HooksModule, ProjectsModule, UsersModule],
+  providers: [SystemHookTest, ProjectHookTest],
   controllers: [ProjectHooksController, SystemHooksController],
 })
 export class HooksHttpModule {}

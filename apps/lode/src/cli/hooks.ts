@@ -28,7 +28,7 @@ export function registerHookCommands(program: Command, run: LodeRun): void {
                 hook: { id: hook.id, project_id: hook.project_id, url: hook.url },
                 total,
                 deliveries: rows.map((d) => ({
-                  id: Number(d.position),
+                  id: Number(d.id),
                   event_uuid: d.event_uuid,
                   event: d.event,
                   url: d.url,
@@ -53,7 +53,7 @@ export function registerHookCommands(program: Command, run: LodeRun): void {
             new Date(d.created_at).toISOString(),
             d.event,
             String(d.attempt),
-            d.response_status !== null ? `HTTP ${d.response_status}` : (d.error ?? 'no answer'),
+            d.skipped ? 'skipped' : d.response_status !== null ? `HTTP ${d.response_status}` : (d.error ?? 'no answer'),
             `${d.duration_ms} ms`,
             d.event_uuid,
           ]),

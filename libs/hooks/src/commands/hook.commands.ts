@@ -2,21 +2,12 @@ import { ACCESS } from '@app/groups';
 import { Clock, EventStore, LodeConfig, Unprocessable, type Actor } from '@app/platform';
 import { ProjectQueries } from '@app/projects';
 import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { DeliveryLog } from '../delivery/delivery-log';
 import { HookFailures } from '../delivery/hook-failures';
 import { blockedUrlMessage, checkHookUrl } from '../delivery/url-guard';
 import { checkSigningToken } from '../webhooks/webhook-headers';
 import { HookSecrets } from '../secrets/hook-secrets';
-import {
-  addHook,
-  projectHookDecider,
-  recordDelivery,
-  deliveryStream,
-  hookDeliveryDecider,
-  removeHook,
-  updateHook,
-  type HookDelivery,
-  type HookSettings,
-} from '../domain/project-hook';
+import { addHook, projectHookDecider, removeHook, updateHook, type HookSettings } from '../domain/project-hook';
 
 export type HookChange =
   | { kind: 'add'; settings: HookSettings }
@@ -43,6 +34,7 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
     private readonly config: LodeConfig,
     private readonly secrets: HookSecrets,
     private readonly failures: HookFailures,
+    private readonly log: DeliveryLog,
   ) {}
 
   async execute({ project, change: requested, actor }: ChangeProjectHook) {
@@ -71,43 +63,13 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
         return removeHook(s, p.id, now);
       });
       // The secrets go beside the event, never into it; with the hook they go at once.
-      if (change.kind === 'remove') await this.secrets.erase(uow.db, hookId);
-      else await this.secrets.save(uow.db, hookId, p.id, change.settings);
+      if (change.kind === 'remove') {
+        await this.secrets.erase(uow.db, hookId);
+        await this.log.erase(uow.db, hookId);
+      } else await this.secrets.save(uow.db, hookId, p.id, change.settings);
       // GitLab: editing a hook enables it again (`enable!`), whatever its failures; a removed one keeps no row.
       if (change.kind !== 'add') await this.failures.reset('project', hookId, uow.db);
     });
     return { projectId: p.id, hookId };
-  }
-}
-
-/** The webhook worker reports each attempt, so the delivery log is events like everything else. */
-export class RecordHookDelivery extends Command<void> {
-  constructor(
-    readonly hookId: number,
-    readonly delivery: HookDelivery,
-  ) {
-    super();
-  }
-}
-
-@CommandHandler(RecordHookDelivery)
-export class RecordHookDeliveryHandler implements ICommandHandler<RecordHookDelivery> {
-  constructor(
-    private readonly store: EventStore,
-    private readonly clock: Clock,
-  ) {}
-
-  async execute({ hookId, delivery }: RecordHookDelivery): Promise<void> {
-    // The hook's stream is read (and locked, so a removal cannot slip in between) but not written:
-    // the attempt goes to the delivery's own stream.
-    await this.store.transact(
-      async (uow) => {
-        const hook = await uow.load(`hook-${hookId}`, projectHookDecider);
-        await uow.decide(deliveryStream(hookId, delivery.eventUuid), hookDeliveryDecider, () =>
-          recordDelivery(hook, delivery, this.clock.now()),
-        );
-      },
-      { origin: 'worker' },
-    );
   }
 }

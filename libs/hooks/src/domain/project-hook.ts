@@ -96,7 +96,11 @@ export type ProjectHookEvent =
   | { type: 'ProjectHookRemoved'; data: { hookId: number; projectId: number; at: string } }
   | { type: 'ProjectHookDelivered'; data: HookDelivery & { hookId: number; projectId: number; at: string } };
 
-/** One delivery attempt, kept for the hook's log. */
+/**
+ * One delivery attempt, as `ProjectHookDelivered` recorded it until the log became the append-only
+ * `hook_delivery_log` (migration 1763780003400, which copied the projected rows): no longer written,
+ * the old events stay in the store and still project into `project_hook_deliveries` on a rebuild.
+ */
 export interface HookDelivery {
   /** The same for every attempt of one delivery: GitLab's `X-Gitlab-Event-UUID`. */
   eventUuid: string;

@@ -1,6 +1,7 @@
 import { ACCESS } from '@app/groups';
 import {
   Authenticated,
+  BadParameter,
   CurrentActor,
   GitlabParams,
   intParam,
@@ -18,6 +19,7 @@ import { ChangeProjectHook } from '../commands/hook.commands';
 import { alertStatus } from '../domain/auto-disabling';
 import { HOOK_DEFAULTS, squish, type HookSettings } from '../domain/project-hook';
 import { failureState, HookQueries, type DeliveryRow, type HookRow } from '../queries/hook.queries';
+import { ProjectHookTest, TEST_TRIGGERS, type TestTrigger } from '../webhooks/project-hook-test';
 
 export class HookDto {
   @IsDefined() @IsString() url: string;
@@ -89,17 +91,30 @@ export const serializeHook = (h: HookRow, now = new Date()) => ({
   disabled_until: h.disabled_until ? new Date(h.disabled_until).toISOString() : null,
 });
 
+/**
+ * One entry of the delivery log in later GitLab's shape (17.x lib/api/entities/web_hook_log.rb: `id`,
+ * `url`, `trigger` as GitLab's hook scope name, `request_headers` with the token `[REDACTED]`,
+ * `request_data`, `response_headers`, `response_body` (its first 8 KB), `execution_duration` in
+ * seconds, `response_status`, `created_at`), beside Lode's own fields (`event_uuid`, `attempt`,
+ * `error`, `duration_ms`, `skipped`). A delivery skipped while its hook was disabled has
+ * `response_status` `skipped`; one that got no answer, null.
+ */
 const serializeDelivery = (d: DeliveryRow) => ({
-  id: Number(d.position),
-  event_uuid: d.event_uuid,
-  trigger: d.event === 'Tag Push Hook' ? 'tag_push_events' : 'push_events',
+  id: Number(d.id),
   url: d.url,
+  trigger: d.event === 'Tag Push Hook' ? 'tag_push_hooks' : 'push_hooks',
+  request_headers: d.request_headers,
+  request_data: d.request_data,
+  response_headers: d.response_headers,
+  response_body: d.response_body,
+  execution_duration: d.duration_ms / 1000,
+  response_status: d.skipped ? 'skipped' : d.response_status,
+  created_at: new Date(d.created_at).toISOString(),
+  event_uuid: d.event_uuid,
   attempt: d.attempt,
-  response_status: d.response_status,
   error: d.error,
   duration_ms: d.duration_ms,
   skipped: d.skipped,
-  created_at: new Date(d.created_at).toISOString(),
 });
 
 /** Project hooks: maintainers, owners and administrators only; invisible projects answer 404. */
@@ -110,6 +125,7 @@ export class ProjectHooksController {
     private readonly commands: CommandBus,
     private readonly projects: ProjectQueries,
     private readonly hooks: HookQueries,
+    private readonly tests: ProjectHookTest,
   ) {}
 
   @Get()
@@ -173,6 +189,43 @@ export class ProjectHooksController {
     const page = pageParams(q);
     const { rows, total } = await this.hooks.deliveries(hookId, page);
     return new Page(rows.map(serializeDelivery), total, page);
+  }
+
+  /**
+   * GitLab 17.x `POST /projects/:id/hooks/:hook_id/test/:trigger` (lib/api/hooks/test.rb): the
+   * trigger's sample sent at once; 201 `{"message":"201 Created"}` when the receiver answered 2xx, 422
+   * otherwise; an unknown trigger is Grape's 400 (checked before the hook, as Grape validates first).
+   * Lode tests `push_events` and `tag_push_events`, the events it sends.
+   */
+  @Post(':hook_id/test/:trigger')
+  async test(
+    @Param('id') id: string,
+    @Param('hook_id', intParam('hook_id')) hookId: number,
+    @Param('trigger') trigger: string,
+    @CurrentActor() actor: Actor,
+  ) {
+    if (!(TEST_TRIGGERS as readonly string[]).includes(trigger))
+      throw new BadParameter('trigger does not have a valid value');
+    const project = await this.projects.require(id, actor, ACCESS.maintainer);
+    const hook = await this.hooks.hook(project.id, hookId);
+    return this.tests.test(hook, trigger as TestTrigger, actor);
+  }
+
+  /**
+   * GitLab 17.x `POST /projects/:id/hooks/:hook_id/events/:hook_log_id/resend` (lib/api/hooks/
+   * resend_hook.rb): the logged delivery sent again with its payload and `Idempotency-Key`; 201
+   * `{"response_status": <status>}`, 404 for an entry the hook does not have, 422 without an answer.
+   */
+  @Post(':hook_id/events/:hook_log_id/resend')
+  async resend(
+    @Param('id') id: string,
+    @Param('hook_id', intParam('hook_id')) hookId: number,
+    @Param('hook_log_id') logId: string,
+    @CurrentActor() actor: Actor,
+  ) {
+    const project = await this.projects.require(id, actor, ACCESS.maintainer);
+    const hook = await this.hooks.hook(project.id, hookId);
+    return this.tests.resend(hook, logId);
   }
 
   /** GitLab 10.x: 204, and 404 for an unknown hook (its docs call this idempotent; its code does not). */

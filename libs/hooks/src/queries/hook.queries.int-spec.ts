@@ -34,29 +34,28 @@ const added = (hookId: number, projectId: number, over: Partial<HookRecordSettin
   );
 const events = (over: Partial<HookRecordSettings['events']>) => ({ ...HOOK_DEFAULTS.events, ...over });
 /** Attempt `attempt` of a delivery to hook `hookId`, stored at global position `position`. */
-const delivered = (
+/** One attempt in the delivery log, as the webhook worker writes it (a plain insert, no event). */
+const logged = (
+  db: EntityManager,
   hookId: number,
   attempt: number,
-  position: string,
+  id: string,
   eventUuid = '7b5f3c1e-0000-4000-8000-000000000001',
 ) =>
-  recorded<ProjectHookEvent>(
-    {
-      type: 'ProjectHookDelivered',
-      data: {
-        hookId,
-        projectId: 10,
-        eventUuid,
-        event: 'Push Hook',
-        url: `https://example.com/hook${hookId}`,
-        attempt,
-        responseStatus: attempt === 1 ? 500 : 200,
-        error: attempt === 1 ? 'Internal Server Error' : null,
-        durationMs: 12 * attempt,
-        at: LATER,
-      },
-    },
-    { streamId: `hook-delivery-${hookId}`, globalPosition: position },
+  db.query(
+    `insert into hook_delivery_log (id, hook_id, event_uuid, event, url, attempt, response_status, error, duration_ms, created_at)
+       values ($1, $2, $3, 'Push Hook', $4, $5, $6, $7, $8, $9)`,
+    [
+      id,
+      hookId,
+      eventUuid,
+      `https://example.com/hook${hookId}`,
+      attempt,
+      attempt === 1 ? 500 : 200,
+      attempt === 1 ? 'Internal Server Error' : null,
+      12 * attempt,
+      LATER,
+    ],
   );
 
 describe('HookQueries', () => {
@@ -177,25 +176,22 @@ describe('HookQueries', () => {
       expect(await q.deliveryTarget(3, 10)).toMatchObject({ url: 'https://example.org/moved', push_events: true });
     }));
 
-  it("lists a hook's delivery attempts newest first by position (numerically), counted and paged", () =>
+  it("lists a hook's delivery attempts newest first by id (numerically), counted and paged", () =>
     withHooks(async (q, db) => {
       const other = '7b5f3c1e-0000-4000-8000-000000000002';
-      await pg.given(
-        db,
-        delivered(1, 1, '9'),
-        delivered(1, 2, '10'),
-        delivered(1, 1, '11', other),
-        delivered(2, 1, '12'),
-      );
+      await logged(db, 1, 1, '9');
+      await logged(db, 1, 2, '10');
+      await logged(db, 1, 1, '11', other);
+      await logged(db, 2, 1, '12');
       const log = await q.deliveries(1, ALL);
       expect(log.total).toBe(3);
-      expect(log.rows.map((d) => [d.position, d.event_uuid.slice(-1), d.attempt])).toEqual([
+      expect(log.rows.map((d) => [d.id, d.event_uuid.slice(-1), d.attempt])).toEqual([
         ['11', '2', 1],
         ['10', '1', 2],
         ['9', '1', 1],
       ]);
       expect(log.rows[1]).toEqual({
-        position: '10',
+        id: '10',
         event_uuid: '7b5f3c1e-0000-4000-8000-000000000001',
         event: 'Push Hook',
         url: 'https://example.com/hook1',
@@ -205,10 +201,14 @@ describe('HookQueries', () => {
         duration_ms: 24,
         skipped: false,
         created_at: new Date(LATER),
+        request_headers: {},
+        request_data: null,
+        response_headers: {},
+        response_body: '',
       });
       const page = await q.deliveries(1, pageOf(2, 2));
-      expect([page.total, page.rows.map((d) => d.position)]).toEqual([3, ['9']]);
-      expect((await q.deliveries(2, ALL)).rows.map((d) => [d.position, d.response_status, d.error])).toEqual([
+      expect([page.total, page.rows.map((d) => d.id)]).toEqual([3, ['9']]);
+      expect((await q.deliveries(2, ALL)).rows.map((d) => [d.id, d.response_status, d.error])).toEqual([
         ['12', 500, 'Internal Server Error'],
       ]);
       expect(await q.deliveries(3, ALL)).toEqual({ rows: [], total: 0 });

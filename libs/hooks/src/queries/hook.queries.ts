@@ -29,9 +29,10 @@ export const failureState = (h: Pick<HookRow, 'recent_failures' | 'disabled_unti
   disabledUntil: h.disabled_until === null ? null : new Date(h.disabled_until),
 });
 
-/** One attempt in a hook's delivery log. */
+/** One attempt in a hook's delivery log (`hook_delivery_log`). */
 export interface DeliveryRow {
-  position: string;
+  /** bigint, as text. */
+  id: string;
   event_uuid: string;
   event: string;
   url: string;
@@ -41,6 +42,11 @@ export interface DeliveryRow {
   duration_ms: number;
   skipped: boolean;
   created_at: Date;
+  request_headers: Record<string, string>;
+  /** Null for the entries written before Lode kept payloads. */
+  request_data: unknown;
+  response_headers: Record<string, string>;
+  response_body: string;
 }
 
 /** What delivery needs of a hook: where to send, and which pushes it hears. */
@@ -114,17 +120,18 @@ export class HookQueries {
     return { rows: hooks, total };
   }
 
-  /** The hook's delivery log, newest first. */
+  /** The hook's delivery log, newest first (ids grow with time). */
   async deliveries(hookId: number, page: PageParams): Promise<{ rows: DeliveryRow[]; total: number }> {
     const { total } = await oneRow<{ total: number }>(
       this.db,
-      `select count(*)::int as total from project_hook_deliveries where hook_id = $1`,
+      `select count(*)::int as total from hook_delivery_log where hook_id = $1`,
       [hookId],
     );
     const deliveries = await rows<DeliveryRow>(
       this.db,
-      `select position, event_uuid, event, url, attempt, response_status, error, duration_ms, skipped, created_at from project_hook_deliveries
-        where hook_id = $1 order by position desc offset $2 limit $3`,
+      `select id, event_uuid, event, url, attempt, response_status, error, duration_ms, skipped, created_at,
+              request_headers, request_data, response_headers, response_body from hook_delivery_log
+        where hook_id = $1 order by id desc offset $2 limit $3`,
       [hookId, page.offset, page.perPage],
     );
     return { rows: deliveries, total };

@@ -1,12 +1,9 @@
 import {
-  Clock,
-  Metrics,
   JobKinds,
   JobProcessor,
   JobQueue,
   Outbox,
   LodeConfig,
-  redactSecrets,
   type DomainEvent,
   type JobHandlers,
   type OutboxRoute,
@@ -16,20 +13,17 @@ import {
 import { ProjectQueries, isTagRef, ruleMatches, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
 import { UserQueries } from '@app/users';
 import { InjectQueue, Processor } from '@nestjs/bullmq';
-import { CommandBus } from '@nestjs/cqrs';
 import type { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
-import { RecordHookDelivery } from '../commands/hook.commands';
+import { DeliveryLog } from '../delivery/delivery-log';
 import { HookFailures } from '../delivery/hook-failures';
-import { alertStatus, autoDisables, type HookKind } from '../domain/auto-disabling';
 import { HookQueries } from '../queries/hook.queries';
-import { withoutCredentials } from '../domain/hook-url';
 import { HookSecrets } from '../secrets/hook-secrets';
+import { HookDelivery } from './hook-delivery';
 import { SystemHookQueries } from '../queries/system-hook.queries';
 import { SYSTEM_HOOK_SOURCE_EVENTS, SystemHookFanOut } from './system-hook-fanout';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
-import { deliveryHeaders, idempotencyKey, signatureHeaders } from './webhook-headers';
-import { deliveryReason, delivered, sendWebhook } from './webhook-sender';
+import { delivered } from './webhook-sender';
 
 /** Attempts per delivery, with exponential backoff (by default 10, 20 and 40 s between them). */
 export const DELIVERY_ATTEMPTS = 4;
@@ -62,7 +56,9 @@ export type DeliverJob = {
 export type SystemFanOutJob = { kind: 'system-fanout'; position: string; type: string; data: Record<string, unknown> };
 /** Removes the sealed secrets of hooks that went with their project (deleted itself, or with its group or owner). */
 export type EraseGoneSecretsJob = { kind: 'erase-gone-secrets' };
-export type WebhookJob = PushFanOutJob | DeliverJob | EraseGoneSecretsJob | SystemFanOutJob;
+/** Removes the delivery log's entries older than LODE_WEBHOOK_LOG_DAYS (repeated, see `scheduleLogPruning`). */
+export type PruneDeliveryLogJob = { kind: 'prune-delivery-log' };
+export type WebhookJob = PushFanOutJob | DeliverJob | EraseGoneSecretsJob | SystemFanOutJob | PruneDeliveryLogJob;
 
 /** The `webhooks` queue: a fan-out per recorded push, then one delivery per subscribed hook; secrets' erasure. */
 export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', {
@@ -70,7 +66,11 @@ export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', {
   deliver: true,
   'erase-gone-secrets': true,
   'system-fanout': true,
+  'prune-delivery-log': true,
 });
+
+/** How often the delivery log's old entries are removed. */
+export const PRUNE_DELIVERY_LOG_EVERY_MS = 60 * 60 * 1000;
 export const WEBHOOKS_QUEUE = WEBHOOK_JOBS.name;
 
 /**
@@ -139,27 +139,55 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     'erase-gone-secrets': async () => {
       await this.secrets.eraseGone();
       await this.failures.eraseGone();
+      await this.deliveryLog.eraseGone();
     },
     'system-fanout': (job) => this.systemFanOut(job.data, job.id),
+    'prune-delivery-log': async () => {
+      const removed = await this.pruneDeliveryLog();
+      if (removed)
+        this.logger.log(`removed ${removed} delivery log entries older than ${this.config.webhookLogDays} days`);
+    },
   };
 
   constructor(
-    private readonly commands: CommandBus,
     private readonly config: LodeConfig,
     private readonly projects: ProjectQueries,
     private readonly hooks: HookQueries,
     private readonly users: UserQueries,
-    @InjectQueue(WEBHOOKS_QUEUE) queue: Queue,
+    @InjectQueue(WEBHOOKS_QUEUE) private readonly queue: Queue,
     kinds: JobKinds,
     private readonly secrets: HookSecrets,
     outbox: Outbox,
-    private readonly metrics: Metrics,
     private readonly failures: HookFailures,
-    private readonly clock: Clock,
     private readonly systemHooks: SystemHookQueries,
     private readonly systemFanOuts: SystemHookFanOut,
+    private readonly delivery: HookDelivery,
+    private readonly deliveryLog: DeliveryLog,
   ) {
     super(WEBHOOK_JOBS, queue, kinds, outbox, 'Webhooks');
+  }
+
+  /**
+   * The retention job: one BullMQ job scheduler (repeatable, one per Redis whatever the number of
+   * workers), hourly. Scheduled where workers run; a scheduler left by an earlier start is replaced.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.queue
+      .upsertJobScheduler(
+        'prune-delivery-log',
+        { every: PRUNE_DELIVERY_LOG_EVERY_MS },
+        {
+          name: 'prune-delivery-log',
+          data: { kind: 'prune-delivery-log' },
+          opts: { removeOnComplete: 10, removeOnFail: 10 },
+        },
+      )
+      .catch((err: unknown) => this.logger.warn(`could not schedule the delivery log's pruning: ${String(err)}`));
+  }
+
+  /** Removes the delivery log's entries older than LODE_WEBHOOK_LOG_DAYS; answers how many. */
+  pruneDeliveryLog(): Promise<number> {
+    return this.deliveryLog.prune(this.config.webhookLogDays);
   }
 
   private async fanOut(
@@ -223,74 +251,17 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       ? await this.systemHooks.deliveryTarget(job.hookId)
       : await this.hooks.deliveryTarget(job.hookId, job.projectId);
     if (!hook) return; // removed since the push: nothing to send, no log to write
-    const secret = system ? await this.secrets.readSystem(hook.id) : await this.secrets.read(hook.id);
-    const url = secret?.url ?? hook.url;
     // Headers and failures are keyed by (kind, id), so a system hook's delivery uses them the same way.
-    const kind: HookKind = system ? 'system' : 'project';
-    const accounted = autoDisables(kind);
-    const status = accounted ? alertStatus(await this.failures.state(kind, hook.id), this.clock.now()) : 'executable';
-    if (status !== 'executable' && !job.retriedByOperator) {
-      // GitLab's `executable?`: a disabled hook is not sent to. The skip is logged, and the delivery
-      // ends here (no retry): the event is missed, as GitLab misses it.
-      await this.commands.execute(
-        new RecordHookDelivery(hook.id, {
-          eventUuid: job.eventUuid,
-          event: job.event,
-          url: redactSecrets(withoutCredentials(url)),
-          attempt,
-          responseStatus: null,
-          error: `skipped: the hook is ${status === 'disabled' ? 'disabled' : 'temporarily disabled'} after failing`,
-          durationMs: 0,
-          skipped: true,
-        }),
-      );
-      return;
-    }
-    const body = JSON.stringify(job.payload);
-    const identity = { kind, hookId: hook.id, event: job.event, eventUuid: job.eventUuid };
-    const outcome = await sendWebhook({
-      url,
-      token: secret?.token ?? null,
-      enableSslVerification: hook.enable_ssl_verification,
-      timeoutMs: this.config.webhookTimeoutMs,
-      allowLocal: this.config.allowLocalWebhooks,
-      body,
-      headers: {
-        ...deliveryHeaders(this.config, identity),
-        ...(secret?.signingToken
-          ? signatureHeaders(secret.signingToken, idempotencyKey(kind, hook.id, job.eventUuid), body, this.clock.now())
-          : {}),
-      },
+    const outcome = await this.delivery.send({
+      kind: system ? 'system' : 'project',
+      hook,
+      event: job.event,
+      eventUuid: job.eventUuid,
+      payload: job.payload,
+      attempt,
+      force: job.retriedByOperator === true,
     });
-    // Every request counts, a retry too (GitLab 17.x WebHooks::LogExecutionService: `enable!` after an
-    // answer GitLab files as ok, `backoff!` after any other). GitLab files a redirect as ok
-    // (WebHookService#response_category), so a 3xx does not count towards disabling, though Lode
-    // retries it as it always has.
-    const answered = outcome.status !== null && outcome.status >= 200 && outcome.status < 400;
-    if (accounted && answered) await this.failures.reset(kind, hook.id);
-    else if (accounted) await this.failures.failed(kind, hook.id);
-    this.metrics.delivery(
-      delivered(outcome)
-        ? 'delivered'
-        : outcome.status !== null
-          ? 'http_error'
-          : outcome.failure === 'connection' || !outcome.failure
-            ? 'connection_failed'
-            : outcome.failure,
-    );
-    // A system hook's deliveries are not recorded: no API shows them (10.x's admin page only).
-    if (!system)
-      await this.commands.execute(
-        new RecordHookDelivery(hook.id, {
-          eventUuid: job.eventUuid,
-          event: job.event,
-          url: redactSecrets(withoutCredentials(url)),
-          attempt,
-          responseStatus: outcome.status,
-          error: deliveryReason(outcome),
-          durationMs: outcome.durationMs,
-        }),
-      );
+    if (outcome === 'skipped') return;
     if (!delivered(outcome)) {
       // The detail (resolver answer, address, socket error) is for operators only.
       if (outcome.error) this.logger.debug(`hook ${hook.id} delivery attempt ${attempt}: ${outcome.error}`);

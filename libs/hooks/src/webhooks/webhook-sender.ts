@@ -22,7 +22,14 @@ export interface WebhookOutcome {
   error: string | null;
   durationMs: number;
   failure?: DeliveryFailure;
+  /** The receiver's answer headers (empty without an answer), for the delivery log. */
+  responseHeaders?: Record<string, string>;
+  /** The first RESPONSE_BODY_LOGGED bytes of the receiver's answer, for the delivery log. */
+  responseBody?: string;
 }
+
+/** What the delivery log keeps of an answer's body (later GitLab's `web_hook_logs` keep 8 KB too). */
+export const RESPONSE_BODY_LOGGED = 8 * 1024;
 
 /** The receiver's answer is read (so the connection ends cleanly) but only this much is kept. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -34,11 +41,17 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  */
 export async function sendWebhook(req: WebhookRequest): Promise<WebhookOutcome> {
   const started = performance.now();
+  let responseHeaders: Record<string, string> = {};
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
   const done = (status: number | null, error: string | null, failure?: DeliveryFailure): WebhookOutcome => ({
     status,
     error,
     durationMs: Math.round(performance.now() - started),
     ...(failure ? { failure } : {}),
+    responseHeaders,
+    // A multi-byte character cut at the limit becomes U+FFFD: the log shows text, never half a byte.
+    responseBody: Buffer.concat(kept).subarray(0, RESPONSE_BODY_LOGGED).toString('utf8'),
   });
   const verdict = await checkHookUrl(req.url, { allowLocal: req.allowLocal });
   if (!verdict.ok) return done(null, `refused: ${verdict.reason}`, verdict.unresolved ? 'connection' : 'refused');
@@ -73,8 +86,15 @@ export async function sendWebhook(req: WebhookRequest): Promise<WebhookOutcome> 
       },
       (res: IncomingMessage) => {
         let read = 0;
+        responseHeaders = Object.fromEntries(
+          Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v ?? '')]),
+        );
         res.on('data', (chunk: Buffer) => {
           read += chunk.length;
+          if (keptBytes < RESPONSE_BODY_LOGGED) {
+            kept.push(chunk);
+            keptBytes += chunk.length;
+          }
           if (read > MAX_RESPONSE_BYTES) res.destroy();
         });
         res.on('error', () => finish(res.statusCode ?? null, null));

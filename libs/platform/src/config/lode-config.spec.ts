@@ -20,6 +20,15 @@ describe('LodeConfig', () => {
     });
   });
 
+  describe('LODE_WEBHOOK_LOG_DAYS', () => {
+    it('keeps the delivery log 30 days unless set, at least 1', () => {
+      expect(LodeConfig.fromEnv({}).webhookLogDays).toBe(30);
+      expect(LodeConfig.fromEnv({ LODE_WEBHOOK_LOG_DAYS: '7' }).webhookLogDays).toBe(7);
+      for (const v of ['0', '-1', 'week'])
+        expect(() => LodeConfig.fromEnv({ LODE_WEBHOOK_LOG_DAYS: v })).toThrow(/LODE_WEBHOOK_LOG_DAYS/);
+    });
+  });
+
   describe('LODE_LOG_FORMAT', () => {
     it('takes json and pretty; by default pretty on a terminal, json otherwise', () => {
       expect(LodeConfig.fromEnv({ LODE_LOG_FORMAT: 'json' }).logFormat).toBe('json');

@@ -46,6 +46,8 @@ export class LodeConfig {
    * 1 minute); each further failure doubles it, up to a day.
    */
   webhookDisableBaseMs = 60_000;
+  /** How many days a project hook's delivery log keeps an entry (LODE_WEBHOOK_LOG_DAYS). */
+  webhookLogDays = 30;
   role: LodeRole = 'all';
   maxUploadBytes = 10 * 1024 * 1024;
   /** How long a resolved token is trusted before it is looked up again; revocation takes effect within this. */
@@ -157,6 +159,10 @@ export class LodeConfig {
       1,
       int(env.LODE_WEBHOOK_DISABLE_BASE_MS, c.webhookDisableBaseMs, 'LODE_WEBHOOK_DISABLE_BASE_MS'),
     );
+    c.webhookLogDays = int(env.LODE_WEBHOOK_LOG_DAYS, c.webhookLogDays, 'LODE_WEBHOOK_LOG_DAYS');
+    // 0 would empty every hook's log each hour: a log that shows nothing is a setting mistake.
+    if (c.webhookLogDays < 1)
+      throw new Error(`LODE_WEBHOOK_LOG_DAYS must be at least 1, not ${env.LODE_WEBHOOK_LOG_DAYS}`);
     const role = env.LODE_ROLE || 'all';
     if (role !== 'all' && role !== 'api' && role !== 'worker')
       throw new Error(`LODE_ROLE must be all, api or worker, not ${role}`);
