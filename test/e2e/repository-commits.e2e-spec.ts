@@ -491,7 +491,8 @@ describe('repository commits, files, branches and tags (GitLab 10.x reads)', () 
         );
         child.stdin!.end(stream);
       });
-    });
+      // fast-import of 5,000 commits takes a few seconds, far more on a loaded machine.
+    }, 180_000);
 
     it('pages 5,000 commits by position: page 40 is the 3,901st to 4,000th commit, and cheap', async () => {
       const expected = async (skip: number, extra: string[] = []) =>
@@ -527,6 +528,90 @@ describe('repository commits, files, branches and tags (GitLab 10.x reads)', () 
       // Generous bounds for a shared machine: a walk of the whole history per page would still pass
       // these, the position-sized walk (bench numbers in the README) is far below them.
       for (const { ms } of [first, fortieth, last, byPath]) expect(ms).toBeLessThan(3000);
+    });
+
+    /** Commits appended to `ref` by fast-import (from its tip), each changing f7.txt; answers the new tip. */
+    const append = async (ref: string, from: string, n: number, tag: string) => {
+      let stream = `reset ${ref}\nfrom ${from}\n`;
+      for (let i = 1; i <= n; i++) {
+        const message = `${tag} ${i}\n`;
+        const content = `${tag} ${i}\n`;
+        stream +=
+          `commit ${ref}\ncommitter Tester <tester@example.com> ${1_700_000_000 + i * 60} +0000\n` +
+          `data ${Buffer.byteLength(message)}\n${message}M 100644 inline f7.txt\ndata ${content.length}\n${content}\n`;
+      }
+      await new Promise<void>((resolve, reject) => {
+        const child = execFile('git', ['fast-import', '--quiet', '--force'], { cwd: bare }, (err) =>
+          err ? reject(err) : resolve(),
+        );
+        child.stdin!.end(stream);
+      });
+      return (await gitOk(['rev-parse', ref], bare)).trim();
+    };
+
+    it('pages from a list kept per tip: a push, a rewrite and a new branch each answer the new history', async () => {
+      const page = (query: string) => as().get(`/projects/${long.id}/repository/commits?${query}`);
+      const expected = async (skip: number, tip: string, extra: string[] = []) =>
+        (await gitOk(['rev-list', `--skip=${skip}`, '--max-count=100', tip, '--', ...extra], bare))
+          .split('\n')
+          .filter(Boolean);
+      const before = (await gitOk(['rev-parse', 'master'], bare)).trim();
+      // Kept: the same answers again (page 40 and the path-limited list).
+      expect(ids((await page('per_page=100&page=40')).body)).toEqual(await expected(3900, before));
+      expect((await page('per_page=100&path=f7.txt')).headers['x-total']).toBe(String(COMMITS / 50));
+
+      // A push of 3 commits: the total and every page move by 3.
+      const pushed = await append('refs/heads/master', before, 3, 'pushed');
+      const after = await page('per_page=100&page=40');
+      expect(after.headers).toMatchObject({ 'x-total': String(COMMITS + 3), 'x-total-pages': '51' });
+      expect(ids(after.body)).toEqual(await expected(3900, pushed));
+      expect(ids((await page('per_page=2')).body)).toEqual(await expected(0, pushed).then((l) => l.slice(0, 2)));
+      const byPath = await page('per_page=100&path=f7.txt');
+      expect(byPath.headers['x-total']).toBe(String(COMMITS / 50 + 3));
+      expect(ids(byPath.body)).toEqual(await expected(0, pushed, ['f7.txt']));
+
+      // A rewrite (a forced push back to the old tip, then one other commit): the rewritten history.
+      const rewritten = await append('refs/heads/master', before, 1, 'rewritten');
+      const again = await page('per_page=100');
+      expect(again.headers['x-total']).toBe(String(COMMITS + 1));
+      expect(again.body[0]).toMatchObject({ id: rewritten, title: 'rewritten 1' });
+      expect(ids((await page('per_page=100&page=40')).body)).toEqual(await expected(3900, rewritten));
+
+      // A new branch: `all` lists it too; its own ref_name lists its history.
+      const side = await append('refs/heads/side', before, 2, 'side');
+      const all = await page('per_page=100&all=true');
+      expect(all.headers['x-total']).toBe(String(COMMITS + 3));
+      expect(ids(all.body)).toEqual(
+        (await gitOk(['rev-list', '--max-count=100', '--all'], bare)).split('\n').filter(Boolean),
+      );
+      expect((await page('per_page=100&ref_name=side')).body[0].id).toBe(side);
+      // with_stats pages through git with the same total.
+      const stats = await page('per_page=100&page=2&with_stats=true');
+      expect(stats.headers['x-total']).toBe(String(COMMITS + 1));
+      expect(ids(stats.body)).toEqual(await expected(100, rewritten));
+      expect(stats.body[0].stats).toEqual({ additions: 1, deletions: 1, total: 2 });
+    });
+
+    it("reads a file at a ref through the raw reads' process, and sees each push at once", async () => {
+      const file = (path: string, ref: string) => as().get(`/projects/${long.id}/repository/files/${path}?ref=${ref}`);
+      const tip = (await gitOk(['rev-parse', 'master'], bare)).trim();
+      const first = await file('f7.txt', 'master');
+      expect(first.body).toMatchObject({ file_path: 'f7.txt', commit_id: tip, last_commit_id: tip });
+      const moved = await append('refs/heads/master', tip, 1, 'moved');
+      const next = await file('f7.txt', 'master');
+      expect(next.body).toMatchObject({ commit_id: moved, last_commit_id: moved, size: 'moved 1\n'.length });
+      expect(Buffer.from(next.body.content, 'base64').toString()).toBe('moved 1\n');
+      expect(next.body.blob_id).toBe((await gitOk(['rev-parse', 'master:f7.txt'], bare)).trim());
+      // Spellings git's cat-file reads otherwise, or dies on, answer as libgit2 reads them, and the
+      // process keeps serving: a ref relative to another, a reflog or upstream name, `./` and `//` paths.
+      expect((await file('f7.txt', 'master~1')).body).toMatchObject({ commit_id: tip });
+      for (const ref of ['master@%7Bupstream%7D', '%40%7B-1%7D', 'master..side'])
+        expect([ref, (await file('f7.txt', ref)).body]).toEqual([ref, { message: '404 Commit Not Found' }]);
+      for (const path of ['.%2Ff7.txt', 'docs%2F..%2Ff7.txt', '%2F%2Ff7.txt', 'f7.txt%0A'])
+        expect([path, (await file(path, 'master')).status]).toEqual([path, path === '%2F%2Ff7.txt' ? 200 : 404]);
+      expect((await file('f7.txt', 'master')).body).toMatchObject({ commit_id: moved });
+      expect((await file('nope.txt', moved)).body).toEqual({ message: '404 File Not Found' });
+      expect((await file('f7.txt', 'a'.repeat(40))).body).toEqual({ message: '404 Commit Not Found' });
     });
   });
 

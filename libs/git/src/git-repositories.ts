@@ -97,6 +97,12 @@ export interface FileEntry {
   name: string;
 }
 
+/** A file read at a ref: the commit the ref names, and the blob when the path is a file there. */
+export interface FileAtRef {
+  commitId: string;
+  file?: FileEntry & { content: Buffer };
+}
+
 /** Consecutive lines last changed by one commit (GitLab's blame range). */
 export interface BlameRange {
   commit: CommitInfo;
@@ -420,6 +426,11 @@ export abstract class GitRepositories {
   abstract fileEntry(repo: RepoRef, sha: string, path: string): Promise<FileEntry | undefined>;
   /** The blob at `path` in commit `sha` with its bytes, read whole; undefined as for fileEntry. */
   abstract readFile(repo: RepoRef, sha: string, path: string): Promise<(FileEntry & { content: Buffer }) | undefined>;
+  /**
+   * The commit `ref` names and the blob at `path` in it with its bytes, read whole (the files API);
+   * undefined when the ref names no commit, `file` undefined as for fileEntry.
+   */
+  abstract fileAtRef(repo: RepoRef, ref: string, path: string): Promise<FileAtRef | undefined>;
   /** The newest commit reachable from `sha` that changed `path`. */
   abstract lastCommitFor(repo: RepoRef, sha: string, path: string): Promise<string | undefined>;
   /** Who last changed each line of `path` at commit `sha`, as ranges of consecutive lines from one commit. */

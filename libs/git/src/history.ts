@@ -1,3 +1,4 @@
+import { CommitIdList } from './commit-lists';
 import { read } from './git-cli';
 import type { CommitStats, RefName } from './git-repositories';
 
@@ -91,6 +92,18 @@ export async function logPage(
       stats.total = stats.additions + stats.deletions;
       return { sha, stats };
     });
+}
+
+/**
+ * Every commit id of the walk, newest first (`git rev-list`, the order `git log` pages through),
+ * or undefined when it holds more than `max`: the walk stops there, so a huge history costs no more
+ * than the cap before the caller pages through git instead.
+ */
+export async function commitIds(path: string, f: WalkFilter, max: number): Promise<CommitIdList | undefined> {
+  if (max <= 0) return undefined;
+  const out = await read(path, ['--literal-pathspecs', 'rev-list', `--max-count=${max + 1}`, ...walkArgs(f)]);
+  const list = CommitIdList.parse(out);
+  return list.length > max ? undefined : list;
 }
 
 /** How many commits the walk holds (`git rev-list --count`). */

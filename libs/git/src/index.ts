@@ -20,6 +20,7 @@ export {
   type Comparison,
   type Contributor,
   type FileDiff,
+  type FileAtRef,
   type FileEntry,
   type GitHttpOptions,
   type FileAction,

@@ -6,6 +6,24 @@ import type { HeldBlob, RawBlob } from './git-repositories';
 
 const SHA = /^[0-9a-f]{4,64}$/i;
 const HEADER_LIMIT = 256;
+/**
+ * Ref names the cat-file path resolves: branch, tag and commit-id spellings only, which git and
+ * libgit2's revparse read alike. Anything else (`@{upstream}`, which ends `cat-file --batch-command`
+ * with a fatal error in a bare repository, `:/message`, `..`) goes through libgit2 as before.
+ */
+const PLAIN_REF = /^(?!-)(?!.*\.\.)[\w./+-]{1,255}$/;
+
+/**
+ * A path cat-file reads as libgit2's tree lookup does: no empty, `.` or `..` segment (git reads
+ * `./x` relative to a working tree and dies in a bare repository), no newline (the command's end),
+ * no control character, and no blank at either end.
+ */
+function plainPath(file: string): boolean {
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  if (!file || file.length > 4096 || /[\x00-\x1f\x7f]/.test(file) || file.trim() !== file) return false;
+  return file.split('/').every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
 /** git's own binary test: a NUL byte in the first 8,000 bytes. */
 const SNIFF = 8000;
 
@@ -35,6 +53,35 @@ export class RawBlobs {
     if (!answer) return openRawBlob(repo, header.sha);
     const { content } = answer;
     return { sha: header.sha, size: content.length, binary: content.subarray(0, SNIFF).includes(0), content };
+  }
+
+  /**
+   * The commit `ref` names and the small blob at `file` in it, through the repository's long-lived
+   * cat-file process (three pipe round trips, no process start, no libgit2 thread-pool job): what the
+   * files API reads. `undefined` when this path cannot answer (a name cat-file might read otherwise
+   * than libgit2, or die on; a blob larger than HELD_BLOB_BYTES; the process failed): the caller
+   * reads through libgit2 then. `{ commit: undefined }` when the ref names no commit, `file`
+   * undefined when the path is no blob at that commit (missing, a directory, a submodule).
+   */
+  async fileAt(
+    repo: string,
+    ref: string,
+    file: string,
+  ): Promise<{ commit?: string; file?: { sha: string; content: Buffer } } | undefined> {
+    if (!PLAIN_REF.test(ref) || !plainPath(file)) return undefined;
+    try {
+      const commit = await this.pool.info(repo, `${ref}^{commit}`);
+      if (!commit) return { commit: undefined };
+      if (commit.type !== 'commit') return undefined;
+      const entry = await this.pool.info(repo, `${commit.sha}:${file}`);
+      if (!entry || entry.type !== 'blob') return { commit: commit.sha };
+      if (entry.size > HELD_BLOB_BYTES) return undefined;
+      const answer = await this.pool.contents(repo, entry.sha);
+      if (!answer) return undefined;
+      return { commit: commit.sha, file: { sha: entry.sha, content: answer.content } };
+    } catch {
+      return undefined;
+    }
   }
 
   /** Ends the long-lived cat-file processes (at shutdown). */

@@ -39,6 +39,11 @@ export class LodeConfig {
   compareMaxFiles = 1000;
   compareMaxLines = 50_000;
   compareMaxBytes = 5 * 1024 * 1024;
+  /**
+   * Bytes of commit id lists the commits API keeps per walk (40 bytes a commit): a page at any depth is
+   * a slice of the list; a walk longer than a quarter of this pages through git. 0 turns it off.
+   */
+  commitListCacheBytes = 32 * 1024 * 1024;
   /** The first retry's delay after a failed delivery; each next one doubles it. */
   webhookRetryDelayMs = 10_000;
   /**
@@ -194,6 +199,11 @@ export class LodeConfig {
     c.compareMaxFiles = int(env.LODE_COMPARE_MAX_FILES, c.compareMaxFiles, 'LODE_COMPARE_MAX_FILES');
     c.compareMaxLines = int(env.LODE_COMPARE_MAX_LINES, c.compareMaxLines, 'LODE_COMPARE_MAX_LINES');
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');
+    c.commitListCacheBytes = int(
+      env.LODE_COMMIT_LIST_CACHE_BYTES,
+      c.commitListCacheBytes,
+      'LODE_COMMIT_LIST_CACHE_BYTES',
+    );
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     const format = env.LODE_LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json');
     if (format !== 'json' && format !== 'pretty')

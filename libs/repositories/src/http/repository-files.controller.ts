@@ -1,4 +1,4 @@
-import { GitRepositories, type CommitInfo, type FileEntry, type RepoRef } from '@app/git';
+import { GitRepositories, type FileEntry, type RepoRef } from '@app/git';
 import { CurrentActor, GitlabParams, NotFound, type Actor } from '@app/platform';
 import { ProjectQueries } from '@app/projects';
 import { Controller, Get, Head, Param, Res } from '@nestjs/common';
@@ -73,14 +73,17 @@ export class RepositoryFilesController {
 
   /** The file read whole at the ref, and its metadata: the JSON answer, HEAD and blame. */
   private async wholeFile(id: string, path: string, ref: string, actor: Actor | undefined) {
-    const { repo, commit } = await this.commitOf(id, ref, actor);
-    const file = await this.git.readFile(repo, commit.id, path);
+    const { repo } = await readableRepository(this.projects, id, actor);
+    // Ref, commit and blob in one read (small blobs: the raw endpoint's cat-file process).
+    const found = await this.git.fileAtRef(repo, ref, path);
+    if (!found) throw new NotFound('Commit');
+    const { commitId, file } = found;
     if (!file) throw new NotFound('File');
     const sha256 = createHash('sha256').update(file.content).digest('hex');
-    return { repo, commit, file, data: await this.data(repo, ref, commit, file, file.content.length, sha256) };
+    return { repo, commitId, file, data: await this.data(repo, ref, commitId, file, file.content.length, sha256) };
   }
 
-  private async data(repo: RepoRef, ref: string, commit: CommitInfo, file: FileEntry, size: number, sha256?: string) {
+  private async data(repo: RepoRef, ref: string, commitId: string, file: FileEntry, size: number, sha256?: string) {
     return {
       file_name: file.name,
       file_path: file.path,
@@ -89,8 +92,8 @@ export class RepositoryFilesController {
       content_sha256: sha256,
       ref,
       blob_id: file.blobId,
-      commit_id: commit.id,
-      last_commit_id: (await this.git.lastCommitFor(repo, commit.id, file.path)) ?? null,
+      commit_id: commitId,
+      last_commit_id: (await this.git.lastCommitFor(repo, commitId, file.path)) ?? null,
     } satisfies FileData;
   }
 
@@ -144,7 +147,7 @@ export class RepositoryFilesController {
     const blob = await this.git.rawBlob(repo, file.blobId);
     if (!blob) throw new NotFound('File');
     const sha256 = 'content' in blob ? createHash('sha256').update(blob.content).digest('hex') : undefined;
-    setFileHeaders(res, await this.data(repo, q.ref, commit, file, blob.size, sha256));
+    setFileHeaders(res, await this.data(repo, q.ref, commit.id, file, blob.size, sha256));
     sendRawBlob(res, blob);
   }
 
@@ -157,8 +160,8 @@ export class RepositoryFilesController {
     @Res({ passthrough: true }) res: Response,
     @CurrentActor() actor?: Actor,
   ) {
-    const { repo, commit, file, data } = await this.wholeFile(id, path, q.ref, actor);
+    const { repo, commitId, file, data } = await this.wholeFile(id, path, q.ref, actor);
     setFileHeaders(res, data);
-    return (await this.git.blame(repo, commit.id, file.path)).map(serializeBlameRange);
+    return (await this.git.blame(repo, commitId, file.path)).map(serializeBlameRange);
   }
 }
