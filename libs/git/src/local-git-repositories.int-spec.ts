@@ -93,6 +93,55 @@ describe('LocalGitRepositories', () => {
     expect((await git.statistics(repo, 'missing')).commitCount).toBe(0);
   });
 
+  it('packs loose objects once they pile up past 256, keeping every object, reachable or not', async () => {
+    const packed = projectRepo(17);
+    const path = repositoryPath(dataDir, 17);
+    await git.init(packed, 'main');
+    const person = { name: 'Ann', email: 'ann@example.com', when: new Date('2024-01-01T00:00:00Z') };
+    let tip: string | null = null;
+    const tips: string[] = [];
+    // Each API-style commit leaves a blob, two trees and a commit loose: 70 of them pass 256.
+    for (let i = 0; i < 70; i++) {
+      tip = await git.writeCommit(packed, {
+        parent: tip,
+        actions: [{ action: tip ? 'update' : 'create', filePath: `dir/f.txt`, content: Buffer.from(`v${i}\n`) }],
+        message: `c${i}`,
+        author: person,
+        committer: person,
+      });
+      tips.push(tip);
+    }
+    expect(await git.moveRef(packed, 'refs/heads/main', ZERO, tip!)).toBe(true);
+    const loose = join(tmp.make(), 'loose.txt');
+    writeFileSync(loose, 'nobody refers to me\n');
+    const unreachable = (await gitOk(['hash-object', '-w', loose], path)).trim();
+    const counted = async () =>
+      Object.fromEntries(
+        (await gitOk(['count-objects', '-v'], path))
+          .trim()
+          .split('\n')
+          .map((l) => l.split(': '))
+          .map(([k, v]) => [k, Number(v)]),
+      ) as Record<string, number>;
+    expect((await counted()).count).toBeGreaterThan(256);
+
+    const stats = await git.statistics(packed, 'main');
+    expect(stats.commitCount).toBe(70);
+    await git.repacked();
+    const after = await counted();
+    expect(after).toMatchObject({ count: 0, packs: 1 });
+    expect(after['in-pack']).toBeGreaterThan(256);
+    // Nothing was lost: the history, every version of the file, and the object nobody refers to.
+    await gitOk(['fsck', '--no-progress', '--no-dangling'], path);
+    await gitOk(['cat-file', '-e', unreachable], path);
+    for (const [i, sha] of tips.entries())
+      expect((await git.readFile(packed, sha, 'dir/f.txt'))!.content.toString()).toBe(`v${i}\n`);
+    // The size after the repack is the pack's, and a second look starts nothing more.
+    expect((await git.statistics(packed, 'main')).repositorySize).toBe(after['size-pack'] * 1024);
+    await git.repacked();
+    expect((await counted()).packs).toBe(1);
+  });
+
   it('reads a raw blob and makes an archive once, then serves it from the cache', async () => {
     writeFileSync(join(work, 'README'), 'hello\n');
     await gitOk(['add', 'README'], work);

@@ -81,6 +81,11 @@ class PromiseCache<T> {
  * through the git command line run from the command helper (see command-runner.ts), or streamed
  * (`git http-backend`, `git archive`) where the output is large.
  */
+/** Loose objects past which the statistics start a repack (some 64 API commits' worth). */
+const LOOSE_OBJECTS_TO_PACK = 256;
+/** Packs past which they are rolled together (a geometric repack leaves a handful). */
+const PACKS_TO_ROLL_UP = 16;
+
 /** How long a half-built repository must have been left untouched before it counts as abandoned. */
 const STALE_TEMPORARY_MS = 60_000;
 /** How long another machine's unfinished creation is given before it counts as abandoned. */
@@ -97,6 +102,8 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   /** Per repository, the branch tip whose commit count this process took last (a count is immutable per commit). */
   private readonly lastCounts = new Map<string, { tip: string; count: number }>();
   private readonly lastCommits = new PromiseCache<string | undefined>(HISTORY_CACHE);
+  /** Background repacks running, by repository path (one at a time each). */
+  private readonly repacking = new Map<string, Promise<void>>();
   /** Walks' commit id lists (the commits API's pages), bounded by LODE_COMMIT_LIST_CACHE_BYTES. */
   private readonly commitLists: CommitListCache;
 
@@ -130,6 +137,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    */
   async onModuleDestroy(): Promise<void> {
     this.rawBlobs.close();
+    await this.repacked();
     await this.hooks.close();
   }
 
@@ -195,11 +203,33 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    */
   async statistics(repo: RepoRef, branch: string | null): Promise<RepositoryStatistics> {
     const path = this.path(repo);
-    const [commitCount, repositorySize] = await Promise.all([
+    const [commitCount, store] = await Promise.all([
       branch === null ? 0 : this.commitCount(path, branch),
-      cli.objectStoreBytes(path),
+      cli.objectStore(path),
     ]);
-    return { commitCount, repositorySize };
+    if (store.loose >= LOOSE_OBJECTS_TO_PACK || store.packs >= PACKS_TO_ROLL_UP) this.repackSoon(path);
+    return { commitCount, repositorySize: store.bytes };
+  }
+
+  /**
+   * GitLab's housekeeping after pushes (an incremental repack every 10 pushes), here when the
+   * statistics show loose objects or packs piling up: one geometric repack per repository at a
+   * time, after the answer (nothing waits for it), its failure only logged. The object store then
+   * stays a few packs and under LOOSE_OBJECTS_TO_PACK loose objects however many pushes it took, so
+   * a write's object lookups and the next statistics cost the same after 1,000 pushes as after one.
+   */
+  private repackSoon(path: string): void {
+    if (this.repacking.has(path)) return;
+    const run = cli
+      .repackIncrementally(path)
+      .catch((err: unknown) => this.logger.warn(`repack of ${path} failed: ${String(err)}`))
+      .finally(() => this.repacking.delete(path));
+    this.repacking.set(path, run);
+  }
+
+  /** Waits for the background repacks started so far (tests, shutdown). */
+  async repacked(): Promise<void> {
+    await Promise.all([...this.repacking.values()]);
   }
 
   private async commitCount(path: string, branch: string): Promise<number> {

@@ -25,8 +25,12 @@ export class PushInspector {
     // New branches are compared with the default branch as it is after this push (GitLab's heuristic).
     const base = defaultBranch ?? projectDefaultBranch;
     const existingBase = base !== null && refs.has(`refs/heads/${base}`) ? base : null;
-    const updates = await this.git.describeRefUpdates(repo, accepted, existingBase);
-    const statistics = await this.git.statistics(repo, base);
+    // Side by side: neither reads what the other computes, and the statistics' git processes then
+    // add nothing to the push's time beyond the describing ones.
+    const [updates, statistics] = await Promise.all([
+      this.git.describeRefUpdates(repo, accepted, existingBase),
+      this.git.statistics(repo, base),
+    ]);
     return { updates, defaultBranch, statistics };
   }
 
