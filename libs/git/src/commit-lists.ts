@@ -1,3 +1,5 @@
+import type { CommitInfo } from './git-repositories';
+
 /**
  * The ordered commit ids of a walk (newest first, as `git log` lists them), kept per what makes the
  * walk immutable: the resolved tip commit (or every ref's target), the path and the date range. A
@@ -88,6 +90,54 @@ export class CommitListCache {
       this.lists.delete(oldest);
       this.sizes.delete(oldest);
       this.bytes -= size;
+    }
+  }
+}
+
+/** About what a CommitInfo holds in memory: its strings at two bytes a character, and the object around them. */
+export function commitInfoBytes(c: CommitInfo): number {
+  const text =
+    c.message.length +
+    c.title.length +
+    c.authorName.length +
+    c.authorEmail.length +
+    c.committerName.length +
+    c.committerEmail.length +
+    (c.parentIds.length + 2) * 40 +
+    3 * 25;
+  return 2 * text + 400;
+}
+
+/**
+ * Commits as read for the commits API, by repository and id (a commit never changes), bounded by
+ * bytes (LODE_COMMIT_CACHE_BYTES), least recently used first out: a page of 100 commits read again
+ * costs no libgit2 job, where it cost 100 thread-pool round trips.
+ */
+export class CommitInfoCache {
+  private readonly commits = new Map<string, { info: CommitInfo; bytes: number }>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  get(repo: string, sha: string): CommitInfo | undefined {
+    const key = `${repo}\0${sha}`;
+    const kept = this.commits.get(key);
+    if (!kept) return undefined;
+    this.commits.delete(key);
+    this.commits.set(key, kept);
+    return kept.info;
+  }
+
+  set(repo: string, info: CommitInfo): void {
+    const key = `${repo}\0${info.id}`;
+    const bytes = commitInfoBytes(info) + key.length;
+    if (bytes > this.maxBytes / 16 || this.commits.has(key)) return;
+    this.commits.set(key, { info, bytes });
+    this.bytes += bytes;
+    for (const [oldest, kept] of this.commits) {
+      if (this.bytes <= this.maxBytes) break;
+      this.commits.delete(oldest);
+      this.bytes -= kept.bytes;
     }
   }
 }

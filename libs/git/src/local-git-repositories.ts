@@ -94,7 +94,7 @@ const ABANDONED_CREATION_MS = 60 * 60_000;
 @Injectable()
 export class LocalGitRepositories extends GitRepositories implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Git');
-  private readonly reads = new NodegitRepositories();
+  private readonly reads: NodegitRepositories;
   private readonly rawBlobs = new RawBlobs();
   private readonly archives: ArchiveStore;
   private readonly hooks: RefUpdateHooks;
@@ -111,6 +111,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     super();
     this.archives = new ArchiveStore(config.dataDir);
     this.commitLists = new CommitListCache(config.commitListCacheBytes);
+    this.reads = new NodegitRepositories(config.commitCacheBytes);
     this.hooks = new RefUpdateHooks(config.dataDir);
   }
 

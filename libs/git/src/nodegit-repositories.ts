@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { CommitInfoCache } from './commit-lists';
 import { contributorsFromLog } from './contributors-log';
 import type {
   BlobInfo,
@@ -194,10 +195,16 @@ function commitInfo(c: Commit): CommitInfo {
  */
 export class NodegitRepositories {
   private readonly open = new Map<string, Promise<Repo>>();
+  private readonly commitCache: CommitInfoCache;
   /** Tree listings by (tree id, path, recursive), least recently used first, and how many entries they hold. */
   private readonly treeCache = new Map<string, TreeEntry[]>();
   private treeCacheEntries = 0;
   private readonly contributorCache = new Map<string, Promise<Contributor[]>>();
+
+  /** `commitCacheBytes`: the bound of the commits kept for commit lists and blame (LODE_COMMIT_CACHE_BYTES). */
+  constructor(commitCacheBytes = 0) {
+    this.commitCache = new CommitInfoCache(commitCacheBytes);
+  }
 
   private repository(path: string): Promise<Repo> {
     let repo = this.open.get(path);
@@ -251,13 +258,24 @@ export class NodegitRepositories {
     }
   }
 
-  /** Commits by full id, in the order asked; an id that names no commit is left out. */
+  /** Commits by full id, in the order asked; an id that names no commit is left out. Kept ones cost no read. */
   async commitsBySha(path: string, shas: string[]): Promise<CommitInfo[]> {
-    const repo = await this.repository(path);
-    const commits = await Promise.all(
-      shas.map((sha) => repo.getCommit(NodeGit.Oid.fromString(sha)).then(commitInfo, () => undefined)),
-    );
-    return commits.filter((c): c is CommitInfo => c !== undefined);
+    const kept = shas.map((sha) => this.commitCache.get(path, sha));
+    const missing = shas.filter((_, i) => !kept[i]);
+    if (missing.length) {
+      const repo = await this.repository(path);
+      const read = await Promise.all(
+        missing.map((sha) => repo.getCommit(NodeGit.Oid.fromString(sha)).then(commitInfo, () => undefined)),
+      );
+      const found = new Map<string, CommitInfo>();
+      for (const c of read) {
+        if (!c) continue;
+        found.set(c.id, c);
+        this.commitCache.set(path, c);
+      }
+      for (const [i, sha] of shas.entries()) kept[i] ??= found.get(sha);
+    }
+    return kept.filter((c): c is CommitInfo => c !== undefined);
   }
 
   /** The first parent's tree, or none for a root commit: what GitLab's `diff_from_parent` compares with. */

@@ -44,6 +44,8 @@ export class LodeConfig {
    * a slice of the list; a walk longer than a quarter of this pages through git. 0 turns it off.
    */
   commitListCacheBytes = 32 * 1024 * 1024;
+  /** Bytes of commits (id, people, dates, message) kept as read for commit lists and blame; 0 keeps none. */
+  commitCacheBytes = 16 * 1024 * 1024;
   /** The first retry's delay after a failed delivery; each next one doubles it. */
   webhookRetryDelayMs = 10_000;
   /**
@@ -204,6 +206,7 @@ export class LodeConfig {
       c.commitListCacheBytes,
       'LODE_COMMIT_LIST_CACHE_BYTES',
     );
+    c.commitCacheBytes = int(env.LODE_COMMIT_CACHE_BYTES, c.commitCacheBytes, 'LODE_COMMIT_CACHE_BYTES');
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     const format = env.LODE_LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json');
     if (format !== 'json' && format !== 'pretty')
