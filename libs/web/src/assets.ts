@@ -50,7 +50,7 @@ pre { background: var(--soft); padding: .75rem; overflow-x: auto; border-radius:
 .readme th, .readme td { border: 1px solid var(--line); padding: .25rem .5rem; }
 .diff { border: 1px solid var(--line); border-radius: 6px; margin: 0 0 1rem; overflow: hidden; }
 .diff h3 { margin: 0; padding: .4rem .75rem; font-size: .9rem; background: var(--soft); border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
-.diff pre { margin: 0; border-radius: 0; background: var(--bg); padding: 0; }
+.diff pre { margin: 0; border-radius: 0; background: var(--bg); padding: 0; display: grid; }
 .diff pre span { display: block; padding: 0 .75rem; }
 .diff .add { background: var(--add); }
 .diff .del { background: var(--del); }
@@ -61,6 +61,7 @@ form.signin { display: grid; gap: .6rem; max-width: 24rem; }
 form.signin input { font: inherit; padding: .4rem .5rem; border: 1px solid var(--line); border-radius: 4px; }
 .error { color: #a4161a; }
 .pager { display: flex; gap: 1rem; margin: 1rem 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 footer { max-width: 70rem; margin: 2rem auto 1rem; padding: 0 1rem; font-size: .85rem; color: var(--muted); }
 .hljs-comment, .hljs-quote { color: #6a737d; }
 .hljs-keyword, .hljs-selector-tag, .hljs-type, .hljs-meta .hljs-keyword { color: #c3156b; }
