@@ -59,17 +59,13 @@ describe('web pages', () => {
       .send({ name: 'Acme', path: 'acme', visibility: 'public' });
     group = g.body;
     await t.http().post(`/api/v4/groups/${group.id}/members`).set(root()).send({ user_id: owner.id, access_level: 50 });
-    const created = await t
-      .http()
-      .post('/api/v4/projects')
-      .set(as(owner))
-      .send({
-        name: 'Tools',
-        path: 'tools',
-        namespace_id: group.id,
-        visibility: 'public',
-        description: 'Tools <b>for</b> all',
-      });
+    const created = await t.http().post('/api/v4/projects').set(as(owner)).send({
+      name: 'Tools',
+      path: 'tools',
+      namespace_id: group.id,
+      visibility: 'public',
+      description: 'Tools <b>for</b> all',
+    });
     expect(created.status).toBe(201);
     pub = created.body;
     const commit = await t
@@ -311,6 +307,15 @@ describe('web pages', () => {
     await t.http().post(`/api/v4/users/${owner.id}/unblock`).set(root());
     // Unblocking does not bring the session back: the cookie was cleared, and the browser signs in again.
     expect((await page(local(priv.web_url), await signIn(owner.username, 'secret-password'))).status).toBe(200);
+  });
+
+  it('reads a page as the owner of a PRIVATE-TOKEN or Bearer token sent instead of a cookie', async () => {
+    const path = local(priv.web_url);
+    expect((await page(path).set('PRIVATE-TOKEN', owner.token)).status).toBe(200);
+    expect((await page(path).set('Authorization', `Bearer ${owner.token}`)).status).toBe(200);
+    expect((await page(path).set('PRIVATE-TOKEN', outsider.token)).status).toBe(404);
+    expect((await page(path).set('PRIVATE-TOKEN', 'not-a-token')).status).toBe(404);
+    expect((await page(`${path}?private_token=${owner.token}`)).status).toBe(404);
   });
 
   it('signs in with a token; revoking the token ends the session; sign-out ends it too', async () => {

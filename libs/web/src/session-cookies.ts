@@ -16,6 +16,13 @@ export function cookieValue(header: string | undefined, name: string): string | 
   return undefined;
 }
 
+function tokenHeader(req: Request): string | undefined {
+  const header = req.headers['private-token'];
+  if (typeof header === 'string' && header) return header;
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  return bearer?.[1];
+}
+
 /**
  * The session cookie of the web pages: `HttpOnly`, `SameSite=Strict`, `Secure` when the request came
  * over TLS (directly, or as a trusted proxy says), and as short-lived as its session. Sign-in and
@@ -29,10 +36,14 @@ export class SessionCookies {
     private readonly config: LodeConfig,
   ) {}
 
-  /** The signed-in user, or undefined; a cookie whose session is over is cleared. */
+  /**
+   * The signed-in user, or undefined; a cookie whose session is over is cleared. Without a cookie, a
+   * token in `PRIVATE-TOKEN` or `Authorization: Bearer` (a script or a checker reading the pages as a
+   * user; never from the query string, which would leak into logs and Referer) acts as the session would.
+   */
   async actorOf(req: Request, res: Response): Promise<Actor | undefined> {
     const secret = cookieValue(req.headers.cookie, SESSION_COOKIE);
-    if (!secret) return undefined;
+    if (!secret) return this.sessions.byHeaderToken(tokenHeader(req), req.ip ?? '');
     const actor = await this.sessions.resolve(secret);
     if (!actor) this.clear(req, res);
     return actor;

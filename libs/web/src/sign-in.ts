@@ -10,7 +10,7 @@ const MESSAGES: Record<string, string> = {
   invalid: 'Invalid login or password.',
   blocked: 'Your account is blocked or deactivated.',
   throttled: 'Too many failed attempts: wait a while and try again.',
-  scope: 'That access token does not have the api scope.',
+  scope: 'That access token has neither the api nor the read_api scope.',
   origin: 'The form was sent from another site.',
 };
 

@@ -1,4 +1,4 @@
-import { Clock, firstRow, LodeConfig, type Actor } from '@app/platform';
+import { Clock, firstRow, LodeConfig, Unauthorized, type Actor } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
@@ -31,6 +31,9 @@ export type SignInRefusal = 'invalid' | 'blocked' | 'throttled' | 'scope';
 
 /** A sign-in's outcome: the session's secret for the cookie, or why there is none. */
 export type SignInResult = { secret: string; actor: Actor; expiresAt: Date } | { refused: SignInRefusal };
+
+/** The scopes that let a token read projects through the API (GitLab 12.10's `read_api` included). */
+const readsApi = (actor: Actor): boolean => actor.scopes.includes('api') || actor.scopes.includes('read_api');
 
 /** A password this long is refused before scrypt runs (as GitLab's 128-character maximum). */
 const MAX_PASSWORD = 128;
@@ -88,7 +91,7 @@ export class WebSessions {
     try {
       const { actor } = await this.actors.byToken(secret, from);
       // The pages show what the API shows to this token: one that may not read the API may not sign in.
-      if (!actor.scopes.includes('api')) return { refused: 'scope' };
+      if (!readsApi(actor)) return { refused: 'scope' };
       return this.start(actor, actor.tokenId ?? null);
     } catch (err) {
       if (err instanceof AuthThrottled) return { refused: 'throttled' };
@@ -136,6 +139,22 @@ export class WebSessions {
       scopes: row.scopes ?? ['api'],
       impersonation: false,
     };
+  }
+
+  /**
+   * A page request that carries a token instead of a session cookie: its owner if the token is valid
+   * and may read the API, else undefined (the page is shown as to an anonymous visitor, which shows
+   * nothing more). Refused tokens count towards the address's throttle, as on the API.
+   */
+  async byHeaderToken(secret: string | undefined, from: string): Promise<Actor | undefined> {
+    if (!secret) return undefined;
+    try {
+      const { actor } = await this.actors.byToken(secret, from);
+      return readsApi(actor) ? actor : undefined;
+    } catch (err) {
+      if (err instanceof Unauthorized || err instanceof AuthThrottled || err instanceof UserBlocked) return undefined;
+      throw err;
+    }
   }
 
   /** Ends the session (sign-out); a no-op for one that is gone. */
