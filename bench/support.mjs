@@ -101,7 +101,8 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     } catch {
       // not listening yet
     }
-    if (i > 600) {
+    // 60 s: on a loaded machine (load average 20 and more, other work sharing the cores) a start took 18 s.
+    if (i > 3000) {
       await stop();
       throw new Error('server did not start');
     }
