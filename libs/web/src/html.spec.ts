@@ -11,7 +11,7 @@ describe('html', () => {
   it('passes nested templates and trusted renderer output unescaped, arrays joined, nothing for null and false', () => {
     const inner = html`<b>${'<i>'}</b>`;
     expect(html`<p>${inner}${[html`<br />`, 'a&b']}${null}${false}${undefined}${trustedHtml('<hr>')}</p>`.value).toBe(
-      '<p><b>&lt;i&gt;</b><br>a&amp;b<hr></p>',
+      '<p><b>&lt;i&gt;</b><br />a&amp;b<hr></p>',
     );
   });
 
