@@ -112,7 +112,7 @@ describe('web pages', () => {
         .set(as(owner))
         .send({ name: 'Inside', path: 'inside', visibility: 'internal' })
     ).body;
-  });
+  }, 240_000);
 
   afterAll(() => t.close());
 
