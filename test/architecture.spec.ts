@@ -4,7 +4,7 @@ import ts from 'typescript';
 
 /**
  * The walls of the architecture (docs/architecture.md), checked on every run:
- * 1. layers: `platform` <- `git` <- `users` <- `groups` <- `projects` <- `hooks`, `repositories` <- `audit` <- apps;
+ * 1. layers: `platform` <- `git` <- `users` <- `groups` <- `projects` <- `hooks`, `repositories` <- `audit` <- `web` <- apps;
  *    a lib reaches another lib only as `@app/<lib>` (its index), never an app; no app imports another app.
  * 2. tables: a table named in SQL belongs to the context whose code names it; others ask the owner. An app
  *    owns no table: it names none in SQL and asks each context through its index.
@@ -33,6 +33,8 @@ const RANK: Record<string, number> = {
   repositories: 5,
   // The audit log reads every context's events, and asks groups and projects who may read it.
   audit: 6,
+  // The read-only web pages read every context through its index, as the API's controllers do.
+  web: 7,
 };
 
 const isSpec = (file: string): boolean => /\.(spec|int-spec|e2e-spec)\.ts$/.test(file);

@@ -19,6 +19,7 @@ import {
   sendClientError,
 } from '@app/platform';
 import { GitHttpMiddleware } from '@app/repositories';
+import { WebPages } from '@app/web';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -101,6 +102,11 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   // (libs/projects/src/uploads).
   app.use(multipartFields(takesFiles));
   app.use(requestInputMiddleware);
+  // The read-only web pages at GitLab's web paths (libs/web): they answer only paths no route above
+  // or below serves (not /api, /-/, uploads or git), and pass on what they do not find unless a
+  // browser asked (Accept: text/html), which gets the HTML 404 page.
+  const web = webPages(app);
+  if (web) app.use(web.handle);
   // What failed before routing (body parsers, multipart, the input checks) is answered as GitLab's errors.
   const errors = new GitlabErrorFilter();
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => errors.respond(err, req, res));
@@ -140,6 +146,14 @@ export function trustProxies(app: { set(setting: string, value: unknown): unknow
     app.set('trust proxy', proxies);
   } catch (err) {
     throw new Error(`LODE_TRUSTED_PROXIES: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function webPages(app: NestExpressApplication): WebPages | undefined {
+  try {
+    return app.get(WebPages, { strict: false });
+  } catch {
+    return undefined;
   }
 }
 

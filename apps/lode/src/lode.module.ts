@@ -58,10 +58,12 @@ import {
   Users1763780000100,
   UserStatuses1763780002610,
   UsersHttpModule,
+  WebSessions1763780004000,
   UsersModule,
   UsersWorkerModule,
 } from '@app/users';
 import { AuditEvents1763780003300, AuditHttpModule, AuditModule } from '@app/audit';
+import { WebModule } from '@app/web';
 import { BullModule } from '@nestjs/bullmq';
 import { DynamicModule, Module } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
@@ -102,6 +104,7 @@ export const MIGRATIONS = [
   AuditEvents1763780003300,
   HookDeliveryLog1763780003400,
   PendingPushOwners1763780003600,
+  WebSessions1763780004000,
 ];
 
 export interface LodeParts {
@@ -138,6 +141,7 @@ export class LodeModule {
               HooksHttpModule,
               RepositoriesHttpModule,
               AuditHttpModule,
+              WebModule,
             ]
           : []),
         ...(parts.worker

@@ -6,3 +6,5 @@ export { GitSshServer } from './ssh/git-ssh-server';
 /** Records the pushes git applied that their own process could not record (it runs by itself in api processes). */
 /** What git over HTTP and SSH share: lookup, policy, activity, the push gate and record. */
 export { GitAccess } from './transport/git-access';
+/** A blob's bytes as a download no browser renders as a page (the raw endpoints and the web pages' raw view). */
+export { sendRawBlob } from './http/raw-response';

@@ -5,6 +5,9 @@ export { Users1763780000100 } from './migrations/1763780000100-users';
 export { SshKeyFingerprints1763780001200 } from './migrations/1763780001200-ssh-key-fingerprints';
 export { SshKeyExpiryAndUserNote1763780002600 } from './migrations/1763780002600-ssh-key-expiry-and-user-note';
 export { UserStatuses1763780002610 } from './migrations/1763780002610-user-statuses';
+export { WebSessions1763780004000 } from './migrations/1763780004000-web-sessions';
+/** Sign-ins to the web pages (password or token), checked against the user's and token's state on every request. */
+export { WebSessions, type SignInRefusal, type SignInResult } from './sessions/web-sessions';
 export { UserQueries } from './queries/user.queries';
 /** A commit's GPG signature checked against the keys users registered (GitLab's Gitlab::Gpg::Commit). */
 export { CommitSignatures, type GpgCommitSignature, type GpgVerificationStatus } from './queries/commit-signatures';

@@ -34,6 +34,7 @@ import { ActorResolver } from './queries/actor-resolver';
 import { TokenResolver } from './queries/token-resolver';
 import { CommitSignatures } from './queries/commit-signatures';
 import { UserQueries } from './queries/user.queries';
+import { WebSessions } from './sessions/web-sessions';
 
 const HANDLERS = [
   CreateUserHandler,
@@ -61,8 +62,17 @@ const HANDLERS = [
 
 /** Commands, projections and queries of the users context: always loaded, whatever the process role. */
 @Module({
-  providers: [...HANDLERS, UserProjection, UserQueries, CommitSignatures, TokenResolver, ActorResolver, AvatarStore],
-  exports: [UserQueries, CommitSignatures, ActorResolver, AvatarStore],
+  providers: [
+    ...HANDLERS,
+    UserProjection,
+    UserQueries,
+    CommitSignatures,
+    TokenResolver,
+    ActorResolver,
+    AvatarStore,
+    WebSessions,
+  ],
+  exports: [UserQueries, CommitSignatures, ActorResolver, AvatarStore, WebSessions],
 })
 export class UsersModule implements OnModuleInit {
   constructor(

@@ -57,6 +57,8 @@ export class LodeConfig {
   webhookLogDays = 30;
   role: LodeRole = 'all';
   maxUploadBytes = 10 * 1024 * 1024;
+  /** Seconds a web page sign-in lasts (LODE_WEB_SESSION_TTL); revoking its token or blocking its user ends it sooner. */
+  webSessionTtl = 8 * 3600;
   /** How long a resolved token is trusted before it is looked up again; revocation takes effect within this. */
   tokenCacheMs = 1000;
   /** How often the outbox relay polls when no NOTIFY arrives. */
@@ -179,6 +181,7 @@ export class LodeConfig {
         `LODE_ROLE=${role} needs DATABASE_URL: the embedded database serves one process, which runs the API and the workers`,
       );
     c.maxUploadBytes = int(env.LODE_MAX_UPLOAD_BYTES, c.maxUploadBytes, 'LODE_MAX_UPLOAD_BYTES');
+    c.webSessionTtl = Math.max(1, int(env.LODE_WEB_SESSION_TTL, c.webSessionTtl, 'LODE_WEB_SESSION_TTL'));
     c.tokenCacheMs = int(env.LODE_TOKEN_CACHE_MS, c.tokenCacheMs, 'LODE_TOKEN_CACHE_MS');
     c.outboxPollMs = int(env.LODE_OUTBOX_POLL_MS, c.outboxPollMs, 'LODE_OUTBOX_POLL_MS');
     c.outboxSweepMs = int(env.LODE_OUTBOX_SWEEP_MS, c.outboxSweepMs, 'LODE_OUTBOX_SWEEP_MS');

@@ -6,9 +6,13 @@ import type { Response } from 'express';
  * policy keep HTML or SVG from a repository from running on Lode's origin (GitLab 10.x sent the blob's
  * own type).
  */
-export function sendRawBlob(res: Response, blob: HeldBlob | RawBlob): void {
+export function sendRawBlob(res: Response, blob: HeldBlob | RawBlob, rasterImageType?: string): void {
   res.status(200);
-  res.setHeader('Content-Type', blob.binary ? 'application/octet-stream' : 'text/plain; charset=utf-8');
+  // A raster image's own type (the web pages' <img>) is safe: no browser runs anything in one.
+  res.setHeader(
+    'Content-Type',
+    rasterImageType ?? (blob.binary ? 'application/octet-stream' : 'text/plain; charset=utf-8'),
+  );
   res.setHeader('Content-Length', String(blob.size));
   res.setHeader('Content-Disposition', 'inline');
   res.setHeader('X-Content-Type-Options', 'nosniff');

@@ -1,0 +1,593 @@
+import { GitRepositories, projectRepo, type CommitInfo, type RepoRef } from '@app/git';
+import { NamespaceAccess, GroupQueries } from '@app/groups';
+import { Forbidden, LodeConfig, NotFound, RequestContexts, type Actor } from '@app/platform';
+import { ProjectAccessPolicy, ProjectQueries, ReleaseQueries, type ProjectRow } from '@app/projects';
+import { sendRawBlob } from '@app/repositories';
+import { UserQueries, WebSessions } from '@app/users';
+import { Injectable } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { ASSETS } from './assets';
+import { highlight } from './highlight';
+import { html, pathUrl, type SafeHtml } from './html';
+import { notFoundPage, page, PAGE_CSP, type PageFrame } from './layout';
+import { renderMarkdown } from './markdown';
+import { SessionCookies } from './session-cookies';
+import { signInPage } from './sign-in';
+import {
+  branchItem,
+  commitHead,
+  commitItem,
+  fileDiff,
+  pager,
+  pathCrumbs,
+  projectHeader,
+  projectList,
+  projectUrl,
+  releaseItem,
+  tagItem,
+  treeTable,
+} from './views';
+
+/** What a route answers: a page, a redirect, or nothing (the same 404 for missing and not visible). */
+type Answer = { page: SafeHtml } | { redirect: string } | { sent: true } | undefined;
+
+/** The `/-/<action>` pages of a project (GitLab's paths). */
+const PROJECT_ACTIONS = new Set(['tree', 'blob', 'raw', 'commits', 'commit', 'branches', 'tags', 'releases']);
+/** Old GitLab forms without `/-/` (push hooks still write `<web_url>/commit/<sha>`): redirected to the `/-/` form. */
+const OLD_ACTIONS = new Set(['tree', 'blob', 'raw', 'commits', 'commit', 'branches', 'tags']);
+const PER_PAGE = 20;
+const LIST_PAGE = 50;
+/** A file larger than this is offered as a download, not shown. */
+const MAX_SHOWN_BYTES = 1024 * 1024;
+const README = /^readme(\.(md|markdown|txt|rst))?$/i;
+const MARKDOWN = /\.(md|markdown)$/i;
+/** Images a browser shows from bytes alone, never running anything; SVG is not among them (it can hold script). */
+const RASTER: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  bmp: 'image/bmp',
+  ico: 'image/x-icon',
+};
+const rasterType = (name: string): string | undefined => RASTER[name.slice(name.lastIndexOf('.') + 1).toLowerCase()];
+
+/**
+ * Paths the pages never answer: the API, git, uploads, avatars and the `/-/` endpoints of the
+ * operations side, so a page never shadows them; `..` and `.` segments are left to the JSON 404.
+ */
+function webSegments(path: string): string[] | undefined {
+  if (path === '/') return [];
+  if (/^\/(api|uploads|-)(\/|$)/.test(path)) return undefined;
+  if (/\/uploads\/[^/]+\/[^/]+$/.test(path)) return undefined;
+  const raw = path.slice(1).replace(/\/$/, '').split('/');
+  const segments: string[] = [];
+  for (const s of raw) {
+    let d: string;
+    try {
+      d = decodeURIComponent(s);
+    } catch {
+      return undefined;
+    }
+    if (d === '' || d === '.' || d === '..' || d.includes('/') || d.endsWith('.git')) return undefined;
+    segments.push(d);
+  }
+  return segments;
+}
+
+const queryString = (v: unknown): string => (typeof v === 'string' ? v : '');
+const pageNumber = (v: unknown): number => {
+  const n = Number(queryString(v));
+  return Number.isInteger(n) && n > 0 && n <= 100_000 ? n : 1;
+};
+
+/**
+ * The read-only web pages at GitLab's paths, so every `web_url` the API writes leads somewhere:
+ * projects, their files, commits, branches, tags and releases, groups and users. Visibility is the
+ * API's: the same queries (ProjectQueries, NamespaceAccess, GroupQueries) and the same policy decide,
+ * for the session's user or for an anonymous visitor; what one may not see answers the same 404 as
+ * what does not exist. Nothing here changes anything but a session.
+ */
+@Injectable()
+export class WebPages {
+  constructor(
+    private readonly projects: ProjectQueries,
+    private readonly namespaces: NamespaceAccess,
+    private readonly groups: GroupQueries,
+    private readonly users: UserQueries,
+    private readonly releases: ReleaseQueries,
+    private readonly git: GitRepositories,
+    private readonly sessions: WebSessions,
+    private readonly cookies: SessionCookies,
+    private readonly config: LodeConfig,
+  ) {}
+
+  /** The Express middleware: answers the pages, passes everything else on. */
+  readonly handle = (req: Request, res: Response, next: NextFunction): void => {
+    this.dispatch(req, res, next).catch((err: unknown) => next(err));
+  };
+
+  private async dispatch(req: Request, res: Response, next: NextFunction): Promise<void> {
+    if (req.method === 'POST') {
+      if (req.path === '/users/sign_in') return this.cookies.signIn(req, res);
+      if (req.path === '/users/sign_out') return this.cookies.signOut(req, res);
+      return next();
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    const asset = ASSETS.get(req.path);
+    if (asset) {
+      res.status(200).type(asset.type).setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+      return void res.end(req.method === 'HEAD' ? undefined : asset.body);
+    }
+    const segments = webSegments(req.path);
+    if (!segments) return next();
+    const actor = await this.cookies.actorOf(req, res);
+    const ctx = RequestContexts.current();
+    if (ctx && actor) ctx.actor = actor;
+    const frame: PageFrame = { actor, path: req.originalUrl };
+    let answer: Answer;
+    try {
+      answer = await this.route(segments, req, res, frame);
+    } catch (err) {
+      // Not visible and not there are one answer; so is code the caller may not read.
+      if (!(err instanceof NotFound || err instanceof Forbidden)) throw err;
+      answer = undefined;
+    }
+    if (answer && 'sent' in answer) return;
+    this.headers(res, actor);
+    if (answer && 'redirect' in answer) return void res.redirect(301, answer.redirect);
+    if (!answer) {
+      // A browser gets the page; a client that asked for no HTML keeps the API's JSON 404 for unknown paths.
+      if (!(req.headers.accept ?? '').includes('text/html')) return next();
+      return this.send(res, 404, notFoundPage(frame));
+    }
+    this.send(res, 200, answer.page);
+  }
+
+  private headers(res: Response, actor: Actor | undefined): void {
+    res.setHeader('Content-Security-Policy', PAGE_CSP);
+    res.setHeader('Referrer-Policy', 'same-origin');
+    res.setHeader('Vary', 'Cookie');
+    res.setHeader('Cache-Control', actor ? 'private, no-store' : 'no-cache');
+  }
+
+  private send(res: Response, status: number, body: SafeHtml): void {
+    res.status(status).type('text/html; charset=utf-8');
+    res.end(res.req.method === 'HEAD' ? undefined : body.value);
+  }
+
+  private async route(segments: string[], req: Request, res: Response, frame: PageFrame): Promise<Answer> {
+    const actor = frame.actor;
+    if (!segments.length) return this.home(req, frame);
+    if (segments.length === 2 && segments[0] === 'users' && segments[1] === 'sign_in')
+      return { page: signInPage(frame, queryString(req.query.return_to), undefined) };
+    if (segments[0] === 'groups') return segments.length > 1 ? this.group(segments.slice(1), frame) : undefined;
+    const dash = segments.indexOf('-');
+    if (dash >= 2) {
+      const project = await this.projects.getVisible(segments.slice(0, dash).join('/'), actor);
+      const [action, ...rest] = segments.slice(dash + 1);
+      if (!PROJECT_ACTIONS.has(action)) return undefined;
+      return this.projectAction(project, action, rest, req, res, frame);
+    }
+    if (dash >= 0) return undefined;
+    if (segments.length === 1) return this.user(segments[0], frame);
+    const fullPath = segments.join('/');
+    const project = await this.projects.getVisible(fullPath, actor).catch(orUndefined);
+    if (project) return this.projectPage(project, frame);
+    const group = await this.namespaces.visibleGroup(fullPath, actor).catch(orUndefined);
+    if (group) return { redirect: `/groups/${pathUrl(group.fullPath)}` };
+    // `<project>/commit/<sha>` and the other forms from before `/-/`.
+    for (let i = segments.length - 1; i >= 2; i--) {
+      if (!OLD_ACTIONS.has(segments[i])) continue;
+      const old = await this.projects.getVisible(segments.slice(0, i).join('/'), actor).catch(orUndefined);
+      if (old) {
+        const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+        return { redirect: `${projectUrl(old)}/-/${segments.slice(i).map(encodeURIComponent).join('/')}${search}` };
+      }
+    }
+    return undefined;
+  }
+
+  private async home(req: Request, frame: PageFrame): Promise<Answer> {
+    const search = queryString(req.query.search).slice(0, 100);
+    const n = pageNumber(req.query.page);
+    const { rows } = await this.projects.list(
+      frame.actor,
+      { search: search || undefined, orderBy: 'last_activity_at', sort: 'desc' },
+      { page: n, perPage: PER_PAGE + 1, offset: (n - 1) * PER_PAGE },
+      { count: false, lean: true },
+    );
+    return {
+      page: page(
+        'Projects',
+        frame,
+        html`<h1>Projects</h1>
+          <p class="muted">
+            ${frame.actor ? 'Projects you may see' : 'Public projects'}, most recently active first. The API is at
+            <code>${this.config.externalUrl}/api/v4</code>; its reference is at <a href="/api/docs">/api/docs</a>.
+          </p>
+          <form class="search" method="get" action="/" role="search">
+            <label class="visually-hidden" for="search">Search projects</label>
+            <input id="search" name="search" type="search" value="${search}" placeholder="Search projects" />
+            <button class="btn" type="submit">Search</button>
+          </form>
+          ${projectList(rows.slice(0, PER_PAGE), search ? 'No project matches.' : 'No projects yet.')}
+          ${pager('/', search ? { search } : {}, n, rows.length > PER_PAGE)}`,
+      ),
+    };
+  }
+
+  private async group(segments: string[], frame: PageFrame): Promise<Answer> {
+    if (segments.includes('-')) return undefined;
+    const group = await this.namespaces.visibleGroup(segments.join('/'), frame.actor);
+    const [subgroups, projects] = await Promise.all([
+      this.groups.list(
+        frame.actor,
+        { parentId: group.id, allAvailable: true, orderBy: 'name', sort: 'asc' },
+        { page: 1, perPage: 100, offset: 0 },
+      ),
+      this.projects.list(
+        frame.actor,
+        { namespaceId: group.id, orderBy: 'last_activity_at', sort: 'desc' },
+        { page: 1, perPage: 100, offset: 0 },
+        { lean: true },
+      ),
+    ]);
+    const parent = group.fullPath.includes('/') ? group.fullPath.slice(0, group.fullPath.lastIndexOf('/')) : undefined;
+    return {
+      page: page(
+        group.name,
+        frame,
+        html`${parent ? html`<p class="crumbs"><a href="/groups/${pathUrl(parent)}">${parent}</a> /</p>` : ''}
+          <h1>${group.name} <span class="badge">${group.visibility}</span></h1>
+          ${group.description ? html`<p>${group.description}</p>` : ''}
+          <h2>Subgroups</h2>
+          ${
+            subgroups.rows.length
+              ? html`<ul class="list">
+                  ${subgroups.rows.map(
+                    (g) =>
+                      html`<li>
+                        <a href="/groups/${pathUrl(g.fullPath)}">${g.name}</a>
+                        <span class="badge">${g.visibility}</span>
+                        ${g.description ? html`<span class="meta">${g.description}</span>` : ''}
+                      </li>`,
+                  )}
+                </ul>`
+              : html`<p class="muted">No subgroups.</p>`
+          }
+          ${subgroups.total > subgroups.rows.length ? html`<p class="muted">${subgroups.total - subgroups.rows.length} more in the API.</p>` : ''}
+          <h2>Projects</h2>
+          ${projectList(projects.rows, 'No projects.')}
+          ${projects.total > projects.rows.length ? html`<p class="muted">${projects.total - projects.rows.length} more in the API.</p>` : ''}`,
+      ),
+    };
+  }
+
+  private async user(username: string, frame: PageFrame): Promise<Answer> {
+    // An all-digit segment would be read as a user id by the look-up; GitLab's web paths name users only by username.
+    if (/^\d+$/.test(username)) return undefined;
+    const user = await this.users.findByIdOrUsername(username);
+    if (!user) {
+      const group = await this.namespaces.visibleGroup(username, frame.actor).catch(orUndefined);
+      return group ? { redirect: `/groups/${pathUrl(group.fullPath)}` } : undefined;
+    }
+    const { rows, total } = await this.projects.list(
+      frame.actor,
+      { ownerId: user.id, orderBy: 'last_activity_at', sort: 'desc' },
+      { page: 1, perPage: 100, offset: 0 },
+      { lean: true },
+    );
+    return {
+      page: page(
+        user.username,
+        frame,
+        html`<h1>${user.name} <span class="muted">@${user.username}</span></h1>
+          ${user.bio ? html`<p>${user.bio}</p>` : ''}
+          <h2>Projects</h2>
+          ${projectList(rows, 'No projects.')}
+          ${total > rows.length ? html`<p class="muted">${total - rows.length} more in the API.</p>` : ''}`,
+      ),
+    };
+  }
+
+  private async defaultRef(project: ProjectRow, repo: RepoRef): Promise<string | undefined> {
+    return project.default_branch ?? (await this.git.headBranch(repo));
+  }
+
+  private async projectPage(project: ProjectRow, frame: PageFrame): Promise<Answer> {
+    const repo = projectRepo(project.id);
+    const mayRead = ProjectAccessPolicy.mayDownloadCode(project, frame.actor);
+    const ref = mayRead ? await this.defaultRef(project, repo) : undefined;
+    const commit = ref ? await this.git.resolveCommit(repo, ref) : undefined;
+    const entries = commit ? ((await this.git.tree(repo, commit.id, '', false)) ?? []) : [];
+    const readme = entries.find((e) => e.type === 'blob' && README.test(e.name));
+    const readmeFile = readme && commit ? await this.git.readFile(repo, commit.id, readme.path) : undefined;
+    const fullPath = `${project.ns_full_path}/${project.path}`;
+    const httpUrl = `${this.config.externalUrl}/${fullPath}.git`;
+    const sshUrl = `${this.config.sshCloneBase}${fullPath}.git`;
+    const base = projectUrl(project);
+    return {
+      page: page(
+        project.name,
+        frame,
+        html`${projectHeader(project, ref, 'files')} ${project.description ? html`<p>${project.description}</p>` : ''}
+          <div class="clone">
+            <label
+              ><span>HTTP</span><input id="clone-http" readonly value="${httpUrl}" /><button
+                class="copy"
+                type="button"
+                data-copy="clone-http"
+                hidden
+              >
+                Copy
+              </button></label
+            >
+            <label
+              ><span>SSH</span><input id="clone-ssh" readonly value="${sshUrl}" /><button
+                class="copy"
+                type="button"
+                data-copy="clone-ssh"
+                hidden
+              >
+                Copy
+              </button></label
+            >
+          </div>
+          ${
+            !mayRead
+              ? html`<p class="muted">You may see this project but not read its repository.</p>`
+              : !commit
+                ? html`<p class="muted">The repository is empty.</p>`
+                : html`<p class="muted">
+                      Default branch <a href="${base}/-/tree/${pathUrl(ref!)}">${ref}</a> · last commit
+                      <a href="${base}/-/commit/${commit.id}">${commit.title}</a>
+                    </p>
+                    ${treeTable(project, ref!, '', entries)}
+                    ${readmeFile ? this.readme(project, ref!, readmeFile.path, readmeFile.content) : ''}`
+          }`,
+      ),
+    };
+  }
+
+  private readme(project: ProjectRow, ref: string, path: string, content: Buffer): SafeHtml {
+    const text = content.subarray(0, MAX_SHOWN_BYTES).toString('utf8');
+    const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
+    return html`<h2>${path}</h2>
+      <div class="readme">
+        ${
+          MARKDOWN.test(path)
+            ? renderMarkdown(text, { project: projectUrl(project), ref, dir })
+            : html`<pre>${text}</pre>`
+        }
+      </div>`;
+  }
+
+  /** The ref is the shortest leading run of segments that names a commit (a branch name may hold slashes); the rest is the path. */
+  private async refAndPath(
+    repo: RepoRef,
+    segments: string[],
+  ): Promise<{ ref: string; commit: CommitInfo; path: string } | undefined> {
+    for (let i = 1; i <= Math.min(segments.length, 20); i++) {
+      const ref = segments.slice(0, i).join('/');
+      const commit = await this.git.resolveCommit(repo, ref);
+      if (commit) return { ref, commit, path: segments.slice(i).join('/') };
+    }
+    return undefined;
+  }
+
+  private async projectAction(
+    project: ProjectRow,
+    action: string,
+    rest: string[],
+    req: Request,
+    res: Response,
+    frame: PageFrame,
+  ): Promise<Answer> {
+    ProjectAccessPolicy.requireDownloadCode(project, frame.actor);
+    const repo = projectRepo(project.id);
+    const n = pageNumber(req.query.page);
+    switch (action) {
+      case 'tree': {
+        const at = rest.length ? await this.refAndPath(repo, rest) : undefined;
+        if (!at) return undefined;
+        const entries = await this.git.tree(repo, at.commit.id, at.path, false);
+        if (!entries) {
+          const file = at.path ? await this.git.fileEntry(repo, at.commit.id, at.path) : undefined;
+          return file
+            ? { redirect: `${projectUrl(project)}/-/blob/${pathUrl(at.ref)}/${pathUrl(at.path)}` }
+            : undefined;
+        }
+        return {
+          page: page(
+            at.path || project.name,
+            frame,
+            html`${projectHeader(project, at.ref, 'files')}${pathCrumbs(project, at.ref, at.path)}${treeTable(project, at.ref, at.path, entries)}`,
+          ),
+        };
+      }
+      case 'blob':
+        return this.blob(project, repo, rest, frame);
+      case 'raw': {
+        const at = rest.length ? await this.refAndPath(repo, rest) : undefined;
+        const file = at?.path ? await this.git.fileEntry(repo, at.commit.id, at.path) : undefined;
+        const blob = file ? await this.git.rawBlob(repo, file.blobId) : undefined;
+        if (!file || !blob) return undefined;
+        res.setHeader('Cache-Control', frame.actor ? 'private, no-store' : 'no-cache');
+        // Raster images by their type, for the blob page's <img>; everything else as the API sends it.
+        sendRawBlob(res, blob, rasterType(file.name));
+        return { sent: true };
+      }
+      case 'commits': {
+        const at = rest.length ? await this.refAndPath(repo, rest) : undefined;
+        if (!at) return undefined;
+        const log = await this.git.commitLog(repo, {
+          ref: at.commit.id,
+          all: false,
+          path: at.path || undefined,
+          offset: (n - 1) * PER_PAGE,
+          limit: PER_PAGE,
+          withStats: false,
+        });
+        return {
+          page: page(
+            `Commits · ${project.name}`,
+            frame,
+            html`${projectHeader(project, at.ref, 'commits')}
+              <h2>Commits on ${at.ref}${at.path ? html` in ${at.path}` : ''}</h2>
+              <ul class="list">
+                ${log.commits.map((c) => commitItem(project, c))}
+              </ul>
+              ${pager(req.path, {}, n, log.total > n * PER_PAGE)}`,
+          ),
+        };
+      }
+      case 'commit': {
+        if (rest.length !== 1) return undefined;
+        const commit = await this.git.resolveCommit(repo, rest[0]);
+        if (!commit) return undefined;
+        const { diffs, overflow } = await this.git.commitDiff(repo, commit.id, {
+          maxFiles: this.config.compareMaxFiles,
+          maxLines: this.config.compareMaxLines,
+          maxBytes: this.config.compareMaxBytes,
+        });
+        return {
+          page: page(
+            `${commit.title} · ${project.name}`,
+            frame,
+            html`${projectHeader(project, undefined, undefined)}${commitHead(project, commit)}
+              <p><a href="${projectUrl(project)}/-/tree/${commit.id}">Browse files at this commit</a></p>
+              ${diffs.map(fileDiff)}
+              ${overflow ? html`<p class="muted">The diff is too large to show in full.</p>` : ''}`,
+          ),
+        };
+      }
+      case 'branches': {
+        if (rest.length) return undefined;
+        const main = await this.defaultRef(project, repo);
+        const all = await this.git.branches(repo, main);
+        const shown = all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE);
+        return {
+          page: page(
+            `Branches · ${project.name}`,
+            frame,
+            html`${projectHeader(project, main, 'branches')}
+              <h2>Branches</h2>
+              ${
+                shown.length
+                  ? html`<ul class="list">
+                      ${shown.map((b) => branchItem(project, b, main))}
+                    </ul>`
+                  : html`<p class="muted">No branches.</p>`
+              }
+              ${pager(req.path, {}, n, all.length > n * LIST_PAGE)}`,
+          ),
+        };
+      }
+      case 'tags': {
+        if (rest.length) return undefined;
+        const all = await this.git.tags(repo);
+        const shown = all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE);
+        return {
+          page: page(
+            `Tags · ${project.name}`,
+            frame,
+            html`${projectHeader(project, await this.defaultRef(project, repo), 'tags')}
+              <h2>Tags</h2>
+              ${
+                shown.length
+                  ? html`<ul class="list">
+                      ${shown.map((t) => tagItem(project, t))}
+                    </ul>`
+                  : html`<p class="muted">No tags.</p>`
+              }
+              ${pager(req.path, {}, n, all.length > n * LIST_PAGE)}`,
+          ),
+        };
+      }
+      case 'releases': {
+        if (rest.length > 1) return undefined;
+        const { rows, total } = await this.releases.page(
+          project.id,
+          { orderBy: 'released_at', sort: 'desc' },
+          { page: n, perPage: PER_PAGE, offset: (n - 1) * PER_PAGE },
+        );
+        const shown = rest.length ? rows.filter((r) => r.tagName === rest[0]) : rows;
+        if (rest.length) {
+          const one = await this.releases.find(project.id, rest[0]);
+          if (!one) return undefined;
+          shown.splice(0, shown.length, one);
+        }
+        return {
+          page: page(
+            `Releases · ${project.name}`,
+            frame,
+            html`${projectHeader(project, await this.defaultRef(project, repo), 'releases')}
+              <h2>Releases</h2>
+              ${
+                shown.length
+                  ? html`<ul class="list">
+                      ${shown.map((r) => releaseItem(project, r))}
+                    </ul>`
+                  : html`<p class="muted">No releases.</p>`
+              }
+              ${rest.length ? '' : pager(req.path, {}, n, total > n * PER_PAGE)}`,
+          ),
+        };
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  private async blob(project: ProjectRow, repo: RepoRef, rest: string[], frame: PageFrame): Promise<Answer> {
+    const at = rest.length ? await this.refAndPath(repo, rest) : undefined;
+    if (!at?.path) return undefined;
+    const file = await this.git.fileEntry(repo, at.commit.id, at.path);
+    if (!file) {
+      const entries = await this.git.tree(repo, at.commit.id, at.path, false);
+      return entries ? { redirect: `${projectUrl(project)}/-/tree/${pathUrl(at.ref)}/${pathUrl(at.path)}` } : undefined;
+    }
+    const rawUrl = `${projectUrl(project)}/-/raw/${pathUrl(at.ref)}/${pathUrl(at.path)}`;
+    // Small blobs come whole, large ones as a stream: a large one is only offered for download.
+    const blob = await this.git.rawBlob(repo, file.blobId);
+    if (!blob) return undefined;
+    if ('stream' in blob) blob.cancel();
+    let body: SafeHtml;
+    if (rasterType(file.name)) body = html`<img src="${rawUrl}" alt="${file.name}" />`;
+    else if (blob.binary || !('content' in blob) || blob.size > MAX_SHOWN_BYTES)
+      body = html`<p class="muted">
+        ${blob.binary ? 'A binary file' : 'A large file'} (${blob.size} bytes): <a href="${rawUrl}">download it</a>.
+      </p>`;
+    else if (MARKDOWN.test(file.name))
+      body = html`<div class="readme">
+        ${renderMarkdown(blob.content.toString('utf8'), {
+          project: projectUrl(project),
+          ref: at.ref,
+          dir: at.path.includes('/') ? at.path.slice(0, at.path.lastIndexOf('/')) : '',
+        })}
+      </div>`;
+    else body = html`<pre><code>${highlight(blob.content.toString('utf8'), file.name)}</code></pre>`;
+    return {
+      page: page(
+        `${file.name} · ${project.name}`,
+        frame,
+        html`${projectHeader(project, at.ref, 'files')}${pathCrumbs(project, at.ref, at.path)}
+          <div class="blob">
+            <div class="bar">
+              <span>${file.name}</span><span class="muted">${blob.size} bytes</span>
+              <a href="${rawUrl}">Raw</a>
+              <a href="${projectUrl(project)}/-/commits/${pathUrl(at.ref)}/${pathUrl(at.path)}">History</a>
+            </div>
+            ${body}
+          </div>`,
+      ),
+    };
+  }
+}
+
+const orUndefined = (err: unknown): undefined => {
+  if (err instanceof NotFound) return undefined;
+  throw err;
+};
