@@ -35,16 +35,23 @@ describe('the cache of public project answers', () => {
   const anon = (id: number, http: Http = t.http) => http().get(`/api/v4/projects/${id}`);
   const as = (token: string) => client(t, token);
 
-  /** Reads the anonymous answer twice and proves the second came from the cache; returns it. */
+  /**
+   * Reads the anonymous answer until one comes from the cache (proven by the hit counter), and
+   * returns it. A miss's answer is not kept when any eviction lands during its read (a background
+   * job's event about another project, say), so the first read after a write may have to be repeated.
+   */
   async function kept(id: number, app: INestApplication = t.app, http: Http = t.http): Promise<Json> {
-    const first = await anon(id, http);
-    expect(first.status).toBe(200);
-    const before = await hits(app);
-    const second = await anon(id, http);
-    expect(second.status).toBe(200);
-    expect(await hits(app)).toBe(before + 1);
-    expect(second.body).toEqual(first.body);
-    return second.body as Json;
+    let previous = await anon(id, http);
+    expect(previous.status).toBe(200);
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const before = await hits(app);
+      const next = await anon(id, http);
+      expect(next.status).toBe(200);
+      expect(next.body).toEqual(previous.body);
+      if ((await hits(app)) === before + 1) return next.body as Json;
+      previous = next;
+    }
+    throw new Error(`project ${id}: no read came from the cache`);
   }
 
   const publicProject = (attrs: Record<string, unknown> = {}, token = owner.token) =>
@@ -62,8 +69,12 @@ describe('the cache of public project answers', () => {
 
   it('answers a hit as the route does: same body, status, type and headers, logged under the route', async () => {
     const p = await publicProject({ description: 'kept' });
-    const miss = await anon(p.id);
+    await kept(p.id);
+    // A parameter sends the request through the route (an anonymous caller's answer ignores it).
+    const miss = await t.http().get(`/api/v4/projects/${p.id}?statistics=true`);
+    const hitsBefore = await hits();
     const hit = await anon(p.id);
+    expect(await hits()).toBe(hitsBefore + 1);
     expect(hit.status).toBe(200);
     expect(hit.text).toBe(miss.text);
     expect(hit.headers['content-type']).toBe('application/json');

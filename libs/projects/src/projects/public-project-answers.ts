@@ -127,12 +127,13 @@ export class PublicProjectAnswers {
   /** Keeps a public project's anonymous answer, unless an eviction landed since `epoch` was taken. */
   keep(projectId: number, answer: unknown, epoch: number): void {
     const limit = this.config.projectCacheBytes;
-    if (limit <= 0 || epoch !== this.evictions) return;
+    // One already kept is as current (evictions remove, never replace) and may be awaited by lookups
+    // that compare it by identity: replacing it would send them all to the database.
+    if (limit <= 0 || epoch !== this.evictions || this.entries.has(projectId)) return;
     const body = Buffer.from(JSON.stringify(answer));
     const cost = body.length + ENTRY_OVERHEAD;
     // One answer may not push out a sixteenth of the others (a description can be long).
     if (cost > limit / 16) return;
-    this.drop(projectId);
     this.entries.set(projectId, body);
     this.bytes += cost;
     for (const [oldest, kept] of this.entries) {
