@@ -15,6 +15,8 @@ export const publicProjectKey = (projectId: number) => `public-project:${project
 /** Stales every cached answer: what changes a namespace or a user's name shows in many projects' answers. */
 export const ALL_PUBLIC_PROJECTS = 'public-project:*';
 
+/** How many projects' last evictions are remembered one by one (see `evictedAt`). */
+const MAX_EVICTION_MARKS = 10_000;
 /** What a cached answer costs beyond its bytes (the Map entry, the Buffer object): counted against the limit. */
 const ENTRY_OVERHEAD = 128;
 
@@ -70,7 +72,7 @@ export const publicProjectInvalidationRoute: InvalidationRoute = (event: Recorde
  * `Invalidations`' NOTIFY. A kept answer is served only after `Invalidations.caughtUp()` (every
  * NOTIFY committed before the request arrived has been heard) and only if it is still there then, so
  * a project made private through any process is never shown by another after that write answered.
- * An answer read while an eviction landed is not kept (`epoch`). Only anonymous answers are kept:
+ * An answer read while an eviction of it (or of everything) landed is not kept (`epoch`). Only anonymous answers are kept:
  * they are the same for every anonymous caller, while a signed-in caller's carries their own
  * `permissions` and what their membership lets them see.
  */
@@ -78,8 +80,15 @@ export const publicProjectInvalidationRoute: InvalidationRoute = (event: Recorde
 export class PublicProjectAnswers {
   private readonly entries = new Map<number, Buffer>();
   private bytes = 0;
-  /** Bumped by every eviction: an answer read before it may be stale, so it is not kept. */
+  /** Bumped by every eviction; `epoch` hands it out. */
   private evictions = 0;
+  /** The eviction that last forgot everything: no answer read before it is kept. */
+  private allEvictedAt = 0;
+  /**
+   * Per project, the eviction that last named it: an answer of that project read before it is not
+   * kept, while evictions of other projects (a background job's event) leave its read alone.
+   */
+  private readonly evictedAt = new Map<number, number>();
   private readonly hits: { inc(by?: number): void };
   private readonly misses: { inc(by?: number): void };
 
@@ -127,9 +136,10 @@ export class PublicProjectAnswers {
   /** Keeps a public project's anonymous answer, unless an eviction landed since `epoch` was taken. */
   keep(projectId: number, answer: unknown, epoch: number): void {
     const limit = this.config.projectCacheBytes;
+    if (limit <= 0 || this.allEvictedAt > epoch || (this.evictedAt.get(projectId) ?? 0) > epoch) return;
     // One already kept is as current (evictions remove, never replace) and may be awaited by lookups
     // that compare it by identity: replacing it would send them all to the database.
-    if (limit <= 0 || epoch !== this.evictions || this.entries.has(projectId)) return;
+    if (this.entries.has(projectId)) return;
     const body = Buffer.from(JSON.stringify(answer));
     const cost = body.length + ENTRY_OVERHEAD;
     // One answer may not push out a sixteenth of the others (a description can be long).
@@ -147,15 +157,25 @@ export class PublicProjectAnswers {
   evict(keys: readonly string[] | 'all'): void {
     this.evictions += 1;
     if (keys === 'all' || keys.includes(ALL_PUBLIC_PROJECTS)) {
-      this.entries.clear();
-      this.bytes = 0;
+      this.forgetAll();
       return;
     }
     for (const key of keys) {
       if (!key.startsWith('public-project:')) continue;
       const id = Number(key.slice('public-project:'.length));
-      if (Number.isInteger(id)) this.drop(id);
+      if (!Number.isInteger(id)) continue;
+      this.drop(id);
+      this.evictedAt.set(id, this.evictions);
     }
+    // The marks are bounded too: past the limit, one mark for everything (reads in flight are not kept).
+    if (this.evictedAt.size > MAX_EVICTION_MARKS) this.forgetAll();
+  }
+
+  private forgetAll(): void {
+    this.entries.clear();
+    this.bytes = 0;
+    this.evictedAt.clear();
+    this.allEvictedAt = this.evictions;
   }
 
   private drop(projectId: number): void {
