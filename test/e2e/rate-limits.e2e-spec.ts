@@ -1,3 +1,4 @@
+import { Metrics } from '@app/platform';
 import type { AddressInfo } from 'node:net';
 import { getFrom } from '../support/from-address';
 import { createUser, type SeededUser } from '../support/seed';
@@ -63,6 +64,32 @@ describe('request rate limits', () => {
     // Another address, and a signed-in caller from the same one, are not.
     expect((await from('127.0.0.34', '/api/v4/projects')).status).toBe(200);
     expect((await from('127.0.0.33', '/api/v4/projects', { 'PRIVATE-TOKEN': other.token })).status).toBe(200);
+  });
+
+  it("counts an answer from the cache of public projects as the route's own", async () => {
+    const made = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', t.rootToken).send({
+      name: 'Rate limited',
+      visibility: 'public',
+    });
+    expect(made.status).toBe(201);
+    const path = `/api/v4/projects/${made.body.id}`;
+    const hits = async () => {
+      const m = t.app.get(Metrics).registry.getSingleMetric('lode_project_cache_hits_total');
+      return m ? ((await m.get()).values[0]?.value ?? 0) : 0;
+    };
+    // Kept by one address's reads, then read from another: each answer counted, the third refused.
+    expect((await from('127.0.0.36', path)).status).toBe(200);
+    expect((await from('127.0.0.36', path)).status).toBe(200);
+    const before = await hits();
+    const first = await from('127.0.0.37', path);
+    const second = await from('127.0.0.37', path);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(await hits()).toBe(before + 2);
+    expect([first.headers['ratelimit-remaining'], second.headers['ratelimit-remaining']]).toEqual(['1', '0']);
+    const refused = await from('127.0.0.37', path);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body)).toEqual({ message: '429 Too Many Requests' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
   });
 
   it('never counts the probes or the metrics scrape (GitLab skips health-check requests)', async () => {

@@ -11,6 +11,7 @@ import {
   mediaTypeGate,
   QUEUE_DASHBOARD_PATH,
   RedactingLogger,
+  RequestRateLimits,
   multipartFields,
   requestContextMiddleware,
   requestLogMiddleware,
@@ -18,6 +19,7 @@ import {
   requestInputMiddleware,
   sendClientError,
 } from '@app/platform';
+import { PublicProjectAnswers, publicProjectAnswersMiddleware } from '@app/projects';
 import { GitHttpMiddleware } from '@app/repositories';
 import { WebPages } from '@app/web';
 import type { INestApplication, LogLevel } from '@nestjs/common';
@@ -85,6 +87,10 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.use(securityHeadersMiddleware);
   // While PostgreSQL does not answer, every request that would need it answers 503 at once.
   app.use(databaseGate(app.get(DatabaseWatch)));
+  // An anonymous GET /api/v4/projects/<id> of a public project, answered from memory before the Nest
+  // pipeline when the answer is kept (libs/projects' PublicProjectAnswers says when that is safe).
+  const answers = optional(app, PublicProjectAnswers);
+  if (answers) app.use(publicProjectAnswersMiddleware(answers, app.get(RequestRateLimits, { strict: false })));
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
   // process serves no HTTP side, as in a worker-only test module).
   const git = gitMiddleware(app);
@@ -158,8 +164,13 @@ function webPages(app: NestExpressApplication): WebPages | undefined {
 }
 
 function gitMiddleware(app: NestExpressApplication): GitHttpMiddleware | undefined {
+  return optional(app, GitHttpMiddleware);
+}
+
+/** A provider of the application's modules, or undefined where this process has none (a worker-only module). */
+function optional<T>(app: NestExpressApplication, type: abstract new (...args: never[]) => T): T | undefined {
   try {
-    return app.get(GitHttpMiddleware, { strict: false });
+    return app.get(type, { strict: false });
   } catch {
     return undefined;
   }

@@ -15,6 +15,11 @@ export {
   type ProjectSummary,
 } from './projects/project.queries';
 export { allProjectIds, projectExistsSql } from './projects/project-sql';
+export {
+  PublicProjectAnswers,
+  publicProjectAnswersMiddleware,
+  publicProjectInvalidationRoute,
+} from './projects/public-project-answers';
 export type { ProjectEvent } from './projects/project';
 export type { DeployKeyEvent } from './deploy-keys/deploy-key';
 /** Deploy keys for the SSH server: an offered key by its SHA256 fingerprint, with the projects it is enabled on. */

@@ -1,6 +1,6 @@
 import { AbandonedCreations } from './projects/abandoned-creations';
 import { GroupProjects, GroupsModule, NamespaceContents } from '@app/groups';
-import { firstRow, OutboxRoutes, ProjectionRegistry } from '@app/platform';
+import { firstRow, Invalidations, OutboxRoutes, ProjectionRegistry } from '@app/platform';
 import {
   DeployKeyFingerprints,
   DeployKeyLookup,
@@ -88,6 +88,7 @@ import { PushReconciler } from './pushes/push-reconciler';
 import { PushRecorder } from './pushes/push-recorder';
 import { RecordRepositoryPushHandler } from './pushes/record-repository-push.command';
 import { ProjectQueries } from './projects/project.queries';
+import { PublicProjectAnswers, publicProjectInvalidationRoute } from './projects/public-project-answers';
 import { ProjectSharingQueries } from './sharing/project-sharing.queries';
 import { ProtectedBranchQueries } from './protected-refs/protected-branch.queries';
 import { ProtectedTagQueries } from './protected-refs/protected-tag.queries';
@@ -215,6 +216,7 @@ export class ProjectDeployKeyLookup extends DeployKeyLookup {
     ActivityProjection,
     ActivityQueries,
     ProjectQueries,
+    PublicProjectAnswers,
     ProjectSharingQueries,
     DeployKeyQueries,
     PendingPushes,
@@ -230,6 +232,7 @@ export class ProjectDeployKeyLookup extends DeployKeyLookup {
   ],
   exports: [
     ProjectQueries,
+    PublicProjectAnswers,
     ProjectSharingQueries,
     DeployKeyQueries,
     PendingPushes,
@@ -254,6 +257,7 @@ export class ProjectsModule implements OnModuleInit {
     private readonly protectedTags: ProtectedTagProjection,
     private readonly releases: ReleaseProjection,
     private readonly activity: ActivityProjection,
+    private readonly invalidations: Invalidations,
   ) {}
 
   onModuleInit(): void {
@@ -268,6 +272,8 @@ export class ProjectsModule implements OnModuleInit {
       this.activity,
     );
     this.routes.register(gitJobsRoute);
+    // In every process that writes events (API, worker, command line): the writer names what is stale.
+    this.invalidations.register(publicProjectInvalidationRoute);
   }
 }
 

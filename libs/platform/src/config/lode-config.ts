@@ -61,6 +61,11 @@ export class LodeConfig {
   webSessionTtl = 8 * 3600;
   /** How long a resolved token is trusted before it is looked up again; revocation takes effect within this. */
   tokenCacheMs = 1000;
+  /**
+   * The bytes kept of serialized anonymous answers of public projects (`GET /projects/:id`,
+   * LODE_PROJECT_CACHE_BYTES); 0 turns that cache off.
+   */
+  projectCacheBytes = 8 * 1024 * 1024;
   /** How often the outbox relay polls when no NOTIFY arrives. */
   outboxPollMs = 1000;
   /**
@@ -183,6 +188,7 @@ export class LodeConfig {
     c.maxUploadBytes = int(env.LODE_MAX_UPLOAD_BYTES, c.maxUploadBytes, 'LODE_MAX_UPLOAD_BYTES');
     c.webSessionTtl = Math.max(1, int(env.LODE_WEB_SESSION_TTL, c.webSessionTtl, 'LODE_WEB_SESSION_TTL'));
     c.tokenCacheMs = int(env.LODE_TOKEN_CACHE_MS, c.tokenCacheMs, 'LODE_TOKEN_CACHE_MS');
+    c.projectCacheBytes = int(env.LODE_PROJECT_CACHE_BYTES, c.projectCacheBytes, 'LODE_PROJECT_CACHE_BYTES');
     c.outboxPollMs = int(env.LODE_OUTBOX_POLL_MS, c.outboxPollMs, 'LODE_OUTBOX_POLL_MS');
     c.outboxSweepMs = int(env.LODE_OUTBOX_SWEEP_MS, c.outboxSweepMs, 'LODE_OUTBOX_SWEEP_MS');
     c.dbConnectTimeoutMs = Math.max(

@@ -150,6 +150,13 @@ export class Metrics {
     });
   }
 
+  /** A counter a context increments where things happen (`inc()`), registered once per name. */
+  counter(name: string, help: string): { inc(by?: number): void } {
+    const existing = this.registry.getSingleMetric(name);
+    if (existing instanceof Counter) return existing;
+    return new Counter({ name, help, registers: [this.registry] });
+  }
+
   /** Counts one webhook delivery attempt. */
   delivery(outcome: DeliveryOutcome): void {
     this.webhookDeliveries.inc({ outcome });

@@ -29,6 +29,7 @@ import { UpdateProject } from './update-project.command';
 import { ProjectQueries, type ProjectListFilters, type ProjectRow } from './project.queries';
 import { newProjectSettings, projectChanges, sendsParamsNotKept } from './project-setting-params';
 import { ProjectPresenter, readsStatistics, type Presentation } from './project-presenter';
+import { PublicProjectAnswers } from './public-project-answers';
 import {
   CreateProjectDto,
   ListProjectsDto,
@@ -66,6 +67,7 @@ export class ProjectsController {
     private readonly presenter: ProjectPresenter,
     private readonly config: LodeConfig,
     private readonly readme: InitialReadme,
+    private readonly answers: PublicProjectAnswers,
   ) {}
 
   private async present(idOrRow: number | ProjectRow, actor: Actor | undefined, how: Presentation) {
@@ -116,8 +118,15 @@ export class ProjectsController {
   /** GitLab: ProjectWithAccess for signed-in callers, BasicProjectDetails (the simple shape) for anonymous ones. */
   @Get(':id')
   async get(@Param('id') id: string, @GitlabParams() q: StatisticsDto, @CurrentActor() actor?: Actor) {
+    // Taken before the read: an eviction while it runs means the row read may already be stale.
+    const epoch = this.answers.epoch;
     const row = await this.projects.getVisible(id, actor);
-    if (!actor) return this.presenter.simple(row);
+    if (!actor) {
+      // The same answer for every anonymous caller, whatever the query: kept for the next one.
+      const answer = this.presenter.simple(row);
+      this.answers.keep(row.id, answer, epoch);
+      return answer;
+    }
     return this.present(row, actor, {
       permissions: true,
       statistics: q.statistics === true && readsStatistics(row, actor),
