@@ -101,7 +101,7 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     } catch {
       // not listening yet
     }
-    if (i > 600) {
+    if (i > 3000) {
       await stop();
       throw new Error('server did not start');
     }
