@@ -30,8 +30,66 @@ export async function describeRefUpdates(
   base: string | null,
 ): Promise<RefUpdate[]> {
   const described: RefUpdate[] = [];
-  for (const c of updates) described.push(await describe(path, c, base));
+  for (let i = 0; i < updates.length;) {
+    const chain = chainAt(updates, i);
+    const commits = chain.length > 1 ? await chainCommits(path, chain) : undefined;
+    if (commits) {
+      chain.forEach((c, k) =>
+        described.push({ ...c, checkoutSha: c.after, commits: [commits[k]], totalCommitsCount: 1, message: null }),
+      );
+      i += chain.length;
+    } else described.push(await describe(path, updates[i++], base));
+  }
   return described;
+}
+
+/**
+ * The updates from `i` on that chain on one branch, each from the one before it (the repository API's
+ * batched commits push one update per commit): at least the update at `i`.
+ */
+function chainAt(updates: RefCommand[], i: number): RefCommand[] {
+  const chain = [updates[i]];
+  for (let j = i + 1; j < updates.length; j++) {
+    const [prev, next] = [updates[j - 1], updates[j]];
+    if (next.ref !== prev.ref || next.before !== prev.after) break;
+    chain.push(next);
+  }
+  const branch = chain[0].ref.startsWith('refs/heads/');
+  return branch && !isZero(chain[0].before) && chain.every((c) => !isZero(c.after)) ? chain : chain.slice(0, 1);
+}
+
+/**
+ * A chain whose every update brought one commit (its `after`, whose only parent is its `before`),
+ * read with one `git log` of the whole range instead of two git processes per update: the commits in
+ * the chain's order, or undefined when the chain is not that (then each update is described alone).
+ */
+async function chainCommits(path: string, chain: RefCommand[]): Promise<PushedCommit[] | undefined> {
+  const out = await read(path, [
+    'log',
+    '-z',
+    `--format=${RECORD}%H${FIELD}%P${FIELD}%an${FIELD}%ae${FIELD}%cI${FIELD}%B${FIELD}`,
+    '--name-status',
+    '--no-renames',
+    '--diff-merges=first-parent',
+    `--max-count=${chain.length + 1}`,
+    chain[chain.length - 1].after,
+    `^${chain[0].before}`,
+    '--',
+  ]);
+  const byId = new Map<string, { parents: string; commit: PushedCommit }>();
+  for (const record of out.split(RECORD).filter(Boolean)) {
+    const cut = record.indexOf(FIELD, record.indexOf(FIELD) + 1);
+    const commit = parseCommit(record.slice(0, record.indexOf(FIELD)) + record.slice(cut));
+    byId.set(commit.id, { parents: record.slice(record.indexOf(FIELD) + 1, cut), commit });
+  }
+  if (byId.size !== chain.length) return undefined;
+  const commits: PushedCommit[] = [];
+  for (const c of chain) {
+    const found = byId.get(c.after);
+    if (!found || found.parents !== c.before) return undefined;
+    commits.push(found.commit);
+  }
+  return commits;
 }
 
 async function describe(path: string, c: RefCommand, base: string | null): Promise<RefUpdate> {

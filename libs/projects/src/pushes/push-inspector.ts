@@ -10,6 +10,27 @@ export interface InspectedPush {
 }
 
 /**
+ * The commands git accepted: those whose ref now holds the proposed value, and the updates of a
+ * chain leading there (the repository API's batched commits push one update per commit, each from
+ * the commit before it, and move the branch once to the last).
+ */
+export function acceptedCommands(commands: RefCommand[], refs: Map<string, string>): RefCommand[] {
+  const accepted: RefCommand[] = [];
+  // Per ref, where the accepted updates after this one start: an update ending there is accepted too.
+  const chainStart = new Map<string, string>();
+  for (let i = commands.length - 1; i >= 0; i--) {
+    const c = commands[i];
+    const start = chainStart.get(c.ref);
+    const holds = start === undefined && (isZero(c.after) ? !refs.has(c.ref) : refs.get(c.ref) === c.after);
+    if (holds || (start !== undefined && !isZero(c.after) && start === c.after)) {
+      accepted.unshift(c);
+      chainStart.set(c.ref, c.before);
+    }
+  }
+  return accepted;
+}
+
+/**
  * Works out, after receive-pack has finished, what a push did: which of the commands were
  * accepted (the ref now holds the new value), and for each what GitLab's push hook shows (read
  * through the git port). The first push into an empty project also names its default branch.
@@ -20,7 +41,7 @@ export class PushInspector {
 
   async inspect(repo: RepoRef, commands: RefCommand[], projectDefaultBranch: string | null): Promise<InspectedPush> {
     const refs = await this.git.refs(repo);
-    const accepted = commands.filter((c) => (isZero(c.after) ? !refs.has(c.ref) : refs.get(c.ref) === c.after));
+    const accepted = acceptedCommands(commands, refs);
     const defaultBranch = await this.chooseDefaultBranch(repo, accepted, projectDefaultBranch, refs);
     // New branches are compared with the default branch as it is after this push (GitLab's heuristic).
     const base = defaultBranch ?? projectDefaultBranch;

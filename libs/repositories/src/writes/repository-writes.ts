@@ -5,6 +5,7 @@ import {
   validRefName,
   type CommitInfo,
   type FileAction,
+  type RefCommand,
   type RepoRef,
 } from '@app/git';
 import { BadRequestMessage, Clock, NotFound, type Actor } from '@app/platform';
@@ -48,6 +49,27 @@ export interface ApiCommit {
 
 const branchRef = (branch: string) => `refs/heads/${branch}`;
 
+/** A ref's writers in this process. A branch keeps the key its commits have always used; `:` cannot be in a ref name, so no clash. */
+const queueKey = (project: Pick<ProjectRow, 'id'>, ref: string) =>
+  `${project.id}:${ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : `tag:${ref.slice('refs/tags/'.length)}`}`;
+
+/**
+ * The most API commits one push carries. A backlog is worked off in pushes of this size, so no
+ * event, written-down push or hook fan-out grows with the queue.
+ */
+const MAX_BATCH = 50;
+
+/** An API commit waiting for its branch's batch. */
+interface CommitRequest {
+  project: ProjectRow;
+  actor: Actor;
+  spec: ApiCommit;
+  resolve: (sha: string) => void;
+  reject: (err: unknown) => void;
+}
+
+type UserRow = Awaited<ReturnType<UserQueries['get']>>;
+
 /**
  * The repository API's writes: commits built with libgit2 in process (the git port's `writeCommit`),
  * the branch moved by compare-and-swap, through the same gate and record as a git push
@@ -63,6 +85,11 @@ export class RepositoryWrites {
    * branch would otherwise mostly lose the compare-and-swap to each other and be made again and again.
    */
   private readonly queues = new Map<string, Promise<unknown>>();
+  /**
+   * Per branch, the API commits waiting behind its running write: taken together when it ends, as one
+   * push (`commitBatch`).
+   */
+  private readonly open = new Map<string, CommitRequest[]>();
 
   constructor(
     private readonly git: GitRepositories,
@@ -73,7 +100,26 @@ export class RepositoryWrites {
 
   /** Makes the commit and answers its sha; `BranchWriteRefused`/`BadRequestMessage` in GitLab's words otherwise. */
   commit(project: ProjectRow, actor: Actor, spec: ApiCommit): Promise<string> {
-    return this.exclusive(project, branchRef(spec.branch), () => this.commitNow(project, actor, spec));
+    const ref = branchRef(spec.branch);
+    const key = queueKey(project, ref);
+    return new Promise<string>((resolve, reject) => {
+      const request: CommitRequest = { project, actor, spec, resolve, reject };
+      const open = this.open.get(key);
+      if (open && open.length < MAX_BATCH) {
+        open.push(request);
+        return;
+      }
+      // No batch waits for this branch (or it is full): this one opens the next, queued behind the
+      // branch's running write; requests that arrive meanwhile join it.
+      const batch = [request];
+      this.open.set(key, batch);
+      void this.exclusive(project, ref, () => this.commitBatch(key, batch));
+    });
+  }
+
+  /** How many API commits to `branch` wait for its next batch (they are taken when the running write ends). */
+  waiting(project: Pick<ProjectRow, 'id'>, branch: string): number {
+    return this.open.get(queueKey(project, branchRef(branch)))?.length ?? 0;
   }
 
   /**
@@ -136,12 +182,8 @@ export class RepositoryWrites {
    * Callers that check before they move (a branch or tag created or deleted) run both in here, as a
    * lost swap whose proposed value is the winner's would otherwise still be recorded as a push.
    */
-  exclusive<T>(project: ProjectRow, ref: string, work: () => Promise<T>): Promise<T> {
-    // A branch keeps the key its commits have always used; `:` cannot be in a ref name, so no clash.
-    const name = ref.startsWith('refs/heads/')
-      ? ref.slice('refs/heads/'.length)
-      : `tag:${ref.slice('refs/tags/'.length)}`;
-    const key = `${project.id}:${name}`;
+  exclusive<T>(project: Pick<ProjectRow, 'id'>, ref: string, work: () => Promise<T>): Promise<T> {
+    const key = queueKey(project, ref);
     const run = (this.queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(work);
     this.queues.set(key, run);
     void run
@@ -152,54 +194,167 @@ export class RepositoryWrites {
     return run;
   }
 
-  private async commitNow(project: ProjectRow, actor: Actor, spec: ApiCommit): Promise<string> {
+  /**
+   * Takes the open batch of the branch's commits: the requests that arrived while the branch's last
+   * write ran (at most MAX_BATCH). Each caller's requests are one push; callers in arrival order.
+   */
+  private async commitBatch(key: string, batch: CommitRequest[]): Promise<void> {
+    if (this.open.get(key) === batch) this.open.delete(key);
+    const callers = new Map<string, CommitRequest[]>();
+    for (const r of batch) {
+      const who = [r.actor.id, r.actor.tokenId, r.actor.impersonatedBy, r.actor.isAdmin, r.project.access].join(':');
+      callers.set(who, [...(callers.get(who) ?? []), r]);
+    }
+    for (const requests of callers.values()) {
+      let waiting = requests;
+      try {
+        const user = await this.users.get(waiting[0].actor.id);
+        // A push that creates the branch carries that one commit; the rest follow as a chain of updates.
+        while (waiting.length) waiting = await this.pushChain(waiting, user);
+      } catch (err) {
+        for (const r of waiting) r.reject(err);
+      }
+    }
+  }
+
+  /**
+   * One push of `requests` (one caller, one branch): each commit built on the one before it, the
+   * chain written down as one push (an update per commit, `before` the previous commit), the branch
+   * moved once from the chain's base to its last commit by compare-and-swap, one `RepositoryPushed`
+   * recorded. A request whose actions do not apply to the tree before it is answered with its own
+   * refusal and left out. Answers the requests still to push: those after a branch creation, which
+   * is a push of its own, as it meets other rules than an update.
+   */
+  private async pushChain(requests: CommitRequest[], user: UserRow): Promise<CommitRequest[]> {
+    const { project, actor, spec } = requests[0];
     const repo = projectRepo(project.id);
-    const user = await this.users.get(actor.id);
+    const ref = branchRef(spec.branch);
+    let waiting = requests;
+    for (let attempt = 1; ; attempt++) {
+      const refs = await this.git.refs(repo);
+      const base = refs.get(ref);
+      const chain: { request: CommitRequest; update: RefCommand }[] = [];
+      let rest: CommitRequest[] = [];
+      for (const [i, request] of waiting.entries()) {
+        const before = refs.get(ref) ?? ZERO_SHA;
+        try {
+          const sha = await this.build(repo, refs, request.spec, user);
+          chain.push({ request, update: { ref, before, after: sha } });
+          refs.set(ref, sha);
+        } catch (err) {
+          request.reject(err);
+          continue;
+        }
+        if (before === ZERO_SHA) {
+          rest = waiting.slice(i + 1);
+          break;
+        }
+      }
+      if (!chain.length) return rest;
+      const after = chain[chain.length - 1].update.after;
+      let moved: boolean;
+      try {
+        moved = await this.moveChain(
+          project,
+          actor,
+          chain.map((c) => c.update),
+          base ?? ZERO_SHA,
+          after,
+        );
+      } catch (err) {
+        for (const c of chain) c.request.reject(err);
+        return rest;
+      }
+      if (moved) {
+        for (const c of chain) c.request.resolve(c.update.after);
+        return rest;
+      }
+      waiting = [...chain.map((c) => c.request), ...rest];
+      if (attempt >= ATTEMPTS) {
+        const lost = new BadRequestMessage('The branch moved while the commit was made; try again');
+        for (const r of waiting) r.reject(lost);
+        return [];
+      }
+      // Another process won: a short, growing, jittered pause before building again on its tip.
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    }
+  }
+
+  /**
+   * Builds one request's commit on `refs` as they stand with the batch's earlier commits (the
+   * branch's entry is the chain's tip so far) and answers its sha; no ref moves. GitLab's refusals
+   * (`BadRequestMessage`) in GitLab's order.
+   */
+  private async build(repo: RepoRef, refs: Map<string, string>, spec: ApiCommit, user: UserRow): Promise<string> {
     const now = this.clock.now();
     const committer = { name: user.name, email: user.email, when: now };
     const author = { name: spec.authorName ?? user.name, email: spec.authorEmail ?? user.email, when: now };
-    for (let attempt = 1; ; attempt++) {
-      const refs = await this.git.refs(repo);
-      const empty = ![...refs.keys()].some((r) => r.startsWith('refs/heads/'));
-      const start = spec.startBranch ?? spec.branch;
-      const target = refs.get(branchRef(spec.branch));
-      let parent: string | null = null;
-      if (!empty) {
-        // GitLab's Files::BaseService#validate!, in its order.
-        const startSha = refs.get(branchRef(start));
-        if (!startSha) throw new BadRequestMessage('You can only create or edit files when you are on a branch');
-        if (start !== spec.branch && target)
-          throw new BadRequestMessage(
-            `A branch called '${spec.branch}' already exists. Switch to that branch in order to make changes`,
-          );
-        parent = startSha;
-        await this.checkLastCommits(repo, startSha, spec);
-      }
-      // GitLab's `validate_new_branch_name!` (ValidateNewBranchService) asks GitRefValidator after the checks above, before a
-      // commit starts a branch from another; Lode asks whenever the branch is new (an empty
-      // repository's first commit too), so no name git cannot write reaches the ref move.
-      if (!target && !validRefName(spec.branch))
+    const empty = ![...refs.keys()].some((r) => r.startsWith('refs/heads/'));
+    const start = spec.startBranch ?? spec.branch;
+    const target = refs.get(branchRef(spec.branch));
+    let parent: string | null = null;
+    if (!empty) {
+      // GitLab's Files::BaseService#validate!, in its order.
+      const startSha = refs.get(branchRef(start));
+      if (!startSha) throw new BadRequestMessage('You can only create or edit files when you are on a branch');
+      if (start !== spec.branch && target)
         throw new BadRequestMessage(
-          `Something went wrong when we tried to create '${spec.branch}' for you: Branch name is invalid`,
+          `A branch called '${spec.branch}' already exists. Switch to that branch in order to make changes`,
         );
-      let sha: string;
-      try {
-        sha = await this.git.writeCommit(repo, {
-          parent,
-          actions: spec.actions,
-          message: spec.message,
-          author,
-          committer,
-        });
-      } catch (err) {
-        if (err instanceof CommitRefused) throw new BadRequestMessage(err.message);
-        throw err;
-      }
-      const before = target ?? ZERO_SHA;
-      if (await this.moveRef(project, actor, branchRef(spec.branch), before, sha)) return sha;
-      if (attempt >= ATTEMPTS) throw new BadRequestMessage('The branch moved while the commit was made; try again');
-      // Another process won: a short, growing, jittered pause before trying on its tip.
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      parent = startSha;
+      await this.checkLastCommits(repo, startSha, spec);
+    }
+    // GitLab's `validate_new_branch_name!` (ValidateNewBranchService) asks GitRefValidator after the checks above, before a
+    // commit starts a branch from another; Lode asks whenever the branch is new (an empty
+    // repository's first commit too), so no name git cannot write reaches the ref move.
+    if (!target && !validRefName(spec.branch))
+      throw new BadRequestMessage(
+        `Something went wrong when we tried to create '${spec.branch}' for you: Branch name is invalid`,
+      );
+    try {
+      return await this.git.writeCommit(repo, {
+        parent,
+        actions: spec.actions,
+        message: spec.message,
+        author,
+        committer,
+      });
+    } catch (err) {
+      if (err instanceof CommitRefused) throw new BadRequestMessage(err.message);
+      throw err;
+    }
+  }
+
+  /**
+   * Moves the branch from `before` to `after` through the gate and records the push of `chain` (one
+   * update per commit, each from the one before): refused (`BranchWriteRefused`) before anything is
+   * written down; false when another writer moved the branch first. Every update of a chain is one
+   * change to the same branch by the same caller, never a creation, deletion or forced update, so
+   * the protected-branch rules answer each of them alike.
+   */
+  private async moveChain(
+    project: ProjectRow,
+    actor: Actor,
+    chain: RefCommand[],
+    before: string,
+    after: string,
+  ): Promise<boolean> {
+    const session = this.pushes.session(
+      project,
+      actor,
+      { accessLevel: project.access, isAdmin: actor.isAdmin },
+      { viaApi: true },
+    );
+    const refusal = await session.check(chain.map((c) => ({ ...c, forced: false })));
+    if (refusal) throw new BranchWriteRefused(refusal);
+    let moved: boolean | undefined;
+    try {
+      moved = await this.git.moveRef(projectRepo(project.id), chain[0].ref, before, after);
+      return moved;
+    } finally {
+      // Records the chain (the inspector accepts every update leading to what the branch holds) and
+      // strikes the written-down push off; a lost swap records nothing.
+      await session.finish(moved);
     }
   }
 
