@@ -37,6 +37,7 @@ import {
   DeployKeys1763780001100,
   PendingPushes1763780001500,
   PendingPushOwners1763780003600,
+  RecordedRefs1763780004600,
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProtectedBranches1763780001300,
@@ -102,6 +103,7 @@ export const MIGRATIONS = [
   AuditEvents1763780003300,
   HookDeliveryLog1763780003400,
   PendingPushOwners1763780003600,
+  RecordedRefs1763780004600,
 ];
 
 export interface LodeParts {

@@ -10,24 +10,30 @@ export interface InspectedPush {
 }
 
 /**
- * Works out, after receive-pack has finished, what a push did: which of the commands were
- * accepted (the ref now holds the new value), and for each what GitLab's push hook shows (read
- * through the git port). The first push into an empty project also names its default branch.
+ * Works out, after receive-pack has finished, what a push did: for each update that moved its ref
+ * (`moved`, see `planChain`), and each earlier move recorded ahead of it (`gaps`), what GitLab's push
+ * hook shows (read through the git port). The first push into an empty project also names its
+ * default branch.
  */
 @Injectable()
 export class PushInspector {
   constructor(private readonly git: GitRepositories) {}
 
-  async inspect(repo: RepoRef, commands: RefCommand[], projectDefaultBranch: string | null): Promise<InspectedPush> {
-    const refs = await this.git.refs(repo);
-    const accepted = commands.filter((c) => (isZero(c.after) ? !refs.has(c.ref) : refs.get(c.ref) === c.after));
-    const defaultBranch = await this.chooseDefaultBranch(repo, accepted, projectDefaultBranch, refs);
+  async inspect(
+    repo: RepoRef,
+    moved: RefCommand[],
+    projectDefaultBranch: string | null,
+    refs: Map<string, string>,
+    gaps: RefCommand[] = [],
+  ): Promise<{ own: InspectedPush; gaps: RefUpdate[] }> {
+    const defaultBranch = await this.chooseDefaultBranch(repo, [...gaps, ...moved], projectDefaultBranch, refs);
     // New branches are compared with the default branch as it is after this push (GitLab's heuristic).
     const base = defaultBranch ?? projectDefaultBranch;
     const existingBase = base !== null && refs.has(`refs/heads/${base}`) ? base : null;
-    const updates = await this.git.describeRefUpdates(repo, accepted, existingBase);
+    const updates = await this.git.describeRefUpdates(repo, moved, existingBase);
+    const described = gaps.length ? await this.git.describeRefUpdates(repo, gaps, existingBase) : [];
     const statistics = await this.git.statistics(repo, base);
-    return { updates, defaultBranch, statistics };
+    return { own: { updates, defaultBranch, statistics }, gaps: described };
   }
 
   /**
