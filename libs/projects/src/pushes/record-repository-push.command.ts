@@ -122,6 +122,10 @@ export class RecordRepositoryPushHandler implements ICommandHandler<RecordReposi
     for (let i = 0; i <= (chain?.gaps.length ?? 0); i++) pushIds.push(await this.store.nextId(PUSH_ID_SEQUENCE));
     return this.store.transact(
       async (uow) => {
+        // Folding the project's stream also locks it, before any written-down push is touched: two pushes
+        // to one project are recorded one after the other (only one of two first pushes names the default
+        // branch, chain heads hold still), and two records never wait on each other's pending rows.
+        const project = await uow.load(`project-${projectId}`, projectDecider);
         let own = push;
         if (pendingPushId !== undefined) {
           const remaining = await this.pending.strike(uow.db, pendingPushId);
@@ -129,9 +133,6 @@ export class RecordRepositoryPushHandler implements ICommandHandler<RecordReposi
           // A later push's record may have taken some of this push's updates as steps of its chain.
           own = { ...push, updates: stillOwn(push.updates, remaining) };
         }
-        // Folding the project's stream also locks it: two pushes to one project are recorded one after
-        // the other, so only one of two first pushes names the default branch, and chain heads hold still.
-        const project = await uow.load(`project-${projectId}`, projectDecider);
         const gaps = chain?.gaps ?? [];
         if (chain) {
           const heads = await this.recorded.heads(projectId, [...chain.heads.keys()], uow.db);
