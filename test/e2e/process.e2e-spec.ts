@@ -307,4 +307,70 @@ describeOnServers('processes: npm start and the admin command line', () => {
       await rm(work, { recursive: true, force: true });
     }
   }, 120_000);
+
+  // Issue 23: of two pushes to one branch whose server is killed before either is recorded, the
+  // first was overtaken by the second, and was never announced: a hole in the branch's records.
+  it('records both of two pushes to one branch, overtaken one first, after a kill -9 before either record', async () => {
+    const child = start({ LODE_FAULT_PAUSE_BEFORE_PUSH_RECORD_MS: '60000', LODE_PUSH_RECONCILE_AFTER: '3600' });
+    await eventually(async () => (await api('/-/health')).status === 200, 30_000, 200);
+    const created = await fetch(`http://127.0.0.1:${port}/api/v4/projects`, {
+      method: 'POST',
+      headers: { 'PRIVATE-TOKEN': rootToken, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Killed Twice' }),
+    });
+    const project = (await created.json()) as { id: number; path_with_namespace: string };
+    const remote = `http://root:${rootToken}@127.0.0.1:${port}/${project.path_with_namespace}.git`;
+    const repo = repositoryPath(dataDir, project.id);
+    const work = await mkdtemp(join(tmpdir(), 'lode-proc-push-'));
+    const db = new pg.Client({ connectionString: url.toString() });
+    await db.connect();
+    const commit = async (file: string) => {
+      writeFileSync(join(work, file), `${file}\n`);
+      await gitOk(['add', '.'], work);
+      await gitOk(['commit', '-q', '-m', file], work);
+      return (await gitOk(['rev-parse', 'HEAD'], work)).trim();
+    };
+    const holds = async (sha: string) =>
+      (await git(['--git-dir', repo, 'rev-parse', '--verify', 'refs/heads/master'])).out.trim() === sha;
+    try {
+      await gitOk(['init', '-q', '-b', 'master', work]);
+      const first = await commit('a.txt');
+      // Both pushes move the ref and then wait, unrecorded (the fault-injection pause).
+      const pushes = [git(['push', remote, 'master'], work)];
+      await eventually(() => holds(first), 30_000, 50);
+      const second = await commit('b.txt');
+      pushes.push(git(['push', remote, 'master'], work));
+      await eventually(() => holds(second), 30_000, 50);
+      const killed = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await killed;
+      await Promise.all(pushes);
+      expect((await db.query(`select 1 from pending_pushes where project_id = $1`, [project.id])).rowCount).toBe(2);
+
+      // The pushes are an hour from the reconciler's ordinary wait: taken because their process is gone.
+      const again = start({ LODE_PUSH_RECONCILE_AFTER: '3600' });
+      const moves = async () =>
+        (
+          await db.query<{ data: { updates: { ref: string; before: string; after: string }[] } }>(
+            `select data from events where type = 'RepositoryPushed' and (data->>'projectId')::int = $1
+              order by global_position`,
+            [project.id],
+          )
+        ).rows.flatMap((e) => e.data.updates.map((u) => [u.before, u.after]));
+      await eventually(async () => (await moves()).length >= 2, 30_000, 250);
+      expect(await moves()).toEqual([
+        ['0'.repeat(40), first],
+        [first, second],
+      ]);
+      expect((await db.query(`select 1 from pending_pushes where project_id = $1`, [project.id])).rowCount).toBe(0);
+      const fanouts = await db.query(`select 1 from outbox where name = 'push-fanout' and data->>'projectId' = $1`, [
+        String(project.id),
+      ]);
+      expect(fanouts.rowCount).toBe(2);
+      await stop(again);
+    } finally {
+      await db.end();
+      await rm(work, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { repositoryPath } from '@app/git';
 import { git, gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -154,6 +155,107 @@ describe('pushes recorded before git says ok', () => {
     expect(await pushed(p.id)).toHaveLength(1);
     expect(await t.app.get(PushReconciler).reconcile(0)).toBe(0);
     expect(await pushed(p.id)).toHaveLength(1);
+  });
+
+  /** The recorded updates of one ref in record order, and whether each `before` is the previous `after`. */
+  async function chain(projectId: number, ref = 'refs/heads/master') {
+    const moves = (await pushed(projectId)).flatMap((e) =>
+      (e.data.updates as { ref: string; before: string; after: string }[])
+        .filter((u) => u.ref === ref)
+        .map((u) => ({ before: u.before, after: u.after, userId: e.data.userId })),
+    );
+    const holes = moves.filter((m, i) => m.before !== (i === 0 ? ZERO : moves[i - 1].after));
+    return { moves, holes };
+  }
+  async function commit(dir: string, file: string): Promise<string> {
+    writeFileSync(join(dir, file), `${file}\n`);
+    await gitOk(['add', '.'], dir);
+    await gitOk(['commit', '-q', '-m', file], dir);
+    return (await gitOk(['rev-parse', 'HEAD'], dir)).trim();
+  }
+  /** A push whose process "dies" between the ref update and its record. */
+  async function pushAndDie(args: string[], dir: string) {
+    const recordPush = access.record.bind(access);
+    access.record = async () => undefined;
+    try {
+      await gitOk(args, dir);
+    } finally {
+      access.record = recordPush;
+    }
+  }
+  const fanouts = async (projectId: number) =>
+    (
+      await t.db.query<{ n: number }[]>(
+        `select count(*)::int as n from outbox where name = 'push-fanout' and data->>'projectId' = $1`,
+        [String(projectId)],
+      )
+    )[0].n;
+
+  // Issue 23: a move overtaken by a later push is still a move a CI receiver must hear about.
+  it('records a move overtaken before its record ahead of the later push, for its own pusher', async () => {
+    const p = await project('Overtaken');
+    const { dir, head: first } = await workingCopy();
+    await pushAndDie(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    const second = await commit(dir, 'b.txt');
+    // Another user (root) pushes on top of the move nobody recorded.
+    await gitOk(['push', '-q', `http://root:${t.rootToken}@${base}/${p.path_with_namespace}.git`, 'master'], dir);
+    const { moves, holes } = await chain(p.id);
+    expect(moves.map((m) => [m.before, m.after])).toEqual([
+      [ZERO, first],
+      [first, second],
+    ]);
+    expect(moves[0].userId).toBe(owner.id);
+    expect(moves[1].userId).not.toBe(owner.id);
+    expect(holes).toEqual([]);
+    expect(await written(p.id)).toBe(0);
+    // The reconciler finds nothing left, and each move has its push hook fan-out.
+    expect(await t.app.get(PushReconciler).reconcile(0)).toBe(0);
+    expect(await fanouts(p.id)).toBe(2);
+    const seen = await t.http().get(`/api/v4/projects/${p.id}`).set('PRIVATE-TOKEN', owner.token);
+    expect(seen.body.default_branch).toBe('master');
+  });
+
+  it('records both moves, in order, when the reconciler takes a push and the push that overtook it', async () => {
+    const p = await project('Overtaken Twice');
+    const { dir, head: first } = await workingCopy();
+    await pushAndDie(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    const second = await commit(dir, 'b.txt');
+    await pushAndDie(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    expect(await written(p.id)).toBe(2);
+    expect(await t.app.get(PushReconciler).reconcile(0)).toBe(2);
+    const { moves, holes } = await chain(p.id);
+    expect(moves.map((m) => [m.before, m.after])).toEqual([
+      [ZERO, first],
+      [first, second],
+    ]);
+    expect(holes).toEqual([]);
+    expect(await fanouts(p.id)).toBe(2);
+  });
+
+  it('records a move no written-down push explains as the range the next record starts from', async () => {
+    const p = await project('Moved Aside');
+    const { dir, head: first } = await workingCopy();
+    await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    const second = await commit(dir, 'b.txt');
+    await gitOk(['push', '-q', url(p.path_with_namespace), 'master:side'], dir);
+    // The ref moves on disk, outside any push (an operator's `git update-ref`).
+    await gitOk([
+      '--git-dir',
+      repositoryPath(t.config.dataDir, p.id),
+      'update-ref',
+      'refs/heads/master',
+      second,
+      first,
+    ]);
+    const third = await commit(dir, 'c.txt');
+    await gitOk(['push', '-q', url(p.path_with_namespace), 'master'], dir);
+    const { moves, holes } = await chain(p.id);
+    expect(moves.map((m) => [m.before, m.after])).toEqual([
+      [ZERO, first],
+      [first, second],
+      [second, third],
+    ]);
+    expect(holes).toEqual([]);
   });
 
   it('refuses the push, moving no ref, when PostgreSQL cannot write it down', async () => {

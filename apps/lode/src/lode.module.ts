@@ -37,6 +37,7 @@ import {
   DeployKeys1763780001100,
   PendingPushes1763780001500,
   PendingPushOwners1763780003600,
+  RecordedRefs1763780004600,
   ProjectAvatars1763780000800,
   Projects1763780000400,
   ProtectedBranches1763780001300,
@@ -105,6 +106,7 @@ export const MIGRATIONS = [
   HookDeliveryLog1763780003400,
   PendingPushOwners1763780003600,
   WebSessions1763780004000,
+  RecordedRefs1763780004600,
 ];
 
 export interface LodeParts {

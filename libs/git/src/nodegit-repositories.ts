@@ -144,6 +144,24 @@ export function loadNodegit(): NodegitApi {
 }
 const NodeGit = loadNodegit();
 
+/**
+ * How much of the pack files libgit2 keeps mapped, in all and per window. Its defaults (1 GB windows,
+ * 8 GB in all) map a whole pack at its first read, and every page a read touches stays in the
+ * server's resident memory while the window lives: reads across a 100 MB pack left that much in RSS
+ * (issue 23's 633 MB after the read workloads). Windows of 16 MB, 64 MB in all (git's own
+ * `core.packedGitWindowSize` / `packedGitLimit` at their 32-bit sizes) cost a remap per 16 MB of
+ * pack walked, and bound what reads of any number of repositories map.
+ */
+const PACK_WINDOW_BYTES = 16 * 1024 * 1024;
+const PACK_MAPPED_LIMIT_BYTES = 64 * 1024 * 1024;
+{
+  const lib = (
+    NodeGit as unknown as { Libgit2?: { opts(option: number, value: number): unknown; OPT: Record<string, number> } }
+  ).Libgit2;
+  lib?.opts(lib.OPT.SET_MWINDOW_SIZE, PACK_WINDOW_BYTES);
+  lib?.opts(lib.OPT.SET_MWINDOW_MAPPED_LIMIT, PACK_MAPPED_LIMIT_BYTES);
+}
+
 const SHA = /^[0-9a-f]{4,64}$/i;
 /** Open repositories kept: opening is cheap (0.1-0.2 ms) but a handle caches objects across reads. */
 const OPEN_REPOSITORIES = 64;

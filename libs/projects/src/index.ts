@@ -68,6 +68,7 @@ export {
 } from './pushes/pending-pushes';
 export { PendingPushes1763780001500 } from './migrations/1763780001500-pending-pushes';
 export { PendingPushOwners1763780003600 } from './migrations/1763780003600-pending-push-owners';
+export { RecordedRefs1763780004600 } from './migrations/1763780004600-recorded-refs';
 /**
  * Protected branches: a project's rules in one indexed query (`ProtectedBranchQueries.forProject`),
  * the pure decisions on them (`ProtectedBranchPolicy.refusal` for the pre-receive gate,

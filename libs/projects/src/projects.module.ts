@@ -83,6 +83,7 @@ import { ActivityQueries } from './activity/activity.queries';
 import { EventsController } from './activity/events.controller';
 import { DeployKeyQueries } from './deploy-keys/deploy-key.queries';
 import { PendingPushes } from './pushes/pending-pushes';
+import { RecordedRefs } from './pushes/recorded-refs';
 import { PushInspector } from './pushes/push-inspector';
 import { PushReconciler } from './pushes/push-reconciler';
 import { PushRecorder } from './pushes/push-recorder';
@@ -220,6 +221,7 @@ export class ProjectDeployKeyLookup extends DeployKeyLookup {
     ProjectSharingQueries,
     DeployKeyQueries,
     PendingPushes,
+    RecordedRefs,
     PushInspector,
     PushRecorder,
     ProtectedBranchQueries,

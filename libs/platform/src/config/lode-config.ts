@@ -86,7 +86,7 @@ export class LodeConfig {
    */
   shutdownTimeout = 25;
   /** Seconds a written-down push waits before the reconciler records it for a process that could not. */
-  pushReconcileAfter = 120;
+  pushReconcileAfter = 30;
   /**
    * Fault injection, for tests of what survives a crash: milliseconds a push waits after git moved its
    * refs and before it is recorded (a window to kill the process in). 0, the default, in production.

@@ -29,6 +29,7 @@ export const PROJECT_TABLES = [
   'project_stars',
   'project_group_links',
   'project_custom_attributes',
+  'recorded_refs',
 ] as const;
 
 /**

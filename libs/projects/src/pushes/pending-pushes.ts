@@ -62,17 +62,66 @@ export class PendingPushes {
   }
 
   /**
-   * Strikes a push off inside the transaction that records it; false when it was struck off
-   * already (the reconciler and the push's own recorder both got to it: only one records).
+   * Strikes a push off inside the transaction that records it; answers the updates it still held (a
+   * later push's record may have taken some, see `take`), or undefined when it was struck off already
+   * (the reconciler and the push's own recorder both got to it: only one records).
    */
-  async strike(db: EntityManager, id: string): Promise<boolean> {
+  async strike(db: EntityManager, id: string): Promise<ProposedUpdate[] | undefined> {
     // Wrapped in a select: TypeORM answers a bare `delete ... returning` with [rows, count].
-    const gone = await rows<{ id: string }>(
+    const gone = await rows<{ updates: ProposedUpdate[] }>(
       db,
-      `with gone as (delete from pending_pushes where id = $1 returning id) select id from gone`,
+      `with gone as (delete from pending_pushes where id = $1 returning updates) select updates from gone`,
       [id],
     );
-    return gone.length > 0;
+    return gone[0]?.updates;
+  }
+
+  /** The updates a written-down push still holds; undefined once it is recorded (struck off). */
+  async updatesOf(id: string): Promise<ProposedUpdate[] | undefined> {
+    const row = await rows<{ updates: ProposedUpdate[] }>(this.db, `select updates from pending_pushes where id = $1`, [
+      id,
+    ]);
+    return row[0]?.updates;
+  }
+
+  /**
+   * The other written-down pushes to the project that name one of `refs`, oldest first: where the
+   * ref went between the recorded chain's head and an update being recorded. A handful at most.
+   */
+  async touching(projectId: number, refs: readonly string[], except: string): Promise<PendingPush[]> {
+    if (!refs.length) return [];
+    const found = await rows<PendingPushRow>(
+      this.db,
+      `select id, project_id, updates, pusher, created_at from pending_pushes
+        where project_id = $1 and id <> $3
+          and exists (select 1 from jsonb_array_elements(updates) u where u->>'ref' = any($2::text[]))
+        order by id limit 200`,
+      [projectId, refs, except],
+    );
+    return found.map(toPending);
+  }
+
+  /**
+   * Takes one update out of another written-down push, inside the transaction that records it as a
+   * step of the ref's chain for that push's pusher; the push's own record then leaves it out, and a
+   * push left with nothing is struck off. False when the update is no longer there (recorded meanwhile).
+   */
+  async take(db: EntityManager, id: string, update: ProposedUpdate): Promise<boolean> {
+    const left = await rows<{ n: number }>(
+      db,
+      `with taken as (
+         update pending_pushes set updates = coalesce((
+                  select jsonb_agg(u order by n) from jsonb_array_elements(updates) with ordinality as x(u, n)
+                   where not (u->>'ref' = $2 and u->>'before' = $3 and u->>'after' = $4)), '[]'::jsonb)
+          where id = $1 and exists (select 1 from jsonb_array_elements(updates) u
+                                     where u->>'ref' = $2 and u->>'before' = $3 and u->>'after' = $4)
+          returning jsonb_array_length(updates) as n)
+       select n from taken`,
+      [id, update.ref, update.before, update.after],
+    );
+    if (!left.length) return false;
+    if (left[0].n === 0) await execute(db, `delete from pending_pushes where id = $1`, [id]);
+    return true;
   }
 
   /** Forgets a push that moved no ref (refused, failed, or its project is gone). */
@@ -114,27 +163,30 @@ export class PendingPushes {
   /**
    * Claims for a few minutes up to `limit` pushes written down more than `olderThanMs` ago (long
    * past any live push's end), or by one of `goneOwners` (whose process will never record them), that
-   * no other process holds: each is then this process's to record.
+   * no other process holds: each is then this process's to record, and names it as its owner, so a
+   * claim of a process killed while reconciling is taken again at once, not after its five minutes.
    */
   async claimStale(olderThanMs: number, limit = 20, goneOwners: readonly string[] = []): Promise<PendingPush[]> {
     const claimed = await rows<PendingPushRow>(
       this.db,
       `with claimed as (
-         update pending_pushes set claimed_until = now() + interval '5 minutes'
+         update pending_pushes set claimed_until = now() + interval '5 minutes', owner = $4
           where id in (select id from pending_pushes
                         where (created_at < now() - $1 * interval '1 millisecond' or owner = any($3::text[]))
-                          and (claimed_until is null or claimed_until < now())
+                          and (claimed_until is null or claimed_until < now() or owner = any($3::text[]))
                         order by id limit $2 for update skip locked)
           returning id, project_id, updates, pusher, created_at)
        select * from claimed order by id`,
-      [olderThanMs, limit, goneOwners],
+      [olderThanMs, limit, goneOwners, ownerTag()],
     );
-    return claimed.map((r) => ({
-      id: String(r.id),
-      projectId: r.project_id,
-      updates: r.updates,
-      pusher: r.pusher,
-      createdAt: r.created_at,
-    }));
+    return claimed.map(toPending);
   }
 }
+
+const toPending = (r: PendingPushRow): PendingPush => ({
+  id: String(r.id),
+  projectId: r.project_id,
+  updates: r.updates,
+  pusher: r.pusher,
+  createdAt: r.created_at,
+});

@@ -4,16 +4,21 @@ import { ProjectQueries } from '../projects/project.queries';
 import { PendingPushes } from './pending-pushes';
 import { PushRecorder } from './push-recorder';
 
-/** How often each process that serves git looks for such pushes. */
-const RECONCILE_EVERY_MS = 60_000;
+/**
+ * How often each process that serves git looks for such pushes: with LODE_PUSH_RECONCILE_AFTER's 30 s,
+ * a push left behind by a process that is not known to be gone (another machine's, a container's) is
+ * recorded within 45 s of its pre-receive.
+ */
+const RECONCILE_EVERY_MS = 15_000;
 
 /**
  * Records the pushes git applied whose own process could not record them: killed between the ref
  * update and its `RepositoryPushed`, or PostgreSQL away through all its retries. Each such push is
  * still written down (`PendingPushes`, from its pre-receive); the reconciler records the updates
- * whose refs hold the proposed value, as the pusher written down, so hooks, statistics and
- * `last_activity_at` catch up. Updates whose ref holds something else moved nothing (refused, lost a
- * race) or were overtaken by a later push, which has its own record. Several processes may run it:
+ * that moved their ref, as the pusher written down, so hooks, statistics and `last_activity_at` catch
+ * up: those whose ref holds the proposed value, and those a later push overtook (see `planChain`; a
+ * later push's record may also have taken them already). Updates whose ref holds something else and
+ * that no later move started from moved nothing (refused, lost a race). Several processes may run it:
  * each claims the pushes it records.
  */
 @Injectable()
@@ -32,7 +37,7 @@ export class PushReconciler implements OnApplicationBootstrap, OnApplicationShut
   onApplicationBootstrap(): void {
     if (!this.config.runsApi) return;
     // At start (a crash leaves its pushes behind: a dead process's are taken at once) and then every
-    // minute; never what keeps a process up.
+    // 15 s; never what keeps a process up.
     this.timer = setInterval(() => this.tick(), RECONCILE_EVERY_MS);
     this.timer.unref();
     setTimeout(() => this.tick(), 1_000).unref();
@@ -45,10 +50,11 @@ export class PushReconciler implements OnApplicationBootstrap, OnApplicationShut
 
   /**
    * Records every written-down push older than `olderThanMs`; answers how many it took. The default,
-   * LODE_PUSH_RECONCILE_AFTER (2 minutes), is far past the end of any live push (its record follows
-   * git's exit within the recorder's ~8 s of retries); were it shorter, a push could be recorded by
-   * its own process and the reconciler alike, which the strike-off in the record's transaction turns
-   * into one record all the same.
+   * LODE_PUSH_RECONCILE_AFTER (30 s), is past the end of any live push (its refs move right after its
+   * pre-receive, its record follows git's exit within the recorder's ~8 s of retries); a push taken
+   * by its own process and the reconciler alike is recorded once all the same (the strike-off in the
+   * record's transaction), and the move of one taken before its refs moved is recorded by the next
+   * push of its ref, as the range its chain misses.
    */
   async reconcile(olderThanMs = this.config.pushReconcileAfter * 1000): Promise<number> {
     let taken = 0;

@@ -10,7 +10,9 @@ import { ProtectedTagQueries } from '../protected-refs/protected-tag.queries';
 import type { ProjectRow } from '../projects/project.queries';
 import { PendingPushes, type Pusher } from './pending-pushes';
 import { PushInspector } from './push-inspector';
-import { RecordRepositoryPush } from './record-repository-push.command';
+import { ChainMoved, RecordRepositoryPush } from './record-repository-push.command';
+import { RecordedRefs } from './recorded-refs';
+import { planChain } from './ref-chain';
 import { isBranchRef, isTagRef, isZeroSha } from './repository-push';
 
 /**
@@ -54,6 +56,7 @@ export class PushRecorder {
     private readonly protectedTags: ProtectedTagQueries,
     private readonly inspector: PushInspector,
     private readonly config: LodeConfig,
+    private readonly recorded: RecordedRefs,
   ) {}
 
   /**
@@ -91,9 +94,11 @@ export class PushRecorder {
 
   /**
    * Records what a push changed as a `RepositoryPushed` event (the updates git accepted: those whose
-   * ref now holds the proposed value), striking the written-down push off in the same transaction.
-   * If PostgreSQL stays away through every attempt, the push stays written down and the reconciler
-   * records it once PostgreSQL is back.
+   * ref now holds the proposed value, or that a later push started from), striking the written-down
+   * push off in the same transaction. Where an update's `before` is not where its ref's recorded chain
+   * ends, the moves in between are recorded first (`planChain`): every ref's records chain without
+   * holes. If PostgreSQL stays away through every attempt, the push stays written down and the
+   * reconciler records it once PostgreSQL is back.
    */
   async record(
     project: Pick<ProjectRow, 'id' | 'default_branch'>,
@@ -103,14 +108,38 @@ export class PushRecorder {
     origin = 'git',
   ): Promise<void> {
     const repo = projectRepo(project.id);
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1, moved = 0; ;) {
       try {
-        const push = await this.inspector.inspect(repo, commands, project.default_branch);
+        // What the push still holds: a later push's record may have taken some of it as steps.
+        const own = (await this.pending.updatesOf(pendingPushId)) ?? commands;
+        const names = [...new Set(own.map((c) => c.ref))];
+        const [refs, heads, others] = await Promise.all([
+          this.git.refs(repo),
+          this.recorded.heads(project.id, names),
+          this.pending.touching(project.id, names, pendingPushId),
+        ]);
+        const plan = planChain(own, refs, heads, others);
+        const gapCommands = plan.gaps.map((g) => (g.kind === 'step' ? g.step.update : g.update));
+        const push = await this.inspector.inspect(repo, plan.moved, project.default_branch, refs, gapCommands);
+        const gaps = plan.gaps.map((g, i) => ({
+          pendingPushId: g.kind === 'step' ? g.step.pendingPushId : undefined,
+          userId: g.kind === 'step' ? g.step.pusher.id : pusher.id,
+          update: push.gaps[i],
+        }));
+        if (gaps.length)
+          this.logger.warn(
+            `push ${pendingPushId} to project ${project.id}: recording ${gaps.length} earlier move(s) of its refs first`,
+          );
         await this.commands.execute(
-          new RecordRepositoryPush(project.id, { userId: pusher.id, ...push }, pusher, pendingPushId, origin),
+          new RecordRepositoryPush(project.id, { userId: pusher.id, ...push.own }, pusher, pendingPushId, origin, {
+            gaps,
+            heads: plan.heads,
+          }),
         );
         return;
       } catch (err) {
+        // Another record moved a chain head between the plan and its transaction: plan again, at once.
+        if (err instanceof ChainMoved && ++moved <= 20) continue;
         if (attempt >= RECORD_ATTEMPTS) {
           this.logger.error(
             `push to project ${project.id} by ${pusher.username} could not be recorded yet (${String(err)}); the reconciler will record it`,
@@ -118,6 +147,7 @@ export class PushRecorder {
           return;
         }
         await sleep(250 * 2 ** attempt);
+        attempt++;
       }
     }
   }
