@@ -10,14 +10,17 @@ export const repositoryPushHandlers: EventHandlers<{ type: 'RepositoryPushed'; d
             where id = $1`,
       [d.projectId, d.at, d.defaultBranch, d.statistics.commitCount, d.statistics.repositorySize],
     );
-    // Where each ref's recorded chain now ends (a deleted ref's head is its zeros).
-    if (d.updates.length)
+    // Where each ref's recorded chain now ends (a deleted ref's head is its zeros). A push may hold
+    // several updates of one ref (grouped API commits, recorded gaps): the last one is where it ends,
+    // and one statement may upsert a row only once.
+    const heads = new Map(d.updates.map((u) => [u.ref, u.after]));
+    if (heads.size)
       await db.query(
         `insert into recorded_refs (project_id, ref, sha)
          select $1, u.ref, u.after from unnest($2::text[], $3::text[]) as u(ref, after)
              where exists (select 1 from projects where id = $1)
          on conflict (project_id, ref) do update set sha = excluded.sha`,
-        [d.projectId, d.updates.map((u) => u.ref), d.updates.map((u) => u.after)],
+        [d.projectId, [...heads.keys()], [...heads.values()]],
       );
   },
 };
