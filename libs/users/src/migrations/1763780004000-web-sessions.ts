@@ -3,8 +3,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * Sign-ins to the web pages: a random secret in the browser's cookie, only its SHA-256 digest here,
  * so every process sees a session and a sign-out anywhere ends it. Not a read model (no event makes
- * one: a sign-in changes nothing of the domain), so a projection rebuild leaves it alone; gone with
- * the user, and with the access token it was made from.
+ * one: a sign-in changes nothing of the domain), so a projection rebuild leaves it alone. No foreign
+ * keys to users or access_tokens, which are read models a rebuild truncates: a session whose user or
+ * token is gone finds no row in `WebSessions.resolve`'s joins and is dead; expiry prunes its row.
  */
 export class WebSessions1763780004000 implements MigrationInterface {
   name = 'WebSessions1763780004000';
@@ -13,8 +14,8 @@ export class WebSessions1763780004000 implements MigrationInterface {
     await q.query(`
       create table web_sessions (
         digest text primary key,
-        user_id int not null references users (id) on delete cascade,
-        token_id int references access_tokens (id) on delete cascade,
+        user_id int not null,
+        token_id int,
         created_at timestamptz not null,
         expires_at timestamptz not null
       )`);
