@@ -71,7 +71,7 @@ class PgUnitOfWork implements UnitOfWork {
       this.appended = true;
       await this.projections.apply(r, this.db).catch(rethrowUnique);
       for (const key of this.invalidations.keysFor(r)) this.stale.add(key);
-      for (const job of this.routes.jobsFor(r)) {
+      for (const job of await this.routes.jobsFor(r, this.db)) {
         await this.db.query(
           `insert into outbox (global_position, queue, name, job_id, data, options) values ($1, $2, $3, $4, $5, $6)
            on conflict (job_id) do nothing`,
@@ -154,6 +154,18 @@ export class PgEventStore extends EventStore {
         }
       }
     }
+  }
+
+  async read<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<S> {
+    const events = await rows<EventRow>(
+      this.dataSource,
+      `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
+         from events where stream_id = $1 order by stream_version`,
+      [streamId],
+    );
+    let state = decider.initial();
+    for (const row of events) state = decider.evolve(state, toRecorded<E>(row));
+    return state;
   }
 
   async nextId(sequence: string): Promise<number> {
