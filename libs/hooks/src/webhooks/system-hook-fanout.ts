@@ -357,8 +357,9 @@ export class SystemHookFanOut {
     return [...ids].sort((a, b) => a - b);
   }
 
+  /** The stream as committed (no transaction, no stream lock: a fan-out decides nothing, and runs often). */
   private fold<S>(streamId: string, decider: Decider<S, DomainEvent>): Promise<S> {
-    return this.store.transact((uow) => uow.load(streamId, decider));
+    return this.store.read(streamId, decider);
   }
 
   /**
