@@ -109,6 +109,7 @@ export {
   setPaginationHeaders,
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
+  COUNT_LIMIT,
   LINK_HEADER_BUDGET,
   type PageParams,
 } from './http/pagination';
