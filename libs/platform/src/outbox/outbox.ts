@@ -193,11 +193,18 @@ export class Outbox {
   }
 
   private async completed(keys: string[]): Promise<void[]> {
-    await this.dataSource.query(
-      `update outbox set finished_at = clock_timestamp(), outcome = 'completed'
-        where dispatch_key = any($1::uuid[]) and (finished_at is null or outcome = 'failed')`,
-      [keys],
-    );
+    const record = () =>
+      this.dataSource.query(
+        `update outbox set finished_at = clock_timestamp(), outcome = 'completed'
+          where dispatch_key = any($1::uuid[]) and (finished_at is null or outcome = 'failed')`,
+        [keys],
+      );
+    // A job whose completion is not recorded fails and runs again (a webhook is sent twice): one
+    // failed statement must not do that to a whole group, so it is tried again once before.
+    await record().catch(async () => {
+      await new Promise((r) => setTimeout(r, 200));
+      await record();
+    });
     return [];
   }
 }
