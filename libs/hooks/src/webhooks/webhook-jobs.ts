@@ -72,12 +72,11 @@ export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', {
 });
 
 /**
- * Jobs of the `webhooks` queue a worker process runs at once. A delivery mostly waits (for its
- * receiver, up to LODE_WEBHOOK_TIMEOUT, and for the statements it shares with the others through
- * GroupCommit), so more at once means more deliveries a second and bigger groups, not more CPU. Not
- * more: each fan-out folds its streams in a transaction of its own, a pool connection held.
+ * Jobs of the `webhooks` queue a worker process runs at once. 32 was tried (a delivery mostly waits)
+ * and made the API's writes slower in the WEBHOOKS bench (bench/RESULTS.md, `hook-latency`): the
+ * jobs' statements compete with the API's transactions for the pool's 20 connections. Kept at 16.
  */
-export const WEBHOOK_CONCURRENCY = 32;
+export const WEBHOOK_CONCURRENCY = 16;
 
 /** How often the delivery log's old entries are removed. */
 export const PRUNE_DELIVERY_LOG_EVERY_MS = 60 * 60 * 1000;
