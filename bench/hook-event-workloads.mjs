@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import { generateKeyPairSync } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { Agent } from 'node:http';
 import pg from 'pg';
 import { inParallel, prng } from './dataset.mjs';
@@ -173,6 +174,9 @@ async function webhooks(ctx) {
     let member = 0;
     let pushN = 0;
     const begin = performance.now();
+    // The machine's 1-minute load average, every 5 s until the deliveries are in (it is shared).
+    const loads = [loadavg()[0]];
+    const loadTimer = setInterval(() => loads.push(loadavg()[0]), 5000);
     const inflight = [];
     for (let k = 0; k < total; k++) {
       const due = begin + (k * 1000) / rate;
@@ -233,7 +237,8 @@ async function webhooks(ctx) {
       );
     }
     await Promise.all(inflight);
-    const writeSeconds = (performance.now() - begin) / 1000;
+    const writesEnd = performance.now();
+    const writeSeconds = (writesEnd - begin) / 1000;
     ctx.log(`  ${total} writes in ${writeSeconds.toFixed(1)} s; waiting for ${expected.size} deliveries`);
 
     // Until every expected delivery is in, or nothing new arrived for 60 s (at most 4 minutes).
@@ -253,6 +258,7 @@ async function webhooks(ctx) {
       await sleep(250);
     }
     await sleep(2000); // late duplicates
+    clearInterval(loadTimer);
     const drainSeconds = (performance.now() - drainStart) / 1000;
 
     const seen = new Map(); // `${hook}|${subject}` -> receipts
@@ -293,6 +299,9 @@ async function webhooks(ctx) {
     // Deliveries received in each 10 s from the first write: whether they flow while writes arrive.
     const timeline = Array.from({ length: Math.ceil((lastReceipt - begin) / 10_000) }, () => 0);
     for (const r of rx.receipts.slice(stray)) timeline[Math.floor((r.at - begin) / 10_000)]++;
+    // Whether deliveries keep up while writes arrive, or wait for them to end.
+    const during = rx.receipts.slice(stray).filter((r) => r.at <= writesEnd).length;
+    const after = rx.receipts.length - stray - during;
     return {
       writes: total,
       failed: failures.length,
@@ -312,6 +321,10 @@ async function webhooks(ctx) {
       unexpected,
       unexpectedKinds,
       deliveriesPerSecond: Math.round(rx.receipts.length / ((lastReceipt - begin) / 1000)),
+      deliveriesPerSecondDuringWrites: Math.round(during / writeSeconds),
+      deliveriesPerSecondAfterWrites: after ? Math.round(after / Math.max(0.001, (lastReceipt - writesEnd) / 1000)) : 0,
+      receivedAfterWrites: after,
+      loadAverage: { atStart: Number(loads[0].toFixed(2)), max: Number(Math.max(...loads).toFixed(2)) },
       drainSeconds: Math.round(drainSeconds),
       timeline,
       p50: percentile(latencies, 50),
@@ -477,7 +490,9 @@ export const HOOK_EVENT_WORKLOADS = [
       detail:
         `${f.writes} writes at ${f.writeRate}/s (answer P50/P99 ${f.writeP50}/${f.writeP99} ms${f.failed ? `, ${f.failed} failed` : ''}); ` +
         `${f.received} of ${f.expected} expected deliveries, ${f.missing} missing, ${f.duplicates} duplicates, ` +
-        `${f.sameUuidTwice} event UUIDs twice to one hook, ${f.unexpected} unexpected; ${f.deliveriesPerSecond} deliveries/s, ` +
+        `${f.sameUuidTwice} event UUIDs twice to one hook, ${f.unexpected} unexpected; ${f.deliveriesPerSecond} deliveries/s ` +
+        `(${f.deliveriesPerSecondDuringWrites}/s while writes arrived, ${f.deliveriesPerSecondAfterWrites}/s for the ${f.receivedAfterWrites} after), ` +
+        `load average ${f.loadAverage.atStart} at the first write, at most ${f.loadAverage.max}, ` +
         `drained ${f.drainSeconds} s after the last write; deliveries per 10 s from the first write ${f.timeline.join(' ')}; write answer to receipt P50/P90/P99 ${f.p50}/${f.p90}/${f.p99} ms (max ${f.max})`,
     }),
   },

@@ -7,6 +7,8 @@
 //   npm run bench -- --only PERF-1,PERF-6
 //   npm run bench -- --only webhooks,events   (ids are case-insensitive)
 //   npm run bench -- --json         one JSON document on stdout (progress goes to stderr)
+//   npm run bench -- --split        the API and a worker as two processes (LODE_ROLE=api, worker)
+//   npm run bench -- --cpu-prof DIR the server's processes write V8 CPU profiles into DIR
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -19,6 +21,10 @@ import { repository, WORKLOADS } from './workloads.mjs';
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const json = args.includes('--json');
+const split = args.includes('--split');
+// `--cpu-prof DIR`: the server's processes write V8 CPU profiles there when they stop.
+const profAt = args.indexOf('--cpu-prof');
+const nodeArgs = profAt >= 0 ? ['--cpu-prof', `--cpu-prof-dir=${args[profAt + 1]}`] : [];
 const onlyAt = args.indexOf('--only');
 const only = onlyAt >= 0 ? new Set(args[onlyAt + 1].split(',').map((s) => s.trim().toUpperCase())) : undefined;
 const log = (...m) => console.error(...m);
@@ -72,8 +78,8 @@ async function baselineServer(mode, target) {
 
 // Webhook workloads deliver to a receiver on this machine's loopback.
 // LODE_SSH_PORT: the server's SSH port (SSH-CLONE), near its HTTP port.
-const lode = await startLode(20000, { LODE_ALLOW_LOCAL_WEBHOOKS: 'true' }, [], { ssh: true });
-log(`Lode ready in ${Math.round(lode.readyMs)} ms (pid ${lode.pid})`);
+const lode = await startLode(20000, { LODE_ALLOW_LOCAL_WEBHOOKS: 'true' }, nodeArgs, { ssh: true, split });
+log(`Lode ready in ${Math.round(lode.readyMs)} ms (pid ${lode.pid}${split ? `, worker pid ${lode.workerPid}` : ''})`);
 const results = [];
 let ctx;
 try {
@@ -140,6 +146,7 @@ try {
   const document = {
     date: new Date().toISOString(),
     quick,
+    layout: split ? 'api + worker processes' : 'one process',
     loadAverageAtStart: load,
     cores: cpus().length,
     readyMs: Math.round(lode.readyMs),
@@ -151,7 +158,7 @@ try {
   if (json) process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   else {
     console.log(
-      `\n${document.date}  load ${load.toFixed(2)}  ready ${document.readyMs} ms  RSS ${document.residentMb} MB  ${quick ? 'quick' : 'full'} run`,
+      `\n${document.date}  ${document.layout}  load ${load.toFixed(2)}  ready ${document.readyMs} ms  RSS ${document.residentMb} MB  ${quick ? 'quick' : 'full'} run`,
     );
     console.log(`B0 ${ctx.baselines.B0.rps} req/s   B1 ${ctx.baselines.B1.rps} req/s`);
     console.table(

@@ -40,26 +40,33 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
   const dataDir = mkdtempSync(join(tmpdir(), 'lode-bench-'));
   const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;
   const spawnedAt = performance.now();
-  const server = spawn(process.execPath, [...nodeArgs, join(root, 'dist/apps/lode/src/main.js')], {
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: dbUrl.toString(),
-      // The production layout (PostgreSQL and Redis) unless a bench asks for another.
-      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      LODE_DATA_DIR: dataDir,
-      LODE_ROOT_TOKEN: rootToken,
-      LODE_REDIS_PREFIX: `lode-bench-${id}`,
-      LODE_LOG_LEVEL: 'warn',
-      LODE_SSH_PORT: options.ssh ? String(port + 1) : '0',
-      LODE_SSH_HOST: '127.0.0.1',
-      NODE_ENV: 'production',
-      ...extraEnv,
-    },
-    // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
+  // `options.split`: the API (`LODE_ROLE=api`) and a worker (`LODE_ROLE=worker`) as two processes on
+  // one database and Redis, the layout README's scale-out describes; otherwise one process (`all`).
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATABASE_URL: dbUrl.toString(),
+    // The production layout (PostgreSQL and Redis) unless a bench asks for another.
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    LODE_DATA_DIR: dataDir,
+    LODE_ROOT_TOKEN: rootToken,
+    LODE_REDIS_PREFIX: `lode-bench-${id}`,
+    LODE_LOG_LEVEL: 'warn',
+    LODE_SSH_PORT: options.ssh ? String(port + 1) : '0',
+    LODE_SSH_HOST: '127.0.0.1',
+    NODE_ENV: 'production',
+    ...extraEnv,
+  };
+  const main = join(root, 'dist/apps/lode/src/main.js');
+  // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
+  const server = spawn(process.execPath, [...nodeArgs, main], {
+    env: options.split ? { ...env, LODE_ROLE: 'api' } : env,
     stdio: ['ignore', 2, 2],
   });
+  const worker = options.split
+    ? spawn(process.execPath, [...nodeArgs, main], { env: { ...env, LODE_ROLE: 'worker' }, stdio: ['ignore', 2, 2] })
+    : undefined;
   const url = (p) => `http://127.0.0.1:${port}/api/v4${p}`;
   const call = async (method, p, token, body) => {
     const res = await fetch(url(p), {
@@ -71,8 +78,11 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     return res.json();
   };
   const stop = async () => {
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
+    for (const p of [server, worker]) {
+      if (!p || p.exitCode !== null) continue;
+      p.kill('SIGTERM');
+      await new Promise((r) => p.once('exit', r));
+    }
     const admin = new pg.Client({ connectionString: base.toString() });
     await admin.connect();
     await admin.query(`drop database if exists "lode_bench_${id}" with (force)`);
@@ -117,6 +127,7 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     port,
     sshPort: options.ssh ? port + 1 : undefined,
     pid: server.pid,
+    workerPid: worker?.pid,
     readyMs,
     dataDir,
     databaseUrl: dbUrl.toString(),

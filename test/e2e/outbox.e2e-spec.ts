@@ -79,16 +79,18 @@ describe('outbox relay into BullMQ', () => {
       async () => Number((await t.db.query(`select count(*) from outbox where attempts > 0`))[0].count) > 0,
       15_000,
     );
-    // Each UserDeleted waits with its four jobs: the user's files, their group memberships, the
-    // erasure of the sealed secrets of hooks that went with the user's projects, and its system hooks.
+    // Each UserDeleted waits with its jobs: the user's files, their group memberships, the erasure
+    // of the sealed secrets of hooks that went with the user's projects, and, when a system hook
+    // exists (the database is shared with other suites), its system hooks' fan-out.
     const waiting = await t.db.query(
       `select name, count(*)::int as n from outbox where dispatched_at is null group by name order by name`,
     );
+    const [{ n: systemHooks }] = await t.db.query(`select count(*)::int as n from system_hooks`);
     expect(waiting).toEqual([
       { name: 'deleted-user', n: 3 },
       { name: 'erase-gone-secrets', n: 3 },
       { name: 'remove-user-files', n: 3 },
-      { name: 'system-fanout', n: 3 },
+      ...(systemHooks ? [{ name: 'system-fanout', n: 3 }] : []),
     ]);
     for (const u of users) expect(existsSync(u.dir)).toBe(true);
 

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { createHttpApp } from '../../apps/lode/src/http-app';
 import { LodeModule, MIGRATIONS } from '../../apps/lode/src/lode.module';
 import { verifyStandardWebhook } from '../support/standard-webhooks';
@@ -58,6 +59,7 @@ describeOnServers('system hooks and webhooks with two API processes and a worker
   const as = (app: INestApplication, token: string) => ({
     get: (path: string) => request(app.getHttpServer()).get(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
     post: (path: string) => request(app.getHttpServer()).post(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
+    delete: (path: string) => request(app.getHttpServer()).delete(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
   });
   const rootOn = (app: INestApplication) => as(app, config.rootToken!);
   const at = (path: string) => received.filter((r) => r.path === path);
@@ -102,6 +104,39 @@ describeOnServers('system hooks and webhooks with two API processes and a worker
     receiver.closeAllConnections();
     await new Promise((r) => receiver.close(r));
   });
+
+  it('writes no system fan-out while no system hook exists, and fans out what B records right after A made one', async () => {
+    const db = apiA.get(DataSource);
+    const fanOuts = async () =>
+      ((await db.query(`select count(*)::int as n from outbox where name = 'system-fanout'`)) as { n: number }[])[0].n;
+    const user = async (app: INestApplication, name: string) => {
+      const res = await rootOn(app)
+        .post('/users')
+        .send({ username: name, email: `${name}@example.com`, name, password: 'secret-password' });
+      expect(res.status).toBe(201);
+      return res.body.id as number;
+    };
+    const suffix = randomBytes(3).toString('hex');
+    const before = await fanOuts();
+    // Nobody listens: B records a user without a fan-out row (and now holds "no system hook" in its cache).
+    await user(apiB, `nobody${suffix}`);
+    expect(await fanOuts()).toBe(before);
+    // A hook made through A, then at once a user through B: B must not answer from its stale cache
+    // (the fence on its LISTEN connection makes it hear A's invalidation first).
+    const hook = await rootOn(apiA)
+      .post('/hooks')
+      .send({ url: `${hookBase}/first` });
+    expect(hook.status).toBe(201);
+    const heard = await user(apiB, `heard${suffix}`);
+    expect(await fanOuts()).toBe(before + 1);
+    await eventually(() => at('/first').some((r) => r.body.event_name === 'user_create' && r.body.user_id === heard));
+    expect(at('/first').filter((r) => r.body.event_name === 'user_create')).toHaveLength(1);
+    // Removed through B: A hears of it, and its next write makes no fan-out again.
+    expect((await rootOn(apiB).delete(`/hooks/${hook.body.id}`)).status).toBe(204);
+    const after = await fanOuts();
+    await user(apiA, `gone${suffix}`);
+    expect(await fanOuts()).toBe(after);
+  }, 30_000);
 
   it('delivers each write of either API process once, from the worker, signed', async () => {
     // The hook added through A, seen by B (one database, no process memory).

@@ -1,4 +1,4 @@
-import { firstRow, NotFound, oneRow, rows, type PageParams } from '@app/platform';
+import { COUNT_LIMIT, firstRow, NotFound, oneRow, rows, type PageParams } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { AuditEntityType } from './audit-log';
@@ -26,7 +26,15 @@ const COLUMNS = `id::text as id, author_id, entity_type, entity_id, details, cre
 export class AuditEventQueries {
   constructor(private readonly db: DataSource) {}
 
-  async list(f: AuditEventFilters, page: PageParams): Promise<{ rows: AuditEventRow[]; total: number }> {
+  /**
+   * A page, newest first, and the total: counted up to COUNT_LIMIT only, `null` past it (GitLab then
+   * sends no `X-Total`), so a list never scans the whole table to count it; `hasNext` from one row
+   * read past the page.
+   */
+  async list(
+    f: AuditEventFilters,
+    page: PageParams,
+  ): Promise<{ rows: AuditEventRow[]; total: number | null; hasNext: boolean }> {
     const where: string[] = [];
     const params: unknown[] = [];
     const add = (sql: string, value: unknown) => {
@@ -42,15 +50,19 @@ export class AuditEventQueries {
     const cond = where.length ? `where ${where.join(' and ')}` : '';
     const { total } = await oneRow<{ total: number }>(
       this.db,
-      `select count(*)::int as total from audit_events ${cond}`,
+      `select count(*)::int as total from (select 1 from audit_events ${cond} limit ${COUNT_LIMIT + 1}) c`,
       params,
     );
     const found = await rows<AuditEventRow>(
       this.db,
       `select ${COLUMNS} from audit_events ${cond} order by audit_events.id desc offset $${params.length + 1} limit $${params.length + 2}`,
-      [...params, page.offset, page.perPage],
+      [...params, page.offset, page.perPage + 1],
     );
-    return { rows: found, total };
+    return {
+      rows: found.slice(0, page.perPage),
+      total: total > COUNT_LIMIT ? null : total,
+      hasNext: found.length > page.perPage,
+    };
   }
 
   /** One entry, in `entity` when given; `404 Audit Event Not Found` otherwise. */

@@ -67,11 +67,11 @@ export class InstanceAuditEventsController {
   @Get()
   async list(@GitlabParams() q: InstanceAuditEventsDto) {
     const page = pageParams(q);
-    const { rows, total } = await this.audit.list(
+    const { rows, total, hasNext } = await this.audit.list(
       { ...range(q), entityType: q.entity_type, entityId: q.entity_id },
       page,
     );
-    return new Page(rows.map(serializeAuditEvent), total, page);
+    return new Page(rows.map(serializeAuditEvent), total, page, hasNext);
   }
 
   @Get(':audit_event_id')
@@ -93,8 +93,11 @@ export class GroupAuditEventsController {
   async list(@Param('id') id: string, @GitlabParams() q: AuditEventsDto, @CurrentActor() actor: Actor) {
     const group = await this.groups.requireGroup(id, actor, ACCESS.owner);
     const page = pageParams(q);
-    const { rows, total } = await this.audit.list({ ...range(q), entityType: 'Group', entityId: group.id }, page);
-    return new Page(rows.map(serializeAuditEvent), total, page);
+    const { rows, total, hasNext } = await this.audit.list(
+      { ...range(q), entityType: 'Group', entityId: group.id },
+      page,
+    );
+    return new Page(rows.map(serializeAuditEvent), total, page, hasNext);
   }
 
   @Get(':audit_event_id')
@@ -117,8 +120,11 @@ export class ProjectAuditEventsController {
   async list(@Param('id') id: string, @GitlabParams() q: AuditEventsDto, @CurrentActor() actor: Actor) {
     const project = await this.projects.require(id, actor, ACCESS.maintainer);
     const page = pageParams(q);
-    const { rows, total } = await this.audit.list({ ...range(q), entityType: 'Project', entityId: project.id }, page);
-    return new Page(rows.map(serializeAuditEvent), total, page);
+    const { rows, total, hasNext } = await this.audit.list(
+      { ...range(q), entityType: 'Project', entityId: project.id },
+      page,
+    );
+    return new Page(rows.map(serializeAuditEvent), total, page, hasNext);
   }
 
   @Get(':audit_event_id')

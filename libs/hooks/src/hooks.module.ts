@@ -11,6 +11,7 @@ import { SystemHooksController } from './http/system-hooks.controller';
 import { ProjectHookProjection } from './projections/project-hook.projection';
 import { SystemHookProjection } from './projections/system-hook.projection';
 import { DeliveryLog } from './delivery/delivery-log';
+import { DeliveryTargets } from './delivery/delivery-targets';
 import { HookFailures } from './delivery/hook-failures';
 import { HookDelivery } from './webhooks/hook-delivery';
 import { ProjectHookTest } from './webhooks/project-hook-test';
@@ -19,6 +20,7 @@ import { SystemHookQueries } from './queries/system-hook.queries';
 import { SystemHookTest } from './webhooks/system-hook-test';
 import { HookSecrets } from './secrets/hook-secrets';
 import { SystemHookFanOut } from './webhooks/system-hook-fanout';
+import { SystemHookListeners } from './webhooks/system-hook-listeners';
 import {
   hookSecretsRoute,
   systemHookJobsRoute,
@@ -44,6 +46,7 @@ import {
     SystemHookQueries,
     DeliveryLog,
     HookDelivery,
+    SystemHookListeners,
   ],
   exports: [HookQueries, HookSecrets, HookFailures, SystemHookQueries, DeliveryLog, HookDelivery],
 })
@@ -53,19 +56,20 @@ export class HooksModule implements OnModuleInit {
     private readonly projection: ProjectHookProjection,
     private readonly systemHookProjection: SystemHookProjection,
     private readonly routes: OutboxRoutes,
+    private readonly listeners: SystemHookListeners,
   ) {}
 
   onModuleInit(): void {
     this.projections.register(this.projection);
     this.projections.register(this.systemHookProjection);
-    this.routes.register(webhookJobsRoute, hookSecretsRoute, systemHookJobsRoute);
+    this.routes.register(webhookJobsRoute, hookSecretsRoute, systemHookJobsRoute(this.listeners));
   }
 }
 
 /** Webhook delivery (the `webhooks` queue); loaded where the process runs workers. */
 @Module({
   imports: [HooksModule, GroupsModule, ProjectsModule, UsersModule, BullModule.registerQueue({ name: WEBHOOKS_QUEUE })],
-  providers: [WebhookJobsProcessor, SystemHookFanOut],
+  providers: [WebhookJobsProcessor, SystemHookFanOut, DeliveryTargets],
 })
 export class HooksWorkerModule {}
 

@@ -25,6 +25,7 @@ export {
 } from './database/database-watch';
 export { DependencyProbe } from './dependency-probe';
 export { execute, firstRow, oneRow, pgSql, rows, type PgClient, type Sql } from './database/sql';
+export { GroupCommit } from './database/group-commit';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
 export { PgEventStore, constraintOf } from './event-store/pg-event-store';
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';
@@ -108,6 +109,7 @@ export {
   setPaginationHeaders,
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
+  COUNT_LIMIT,
   LINK_HEADER_BUDGET,
   type PageParams,
 } from './http/pagination';

@@ -1,4 +1,4 @@
-import { firstRow, NotFound } from '@app/platform';
+import { firstRow, GroupCommit, NotFound } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 
@@ -39,28 +39,69 @@ export interface LoggedDelivery {
  */
 @Injectable()
 export class DeliveryLog {
+  /** The workers' entries, written together when many attempts end at once (one INSERT a group). */
+  private readonly entries = new GroupCommit<DeliveryLogEntry, unknown>((all) => this.insertGroup(all));
+
   constructor(private readonly db: DataSource) {}
 
   async record(e: DeliveryLogEntry): Promise<void> {
+    const failed = await this.entries.run(e);
+    if (failed !== undefined) throw failed;
+  }
+
+  /**
+   * A group's entries in one INSERT; should it fail, one by one, so an entry PostgreSQL refuses fails
+   * its own delivery only (a failed record is a retried delivery: the others were sent and logged).
+   */
+  private async insertGroup(all: DeliveryLogEntry[]): Promise<unknown[]> {
+    try {
+      await this.insert(all);
+      return [];
+    } catch (err) {
+      if (all.length === 1) return [err];
+      return Promise.all(
+        all.map((e) =>
+          this.insert([e]).then(
+            () => undefined,
+            (one: unknown) => one,
+          ),
+        ),
+      );
+    }
+  }
+
+  private async insert(all: DeliveryLogEntry[]): Promise<void> {
     // A hook removed while its delivery was in flight keeps no log (its rows went with it).
     await this.db.query(
       `insert into hook_delivery_log (hook_id, event_uuid, event, url, attempt, request_headers, request_data,
              response_headers, response_body, response_status, error, duration_ms, skipped)
-         select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13 where exists (select 1 from project_hooks where id = $1)`,
+         select e.hook_id, e.event_uuid, e.event, e.url, e.attempt, e.request_headers, e.request_data,
+                e.response_headers, e.response_body, e.response_status, e.error, e.duration_ms, e.skipped
+           from rows from (jsonb_to_recordset($1::jsonb) as (hook_id int, event_uuid uuid, event text, url text,
+                  attempt int, request_headers jsonb, request_data jsonb, response_headers jsonb, response_body text,
+                  response_status int, error text, duration_ms int, skipped boolean))
+                with ordinality as e(hook_id, event_uuid, event, url, attempt, request_headers, request_data,
+                  response_headers, response_body, response_status, error, duration_ms, skipped, n)
+          where exists (select 1 from project_hooks h where h.id = e.hook_id)
+          order by e.n`,
       [
-        e.hookId,
-        e.eventUuid,
-        e.event,
-        e.url,
-        e.attempt,
-        JSON.stringify(e.requestHeaders),
-        e.requestData === undefined ? null : JSON.stringify(e.requestData),
-        JSON.stringify(e.responseHeaders),
-        e.responseBody,
-        e.responseStatus,
-        e.error,
-        e.durationMs,
-        e.skipped,
+        JSON.stringify(
+          all.map((e) => ({
+            hook_id: e.hookId,
+            event_uuid: e.eventUuid,
+            event: e.event,
+            url: e.url,
+            attempt: e.attempt,
+            request_headers: e.requestHeaders,
+            request_data: e.requestData === undefined ? null : e.requestData,
+            response_headers: e.responseHeaders,
+            response_body: e.responseBody,
+            response_status: e.responseStatus,
+            error: e.error,
+            duration_ms: Math.round(e.durationMs),
+            skipped: e.skipped,
+          })),
+        ),
       ],
     );
   }

@@ -1,4 +1,4 @@
-import { firstRow, NotFound, rows, type PageParams, oneRow } from '@app/platform';
+import { firstRow, NotFound, rows, type PageParams, oneRow, type Sql } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 
@@ -51,8 +51,8 @@ export class SystemHookQueries {
   }
 
   /** Every system hook, for a fan-out (GitLab's `SystemHook.all` and its scopes; a handful per instance). */
-  async targets(): Promise<SystemHookTarget[]> {
-    return rows<SystemHookTarget>(this.db, `select ${TARGET_COLUMNS} from system_hooks order by id`);
+  async targets(db: Sql = this.db): Promise<SystemHookTarget[]> {
+    return rows<SystemHookTarget>(db, `select ${TARGET_COLUMNS} from system_hooks order by id`);
   }
 
   /** The hook a queued delivery goes to, if it was not removed since. */

@@ -109,7 +109,8 @@ export class HookSecrets {
     return stored && maskCredentials(stored) === settings.url ? { ...settings, url: stored } : settings;
   }
 
-  private open(hookId: number, row: { sealed: string } | undefined): HookSecret | undefined {
+  /** A sealed row read elsewhere (a delivery reads its hook and secrets in one statement), opened. */
+  open(hookId: number, row: { sealed: string } | undefined): HookSecret | undefined {
     if (!row) return undefined;
     try {
       return JSON.parse(this.box.open(row.sealed)) as HookSecret;

@@ -2,10 +2,10 @@ import { Clock, LodeConfig, Metrics, redactSecrets } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DeliveryLog } from '../delivery/delivery-log';
 import { HookFailures } from '../delivery/hook-failures';
-import { alertStatus, autoDisables, type HookKind } from '../domain/auto-disabling';
+import { alertStatus, autoDisables, NEVER_FAILED, type FailureState, type HookKind } from '../domain/auto-disabling';
 import { withoutCredentials } from '../domain/hook-url';
 import type { HookTarget } from '../queries/hook.queries';
-import { HookSecrets } from '../secrets/hook-secrets';
+import { HookSecrets, type HookSecret } from '../secrets/hook-secrets';
 import { deliveryHeaders, idempotencyKey, signatureHeaders } from './webhook-headers';
 import { deliveryReason, delivered, sendWebhook, type WebhookOutcome } from './webhook-sender';
 
@@ -22,6 +22,8 @@ export interface HookRequest {
   force: boolean;
   /** A test: the hook is enabled again before it is sent to, whatever the answer (like a system hook's test). */
   reenable?: boolean;
+  /** The hook's secrets and failure state, when the caller read them with the hook (DeliveryTargets). */
+  known?: { secret: HookSecret | undefined; failures: FailureState };
 }
 
 /** GitLab 17.x WebHookLog: the secret token is never shown, `[REDACTED]` in its place. */
@@ -46,12 +48,17 @@ export class HookDelivery {
   /** The outcome, or `skipped` when the hook is disabled and the request not forced. */
   async send(r: HookRequest): Promise<WebhookOutcome | 'skipped'> {
     const { kind, hook } = r;
-    const secret = kind === 'system' ? await this.secrets.readSystem(hook.id) : await this.secrets.read(hook.id);
+    const secret = r.known
+      ? r.known.secret
+      : kind === 'system'
+        ? await this.secrets.readSystem(hook.id)
+        : await this.secrets.read(hook.id);
     const url = secret?.url ?? hook.url;
     const loggedUrl = redactSecrets(withoutCredentials(url));
     const logged = kind === 'project';
     const accounted = autoDisables(kind);
-    const status = accounted ? alertStatus(await this.failures.state(kind, hook.id), this.clock.now()) : 'executable';
+    const failures = accounted ? (r.known?.failures ?? (await this.failures.state(kind, hook.id))) : NEVER_FAILED;
+    const status = alertStatus(failures, this.clock.now());
     if (status !== 'executable' && !r.force) {
       // GitLab's `executable?`: a disabled hook is not sent to. The skip is logged, and the delivery
       // ends here (no retry): the event is missed, as GitLab misses it.
@@ -95,8 +102,12 @@ export class HookDelivery {
     // (WebHookService#response_category), so a 3xx does not count towards disabling, though Lode
     // retries it as it always has.
     const answered = outcome.status !== null && outcome.status >= 200 && outcome.status < 400;
-    if (accounted && answered) await this.failures.reset(kind, hook.id);
-    else if (accounted) await this.failures.failed(kind, hook.id);
+    // A hook that had no failure when this request began has none to forget (no statement per
+    // delivery for healthy hooks); a failure counted meanwhile by a concurrent attempt stays counted,
+    // as if it had come after this one.
+    const failing = failures.recentFailures > 0 || failures.disabledUntil !== null;
+    if (accounted && answered && (failing || r.known === undefined)) await this.failures.reset(kind, hook.id);
+    else if (accounted && !answered) await this.failures.failed(kind, hook.id);
     this.metrics.delivery(
       delivered(outcome)
         ? 'delivered'

@@ -16,7 +16,10 @@ import {
   teamMemberPayload,
   userPayload,
   type GroupFacts,
+  type GroupMemberEventName,
+  type MembershipFacts,
   type ProjectFacts,
+  type TeamEventName,
   type UserFacts,
 } from './system-hook-payloads';
 import {
@@ -25,6 +28,7 @@ import {
   userTraceDecider,
   valueBefore,
   type GroupTrace,
+  type MemberTrace,
   type ProjectTrace,
   type UserTrace,
 } from './system-hook-traces';
@@ -52,6 +56,16 @@ export const SYSTEM_HOOK_SOURCE_EVENTS = [
   'GroupMemberRemoved',
   'RepositoryPushed',
 ] as const;
+
+/** The system hook event of each membership change (`user_update_for_*` is GitLab 13.x's). */
+const MEMBER_EVENT_NAMES = {
+  ProjectMemberAdded: 'user_add_to_team',
+  ProjectMemberUpdated: 'user_update_for_team',
+  ProjectMemberRemoved: 'user_remove_from_team',
+  GroupMemberAdded: 'user_add_to_group',
+  GroupMemberUpdated: 'user_update_for_group',
+  GroupMemberRemoved: 'user_remove_from_group',
+} as const satisfies Record<string, TeamEventName | GroupMemberEventName>;
 
 /** One payload and the system hooks that hear it. */
 interface Announcement {
@@ -142,22 +156,8 @@ export class SystemHookFanOut {
       case 'ProjectMemberUpdated':
       case 'ProjectMemberRemoved': {
         const p = await this.projectFacts(e.data.projectId);
-        const m = p?.trace.members[e.data.userId];
-        const user = await this.userFacts(e.data.userId);
-        if (!p || !m || !user) return [];
-        const name =
-          e.type === 'ProjectMemberAdded'
-            ? 'user_add_to_team'
-            : e.type === 'ProjectMemberUpdated'
-              ? 'user_update_for_team'
-              : 'user_remove_from_team';
-        return all(
-          teamMemberPayload(
-            name,
-            { accessLevel: m.level, createdAt: m.since, updatedAt: e.data.at, user: user.facts },
-            p.facts,
-          ),
-        );
+        const m = p && (await this.membership(p.trace.members[e.data.userId], e.data.userId, e.data.at));
+        return all(p && m && teamMemberPayload(MEMBER_EVENT_NAMES[e.type], m, p.facts));
       }
       case 'GroupCreated': {
         const g = await this.groupFacts(e.data.groupId);
@@ -165,7 +165,7 @@ export class SystemHookFanOut {
       }
       case 'GroupDeleted': {
         const g = await this.groupFacts(e.data.groupId);
-        return g ? this.groupGone(g.facts, e.data.at) : [];
+        return g ? this.groupGone(g.facts, g.trace, e.data.at) : [];
       }
       case 'GroupUpdated': {
         // 10.x Group `after_update :path_changed_hook, if: :path_changed?`: only a new path is heard.
@@ -185,22 +185,8 @@ export class SystemHookFanOut {
       case 'GroupMemberUpdated':
       case 'GroupMemberRemoved': {
         const g = await this.groupFacts(e.data.groupId);
-        const m = g?.trace.members[e.data.userId];
-        const user = await this.userFacts(e.data.userId);
-        if (!g || !m || !user) return [];
-        const name =
-          e.type === 'GroupMemberAdded'
-            ? 'user_add_to_group'
-            : e.type === 'GroupMemberUpdated'
-              ? 'user_update_for_group'
-              : 'user_remove_from_group';
-        return all(
-          groupMemberPayload(
-            name,
-            { accessLevel: m.level, createdAt: m.since, updatedAt: e.data.at, user: user.facts },
-            g.facts,
-          ),
-        );
+        const m = g && (await this.membership(g.trace.members[e.data.userId], e.data.userId, e.data.at));
+        return all(g && m && groupMemberPayload(MEMBER_EVENT_NAMES[e.type], m, g.facts));
       }
       case 'UserCreated': {
         // The ghost user is GitLab's internal placeholder, made on demand: no `user_create` for it.
@@ -276,10 +262,12 @@ export class SystemHookFanOut {
 
   /**
    * A deleted group takes its projects and subgroups with it by the read model's cascade, with no
-   * events of their own. 10.x Groups::DestroyService destroys each project (`project_destroy`), then
-   * each subgroup the same way, then the group (`group_destroy`): the streams say which they were.
+   * events of their own. 10.x Groups::DestroyService destroys each project (`project_destroy`; a
+   * project's members go by `delete_all`, no hook), then each subgroup the same way, then the group:
+   * its members by `dependent: :destroy`, each a `user_remove_from_group` (Member's
+   * `post_destroy_hook`), then `group_destroy`. The streams say which they were.
    */
-  private async groupGone(g: GroupFacts, at: string): Promise<Announcement[]> {
+  private async groupGone(g: GroupFacts, trace: GroupTrace, at: string): Promise<Announcement[]> {
     const owner = { fullPath: g.fullPath, ownerName: g.name, ownerEmail: '' };
     const projects = (await this.projectsLastIn(g.id)).map((p) => this.projectGone(p.id, p.trace, owner, at));
     const subgroups: Announcement[] = [];
@@ -292,13 +280,38 @@ export class SystemHookFanOut {
         createdAt: sub.trace.createdAt,
         updatedAt: sub.trace.updatedAt,
       };
-      subgroups.push(...(await this.groupGone(facts, at)));
+      subgroups.push(...(await this.groupGone(facts, sub.trace, at)));
+    }
+    const members: Announcement[] = [];
+    // In the order they joined (the association's order), those still members; a deleted user's
+    // memberships went with them.
+    const current = Object.entries(trace.members)
+      .filter(([, m]) => !m.gone)
+      .sort(([a, m], [b, n]) => m.since.localeCompare(n.since) || Number(a) - Number(b));
+    for (const [userId, m] of current) {
+      const membership = await this.membership(m, Number(userId), at, { skipDeleted: true });
+      if (membership)
+        members.push({ payload: groupMemberPayload('user_remove_from_group', membership, g), scope: 'all' });
     }
     return [
       ...projects,
       ...subgroups,
+      ...members,
       { payload: groupPayload('group_destroy', { ...g, updatedAt: at }), scope: 'all' },
     ];
+  }
+
+  /** A membership's facts for its payload: its level and dates from the stream, the member's own. */
+  private async membership(
+    m: MemberTrace | undefined,
+    userId: number,
+    at: string,
+    { skipDeleted = false } = {},
+  ): Promise<MembershipFacts | undefined> {
+    if (!m) return undefined;
+    const user = await this.userFacts(userId);
+    if (!user || (skipDeleted && user.trace.deleted)) return undefined;
+    return { accessLevel: m.level, createdAt: m.since, updatedAt: at, user: user.facts };
   }
 
   private projectGone(
@@ -357,8 +370,9 @@ export class SystemHookFanOut {
     return [...ids].sort((a, b) => a - b);
   }
 
+  /** The stream as committed (no transaction, no stream lock: a fan-out decides nothing, and runs often). */
   private fold<S>(streamId: string, decider: Decider<S, DomainEvent>): Promise<S> {
-    return this.store.transact((uow) => uow.load(streamId, decider));
+    return this.store.read(streamId, decider);
   }
 
   /**

@@ -114,6 +114,14 @@ export interface MembershipFacts extends Stamps {
 
 export type TeamEventName = 'user_add_to_team' | 'user_remove_from_team' | 'user_update_for_team';
 
+/** The member's part of `project_member_data` and `group_member_data` (the same fields in the same order). */
+const memberUser = (m: MembershipFacts) => ({
+  user_username: m.user.username,
+  user_name: m.user.name,
+  user_email: m.user.email,
+  user_id: m.user.id,
+});
+
 /**
  * `project_member_data`. `user_update_for_team` is later GitLab's (13.x, same fields) for a changed
  * level; 10.x had no event for it. `project_visibility` is the level's name, downcased ("private").
@@ -125,10 +133,7 @@ export function teamMemberPayload(eventName: TeamEventName, m: MembershipFacts, 
     project_path: p.path,
     project_path_with_namespace: p.pathWithNamespace,
     project_id: p.id,
-    user_username: m.user.username,
-    user_name: m.user.name,
-    user_email: m.user.email,
-    user_id: m.user.id,
+    ...memberUser(m),
     access_level: humanAccess(m.accessLevel),
     project_visibility: p.visibility,
   };
@@ -172,10 +177,7 @@ export function groupMemberPayload(eventName: GroupMemberEventName, m: Membershi
     group_name: g.name,
     group_path: g.path,
     group_id: g.id,
-    user_username: m.user.username,
-    user_name: m.user.name,
-    user_email: m.user.email,
-    user_id: m.user.id,
+    ...memberUser(m),
     group_access: humanAccess(m.accessLevel),
   };
 }

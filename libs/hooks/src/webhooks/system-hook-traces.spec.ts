@@ -29,7 +29,7 @@ describe('system hook traces', () => {
       transferredAt: 't6',
       deleted: true,
     });
-    expect(t.members[7]).toEqual({ level: 30, since: 't2', changedAt: 't4' });
+    expect(t.members[7]).toEqual({ level: 30, since: 't2', changedAt: 't4', gone: true });
     expect(valueBefore(t.paths, 't3', 'b')).toBe('a');
     expect(valueBefore(t.paths, 't1', 'a')).toBeUndefined();
   });

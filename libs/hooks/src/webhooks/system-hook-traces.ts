@@ -24,12 +24,17 @@ export interface MemberTrace {
   level: number;
   since: string;
   changedAt: string;
+  /** Removed (its level and dates kept for the removal's payload); a member added again is a new membership. */
+  gone?: boolean;
 }
 
-const member = (members: Record<number, MemberTrace>, userId: number, level: number, at: string) => ({
-  ...members,
-  [userId]: { level, since: members[userId]?.since ?? at, changedAt: at },
-});
+const member = (members: Record<number, MemberTrace>, userId: number, level: number, at: string) => {
+  const had = members[userId] && !members[userId].gone ? members[userId] : undefined;
+  return { ...members, [userId]: { level, since: had?.since ?? at, changedAt: at } };
+};
+
+const removed = (members: Record<number, MemberTrace>, userId: number) =>
+  members[userId] ? { ...members, [userId]: { ...members[userId], gone: true } } : members;
 
 export interface ProjectTrace {
   name: string;
@@ -84,6 +89,7 @@ export const projectTraceDecider: Decider<ProjectTrace | null, DomainEvent> = {
     if (e.type === 'ProjectDeleted') return { ...s, deleted: true };
     if (e.type === 'ProjectMemberAdded' || e.type === 'ProjectMemberUpdated')
       return { ...s, members: member(s.members, e.data.userId, e.data.accessLevel, e.data.at) };
+    if (e.type === 'ProjectMemberRemoved') return { ...s, members: removed(s.members, e.data.userId) };
     return s;
   },
 };
@@ -130,6 +136,7 @@ export const groupTraceDecider: Decider<GroupTrace | null, DomainEvent> = {
     if (e.type === 'GroupDeleted') return { ...s, deleted: true };
     if (e.type === 'GroupMemberAdded' || e.type === 'GroupMemberUpdated')
       return { ...s, members: member(s.members, e.data.userId, e.data.accessLevel, e.data.at) };
+    if (e.type === 'GroupMemberRemoved') return { ...s, members: removed(s.members, e.data.userId) };
     return s;
   },
 };
@@ -145,6 +152,7 @@ export interface UserTrace {
   usernames: History<string>;
   /** SSH keys' text by id, kept after their removal. */
   keys: Record<number, { key: string; createdAt: string }>;
+  deleted?: boolean;
 }
 
 export const userTraceDecider: Decider<UserTrace | null, DomainEvent> = {
@@ -178,6 +186,7 @@ export const userTraceDecider: Decider<UserTrace | null, DomainEvent> = {
     }
     if (e.type === 'SshKeyAdded')
       return { ...s, keys: { ...s.keys, [e.data.keyId]: { key: e.data.key, createdAt: e.data.at } } };
+    if (e.type === 'UserDeleted') return { ...s, deleted: true };
     return s;
   },
 };

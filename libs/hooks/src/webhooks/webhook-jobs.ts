@@ -8,6 +8,7 @@ import {
   type JobHandlers,
   type OutboxRoute,
   type Recorded,
+  type Sql,
   workerOptions,
 } from '@app/platform';
 import { ProjectQueries, isTagRef, ruleMatches, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
@@ -16,12 +17,13 @@ import { InjectQueue, Processor } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { randomUUID } from 'node:crypto';
 import { DeliveryLog } from '../delivery/delivery-log';
+import { DeliveryTargets } from '../delivery/delivery-targets';
 import { HookFailures } from '../delivery/hook-failures';
 import { HookQueries } from '../queries/hook.queries';
 import { HookSecrets } from '../secrets/hook-secrets';
 import { HookDelivery } from './hook-delivery';
-import { SystemHookQueries } from '../queries/system-hook.queries';
 import { SYSTEM_HOOK_SOURCE_EVENTS, SystemHookFanOut } from './system-hook-fanout';
+import type { SystemHookListeners } from './system-hook-listeners';
 import { hookEventName, pushPayload, type Pusher } from './push-payload';
 import { delivered } from './webhook-sender';
 
@@ -69,6 +71,13 @@ export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', {
   'prune-delivery-log': true,
 });
 
+/**
+ * Jobs of the `webhooks` queue a worker process runs at once. 32 was tried (a delivery mostly waits)
+ * and made the API's writes slower in the WEBHOOKS bench (bench/RESULTS.md, `hook-latency`): the
+ * jobs' statements compete with the API's transactions for the pool's 20 connections. Kept at 16.
+ */
+export const WEBHOOK_CONCURRENCY = 16;
+
 /** How often the delivery log's old entries are removed. */
 export const PRUNE_DELIVERY_LOG_EVERY_MS = 60 * 60 * 1000;
 export const WEBHOOKS_QUEUE = WEBHOOK_JOBS.name;
@@ -91,20 +100,25 @@ export const webhookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
 /**
  * One system fan-out per recorded event a system hook hears of (SYSTEM_HOOK_SOURCE_EVENTS), written
  * with the event like the push fan-out: heard once, when recorded, never on a projection rebuild.
+ * None when no system hook hears that kind of event (`SystemHookListeners`, a cache fenced against
+ * other processes' changes).
  */
-export const systemHookJobsRoute: OutboxRoute = (event: Recorded<DomainEvent>) => {
-  if (!(SYSTEM_HOOK_SOURCE_EVENTS as readonly string[]).includes(event.type)) return undefined;
-  return WEBHOOK_JOBS.job(
-    {
-      kind: 'system-fanout',
-      position: event.globalPosition,
-      type: event.type,
-      data: event.data as Record<string, unknown>,
-    },
-    `system-fanout-${event.globalPosition}`,
-    { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
-  );
-};
+export function systemHookJobsRoute(listeners: Pick<SystemHookListeners, 'hear'>): OutboxRoute {
+  return async (event: Recorded<DomainEvent>, db: Sql) => {
+    if (!(SYSTEM_HOOK_SOURCE_EVENTS as readonly string[]).includes(event.type)) return undefined;
+    if (!(await listeners.hear(event.type, db))) return undefined;
+    return WEBHOOK_JOBS.job(
+      {
+        kind: 'system-fanout',
+        position: event.globalPosition,
+        type: event.type,
+        data: event.data as Record<string, unknown>,
+      },
+      `system-fanout-${event.globalPosition}`,
+      { attempts: 5, backoff: { type: 'exponential', delay: 2000 } },
+    );
+  };
+}
 
 /**
  * A deletion that takes hooks with it by the read model's cascade (a project, a group, a user and
@@ -131,7 +145,7 @@ const matchesBranchFilter = (filter: string | null, ref: string) =>
  * with GitLab's headers, records the attempt in the hook's log, and throws on failure so BullMQ
  * retries it with backoff, keeping the same `X-Gitlab-Event-UUID`.
  */
-@Processor(WEBHOOKS_QUEUE, workerOptions({ concurrency: 16 }))
+@Processor(WEBHOOKS_QUEUE, workerOptions({ concurrency: WEBHOOK_CONCURRENCY }))
 export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   protected readonly handlers: JobHandlers<WebhookJob> = {
     'push-fanout': (job) => this.fanOut(job.data, job.id),
@@ -159,10 +173,10 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     private readonly secrets: HookSecrets,
     outbox: Outbox,
     private readonly failures: HookFailures,
-    private readonly systemHooks: SystemHookQueries,
     private readonly systemFanOuts: SystemHookFanOut,
     private readonly delivery: HookDelivery,
     private readonly deliveryLog: DeliveryLog,
+    private readonly targets: DeliveryTargets,
   ) {
     super(WEBHOOK_JOBS, queue, kinds, outbox, 'Webhooks');
   }
@@ -247,14 +261,15 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
 
   private async deliver(job: DeliverJob, attempt: number): Promise<void> {
     const system = job.hookKind === 'system';
-    const hook = system
-      ? await this.systemHooks.deliveryTarget(job.hookId)
-      : await this.hooks.deliveryTarget(job.hookId, job.projectId);
-    if (!hook) return; // removed since the push: nothing to send, no log to write
+    // The hook, its secrets and failure state in one statement shared with the deliveries starting now.
+    const target = await this.targets.of(system ? 'system' : 'project', job.hookId, job.projectId);
+    if (!target) return; // removed since the push: nothing to send, no log to write
+    const { hook } = target;
     // Headers and failures are keyed by (kind, id), so a system hook's delivery uses them the same way.
     const outcome = await this.delivery.send({
       kind: system ? 'system' : 'project',
       hook,
+      known: { secret: target.secret, failures: target.failures },
       event: job.event,
       eventUuid: job.eventUuid,
       payload: job.payload,

@@ -28,6 +28,12 @@ export abstract class EventStore {
     return this.transact((uow) => uow.decide(streamId, decider, decision), metadata);
   }
 
+  /**
+   * Folds a stream as committed now, for a reader that decides nothing (a job describing what
+   * happened): one statement on any connection, no transaction, no stream lock to wait for.
+   */
+  abstract read<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<S>;
+
   /** A new integer id from the aggregate type's sequence, taken before the first event. */
   abstract nextId(sequence: string): Promise<number>;
 

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 import { RequestContexts } from '../context';
-import { oneRow, rows } from '../database/sql';
+import { oneRow, rows, type Sql } from '../database/sql';
 import { inTransactionScope } from '../database/transaction-scope';
 import { Conflict } from '../errors';
 import { Metrics } from '../metrics/metrics';
@@ -71,7 +71,7 @@ class PgUnitOfWork implements UnitOfWork {
       this.appended = true;
       await this.projections.apply(r, this.db).catch(rethrowUnique);
       for (const key of this.invalidations.keysFor(r)) this.stale.add(key);
-      for (const job of this.routes.jobsFor(r)) {
+      for (const job of await this.routes.jobsFor(r, this.db)) {
         await this.db.query(
           `insert into outbox (global_position, queue, name, job_id, data, options) values ($1, $2, $3, $4, $5, $6)
            on conflict (job_id) do nothing`,
@@ -97,16 +97,25 @@ class PgUnitOfWork implements UnitOfWork {
       await this.db.query(`select pg_advisory_xact_lock(hashtextextended($1, 0))`, [streamId]);
       this.locked.add(streamId);
     }
-    const events = await rows<EventRow>(
-      this.db,
-      `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
-         from events where stream_id = $1 order by stream_version`,
-      [streamId],
-    );
-    let state = decider.initial();
-    for (const row of events) state = decider.evolve(state, toRecorded<E>(row));
-    return { state, version: events.length ? events[events.length - 1].stream_version : 0 };
+    return foldStream(this.db, streamId, decider);
   }
+}
+
+/** A stream's events folded, and its version (0 for a stream without events). */
+async function foldStream<S, E extends DomainEvent>(
+  db: Sql,
+  streamId: string,
+  decider: Decider<S, E>,
+): Promise<{ state: S; version: number }> {
+  const events = await rows<EventRow>(
+    db,
+    `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
+       from events where stream_id = $1 order by stream_version`,
+    [streamId],
+  );
+  let state = decider.initial();
+  for (const row of events) state = decider.evolve(state, toRecorded<E>(row));
+  return { state, version: events.length ? events[events.length - 1].stream_version : 0 };
 }
 
 @Injectable()
@@ -154,6 +163,10 @@ export class PgEventStore extends EventStore {
         }
       }
     }
+  }
+
+  async read<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<S> {
+    return (await foldStream(this.dataSource, streamId, decider)).state;
   }
 
   async nextId(sequence: string): Promise<number> {

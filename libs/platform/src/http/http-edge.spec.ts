@@ -83,13 +83,31 @@ describe('pagination', () => {
     expect(pageParams({ page: 0, per_page: 0 })).toEqual({ page: 1, perPage: 20, offset: 0 });
   });
 
-  function headers(page: number, perPage: number, total: number, url = '/api/v4/users?search=a&per_page=2') {
+  function headers(
+    page: number,
+    perPage: number,
+    total: number | null,
+    url = '/api/v4/users?search=a&per_page=2',
+    hasNext = false,
+  ) {
     const set: Record<string, string> = {};
     const req = { originalUrl: url, protocol: 'http', get: () => 'evil.example' } as unknown as Request;
     const res = { setHeader: (k: string, v: string) => (set[k] = v) } as unknown as Response;
-    setPaginationHeaders(req, res, { page, perPage, offset: (page - 1) * perPage }, total, 'http://lode.test:8080');
+    const p = { page, perPage, offset: (page - 1) * perPage };
+    setPaginationHeaders(req, res, p, total, 'http://lode.test:8080', hasNext);
     return set;
   }
+
+  it('leaves out X-Total, X-Total-Pages and rel="last" on an uncounted page (GitLab past 10,000 rows)', () => {
+    const h = headers(2, 2, null, '/api/v4/audit_events?per_page=2', true);
+    expect(h['X-Total']).toBeUndefined();
+    expect(h['X-Total-Pages']).toBeUndefined();
+    expect(h).toMatchObject({ 'X-Page': '2', 'X-Next-Page': '3', 'X-Prev-Page': '1' });
+    expect(h.Link).toContain('page=3>; rel="next"');
+    expect(h.Link).toContain('rel="first"');
+    expect(h.Link).not.toContain('rel="last"');
+    expect(headers(3, 2, null, '/api/v4/audit_events', false)).toMatchObject({ 'X-Next-Page': '', 'X-Prev-Page': '2' });
+  });
 
   it('sets GitLab headers with absolute links that keep the query', () => {
     const h = headers(2, 2, 5);

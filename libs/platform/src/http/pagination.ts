@@ -43,12 +43,23 @@ export function pageParams(p: { page?: number; per_page?: number }): PageParams 
   return { page, perPage, offset: (page - 1) * perPage };
 }
 
-/** What a list endpoint returns: one page of items and the total the headers announce. */
+/**
+ * GitLab's `Kaminari::ActiveRecordRelationMethods::MAX_COUNT_LIMIT`: a list of more rows than this is
+ * not counted (`paginate_with_limit_optimization` counts up to it, then pages `without_count`).
+ */
+export const COUNT_LIMIT = 10_000;
+
+/**
+ * What a list endpoint returns: one page of items and the total the headers announce. A total of
+ * `null` is GitLab's uncounted page (more than COUNT_LIMIT rows): no `X-Total`, `X-Total-Pages` or
+ * `rel="last"`, and `hasNext` says whether a next page exists (read as one row past the page).
+ */
 export class Page<T> {
   constructor(
     readonly items: T[],
-    readonly total: number,
+    readonly total: number | null,
     readonly params: PageParams,
+    readonly hasNext = false,
   ) {}
 }
 
@@ -113,6 +124,7 @@ export class PaginationInterceptor implements NestInterceptor {
           page.params,
           page.total,
           this.externalUrl,
+          page.hasNext,
         );
         return page.items;
       }),
@@ -124,13 +136,15 @@ export function setPaginationHeaders(
   req: Request,
   res: Response,
   p: PageParams,
-  total: number,
+  total: number | null,
   externalUrl: string,
+  hasNext = false,
 ): void {
-  const totalPages = Math.max(1, Math.ceil(total / p.perPage));
-  const next = p.page < totalPages ? p.page + 1 : undefined;
+  // Uncounted (GitLab's `without_count`): no last page known; Kaminari's prev_page is then the page before.
+  const totalPages = total === null ? undefined : Math.max(1, Math.ceil(total / p.perPage));
+  const next = (totalPages === undefined ? hasNext : p.page < totalPages) ? p.page + 1 : undefined;
   // Kaminari's prev_page: none on the first page, and none past the last page either.
-  const prev = p.page > 1 && p.page <= totalPages ? p.page - 1 : undefined;
+  const prev = p.page > 1 && (totalPages === undefined || p.page <= totalPages) ? p.page - 1 : undefined;
   // Links are absolute, on LODE_EXTERNAL_URL (never the caller's `Host`, which anyone may set to
   // anything), with the path and every query parameter the client called.
   const base = new URL(externalUrl.replace(/\/+$/, '') + req.originalUrl);
@@ -159,8 +173,10 @@ export function setPaginationHeaders(
     kept.set(rel, text);
     bytes += size;
   }
-  res.setHeader('X-Total', String(total));
-  res.setHeader('X-Total-Pages', String(totalPages));
+  if (totalPages !== undefined) {
+    res.setHeader('X-Total', String(total));
+    res.setHeader('X-Total-Pages', String(totalPages));
+  }
   res.setHeader('X-Per-Page', String(p.perPage));
   res.setHeader('X-Page', String(p.page));
   res.setHeader('X-Next-Page', next ? String(next) : '');

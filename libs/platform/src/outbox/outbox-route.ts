@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Sql } from '../database/sql';
 import type { DomainEvent, Recorded } from '../event-store/recorded';
 
 /** A job that must follow an event. `jobId` is stable, so a job is enqueued once however often it is relayed. */
@@ -11,8 +12,15 @@ export interface OutboxJob<D = unknown> {
   options?: { attempts?: number; backoff?: { type: 'exponential' | 'fixed'; delay: number } };
 }
 
-/** A pure function from an event to the jobs it causes; runs inside the append transaction. */
-export type OutboxRoute = (event: Recorded<DomainEvent>) => OutboxJob | OutboxJob[] | undefined;
+/**
+ * A function from an event to the jobs it causes; runs inside the append transaction. Most are pure
+ * and synchronous; one may ask the database, through the transaction's own connection (`db`: a
+ * second connection taken from the pool inside a transaction could wait for ever on a full pool).
+ */
+export type OutboxRoute = (
+  event: Recorded<DomainEvent>,
+  db: Sql,
+) => OutboxJob | OutboxJob[] | undefined | Promise<OutboxJob | OutboxJob[] | undefined>;
 
 @Injectable()
 export class OutboxRoutes {
@@ -22,10 +30,12 @@ export class OutboxRoutes {
     for (const r of routes) if (!this.routes.includes(r)) this.routes.push(r);
   }
 
-  jobsFor(event: Recorded<DomainEvent>): OutboxJob[] {
-    return this.routes.flatMap((r) => {
-      const out = r(event);
-      return out === undefined ? [] : Array.isArray(out) ? out : [out];
-    });
+  async jobsFor(event: Recorded<DomainEvent>, db: Sql): Promise<OutboxJob[]> {
+    const jobs: OutboxJob[] = [];
+    for (const r of this.routes) {
+      const out = await r(event, db);
+      if (out !== undefined) jobs.push(...(Array.isArray(out) ? out : [out]));
+    }
+    return jobs;
   }
 }

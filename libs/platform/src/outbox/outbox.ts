@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { firstRow, rows } from '../database/sql';
+import { GroupCommit } from '../database/group-commit';
+import { rows } from '../database/sql';
 import type { OutboxJob } from './outbox-route';
 
 /** Notified at the commit of a transaction that wrote outbox rows: the relay listens and dispatches them. */
@@ -60,22 +61,45 @@ interface OutboxStatusRow {
  */
 @Injectable()
 export class Outbox {
+  /**
+   * Each job asks for its cause when it starts and records its end when it completes: two statements
+   * per job, made in groups under load (a webhook worker runs hundreds of jobs a second).
+   */
+  private readonly causes = new GroupCommit<string, string | undefined>((keys) => this.causesOf(keys));
+  private readonly completions = new GroupCommit<string, void>((keys) => this.completed(keys));
+
   constructor(private readonly dataSource: DataSource) {}
 
   /** Writes jobs caused by the job `causedBy` (its BullMQ id); each logical job id is written once. */
   async enqueue(causedBy: string | undefined, jobs: OutboxJob[]): Promise<void> {
     if (!jobs.length) return;
     const key = dispatchKeyOf(causedBy) ?? null;
-    await this.dataSource.transaction(async (db) => {
-      for (const job of jobs)
-        await db.query(
-          `insert into outbox (global_position, queue, name, job_id, data, options)
-           values ((select global_position from outbox where dispatch_key = $1::uuid), $2, $3, $4, $5, $6)
-           on conflict (job_id) do nothing`,
-          [key, job.queue, job.name, job.jobId, JSON.stringify(job.data), JSON.stringify(job.options ?? {})],
-        );
-      await db.query(`select pg_notify($1, '')`, [OUTBOX_CHANNEL]);
-    });
+    // One statement for the whole fan-out (a system event makes one row per system hook), in the
+    // jobs' order, and the relay's wake-up with it: committed together, as one implicit transaction.
+    await this.dataSource.query(
+      `with ins as (
+         insert into outbox (global_position, queue, name, job_id, data, options)
+         select (select global_position from outbox where dispatch_key = $1::uuid), j.queue, j.name, j.job_id, j.data, j.options
+           from rows from (jsonb_to_recordset($2::jsonb) as (queue text, name text, job_id text, data jsonb, options jsonb))
+                with ordinality as j(queue, name, job_id, data, options, n)
+          order by j.n
+         on conflict (job_id) do nothing
+         returning 1)
+       select pg_notify($3, '') from (select count(*) from ins) c`,
+      [
+        key,
+        JSON.stringify(
+          jobs.map((job) => ({
+            queue: job.queue,
+            name: job.name,
+            job_id: job.jobId,
+            data: job.data,
+            options: job.options ?? {},
+          })),
+        ),
+        OUTBOX_CHANNEL,
+      ],
+    );
   }
 
   /**
@@ -85,14 +109,19 @@ export class Outbox {
   async causeOf(queuedId: string | undefined): Promise<string | undefined> {
     const key = dispatchKeyOf(queuedId);
     if (!key) return undefined;
-    const row = await firstRow<{ request_id: string | null }>(
+    return this.causes.run(key);
+  }
+
+  private async causesOf(keys: string[]): Promise<(string | undefined)[]> {
+    const found = await rows<{ key: string; request_id: string | null }>(
       this.dataSource,
-      `select e.metadata->>'requestId' as request_id
+      `select o.dispatch_key::text as key, e.metadata->>'requestId' as request_id
          from outbox o join events e on e.global_position = o.global_position
-        where o.dispatch_key = $1`,
-      [key],
+        where o.dispatch_key = any($1::uuid[])`,
+      [keys],
     );
-    return row?.request_id ?? undefined;
+    const byKey = new Map(found.map((r) => [r.key, r.request_id ?? undefined]));
+    return keys.map((k) => byKey.get(k));
   }
 
   /**
@@ -154,10 +183,28 @@ export class Outbox {
   async finished(queuedId: string | undefined, outcome: JobOutcome, error?: string): Promise<void> {
     const key = dispatchKeyOf(queuedId);
     if (!key) return;
+    // The common case, a job that completed, is recorded with the others completing meanwhile.
+    if (outcome === 'completed' && error === undefined) return this.completions.run(key);
     await this.dataSource.query(
       `update outbox set finished_at = clock_timestamp(), outcome = $2, last_error = coalesce($3, last_error)
         where dispatch_key = $1 and (finished_at is null or ($2 = 'completed' and outcome = 'failed'))`,
       [key, outcome, error?.slice(0, 2000) ?? null],
     );
+  }
+
+  private async completed(keys: string[]): Promise<void[]> {
+    const record = () =>
+      this.dataSource.query(
+        `update outbox set finished_at = clock_timestamp(), outcome = 'completed'
+          where dispatch_key = any($1::uuid[]) and (finished_at is null or outcome = 'failed')`,
+        [keys],
+      );
+    // A job whose completion is not recorded fails and runs again (a webhook is sent twice): one
+    // failed statement must not do that to a whole group, so it is tried again once before.
+    await record().catch(async () => {
+      await new Promise((r) => setTimeout(r, 200));
+      await record();
+    });
+    return [];
   }
 }
