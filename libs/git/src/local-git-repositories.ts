@@ -1,5 +1,5 @@
 import { LodeConfig } from '@app/platform';
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ArchiveStore } from './archive-store';
@@ -42,7 +42,7 @@ import {
   type TreeEntry,
 } from './git-repositories';
 import * as history from './history';
-import { serveGitHttp } from './http-backend';
+import { fail, serveGitHttp } from './http-backend';
 import { writeCherryPick, writeCommit, writeRevert, writeTagObject } from './nodegit-commits';
 import { NodegitRepositories } from './nodegit-repositories';
 import { servePack } from './pack-service';
@@ -51,6 +51,7 @@ import { RefUpdateHooks } from './ref-update-hooks';
 import { describeRefUpdates, listRefs } from './ref-updates';
 import { sizedFiles, tarOfDirectory, type SizedFile } from './repository-contents';
 import type { Readable } from 'node:stream';
+import { BUDGET_RETRY_AFTER_S, GitBudgetExceeded, GitWorkBudget, type GitWorkKind } from './work-budget';
 
 /** Commit counts and last-commit lookups kept: both are keyed by immutable commit ids, so never stale. */
 const HISTORY_CACHE = 1024;
@@ -87,7 +88,7 @@ const ABANDONED_CREATION_MS = 60 * 60_000;
 @Injectable()
 export class LocalGitRepositories extends GitRepositories implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Git');
-  private readonly reads = new NodegitRepositories();
+  private readonly reads: NodegitRepositories;
   private readonly rawBlobs = new RawBlobs();
   private readonly archives: ArchiveStore;
   private readonly hooks: RefUpdateHooks;
@@ -96,9 +97,18 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   private readonly lastCounts = new Map<string, { tip: string; count: number }>();
   private readonly lastCommits = new PromiseCache<string | undefined>(HISTORY_CACHE);
 
-  constructor(private readonly config: LodeConfig) {
+  /** The heavy git work budget (its own when none is injected, as in tests that build this class alone). */
+  readonly budget: GitWorkBudget;
+
+  constructor(
+    private readonly config: LodeConfig,
+    @Optional() budget?: GitWorkBudget,
+  ) {
     super();
-    this.archives = new ArchiveStore(config.dataDir);
+    this.budget = budget ?? new GitWorkBudget(config.gitBudget);
+    const heavy = this.budget;
+    this.reads = new NodegitRepositories((walk) => heavy.run('walk', () => walk(heavy.settings.nice)));
+    this.archives = new ArchiveStore(config.dataDir, this.budget);
     this.hooks = new RefUpdateHooks(config.dataDir);
   }
 
@@ -256,7 +266,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   }
 
   compare(repo: RepoRef, from: string, to: string, limits: CompareLimits): Promise<Comparison> {
-    return this.reads.compare(this.path(repo), from, to, limits);
+    return this.budget.run('walk', () => this.reads.compare(this.path(repo), from, to, limits));
   }
 
   contributors(repo: RepoRef, ref: string): Promise<Contributor[]> {
@@ -388,6 +398,11 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     return describeRefUpdates(this.path(repo), updates, baseBranch);
   }
 
+  /**
+   * The advertisement (`info/refs`) is cheap and served at once; a clone's or fetch's upload-pack and
+   * a push's receive-pack take a slot of the work budget first. Refused past the wait: a plain 503
+   * with Retry-After, which git shows as `The requested URL returned error: 503`.
+   */
   serveHttp(
     req: IncomingMessage,
     res: ServerResponse,
@@ -396,11 +411,54 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     remoteUser: string,
     options?: GitHttpOptions,
   ): void {
-    const hook =
-      options?.checkRefUpdates && service === 'git-receive-pack'
-        ? this.hooks.register(options.checkRefUpdates)
-        : undefined;
-    serveGitHttp(req, res, this.path(repo), service, remoteUser, options, hook);
+    const kind: GitWorkKind | undefined =
+      service === 'git-upload-pack' ? 'clone' : service === 'git-receive-pack' ? 'push' : undefined;
+    const start = (release?: () => void) => {
+      const hook =
+        options?.checkRefUpdates && service === 'git-receive-pack'
+          ? this.hooks.register(options.checkRefUpdates)
+          : undefined;
+      let cgi;
+      try {
+        cgi = serveGitHttp(
+          req,
+          res,
+          this.path(repo),
+          service,
+          remoteUser,
+          options,
+          hook,
+          this.budget.spawn.bind(this.budget),
+        );
+      } catch (err) {
+        release?.();
+        throw err;
+      }
+      if (release) {
+        cgi.once('close', release);
+        cgi.once('error', release);
+      }
+    };
+    if (!kind) return start();
+    // A client that goes away while it waits gives its place up.
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    res.once('close', onClose);
+    this.budget.acquire(kind, gone.signal).then(
+      (release) => {
+        res.off('close', onClose);
+        if (res.destroyed) return release();
+        start(release);
+      },
+      (err: unknown) => {
+        res.off('close', onClose);
+        if (!(err instanceof GitBudgetExceeded)) return;
+        this.logger.warn(`git ${service} refused: ${err.reason}`);
+        if (res.headersSent) return void res.destroy();
+        res.setHeader('Retry-After', String(BUDGET_RETRY_AFTER_S));
+        fail(res, 503);
+      },
+    );
   }
 
   async writeCommit(repo: RepoRef, commit: NewCommit): Promise<string> {
@@ -426,11 +484,40 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     return moved;
   }
 
+  /** As serveHttp: upload-pack and receive-pack in the work budget's slots; refused with a line on stderr and status 1. */
   servePack(repo: RepoRef, service: GitPackService, io: GitPackIo, options?: GitPackOptions): GitPackSession {
-    const hook =
-      options?.checkRefUpdates && service === 'git-receive-pack'
-        ? this.hooks.register(options.checkRefUpdates)
-        : undefined;
-    return servePack(this.path(repo), service, io, options, hook);
+    const kind: GitWorkKind = service === 'git-receive-pack' ? 'push' : 'clone';
+    const gone = new AbortController();
+    let session: GitPackSession | undefined;
+    const done = this.budget.acquire(kind, gone.signal).then(
+      async (release) => {
+        try {
+          const hook =
+            options?.checkRefUpdates && service === 'git-receive-pack'
+              ? this.hooks.register(options.checkRefUpdates)
+              : undefined;
+          session = servePack(this.path(repo), service, io, options, hook, this.budget.spawn.bind(this.budget));
+          if (gone.signal.aborted) session.cancel();
+          return await session.done;
+        } finally {
+          release();
+        }
+      },
+      (err: unknown) => {
+        if (err instanceof GitBudgetExceeded) {
+          this.logger.warn(`git ${service} over SSH refused: ${err.reason}`);
+          // gitlab-shell's form for a message git shows its user.
+          io.stderr.write(`GitLab: The server is busy; try again in ${BUDGET_RETRY_AFTER_S} seconds.\n`);
+        }
+        return 1;
+      },
+    );
+    return {
+      done,
+      cancel: () => {
+        gone.abort();
+        session?.cancel();
+      },
+    };
   }
 }

@@ -199,6 +199,12 @@ export class NodegitRepositories {
   private treeCacheEntries = 0;
   private readonly contributorCache = new Map<string, Promise<Contributor[]>>();
 
+  /** `coldWalk` runs a contributors' cold history walk: in the work budget's slots, at its nice level. */
+  constructor(
+    private readonly coldWalk: (walk: (nice: number) => Promise<Contributor[]>) => Promise<Contributor[]> = (walk) =>
+      walk(0),
+  ) {}
+
   private repository(path: string): Promise<Repo> {
     let repo = this.open.get(path);
     if (repo) {
@@ -516,7 +522,7 @@ export class NodegitRepositories {
     let list = this.contributorCache.get(key);
     if (!list) {
       // The promise is kept, so callers arriving while git is still reading share its one walk.
-      list = contributorsFromLog(path, head.sha(), CONTRIBUTOR_COMMITS);
+      list = this.coldWalk((nice) => contributorsFromLog(path, head.sha(), CONTRIBUTOR_COMMITS, nice));
       list.catch(() => this.contributorCache.delete(key));
       this.contributorCache.set(key, list);
       while (this.contributorCache.size > CONTRIBUTOR_CACHE)

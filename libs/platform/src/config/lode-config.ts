@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { AddressAllowlist, LOOPBACK } from '../metrics/address-allowlist';
 
@@ -39,6 +40,12 @@ export class LodeConfig {
   compareMaxFiles = 1000;
   compareMaxLines = 50_000;
   compareMaxBytes = 5 * 1024 * 1024;
+  /**
+   * The heavy git work budget (libs/git's GitWorkBudget): how many of each kind run at once in one
+   * process, sized from the core count, how long a request waits for a slot (then 503 with
+   * Retry-After), how many may wait, and the nice level git children start at (0: the server's own).
+   */
+  gitBudget = defaultGitBudget(availableParallelism());
   /** The first retry's delay after a failed delivery; each next one doubles it. */
   webhookRetryDelayMs = 10_000;
   /**
@@ -194,6 +201,18 @@ export class LodeConfig {
     c.compareMaxFiles = int(env.LODE_COMPARE_MAX_FILES, c.compareMaxFiles, 'LODE_COMPARE_MAX_FILES');
     c.compareMaxLines = int(env.LODE_COMPARE_MAX_LINES, c.compareMaxLines, 'LODE_COMPARE_MAX_LINES');
     c.compareMaxBytes = int(env.LODE_COMPARE_MAX_BYTES, c.compareMaxBytes, 'LODE_COMPARE_MAX_BYTES');
+    const budget = c.gitBudget;
+    // 0 would refuse every request of its kind: a slot count is at least 1.
+    const slots = (name: string, fallback: number) => Math.max(1, int(env[name], fallback, name));
+    c.gitBudget = {
+      archives: slots('LODE_GIT_BUDGET_ARCHIVES', budget.archives),
+      clones: slots('LODE_GIT_BUDGET_CLONES', budget.clones),
+      pushes: slots('LODE_GIT_BUDGET_PUSHES', budget.pushes),
+      walks: slots('LODE_GIT_BUDGET_WALKS', budget.walks),
+      waitMs: int(env.LODE_GIT_BUDGET_WAIT_MS, budget.waitMs, 'LODE_GIT_BUDGET_WAIT_MS'),
+      queue: int(env.LODE_GIT_BUDGET_QUEUE, budget.queue, 'LODE_GIT_BUDGET_QUEUE'),
+      nice: Math.min(19, int(env.LODE_GIT_NICE, budget.nice, 'LODE_GIT_NICE')),
+    };
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     const format = env.LODE_LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json');
     if (format !== 'json' && format !== 'pretty')
@@ -282,4 +301,39 @@ function int(value: string | undefined, fallback: number, name: string): number 
 
 function bool(value: string | undefined): boolean {
   return value !== undefined && /^(1|true|yes|on)$/i.test(value);
+}
+
+/** The heavy git work budget's settings (LodeConfig.gitBudget). */
+export interface GitBudgetSettings {
+  /** Cold archives made at once (`git archive`, and bzip2 for tar.bz2). */
+  archives: number;
+  /** Clones and fetches served at once (upload-pack, over HTTP and SSH). */
+  clones: number;
+  /** Pushes received at once (receive-pack, over HTTP and SSH). */
+  pushes: number;
+  /** Compares and contributors' cold history walks at once. */
+  walks: number;
+  /** How long a request waits for a slot before it is refused with 503 and Retry-After. */
+  waitMs: number;
+  /** How many requests of one kind may wait; past it a request is refused at once. */
+  queue: number;
+  /** The nice level (0-19) git children start at, so the API keeps its cores. */
+  nice: number;
+}
+
+/**
+ * Sized from the core count: an archive (git's own gzip) or a compare keeps a core busy, so on two
+ * cores one archive at a time leaves the API the other; clones and pushes spend much of their time
+ * waiting on the network and the client, so more of them overlap.
+ */
+export function defaultGitBudget(cores: number): GitBudgetSettings {
+  return {
+    archives: Math.max(1, Math.floor(cores / 2)),
+    clones: 4 * cores,
+    pushes: 2 * cores,
+    walks: cores,
+    waitMs: 30_000,
+    queue: 50,
+    nice: 10,
+  };
 }
