@@ -101,7 +101,8 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     } catch {
       // not listening yet
     }
-    if (i > 600) {
+    // A minute: on a shared machine (load 15 and more) the start alone took longer than 12 s.
+    if (i > 3000) {
       await stop();
       throw new Error('server did not start');
     }
