@@ -30,7 +30,7 @@ describe('GitWorkBudget', () => {
     new GitWorkBudget({ ...defaultGitBudget(2), archives: 1, waitMs: 200, queue: 5, ...over });
 
   it('sizes its slots from the core count', () => {
-    expect(defaultGitBudget(2)).toMatchObject({ archives: 1, clones: 8, pushes: 4, walks: 2, nice: 10 });
+    expect(defaultGitBudget(2)).toMatchObject({ archives: 1, clones: 8, pushes: 4, walks: 4, nice: 10 });
     expect(defaultGitBudget(1).archives).toBe(1);
     expect(defaultGitBudget(16).archives).toBe(8);
   });

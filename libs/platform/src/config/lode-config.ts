@@ -322,16 +322,17 @@ export interface GitBudgetSettings {
 }
 
 /**
- * Sized from the core count: an archive (git's own gzip) or a compare keeps a core busy, so on two
- * cores one archive at a time leaves the API the other; clones and pushes spend much of their time
- * waiting on the network and the client, so more of them overlap.
+ * Sized from the core count: an archive (git's own gzip) keeps a core busy, so on two cores one
+ * archive at a time leaves the API the other; clones and pushes spend much of their time waiting on
+ * the network and the client, and a compare's libgit2 calls hop between the thread pool and the
+ * event loop, so more of those overlap.
  */
 export function defaultGitBudget(cores: number): GitBudgetSettings {
   return {
     archives: Math.max(1, Math.floor(cores / 2)),
     clones: 4 * cores,
     pushes: 2 * cores,
-    walks: cores,
+    walks: 2 * cores,
     waitMs: 30_000,
     queue: 50,
     nice: 10,
