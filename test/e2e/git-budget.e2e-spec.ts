@@ -168,9 +168,12 @@ describe('the heavy git work budget', () => {
   );
 });
 
-/** This process's children named git or bzip2 (the archive's), with their nice level (`/proc/<pid>/stat` field 19). */
+/**
+ * This process's descendants named git or bzip2 (the archive's, started by the spawn helper), with
+ * their nice level (`/proc/<pid>/stat` field 19).
+ */
 function gitChildren(): { name: string; nice: number }[] {
-  const found: { name: string; nice: number }[] = [];
+  const procs: { pid: number; ppid: number; name: string; nice: number }[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     let stat: string;
     try {
@@ -180,8 +183,16 @@ function gitChildren(): { name: string; nice: number }[] {
     }
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[1]) === process.pid && (name === 'git' || name === 'bzip2'))
-      found.push({ name, nice: Number(fields[16]) });
+    procs.push({ pid: Number(pid), ppid: Number(fields[1]), name, nice: Number(fields[16]) });
   }
-  return found;
+  const ours = new Set([process.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of procs)
+      if (ours.has(p.ppid) && !ours.has(p.pid)) {
+        ours.add(p.pid);
+        grew = true;
+      }
+  }
+  return procs.filter((p) => ours.has(p.pid) && (p.name === 'git' || p.name === 'bzip2'));
 }

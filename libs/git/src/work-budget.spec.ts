@@ -93,20 +93,31 @@ describe('GitWorkBudget', () => {
     await expect(b.singleFlight('archive', 'project-1/sha.tar.gz', again.job)).resolves.toBe('again');
   });
 
-  it('starts git children at a lower CPU priority than its own process', async () => {
-    for (const level of [10, 0]) {
-      const b = budget({ nice: level });
-      // `git cat-file --batch` waits on its standard input: running until the test closes it.
-      const child = b.spawn('git', ['cat-file', '--batch'], { stdio: ['pipe', 'ignore', 'ignore'] });
+  it('starts git children at a lower CPU priority than its own process, from the helper or from this process', async () => {
+    for (const [level, spawnHelper] of [
+      [10, true],
+      [10, false],
+      [0, true],
+    ] as const) {
+      const b = budget({ nice: level, spawnHelper });
+      // `git cat-file --batch` answers what it reads and runs until its input ends.
+      const child = b.spawn('git', ['cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });
+      await new Promise((r) => child.once('spawn', r));
       try {
         // Started through `nice`, the process is git once nice has set the level and exec'd it.
         while (readFileSync(`/proc/${child.pid}/comm`, 'utf8').trim() !== 'git')
           await new Promise((r) => setTimeout(r, 10));
         expect(niceOf(child.pid!)).toBe(Math.min(19, getPriority(0) + level));
+        // Its input and output are streamed both ways.
+        const answer = new Promise<string>((resolve) =>
+          child.stdout!.once('data', (d: Buffer) => resolve(d.toString())),
+        );
+        child.stdin!.write('0000000000000000000000000000000000000000\n');
+        expect(await answer).toBe('0000000000000000000000000000000000000000 missing\n');
       } finally {
-        const exited = new Promise((r) => child.once('exit', r));
+        const closed = new Promise<unknown[]>((r) => child.once('close', (...a: unknown[]) => r(a)));
         child.stdin!.end();
-        await exited;
+        expect(await closed).toEqual([0, null]);
       }
     }
   });

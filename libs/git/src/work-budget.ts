@@ -2,6 +2,7 @@ import { Unavailable, type GitBudgetSettings } from '@app/platform';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
+import { spawnFromHelper } from './spawn-helper';
 
 /** The kinds of heavy git work, each with its own slots. */
 export type GitWorkKind = 'archive' | 'clone' | 'push' | 'walk';
@@ -172,9 +173,11 @@ export class GitWorkBudget {
    */
   spawn(file: string, args: string[], options: SpawnOptions): ChildProcess {
     const level = this.settings.nice;
-    if (level > 0 && HAS_NICE) return spawn(NICE, ['-n', String(level), file, ...args], options);
-    const child = spawn(file, args, options);
-    if (level > 0 && child.pid) {
+    // From the small helper process, not this big one (spawn-helper.ts says why).
+    const start = this.settings.spawnHelper ? spawnFromHelper : spawn;
+    if (level > 0 && HAS_NICE) return start(NICE, ['-n', String(level), file, ...args], options);
+    const child = start(file, args, options);
+    if (level > 0 && child.pid !== undefined) {
       try {
         // Relative to ours, as `nice -n` is: setPriority takes an absolute level.
         setPriority(child.pid, Math.min(19, getPriority(0) + level));

@@ -212,6 +212,8 @@ export class LodeConfig {
       waitMs: int(env.LODE_GIT_BUDGET_WAIT_MS, budget.waitMs, 'LODE_GIT_BUDGET_WAIT_MS'),
       queue: int(env.LODE_GIT_BUDGET_QUEUE, budget.queue, 'LODE_GIT_BUDGET_QUEUE'),
       nice: Math.min(19, int(env.LODE_GIT_NICE, budget.nice, 'LODE_GIT_NICE')),
+      spawnHelper:
+        env.LODE_GIT_SPAWN_HELPER === undefined || env.LODE_GIT_SPAWN_HELPER === '' || bool(env.LODE_GIT_SPAWN_HELPER),
     };
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     const format = env.LODE_LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json');
@@ -319,6 +321,8 @@ export interface GitBudgetSettings {
   queue: number;
   /** The nice level (0-19) git children start at, so the API keeps its cores. */
   nice: number;
+  /** Streaming git children are started by a small helper process, not the server (see libs/git's spawn-helper.ts). */
+  spawnHelper: boolean;
 }
 
 /**
@@ -336,5 +340,6 @@ export function defaultGitBudget(cores: number): GitBudgetSettings {
     waitMs: 30_000,
     queue: 50,
     nice: 10,
+    spawnHelper: true,
   };
 }
