@@ -164,10 +164,12 @@ class HelpedChild extends EventEmitter {
     const env = options.env ?? process.env;
     socket.write(`${JSON.stringify({ id: this.id, file, args, cwd: options.cwd, env })}\n`);
     socket.pipe(this.stdout);
-    socket.on('end', () => {
+    const ended = () => {
       this.outputEnded = true;
       this.settle();
-    });
+    };
+    socket.on('end', ended);
+    socket.on('close', ended);
   }
 
   receive(m: Message): void {
@@ -190,8 +192,12 @@ class HelpedChild extends EventEmitter {
     return true;
   }
 
+  /** The helper died: its child's exit will not be heard, so the child is cut off (its socket closed) and reported killed. */
   helperGone(): void {
-    if (!this.exited) this.exit(null, 'SIGKILL');
+    if (this.exited) return;
+    this.socket?.destroy();
+    this.outputEnded = true;
+    this.exit(null, 'SIGKILL');
   }
 
   fail(err: Error): void {

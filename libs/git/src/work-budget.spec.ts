@@ -1,6 +1,7 @@
 import { defaultGitBudget } from '@app/platform';
 import { readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
+import { stopSpawnHelper } from './spawn-helper';
 import { GitBudgetAbandoned, GitBudgetExceeded, GitWorkBudget } from './work-budget';
 
 /** A job that runs until `finish` is called: a slot held for as long as the test wants. */
@@ -120,5 +121,19 @@ describe('GitWorkBudget', () => {
         expect(await closed).toEqual([0, null]);
       }
     }
+  });
+
+  it('reports the children of a helper that died as killed, and starts a new helper for the next', async () => {
+    const b = budget({ spawnHelper: true });
+    const orphan = b.spawn('git', ['cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    await new Promise((r) => orphan.once('spawn', r));
+    const closed = new Promise<unknown[]>((r) => orphan.once('close', (...a: unknown[]) => r(a)));
+    stopSpawnHelper();
+    expect(await closed).toEqual([null, 'SIGKILL']);
+    const next = b.spawn('git', ['--version'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    next.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    expect(await new Promise((r) => next.once('close', r))).toBe(0);
+    expect(out).toMatch(/^git version /);
   });
 });
