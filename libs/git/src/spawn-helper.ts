@@ -30,6 +30,12 @@ const children = new Map();
 // The socket's directory is private to this user (mkdtemp's 0700): nobody else may ask for a process.
 process.on('exit', () => rmSync(dirname(process.argv[1]), { recursive: true, force: true }));
 process.on('disconnect', () => process.exit(0));
+// It ends with its parent (the channel closes, also after a kill -9) or when told (stopSpawnHelper
+// disconnects), always through 'exit' so the socket's directory goes too. A terminal's Ctrl-C or a
+// supervisor's SIGTERM to the whole group is the server's to handle: transfers it lets finish
+// while it drains keep their helper.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
 process.on('message', (m) => {
   if (m.kind === 'kill') children.get(m.id)?.kill(m.signal);
 });
@@ -105,7 +111,7 @@ function start(): Helper {
     if (helper?.process === child) helper = undefined;
     // Children it started go on (their sockets stay with the server) but their exit is not heard:
     // each is reported failed, so nothing waits for it forever.
-    for (const c of [...running.values()]) c.helperGone();
+    for (const c of [...running.values()]) if (c.startedBy(child)) c.helperGone();
   };
   child.on('exit', gone);
   child.on('error', gone);
@@ -192,6 +198,10 @@ class HelpedChild extends EventEmitter {
     return true;
   }
 
+  startedBy(helperProcess: ChildProcess): boolean {
+    return this.h.process === helperProcess;
+  }
+
   /** The helper died: its child's exit will not be heard, so the child is cut off (its socket closed) and reported killed. */
   helperGone(): void {
     if (this.exited) return;
@@ -250,6 +260,6 @@ export function spawnFromHelper(file: string, args: string[], options: SpawnOpti
 
 /** Ends the helper (at shutdown); later calls start another. */
 export function stopSpawnHelper(): void {
-  helper?.process.kill();
+  if (helper?.process.connected) helper.process.disconnect();
   helper = undefined;
 }
