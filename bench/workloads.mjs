@@ -2,6 +2,8 @@
 // `ctx`: { lode, dataset, settings, cannon, median, memoryMb, baselines, log }.
 import { request } from 'node:http';
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { GIT_WORKLOADS } from './git-workloads.mjs';
 import { GROWTH_WORKLOADS } from './growth-workloads.mjs';
 import { HOOK_EVENT_WORKLOADS } from './hook-event-workloads.mjs';
@@ -268,7 +270,8 @@ export const WORKLOADS = [
     id: 'PERF-10',
     ownDataset: true,
     name: 'archive (tar.gz) of master, with the 100 MB blob',
-    target: 'cold <= 1.5 x git archive alone; warm >= 10 x faster than cold',
+    target:
+      'cold <= 1.5 x git archive alone; warm >= 10 x faster than cold; GET /projects/:id at 100 req/s beside 20 cold downloads P99 <= 100 ms',
     run: async (ctx) => {
       const repo = await repository(ctx);
       const started = performance.now();
@@ -277,8 +280,10 @@ export const WORKLOADS = [
       const cold = await timedGet(repo.api('/archive'));
       const warm = [];
       for (let i = 0; i < 5; i++) warm.push((await timedGet(repo.api('/archive'))).totalMs);
-      // Twenty archives streaming at once (read by processes of their own, so this process only
-      // measures) while GET /projects/:id is asked 50 times a second.
+      // Twenty downloads of the archive, cold again (its cache removed), at once (read by processes
+      // of their own, so this process only measures) while GET /projects/:id is asked 100 times a
+      // second: issue 23's measure of the heavy git work budget.
+      rmSync(join(ctx.lode.dataDir, 'cache', 'archives', String(repo.project.id)), { recursive: true, force: true });
       const streamStart = performance.now();
       const download = `require('node:http').get(process.argv[1], (r) => { let n = 0; r.on('data', (c) => (n += c.length)); r.on('end', () => console.log(r.statusCode + ' ' + n)); })`;
       const streaming = Promise.all(
@@ -289,7 +294,7 @@ export const WORKLOADS = [
           }),
         ),
       );
-      const beside = await ctx.cannon(ctx.lode.url(`/projects/${repo.project.id}`), { rate: 50, duration: 5 });
+      const beside = await ctx.cannon(ctx.lode.url(`/projects/${repo.project.id}`), { rate: 100, duration: 5 });
       const streamed = await streaming;
       return {
         direct,
@@ -299,13 +304,23 @@ export const WORKLOADS = [
         beside,
         streamedMs: Math.max(...streamed.map((s) => s.totalMs)),
         whole: streamed.every((s) => s.status === 200 && s.bytes === cold.bytes),
+        // How the incomplete ones ended: `503 x2` (refused: the database gate or the git budget), `200 short x1`.
+        statuses: Object.entries(
+          streamed.reduce((n, s) => {
+            const key = s.status === 200 && s.bytes !== cold.bytes ? '200 short' : String(s.status);
+            n[key] = (n[key] ?? 0) + 1;
+            return n;
+          }, {}),
+        )
+          .map(([k, v]) => `${k} x${v}`)
+          .join(', '),
       };
     },
-    check: ({ direct, cold, warm, mb, beside, streamedMs, whole }) => ({
+    check: ({ direct, cold, warm, mb, beside, streamedMs, whole, statuses }) => ({
       met: cold <= 1.5 * direct && warm * 10 <= cold && beside.p99 <= 100 && clean(beside) && whole,
       detail:
         `${mb} MB: cold ${cold} ms (git archive alone ${direct} ms, ${(cold / direct).toFixed(2)} x); warm ${warm} ms (${(cold / Math.max(warm, 1)).toFixed(0)} x faster); ` +
-        `20 streams in ${streamedMs} ms${whole ? '' : ' (some incomplete)'}, GET /projects/:id beside them ${fmt(beside)}${cleanNote(beside)}`,
+        `20 cold downloads in ${streamedMs} ms${whole ? '' : ` (some incomplete: ${statuses})`}, GET /projects/:id at 100/s beside them ${fmt(beside)}${cleanNote(beside)}`,
     }),
   },
   {

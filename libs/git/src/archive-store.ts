@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { spawn } from 'node:child_process';
-import { trackProcess } from './process-gauges';
+import type { ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
+import { archiveStarted, trackProcess } from './process-gauges';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
@@ -9,6 +9,7 @@ import { Duplex } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { archiveCachePath } from './git-cli';
 import type { Archive, ArchiveExtension, RepoRef } from './git-repositories';
+import type { GitWorkBudget } from './work-budget';
 
 /** GitLab's archive formats (`Gitlab::PathRegex.archive_formats_regex`) and the file each makes. */
 const FORMATS: Record<string, ArchiveExtension> = {
@@ -41,7 +42,10 @@ export function archiveEtag(repo: RepoRef, sha: string, ext: ArchiveExtension, p
 export class ArchiveStore {
   private readonly logger = new Logger('Archives');
 
-  constructor(private readonly dataDir: string) {}
+  constructor(
+    private readonly dataDir: string,
+    private readonly budget: GitWorkBudget,
+  ) {}
 
   private file(projectId: number, sha: string, ext: string, prefix: string): string {
     const key = createHash('sha256').update(prefix).digest('hex').slice(0, 16);
@@ -55,7 +59,13 @@ export class ArchiveStore {
     let existing = await stat(file).catch(() => undefined);
     const cached = existing !== undefined;
     if (!existing) {
-      await this.make(repo, sha, ext, prefix, file);
+      // One `git archive` per cache file however many ask at once, in the budget's archive slots.
+      // A caller whose client goes away leaves it running: the others (and the cache) get it whole.
+      await this.budget.singleFlight('archive', file, async () => {
+        // Made meanwhile, by a flight that ended while this one waited or by another process.
+        if (await stat(file).catch(() => undefined)) return;
+        await this.make(repo, sha, ext, prefix, file);
+      });
       existing = await stat(file);
     }
     // 1 MB reads instead of 64 KB: a 100 MB archive is 100 writes to the socket rather than 1,600,
@@ -66,18 +76,20 @@ export class ArchiveStore {
   /**
    * Writes the archive to a temporary file beside its cache name (`git archive`, compressed on the
    * way, never held in memory) and renames it into place when complete. Two requests racing for
-   * the same archive each write their own file; the last rename wins, and both are whole.
+   * the same archive in two processes each write their own file; the last rename wins, and both
+   * are whole (within a process the budget's single flight makes it once).
    */
   private async make(repo: string, sha: string, ext: ArchiveExtension, prefix: string, file: string): Promise<void> {
     await mkdir(dirname(file), { recursive: true });
     const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
     // git compresses tar.gz itself (in process since git 2.38): piping a tar through Node's zlib
     // cost a cold archive 1.8 x `git archive --format=tar.gz` (bench PERF-10). bzip2 stays a pipe.
+    archiveStarted();
     const git = trackProcess(
-      spawn('git', ['archive', `--format=${ext === 'tar.bz2' ? 'tar' : ext}`, `--prefix=${prefix}/`, sha], {
+      this.budget.spawn('git', ['archive', `--format=${ext === 'tar.bz2' ? 'tar' : ext}`, `--prefix=${prefix}/`, sha], {
         cwd: repo,
         stdio: ['ignore', 'pipe', 'pipe'],
-      }),
+      }) as ChildProcessWithoutNullStreams,
     );
     let stderr = '';
     git.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -86,9 +98,9 @@ export class ArchiveStore {
       git.on('close', resolve);
     });
     const stages: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = [git.stdout];
-    let compressor: ReturnType<typeof spawn> | undefined;
+    let compressor: ChildProcess | undefined;
     if (ext === 'tar.bz2') {
-      compressor = trackProcess(spawn('bzip2', ['-c'], { stdio: ['pipe', 'pipe', 'ignore'] }));
+      compressor = trackProcess(this.budget.spawn('bzip2', ['-c'], { stdio: ['pipe', 'pipe', 'ignore'] }));
       stages.push(duplexOf(compressor));
     }
     try {
@@ -107,6 +119,6 @@ export class ArchiveStore {
 }
 
 /** A child process as one duplex stream: its stdin written, its stdout read. */
-function duplexOf(child: ReturnType<typeof spawn>): Duplex {
+function duplexOf(child: ChildProcess): Duplex {
   return Duplex.from({ writable: child.stdin!, readable: child.stdout! });
 }

@@ -11,10 +11,13 @@ import type { Contributor } from './git-repositories';
  * change them), binary files
  * counting no lines, merges skipped as GitLab does.
  */
-export async function contributorsFromLog(repo: string, sha: string, limit: number): Promise<Contributor[]> {
+export async function contributorsFromLog(repo: string, sha: string, limit: number, nice = 0): Promise<Contributor[]> {
+  // At the work budget's nice level (through `nice`, as the budget starts its other children).
+  const [file, prefix] = nice > 0 ? ['nice', ['-n', String(nice), 'git']] : ['git', []];
   const { stdout } = await runCommand(
-    'git',
+    file,
     [
+      ...prefix,
       '-c',
       'diff.renames=true',
       '-c',

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { StartChild } from './work-budget';
 import { trackProcess } from './process-gauges';
 import { basename, dirname } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -21,7 +22,9 @@ export function serveGitHttp(
   options: GitHttpOptions = {},
   /** The ref-update hook's environment for this push (`RefUpdateHooks.register`), and its release. */
   hook?: { env: NodeJS.ProcessEnv; release: () => void },
-): void {
+  /** How the CGI is started: the work budget's `spawn` (at its nice level). */
+  start: StartChild = spawn,
+): ChildProcess {
   const query = new URL(req.url ?? '/', 'http://x').search.slice(1);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -47,7 +50,9 @@ export function serveGitHttp(
   if (length) env.CONTENT_LENGTH = length;
   Object.assign(env, hook?.env);
 
-  const cgi = trackProcess(spawn(BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] }));
+  const cgi = trackProcess(
+    start(BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] }) as ChildProcessWithoutNullStreams,
+  );
   const stop = () => {
     if (cgi.exitCode === null && cgi.signalCode === null) cgi.kill();
   };
@@ -101,6 +106,7 @@ export function serveGitHttp(
   const onEarlyEnd = () => fail(res, 502);
   cgi.stdout.on('data', onHead);
   cgi.stdout.on('end', onEarlyEnd);
+  return cgi;
 }
 
 function header(req: IncomingMessage, name: string): string {
@@ -108,7 +114,7 @@ function header(req: IncomingMessage, name: string): string {
   return Array.isArray(v) ? v.join(', ') : (v ?? '');
 }
 
-function fail(res: ServerResponse, status: number): void {
+export function fail(res: ServerResponse, status: number): void {
   if (!res.headersSent) res.writeHead(status, { 'Content-Type': 'text/plain' }).end();
   else res.destroy();
 }

@@ -1,5 +1,5 @@
 import { LodeConfig } from '@app/platform';
-import { Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ArchiveStore } from './archive-store';
@@ -44,7 +44,7 @@ import {
   type TreeEntry,
 } from './git-repositories';
 import * as history from './history';
-import { serveGitHttp } from './http-backend';
+import { fail, serveGitHttp } from './http-backend';
 import { writeCherryPick, writeCommit, writeRevert, writeTagObject } from './nodegit-commits';
 import { NodegitRepositories } from './nodegit-repositories';
 import { servePack } from './pack-service';
@@ -53,6 +53,7 @@ import { RefUpdateHooks } from './ref-update-hooks';
 import { describeRefUpdates, listRefs } from './ref-updates';
 import { sizedFiles, tarOfDirectory, type SizedFile } from './repository-contents';
 import type { Readable } from 'node:stream';
+import { BUDGET_RETRY_AFTER_S, GitBudgetExceeded, GitWorkBudget, type GitWorkKind } from './work-budget';
 
 /** Commit counts and last-commit lookups kept: both are keyed by immutable commit ids, so never stale. */
 const HISTORY_CACHE = 1024;
@@ -107,11 +108,21 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   /** Walks' commit id lists (the commits API's pages), bounded by LODE_COMMIT_LIST_CACHE_BYTES. */
   private readonly commitLists: CommitListCache;
 
-  constructor(private readonly config: LodeConfig) {
+  /** The heavy git work budget (its own when none is injected, as in tests that build this class alone). */
+  readonly budget: GitWorkBudget;
+
+  constructor(
+    private readonly config: LodeConfig,
+    @Optional() budget?: GitWorkBudget,
+  ) {
     super();
-    this.archives = new ArchiveStore(config.dataDir);
+    this.budget = budget ?? new GitWorkBudget(config.gitBudget);
+    const heavy = this.budget;
+    this.archives = new ArchiveStore(config.dataDir, this.budget);
     this.commitLists = new CommitListCache(config.commitListCacheBytes);
-    this.reads = new NodegitRepositories(config.commitCacheBytes);
+    this.reads = new NodegitRepositories(config.commitCacheBytes, (walk) =>
+      heavy.run('walk', () => walk(heavy.settings.nice)),
+    );
     this.hooks = new RefUpdateHooks(config.dataDir);
   }
 
@@ -292,7 +303,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   }
 
   compare(repo: RepoRef, from: string, to: string, limits: CompareLimits): Promise<Comparison> {
-    return this.reads.compare(this.path(repo), from, to, limits);
+    return this.budget.run('walk', () => this.reads.compare(this.path(repo), from, to, limits));
   }
 
   contributors(repo: RepoRef, ref: string): Promise<Contributor[]> {
@@ -452,6 +463,11 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     return describeRefUpdates(this.path(repo), updates, baseBranch);
   }
 
+  /**
+   * The advertisement (`info/refs`) is cheap and served at once; a clone's or fetch's upload-pack and
+   * a push's receive-pack take a slot of the work budget first. Refused past the wait: a plain 503
+   * with Retry-After, which git shows as `The requested URL returned error: 503`.
+   */
   serveHttp(
     req: IncomingMessage,
     res: ServerResponse,
@@ -460,11 +476,54 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     remoteUser: string,
     options?: GitHttpOptions,
   ): void {
-    const hook =
-      options?.checkRefUpdates && service === 'git-receive-pack'
-        ? this.hooks.register(options.checkRefUpdates)
-        : undefined;
-    serveGitHttp(req, res, this.path(repo), service, remoteUser, options, hook);
+    const kind: GitWorkKind | undefined =
+      service === 'git-upload-pack' ? 'clone' : service === 'git-receive-pack' ? 'push' : undefined;
+    const start = (release?: () => void) => {
+      const hook =
+        options?.checkRefUpdates && service === 'git-receive-pack'
+          ? this.hooks.register(options.checkRefUpdates)
+          : undefined;
+      let cgi;
+      try {
+        cgi = serveGitHttp(
+          req,
+          res,
+          this.path(repo),
+          service,
+          remoteUser,
+          options,
+          hook,
+          this.budget.spawn.bind(this.budget),
+        );
+      } catch (err) {
+        release?.();
+        throw err;
+      }
+      if (release) {
+        cgi.once('close', release);
+        cgi.once('error', release);
+      }
+    };
+    if (!kind) return start();
+    // A client that goes away while it waits gives its place up.
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    res.once('close', onClose);
+    this.budget.acquire(kind, gone.signal).then(
+      (release) => {
+        res.off('close', onClose);
+        if (res.destroyed) return release();
+        start(release);
+      },
+      (err: unknown) => {
+        res.off('close', onClose);
+        if (!(err instanceof GitBudgetExceeded)) return;
+        this.logger.warn(`git ${service} refused: ${err.reason}`);
+        if (res.headersSent) return void res.destroy();
+        res.setHeader('Retry-After', String(BUDGET_RETRY_AFTER_S));
+        fail(res, 503);
+      },
+    );
   }
 
   async writeCommit(repo: RepoRef, commit: NewCommit): Promise<string> {
@@ -490,11 +549,40 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     return moved;
   }
 
+  /** As serveHttp: upload-pack and receive-pack in the work budget's slots; refused with a line on stderr and status 1. */
   servePack(repo: RepoRef, service: GitPackService, io: GitPackIo, options?: GitPackOptions): GitPackSession {
-    const hook =
-      options?.checkRefUpdates && service === 'git-receive-pack'
-        ? this.hooks.register(options.checkRefUpdates)
-        : undefined;
-    return servePack(this.path(repo), service, io, options, hook);
+    const kind: GitWorkKind = service === 'git-receive-pack' ? 'push' : 'clone';
+    const gone = new AbortController();
+    let session: GitPackSession | undefined;
+    const done = this.budget.acquire(kind, gone.signal).then(
+      async (release) => {
+        try {
+          const hook =
+            options?.checkRefUpdates && service === 'git-receive-pack'
+              ? this.hooks.register(options.checkRefUpdates)
+              : undefined;
+          session = servePack(this.path(repo), service, io, options, hook, this.budget.spawn.bind(this.budget));
+          if (gone.signal.aborted) session.cancel();
+          return await session.done;
+        } finally {
+          release();
+        }
+      },
+      (err: unknown) => {
+        if (err instanceof GitBudgetExceeded) {
+          this.logger.warn(`git ${service} over SSH refused: ${err.reason}`);
+          // gitlab-shell's form for a message git shows its user.
+          io.stderr.write(`GitLab: The server is busy; try again in ${BUDGET_RETRY_AFTER_S} seconds.\n`);
+        }
+        return 1;
+      },
+    );
+    return {
+      done,
+      cancel: () => {
+        gone.abort();
+        session?.cancel();
+      },
+    };
   }
 }

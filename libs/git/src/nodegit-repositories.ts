@@ -219,8 +219,15 @@ export class NodegitRepositories {
   private treeCacheEntries = 0;
   private readonly contributorCache = new Map<string, Promise<Contributor[]>>();
 
-  /** `commitCacheBytes`: the bound of the commits kept for commit lists and blame (LODE_COMMIT_CACHE_BYTES). */
-  constructor(commitCacheBytes = 0) {
+  /**
+   * `commitCacheBytes`: the bound of the commits kept for commit lists and blame (LODE_COMMIT_CACHE_BYTES);
+   * `coldWalk` runs a contributors' cold history walk: in the work budget's slots, at its nice level.
+   */
+  constructor(
+    commitCacheBytes = 0,
+    private readonly coldWalk: (walk: (nice: number) => Promise<Contributor[]>) => Promise<Contributor[]> = (walk) =>
+      walk(0),
+  ) {
     this.commitCache = new CommitInfoCache(commitCacheBytes);
   }
 
@@ -552,7 +559,7 @@ export class NodegitRepositories {
     let list = this.contributorCache.get(key);
     if (!list) {
       // The promise is kept, so callers arriving while git is still reading share its one walk.
-      list = contributorsFromLog(path, head.sha(), CONTRIBUTOR_COMMITS);
+      list = this.coldWalk((nice) => contributorsFromLog(path, head.sha(), CONTRIBUTOR_COMMITS, nice));
       list.catch(() => this.contributorCache.delete(key));
       this.contributorCache.set(key, list);
       while (this.contributorCache.size > CONTRIBUTOR_CACHE)

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { StartChild } from './work-budget';
 import { trackProcess } from './process-gauges';
 import type { GitPackIo, GitPackOptions, GitPackService, GitPackSession } from './git-repositories';
 
@@ -26,11 +27,18 @@ export function servePack(
   options: GitPackOptions = {},
   /** The ref-update hook's environment for this push (`RefUpdateHooks.register`), and its release. */
   hook?: { env: NodeJS.ProcessEnv; release: () => void },
+  /** How git is started: the work budget's `spawn` (at its nice level). */
+  start: StartChild = spawn,
 ): GitPackSession {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0', ...hook?.env };
   // Protocol v2 (and later) is asked for through GIT_PROTOCOL, as OpenSSH's AcceptEnv passes it.
   if (options.protocol && GIT_PROTOCOL.test(options.protocol)) env.GIT_PROTOCOL = options.protocol;
-  const child = trackProcess(spawn('git', [SUBCOMMANDS[service], repoPath], { env, stdio: ['pipe', 'pipe', 'pipe'] }));
+  const child = trackProcess(
+    start('git', [SUBCOMMANDS[service], repoPath], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }) as ChildProcessWithoutNullStreams,
+  );
   let finished = false;
   const cancel = () => {
     if (!finished && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -7,6 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 let running = 0;
 let commandsRunning = 0;
 let catFileProcesses = 0;
+let archivesStarted = 0;
 
 /** Counts `child` as running until it exits (or fails to start). */
 export function trackProcess<C extends ChildProcess>(child: C): C {
@@ -33,6 +34,11 @@ export function commandStarted(): () => void {
   };
 }
 
+/** A `git archive` was started (the single flight's test and the metrics count them). */
+export function archiveStarted(): void {
+  archivesStarted++;
+}
+
 /** A long-lived `git cat-file --batch-command` joined (+1) or left (-1) the pool. */
 export function catFilePoolChanged(by: 1 | -1): void {
   catFileProcesses += by;
@@ -44,4 +50,6 @@ export const GitProcessGauges = {
   processesRunning: (): number => running + commandsRunning,
   /** Long-lived cat-file processes in the pool. */
   catFilePoolSize: (): number => catFileProcesses,
+  /** `git archive` processes started since the process began. */
+  archivesStarted: (): number => archivesStarted,
 };

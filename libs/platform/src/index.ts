@@ -2,7 +2,13 @@
 export * from './errors';
 export * from './context';
 export { Clock, SystemClock } from './clock';
-export { LodeConfig, GITLAB_API_VERSION, type LodeRole } from './config/lode-config';
+export {
+  LodeConfig,
+  GITLAB_API_VERSION,
+  defaultGitBudget,
+  type GitBudgetSettings,
+  type LodeRole,
+} from './config/lode-config';
 export {
   dataSourceOptions,
   describeDatabaseUrl,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { AddressAllowlist, LOOPBACK } from '../metrics/address-allowlist';
 
@@ -46,6 +47,12 @@ export class LodeConfig {
   commitListCacheBytes = 32 * 1024 * 1024;
   /** Bytes of commits (id, people, dates, message) kept as read for commit lists and blame; 0 keeps none. */
   commitCacheBytes = 16 * 1024 * 1024;
+  /**
+   * The heavy git work budget (libs/git's GitWorkBudget): how many of each kind run at once in one
+   * process, sized from the core count, how long a request waits for a slot (then 503 with
+   * Retry-After), how many may wait, and the nice level git children start at (0: the server's own).
+   */
+  gitBudget = defaultGitBudget(availableParallelism());
   /** The first retry's delay after a failed delivery; each next one doubles it. */
   webhookRetryDelayMs = 10_000;
   /**
@@ -216,6 +223,20 @@ export class LodeConfig {
       'LODE_COMMIT_LIST_CACHE_BYTES',
     );
     c.commitCacheBytes = int(env.LODE_COMMIT_CACHE_BYTES, c.commitCacheBytes, 'LODE_COMMIT_CACHE_BYTES');
+    const budget = c.gitBudget;
+    // 0 would refuse every request of its kind: a slot count is at least 1.
+    const slots = (name: string, fallback: number) => Math.max(1, int(env[name], fallback, name));
+    c.gitBudget = {
+      archives: slots('LODE_GIT_BUDGET_ARCHIVES', budget.archives),
+      clones: slots('LODE_GIT_BUDGET_CLONES', budget.clones),
+      pushes: slots('LODE_GIT_BUDGET_PUSHES', budget.pushes),
+      walks: slots('LODE_GIT_BUDGET_WALKS', budget.walks),
+      waitMs: int(env.LODE_GIT_BUDGET_WAIT_MS, budget.waitMs, 'LODE_GIT_BUDGET_WAIT_MS'),
+      queue: int(env.LODE_GIT_BUDGET_QUEUE, budget.queue, 'LODE_GIT_BUDGET_QUEUE'),
+      nice: Math.min(19, int(env.LODE_GIT_NICE, budget.nice, 'LODE_GIT_NICE')),
+      spawnHelper:
+        env.LODE_GIT_SPAWN_HELPER === undefined || env.LODE_GIT_SPAWN_HELPER === '' || bool(env.LODE_GIT_SPAWN_HELPER),
+    };
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     const format = env.LODE_LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json');
     if (format !== 'json' && format !== 'pretty')
@@ -304,4 +325,43 @@ function int(value: string | undefined, fallback: number, name: string): number 
 
 function bool(value: string | undefined): boolean {
   return value !== undefined && /^(1|true|yes|on)$/i.test(value);
+}
+
+/** The heavy git work budget's settings (LodeConfig.gitBudget). */
+export interface GitBudgetSettings {
+  /** Cold archives made at once (`git archive`, and bzip2 for tar.bz2). */
+  archives: number;
+  /** Clones and fetches served at once (upload-pack, over HTTP and SSH). */
+  clones: number;
+  /** Pushes received at once (receive-pack, over HTTP and SSH). */
+  pushes: number;
+  /** Compares and contributors' cold history walks at once. */
+  walks: number;
+  /** How long a request waits for a slot before it is refused with 503 and Retry-After. */
+  waitMs: number;
+  /** How many requests of one kind may wait; past it a request is refused at once. */
+  queue: number;
+  /** The nice level (0-19) git children start at, so the API keeps its cores. */
+  nice: number;
+  /** Streaming git children are started by a small helper process, not the server (see libs/git's spawn-helper.ts). */
+  spawnHelper: boolean;
+}
+
+/**
+ * Sized from the core count: an archive (git's own gzip) keeps a core busy, so on two cores one
+ * archive at a time leaves the API the other; clones and pushes spend much of their time waiting on
+ * the network and the client, and a compare's libgit2 calls hop between the thread pool and the
+ * event loop, so more of those overlap.
+ */
+export function defaultGitBudget(cores: number): GitBudgetSettings {
+  return {
+    archives: Math.max(1, Math.floor(cores / 2)),
+    clones: 4 * cores,
+    pushes: 2 * cores,
+    walks: 2 * cores,
+    waitMs: 30_000,
+    queue: 50,
+    nice: 10,
+    spawnHelper: true,
+  };
 }
