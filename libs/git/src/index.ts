@@ -64,3 +64,5 @@ export {
   restoreRepository,
   type RepositoryDescription,
 } from './repository-backup';
+/** The heavy git work budget (one per process): its slots, for operators' metrics and tests. */
+export { GitWorkBudget } from './work-budget';
