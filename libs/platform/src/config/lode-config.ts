@@ -224,13 +224,14 @@ export class LodeConfig {
     );
     c.commitCacheBytes = int(env.LODE_COMMIT_CACHE_BYTES, c.commitCacheBytes, 'LODE_COMMIT_CACHE_BYTES');
     const budget = c.gitBudget;
-    // 0 would refuse every request of its kind: a slot count is at least 1.
-    const slots = (name: string, fallback: number) => Math.max(1, int(env[name], fallback, name));
+    // 0 would refuse every request of its kind: a slot count is at least 1. Each variable is spelt
+    // out below, as the settings test finds them in this source.
+    const slots = (raw: string | undefined, fallback: number, name: string) => Math.max(1, int(raw, fallback, name));
     c.gitBudget = {
-      archives: slots('LODE_GIT_BUDGET_ARCHIVES', budget.archives),
-      clones: slots('LODE_GIT_BUDGET_CLONES', budget.clones),
-      pushes: slots('LODE_GIT_BUDGET_PUSHES', budget.pushes),
-      walks: slots('LODE_GIT_BUDGET_WALKS', budget.walks),
+      archives: slots(env.LODE_GIT_BUDGET_ARCHIVES, budget.archives, 'LODE_GIT_BUDGET_ARCHIVES'),
+      clones: slots(env.LODE_GIT_BUDGET_CLONES, budget.clones, 'LODE_GIT_BUDGET_CLONES'),
+      pushes: slots(env.LODE_GIT_BUDGET_PUSHES, budget.pushes, 'LODE_GIT_BUDGET_PUSHES'),
+      walks: slots(env.LODE_GIT_BUDGET_WALKS, budget.walks, 'LODE_GIT_BUDGET_WALKS'),
       waitMs: int(env.LODE_GIT_BUDGET_WAIT_MS, budget.waitMs, 'LODE_GIT_BUDGET_WAIT_MS'),
       queue: int(env.LODE_GIT_BUDGET_QUEUE, budget.queue, 'LODE_GIT_BUDGET_QUEUE'),
       nice: Math.min(19, int(env.LODE_GIT_NICE, budget.nice, 'LODE_GIT_NICE')),
