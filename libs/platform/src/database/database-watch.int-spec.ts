@@ -28,8 +28,7 @@ describe('DatabaseWatch', () => {
     try {
       await check();
       expect(watch.unreachable).toBeUndefined();
-      // The answer arrives while the process is stalled; the timeout fires first once it runs again
-      // (the 1.5 s stall of the last session's flake, and longer).
+      // The answer arrives while the process is stalled; the timeout fires first once it runs again.
       const checking = check();
       stall(2500);
       await checking;
@@ -43,10 +42,10 @@ describe('DatabaseWatch', () => {
     const { watch, check } = watchOf(TEST_PG);
     try {
       await check();
-      // 100 ms over the 0.75 s deadline: less than the stall allowance, yet the timer fires before the
+      // 100 ms over the 1.5 s deadline: less than the stall allowance, yet the timer fires before the
       // answer waiting in the socket is read.
       const checking = check();
-      stall(850);
+      stall(1600);
       await checking;
       expect(watch.unreachable).toBeUndefined();
     } finally {
@@ -54,7 +53,7 @@ describe('DatabaseWatch', () => {
     }
   });
 
-  it('still knows within about a second that a database went silent', async () => {
+  it('still knows within two seconds that a database went silent', async () => {
     const sockets: Socket[] = [];
     const silent: Server = createServer((s) => void sockets.push(s));
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
@@ -63,7 +62,7 @@ describe('DatabaseWatch', () => {
       const started = Date.now();
       await check();
       expect(watch.unreachable).toMatch(/PostgreSQL did not answer/);
-      expect(Date.now() - started).toBeLessThan(1500);
+      expect(Date.now() - started).toBeLessThan(2000);
     } finally {
       await watch.onApplicationShutdown();
       for (const s of sockets) s.destroy();

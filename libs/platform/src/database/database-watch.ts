@@ -5,14 +5,9 @@ import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { sendJson } from '../http/json-response';
 
-/**
- * How often the database is asked `select 1`, and how long an answer may take: a request caught by a
- * silent cut waits at most about their sum (and the grace below), 1.1 s, before its connection is cut
- * and it is answered 503 (issue 23: 2.0 s with 0.5 + 1.5 s). A `select 1` on an open connection takes
- * milliseconds even on a loaded machine; this process's own stalls are told apart below.
- */
-const PROBE_EVERY_MS = 250;
-const PROBE_TIMEOUT_MS = 750;
+/** How often the database is asked `select 1`, and how long an answer may take. */
+const PROBE_EVERY_MS = 500;
+const PROBE_TIMEOUT_MS = 1500;
 /** How late the probe's timeout may fire before the silence counts as this process's own stall. */
 const STALL_MS = 250;
 /** How long a probe that timed out may still be answered: long enough to read an answer already in the socket. */
@@ -29,8 +24,8 @@ interface Pool {
 }
 
 /**
- * Knows, within about a second, that PostgreSQL stopped answering: its own connection asks `select 1`
- * every quarter second. When an answer is missing, requests are answered 503 at once (see
+ * Knows, within two seconds, that PostgreSQL stopped answering: its own connection asks `select 1`
+ * every half second. When an answer is missing, requests are answered 503 at once (see
  * `databaseGate`) instead of waiting for a connection or a statement timeout, and the pool's
  * connections are cut, so requests that were waiting on them fail now (a silent network never
  * tells the client its connection is dead). The first answer afterwards opens the gate again: no
