@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+import { EventEmitterAsyncResource } from 'node:events';
 import { mkdtempSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -104,14 +104,19 @@ function start(): Helper {
   ready.catch(() => undefined);
   child.on('message', (m: Message) => {
     if (m.kind === 'listening') return listening();
-    running.get(m.id)?.receive(m);
+    // The helper's channel was opened inside whichever request started it first: each child's
+    // messages are handled in the context of the request that spawned that child (its log lines,
+    // and the events a push's exit records, carry that request's id).
+    const c = running.get(m.id);
+    c?.asyncResource.runInAsyncScope(() => c.receive(m));
   });
   const gone = () => {
     failed(new Error('the spawn helper exited before it listened'));
     if (helper?.process === child) helper = undefined;
     // Children it started go on (their sockets stay with the server) but their exit is not heard:
     // each is reported failed, so nothing waits for it forever.
-    for (const c of [...running.values()]) if (c.startedBy(child)) c.helperGone();
+    for (const c of [...running.values()])
+      if (c.startedBy(child)) c.asyncResource.runInAsyncScope(() => c.helperGone());
   };
   child.on('exit', gone);
   child.on('error', gone);
@@ -137,7 +142,7 @@ function idle(h: Helper | undefined = helper): void {
  * `stdout`, `stderr`, `pid` (once `spawn` was emitted), `exitCode`, `signalCode`, `kill`, and the
  * `spawn`, `exit`, `close` and `error` events.
  */
-class HelpedChild extends EventEmitter {
+class HelpedChild extends EventEmitterAsyncResource {
   readonly stdin = new PassThrough();
   readonly stdout = new PassThrough();
   readonly stderr = new PassThrough();
@@ -155,7 +160,8 @@ class HelpedChild extends EventEmitter {
     private readonly id: number,
     private readonly h: Helper,
   ) {
-    super();
+    // Listeners run in the async context the child was spawned in, as a ChildProcess's do.
+    super({ name: 'LodeHelpedChild' });
   }
 
   async begin(file: string, args: string[], options: SpawnOptions): Promise<void> {
