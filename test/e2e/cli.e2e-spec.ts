@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { gitOk, tempDirs } from '../support/git';
-import { dropDatabase, eventually, freePort, startTestApp, TEST_PG, type TestApp } from '../support/test-app';
+import { dropDatabase, EMBEDDED, eventually, freePort, startTestApp, TEST_PG, type TestApp } from '../support/test-app';
 
 /**
  * `lode`, the administrator's command line, run as a real process from the built dist/ against a
@@ -90,7 +90,10 @@ describe('lode, the command line', () => {
     env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      DATABASE_URL: t.config.databaseUrl,
+      // On the embedded default the command line finds the running Lode's socket through LODE_DATA_DIR,
+      // as an operator's does; a DATABASE_URL naming that socket would make it treat the one-session
+      // database as a server of its own (its database watch and fences then wait on its own transaction).
+      ...(EMBEDDED ? {} : { DATABASE_URL: t.config.databaseUrl }),
       REDIS_URL: t.config.redisUrl,
       LODE_REDIS_PREFIX: t.config.redisPrefix,
       LODE_DATA_DIR: t.config.dataDir,
