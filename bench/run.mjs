@@ -9,6 +9,8 @@
 //   npm run bench -- --json         one JSON document on stdout (progress goes to stderr)
 //   npm run bench -- --split        the API and a worker as two processes (LODE_ROLE=api, worker)
 //   npm run bench -- --cpu-prof DIR the server's processes write V8 CPU profiles into DIR
+//   LODE_BENCH_KEEP_DB=1 npm run bench ...   keep the run's database (lode_bench_<id>) to study its
+//                                   outbox and read models afterwards; drop it yourself
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
 import { rmSync } from 'node:fs';

@@ -85,7 +85,7 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     }
     const admin = new pg.Client({ connectionString: base.toString() });
     await admin.connect();
-    await admin.query(`drop database if exists "lode_bench_${id}" with (force)`);
+    if (!process.env.LODE_BENCH_KEEP_DB) await admin.query(`drop database if exists "lode_bench_${id}" with (force)`);
     await admin.end();
     // The run's queues too (BullMQ keeps up to 10,000 finished jobs a queue): nothing is left behind.
     // Best effort: a bench run in embedded mode may have no Redis to clean.
