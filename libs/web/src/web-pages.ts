@@ -1,8 +1,8 @@
-import { GitRepositories, projectRepo, type CommitInfo, type RepoRef } from '@app/git';
+import { archiveExtension, GitRepositories, projectRepo, type CommitInfo, type RepoRef } from '@app/git';
 import { NamespaceAccess, GroupQueries } from '@app/groups';
-import { Forbidden, LodeConfig, NotFound, RequestContexts, type Actor } from '@app/platform';
+import { Forbidden, labelRoute, LodeConfig, NotFound, RequestContexts, type Actor } from '@app/platform';
 import { ProjectAccessPolicy, ProjectQueries, ReleaseQueries, type ProjectRow } from '@app/projects';
-import { sendRawBlob } from '@app/repositories';
+import { sendArchive, sendRawBlob } from '@app/repositories';
 import { UserQueries, WebSessions } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
@@ -28,11 +28,27 @@ import {
   treeTable,
 } from './views';
 
-/** What a route answers: a page, a redirect, or nothing (the same 404 for missing and not visible). */
-type Answer = { page: SafeHtml } | { redirect: string } | { sent: true } | undefined;
+/**
+ * What a route answers: a page, a redirect (301 for a moved page; 302 where GitLab sends one, as for
+ * a release asset), or nothing (the same 404 for missing and not visible).
+ */
+type Answer = { page: SafeHtml } | { redirect: string; status?: 302 } | { sent: true } | undefined;
 
-/** The `/-/<action>` pages of a project (GitLab's paths). */
-const PROJECT_ACTIONS = new Set(['tree', 'blob', 'raw', 'commits', 'commit', 'branches', 'tags', 'releases']);
+/**
+ * The `/-/<action>` paths of a project (GitLab's), each with the route template its requests are
+ * counted under in the metrics (a project's path or a ref is never a label value).
+ */
+const PROJECT_ACTIONS: Record<string, string> = {
+  tree: '/*project/-/tree/*ref_path',
+  blob: '/*project/-/blob/*ref_path',
+  raw: '/*project/-/raw/*ref_path',
+  commits: '/*project/-/commits/*ref_path',
+  commit: '/*project/-/commit/:sha',
+  branches: '/*project/-/branches',
+  tags: '/*project/-/tags',
+  releases: '/*project/-/releases',
+  archive: '/*project/-/archive/*ref/:filename',
+};
 /** Old GitLab forms without `/-/` (push hooks still write `<web_url>/commit/<sha>`): redirected to the `/-/` form. */
 const OLD_ACTIONS = new Set(['tree', 'blob', 'raw', 'commits', 'commit', 'branches', 'tags']);
 const PER_PAGE = 20;
@@ -56,6 +72,8 @@ const rasterType = (name: string): string | undefined => RASTER[name.slice(name.
 /**
  * Paths the pages never answer: the API, git, uploads, avatars and the `/-/` endpoints of the
  * operations side, so a page never shadows them; `..` and `.` segments are left to the JSON 404.
+ * A segment may hold an encoded slash: the release URLs the API writes encode the tag as one
+ * segment (`/-/archive/rel%2F2/...`), and each of its parts is checked as a segment is.
  */
 function webSegments(path: string): string[] | undefined {
   if (path === '/') return [];
@@ -70,7 +88,7 @@ function webSegments(path: string): string[] | undefined {
     } catch {
       return undefined;
     }
-    if (d === '' || d === '.' || d === '..' || d.includes('/') || d.endsWith('.git')) return undefined;
+    if (d.split('/').some((p) => p === '' || p === '.' || p === '..' || p.endsWith('.git'))) return undefined;
     segments.push(d);
   }
   return segments;
@@ -110,6 +128,7 @@ export class WebPages {
 
   private async dispatch(req: Request, res: Response, next: NextFunction): Promise<void> {
     if (req.method === 'POST') {
+      if (req.path === '/users/sign_in' || req.path === '/users/sign_out') labelRoute(req, req.path);
       if (req.path === '/users/sign_in') return this.cookies.signIn(req, res);
       if (req.path === '/users/sign_out') return this.cookies.signOut(req, res);
       return next();
@@ -117,6 +136,7 @@ export class WebPages {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     const asset = ASSETS.get(req.path);
     if (asset) {
+      labelRoute(req, '/-/assets/:file');
       res.status(200).type(asset.type).setHeader('Cache-Control', 'public, max-age=31536000, immutable');
       return void res.end(req.method === 'HEAD' ? undefined : asset.body);
     }
@@ -136,10 +156,14 @@ export class WebPages {
     }
     if (answer && 'sent' in answer) return;
     this.headers(res, actor);
-    if (answer && 'redirect' in answer) return void res.redirect(301, answer.redirect);
+    if (answer && 'redirect' in answer) return void res.redirect(answer.status ?? 301, answer.redirect);
     if (!answer) {
-      // A browser gets the page; a client that asked for no HTML keeps the API's JSON 404 for unknown paths.
-      if (!(req.headers.accept ?? '').includes('text/html')) return next();
+      // A browser gets the page; a client that asked for no HTML keeps the API's JSON 404 for unknown
+      // paths (counted as the API's other unrouted requests are).
+      if (!(req.headers.accept ?? '').includes('text/html')) {
+        labelRoute(req, undefined);
+        return next();
+      }
       return this.send(res, 404, notFoundPage(frame));
     }
     this.send(res, 200, answer.page);
@@ -159,29 +183,50 @@ export class WebPages {
 
   private async route(segments: string[], req: Request, res: Response, frame: PageFrame): Promise<Answer> {
     const actor = frame.actor;
-    if (!segments.length) return this.home(req, frame);
-    if (segments.length === 2 && segments[0] === 'users' && segments[1] === 'sign_in')
+    const label = (template: string) => labelRoute(req, template);
+    if (!segments.length) {
+      label('/');
+      return this.home(req, frame);
+    }
+    if (segments.length === 2 && segments[0] === 'users' && segments[1] === 'sign_in') {
+      label('/users/sign_in');
       return { page: signInPage(frame, queryString(req.query.return_to), undefined) };
-    if (segments[0] === 'groups') return segments.length > 1 ? this.group(segments.slice(1), frame) : undefined;
+    }
+    if (segments[0] === 'groups') {
+      if (segments.length < 2) return undefined;
+      label('/groups/*group');
+      return this.group(segments.slice(1), frame);
+    }
     const dash = segments.indexOf('-');
     if (dash >= 2) {
-      const project = await this.projects.getVisible(segments.slice(0, dash).join('/'), actor);
       const [action, ...rest] = segments.slice(dash + 1);
-      if (!PROJECT_ACTIONS.has(action)) return undefined;
+      if (!Object.hasOwn(PROJECT_ACTIONS, action)) return undefined;
+      label(actionRoute(action, rest));
+      const project = await this.projects.getVisible(segments.slice(0, dash).join('/'), actor);
       return this.projectAction(project, action, rest, req, res, frame);
     }
     if (dash >= 0) return undefined;
-    if (segments.length === 1) return this.user(segments[0], frame);
+    if (segments.length === 1) {
+      label('/:username');
+      return this.user(segments[0], frame);
+    }
     const fullPath = segments.join('/');
     const project = await this.projects.getVisible(fullPath, actor).catch(orUndefined);
-    if (project) return this.projectPage(project, frame);
+    if (project) {
+      label('/*project');
+      return this.projectPage(project, frame);
+    }
     const group = await this.namespaces.visibleGroup(fullPath, actor).catch(orUndefined);
-    if (group) return { redirect: `/groups/${pathUrl(group.fullPath)}` };
+    if (group) {
+      label('/*group');
+      return { redirect: `/groups/${pathUrl(group.fullPath)}` };
+    }
     // `<project>/commit/<sha>` and the other forms from before `/-/`.
     for (let i = segments.length - 1; i >= 2; i--) {
       if (!OLD_ACTIONS.has(segments[i])) continue;
       const old = await this.projects.getVisible(segments.slice(0, i).join('/'), actor).catch(orUndefined);
       if (old) {
+        label(`/*project/${segments[i]}/*path`);
         const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
         return { redirect: `${projectUrl(old)}/-/${segments.slice(i).map(encodeURIComponent).join('/')}${search}` };
       }
@@ -506,7 +551,10 @@ export class WebPages {
           ),
         };
       }
+      case 'archive':
+        return this.archive(project, repo, rest, res, frame);
       case 'releases': {
+        if (rest.length > 2 && rest[1] === 'downloads') return this.download(project, rest[0], rest.slice(2));
         if (rest.length > 1) return undefined;
         const { rows, total } = await this.releases.page(
           project.id,
@@ -539,6 +587,46 @@ export class WebPages {
       default:
         return undefined;
     }
+  }
+
+  /**
+   * GitLab's `/-/archive/<ref>/<file name>.<format>` (the release sources the API lists): the API's
+   * archive of the ref's commit. The ref is everything before the last segment (GitLab's
+   * `extract_ref_and_filename`); the format is the longest archive format the file name ends with.
+   * A file name that is the release's short name `<project>-<ref>` makes that the top directory;
+   * any other keeps the commit id in it, unless the ref is the commit id (GitLab's `append_sha`).
+   */
+  private async archive(
+    project: ProjectRow,
+    repo: RepoRef,
+    rest: string[],
+    res: Response,
+    frame: PageFrame,
+  ): Promise<Answer> {
+    if (rest.length < 2) return undefined;
+    const ref = rest.slice(0, -1).join('/');
+    const filename = rest[rest.length - 1];
+    let stem: string | undefined;
+    let ext: ReturnType<typeof archiveExtension>;
+    for (let i = filename.indexOf('.'); i > 0 && !ext; i = filename.indexOf('.', i + 1)) {
+      ext = archiveExtension(filename.slice(i + 1));
+      stem = filename.slice(0, i);
+    }
+    if (!ext || !stem) return undefined;
+    const commit = await this.git.resolveCommit(repo, ref);
+    if (!commit) return undefined;
+    const short = `${project.path}-${ref.replace(/\//g, '-')}`;
+    const prefix = stem === short || ref === commit.id ? short : `${short}-${commit.id}`;
+    res.setHeader('Cache-Control', frame.actor ? 'private, no-store' : 'no-cache');
+    await sendArchive(this.git, res, repo, commit.id, ext, prefix);
+    return { sent: true };
+  }
+
+  /** GitLab's release asset path (`direct_asset_url`): a 302 to the URL of the release's link with that file path. */
+  private async download(project: ProjectRow, tag: string, filepath: string[]): Promise<Answer> {
+    const links = (await this.releases.linksOf(project.id, [tag])).get(tag) ?? [];
+    const link = links.find((l) => l.filepath === `/${filepath.join('/')}`);
+    return link ? { redirect: link.url, status: 302 } : undefined;
   }
 
   private async blob(project: ProjectRow, repo: RepoRef, rest: string[], frame: PageFrame): Promise<Answer> {
@@ -585,6 +673,14 @@ export class WebPages {
       ),
     };
   }
+}
+
+/** The route template of a project's `/-/<action>` path, for the metrics. */
+function actionRoute(action: string, rest: string[]): string {
+  if (action !== 'releases' || !rest.length) return PROJECT_ACTIONS[action];
+  return rest.length > 2 && rest[1] === 'downloads'
+    ? '/*project/-/releases/:tag/downloads/*filepath'
+    : '/*project/-/releases/:tag';
 }
 
 const orUndefined = (err: unknown): undefined => {
