@@ -52,6 +52,7 @@ const PROJECT_ACTIONS: Record<string, string> = {
 /** Old GitLab forms without `/-/` (push hooks still write `<web_url>/commit/<sha>`): redirected to the `/-/` form. */
 const OLD_ACTIONS = new Set(['tree', 'blob', 'raw', 'commits', 'commit', 'branches', 'tags']);
 const PER_PAGE = 20;
+const LIST_TITLES = { branches: 'Branches', tags: 'Tags', releases: 'Releases' } as const;
 const LIST_PAGE = 50;
 /** A file larger than this is offered as a download, not shown. */
 const MAX_SHOWN_BYTES = 1024 * 1024;
@@ -512,81 +513,74 @@ export class WebPages {
         if (rest.length) return undefined;
         const main = await this.defaultRef(project, repo);
         const all = await this.git.branches(repo, main);
-        const shown = all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE);
-        return {
-          page: page(
-            `Branches · ${project.name}`,
-            frame,
-            html`${projectHeader(project, main, 'branches')}
-              <h2>Branches</h2>
-              ${
-                shown.length
-                  ? html`<ul class="list">
-                      ${shown.map((b) => branchItem(project, b, main))}
-                    </ul>`
-                  : html`<p class="muted">No branches.</p>`
-              }
-              ${pager(req.path, {}, n, all.length > n * LIST_PAGE)}`,
-          ),
-        };
+        return this.listPage(project, frame, main, 'branches', {
+          items: all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE).map((b) => branchItem(project, b, main)),
+          pager: pager(req.path, {}, n, all.length > n * LIST_PAGE),
+        });
       }
       case 'tags': {
         if (rest.length) return undefined;
         const all = await this.git.tags(repo);
-        const shown = all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE);
-        return {
-          page: page(
-            `Tags · ${project.name}`,
-            frame,
-            html`${projectHeader(project, await this.defaultRef(project, repo), 'tags')}
-              <h2>Tags</h2>
-              ${
-                shown.length
-                  ? html`<ul class="list">
-                      ${shown.map((t) => tagItem(project, t))}
-                    </ul>`
-                  : html`<p class="muted">No tags.</p>`
-              }
-              ${pager(req.path, {}, n, all.length > n * LIST_PAGE)}`,
-          ),
-        };
+        return this.listPage(project, frame, await this.defaultRef(project, repo), 'tags', {
+          items: all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE).map((t) => tagItem(project, t)),
+          pager: pager(req.path, {}, n, all.length > n * LIST_PAGE),
+        });
       }
       case 'archive':
         return this.archive(project, repo, rest, res, frame);
       case 'releases': {
         if (rest.length > 2 && rest[1] === 'downloads') return this.download(project, rest[0], rest.slice(2));
         if (rest.length > 1) return undefined;
+        const ref = await this.defaultRef(project, repo);
+        // One release: its own page, with no pager.
+        if (rest.length) {
+          const one = await this.releases.find(project.id, rest[0]);
+          if (!one) return undefined;
+          return this.listPage(project, frame, ref, 'releases', { items: [releaseItem(project, one)], pager: '' });
+        }
         const { rows, total } = await this.releases.page(
           project.id,
           { orderBy: 'released_at', sort: 'desc' },
           { page: n, perPage: PER_PAGE, offset: (n - 1) * PER_PAGE },
         );
-        const shown = rest.length ? rows.filter((r) => r.tagName === rest[0]) : rows;
-        if (rest.length) {
-          const one = await this.releases.find(project.id, rest[0]);
-          if (!one) return undefined;
-          shown.splice(0, shown.length, one);
-        }
-        return {
-          page: page(
-            `Releases · ${project.name}`,
-            frame,
-            html`${projectHeader(project, await this.defaultRef(project, repo), 'releases')}
-              <h2>Releases</h2>
-              ${
-                shown.length
-                  ? html`<ul class="list">
-                      ${shown.map((r) => releaseItem(project, r))}
-                    </ul>`
-                  : html`<p class="muted">No releases.</p>`
-              }
-              ${rest.length ? '' : pager(req.path, {}, n, total > n * PER_PAGE)}`,
-          ),
-        };
+        return this.listPage(project, frame, ref, 'releases', {
+          items: rows.map((r) => releaseItem(project, r)),
+          pager: pager(req.path, {}, n, total > n * PER_PAGE),
+        });
       }
       default:
         return undefined;
     }
+  }
+
+  /**
+   * The branch, tag and release lists: the project's header with its tab, the list (or that there
+   * is none) and the pager; only their items and pager differ.
+   */
+  private listPage(
+    project: ProjectRow,
+    frame: PageFrame,
+    ref: string | undefined,
+    tab: 'branches' | 'tags' | 'releases',
+    list: { items: SafeHtml[]; pager: SafeHtml | '' },
+  ): Answer {
+    const title = LIST_TITLES[tab];
+    return {
+      page: page(
+        `${title} · ${project.name}`,
+        frame,
+        html`${projectHeader(project, ref, tab)}
+          <h2>${title}</h2>
+          ${
+            list.items.length
+              ? html`<ul class="list">
+                  ${list.items}
+                </ul>`
+              : html`<p class="muted">No ${tab}.</p>`
+          }
+          ${list.pager}`,
+      ),
+    };
   }
 
   /**
