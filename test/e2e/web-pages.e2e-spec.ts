@@ -501,6 +501,57 @@ describe('web pages', () => {
     for (const route of routes) expect(route).not.toMatch(/acme|tools|v1\.0/);
   });
 
+  it('answers a page addressed by a full commit id with a strong ETag per viewer, and 304 when the viewer has it', async () => {
+    const paths = [
+      `/acme/tools/-/blob/${sha}/src/main.ts`,
+      `/acme/tools/-/tree/${sha}/src`,
+      `/acme/tools/-/commit/${sha}`,
+    ];
+    const tags = new Set<string>();
+    for (const path of paths) {
+      const first = await page(path);
+      expect([path, first.status]).toEqual([path, 200]);
+      const etag = String(first.headers.etag);
+      expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+      tags.add(etag);
+      const again = await page(path).set('If-None-Match', etag);
+      expect([path, again.status, again.text]).toEqual([path, 304, '']);
+      expect(again.headers.etag).toBe(etag);
+      expect(again.headers['cache-control']).toBe('no-cache');
+      expect((await page(path).set('If-None-Match', `"other", W/${etag}`)).status).toBe(304);
+      expect((await page(path).set('If-None-Match', '"other"')).status).toBe(200);
+      // A signed-in viewer's page (it names them) has its own tag: neither answers 304 for the other's.
+      const mine = await page(path).set(as(owner));
+      expect(mine.headers.etag).toMatch(/^"[0-9a-f]{32}"$/);
+      expect(mine.headers.etag).not.toBe(etag);
+      expect(mine.headers['cache-control']).toBe('private, no-store');
+      expect((await page(path).set(as(owner)).set('If-None-Match', etag)).status).toBe(200);
+      expect((await page(path).set('If-None-Match', String(mine.headers.etag))).status).toBe(200);
+      expect((await page(path).set(as(owner)).set('If-None-Match', String(mine.headers.etag))).status).toBe(304);
+      expect((await page(path).set(as(outsider)).set('If-None-Match', String(mine.headers.etag))).status).toBe(200);
+    }
+    expect(tags.size).toBe(paths.length);
+    // A page addressed by a branch or a tag may change: no ETag.
+    for (const path of [
+      '/acme/tools/-/blob/main/src/main.ts',
+      '/acme/tools/-/tree/v1.0/src',
+      '/acme/tools/-/commit/main',
+    ])
+      expect([path, (await page(path)).headers.etag]).toEqual([path, undefined]);
+    // A private project's page: its owner's tag gets anyone else the same 404 as ever, never a 304.
+    const privSha = (
+      await t.http().get(`/api/v4/projects/${priv.id}/repository/commits/${priv.default_branch}`).set(as(owner))
+    ).body.id;
+    const privPath = `${new URL(priv.web_url).pathname}/-/blob/${privSha}/README.md`;
+    const owned = await page(privPath).set(as(owner));
+    expect(owned.status).toBe(200);
+    const tag = String(owned.headers.etag);
+    expect((await page(privPath).set(as(owner)).set('If-None-Match', tag)).status).toBe(304);
+    expect((await page(privPath).set('If-None-Match', tag)).status).toBe(404);
+    expect((await page(privPath).set('If-None-Match', '*')).status).toBe(404);
+    expect((await page(privPath).set(as(outsider)).set('If-None-Match', tag)).status).toBe(404);
+  });
+
   it('serves the stylesheet and script from Lode with long cache headers', async () => {
     const home = await page('/');
     const css = /href="(\/-\/assets\/lode-[0-9a-f]+\.css)"/.exec(home.text)![1];

@@ -1,12 +1,13 @@
 import { archiveExtension, GitRepositories, projectRepo, type CommitInfo, type RepoRef } from '@app/git';
 import { NamespaceAccess, GroupQueries } from '@app/groups';
-import { Forbidden, labelRoute, LodeConfig, NotFound, RequestContexts, type Actor } from '@app/platform';
+import { buildRevision, Forbidden, labelRoute, LodeConfig, NotFound, RequestContexts, type Actor } from '@app/platform';
 import { ProjectAccessPolicy, ProjectQueries, ReleaseQueries, type ProjectRow } from '@app/projects';
 import { sendArchive, sendRawBlob } from '@app/repositories';
 import { UserQueries, WebSessions } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { ASSETS } from './assets';
+import { createHash, randomBytes } from 'node:crypto';
+import { ASSETS, COPY_SCRIPT, STYLESHEET } from './assets';
 import { highlight } from './highlight';
 import { html, pathUrl, type SafeHtml } from './html';
 import { notFoundPage, page, PAGE_CSP, type PageFrame } from './layout';
@@ -32,7 +33,12 @@ import {
  * What a route answers: a page, a redirect (301 for a moved page; 302 where GitLab sends one, as for
  * a release asset), or nothing (the same 404 for missing and not visible).
  */
-type Answer = { page: SafeHtml } | { redirect: string; status?: 302 } | { sent: true } | undefined;
+type Answer =
+  | { page: SafeHtml; etag?: string }
+  | { notModified: string }
+  | { redirect: string; status?: 302 }
+  | { sent: true }
+  | undefined;
 
 /**
  * The `/-/<action>` paths of a project (GitLab's), each with the route template its requests are
@@ -93,6 +99,27 @@ function webSegments(path: string): string[] | undefined {
     segments.push(d);
   }
   return segments;
+}
+
+/**
+ * What an immutable page's ETag depends on besides what it shows: the code that renders it. A build
+ * whose revision is unknown (an image run without LODE_REVISION) counts as its own, so an upgrade
+ * never answers 304 for markup an older Lode made; its processes then only share fewer 304s.
+ */
+const RENDERER = [
+  buildRevision() === 'unknown' ? randomBytes(8).toString('hex') : buildRevision(),
+  STYLESHEET.path,
+  COPY_SCRIPT.path,
+].join('\0');
+
+/** `If-None-Match` (a list, `*`, weak tags compared weakly as RFC 9110 says) against the page's ETag. */
+function ifNoneMatch(req: Request, etag: string): boolean {
+  const header = req.headers['if-none-match'];
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === etag;
+  });
 }
 
 const queryString = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -157,6 +184,10 @@ export class WebPages {
     }
     if (answer && 'sent' in answer) return;
     this.headers(res, actor);
+    if (answer && 'notModified' in answer) {
+      res.setHeader('ETag', answer.notModified);
+      return void res.status(304).end();
+    }
     if (answer && 'redirect' in answer) return void res.redirect(answer.status ?? 301, answer.redirect);
     if (!answer) {
       // A browser gets the page; a client that asked for no HTML keeps the API's JSON 404 for unknown
@@ -167,7 +198,37 @@ export class WebPages {
       }
       return this.send(res, 404, notFoundPage(frame));
     }
+    if (answer.etag) res.setHeader('ETag', answer.etag);
     this.send(res, 200, answer.page);
+  }
+
+  /**
+   * A strong ETag for a blob, tree or commit page addressed by a full commit id, whose content cannot
+   * change: derived from the commit, the page's URL, the viewer (anonymous, or the signed-in user's
+   * id and the username the page shows), the project's header and the renderer. Undefined for a page
+   * addressed by a branch or tag. Only asked once the viewer's access is checked, so a 304 never tells
+   * anyone what a 404 would hide; an anonymous page is public, and a signed-in one stays
+   * `private, no-store`, so nothing private is kept for another user.
+   */
+  private immutableEtag(project: ProjectRow, ref: string, commitId: string, frame: PageFrame): string | undefined {
+    if (ref !== commitId) return undefined;
+    const viewer = frame.actor ? `user:${frame.actor.id}:${frame.actor.username}` : 'anonymous';
+    const header = [
+      project.id,
+      project.name,
+      project.path,
+      project.ns_full_path,
+      project.ns_full_name,
+      project.ns_name,
+      project.ns_kind,
+      project.visibility,
+      project.archived,
+    ].join('\0');
+    const limits = [this.config.compareMaxFiles, this.config.compareMaxLines, this.config.compareMaxBytes].join('\0');
+    const digest = createHash('sha256')
+      .update([RENDERER, limits, header, commitId, frame.path, viewer].join('\n'))
+      .digest('hex');
+    return `"${digest.slice(0, 32)}"`;
   }
 
   private headers(res: Response, actor: Actor | undefined): void {
@@ -445,7 +506,10 @@ export class WebPages {
             ? { redirect: `${projectUrl(project)}/-/blob/${pathUrl(at.ref)}/${pathUrl(at.path)}` }
             : undefined;
         }
+        const etag = this.immutableEtag(project, at.ref, at.commit.id, frame);
+        if (etag && ifNoneMatch(req, etag)) return { notModified: etag };
         return {
+          etag,
           page: page(
             at.path || project.name,
             frame,
@@ -454,7 +518,7 @@ export class WebPages {
         };
       }
       case 'blob':
-        return this.blob(project, repo, rest, frame);
+        return this.blob(project, repo, rest, req, frame);
       case 'raw': {
         const at = rest.length ? await this.refAndPath(repo, rest) : undefined;
         const file = at?.path ? await this.git.fileEntry(repo, at.commit.id, at.path) : undefined;
@@ -493,12 +557,15 @@ export class WebPages {
         if (rest.length !== 1) return undefined;
         const commit = await this.git.resolveCommit(repo, rest[0]);
         if (!commit) return undefined;
+        const etag = this.immutableEtag(project, rest[0], commit.id, frame);
+        if (etag && ifNoneMatch(req, etag)) return { notModified: etag };
         const { diffs, overflow } = await this.git.commitDiff(repo, commit.id, {
           maxFiles: this.config.compareMaxFiles,
           maxLines: this.config.compareMaxLines,
           maxBytes: this.config.compareMaxBytes,
         });
         return {
+          etag,
           page: page(
             `${commit.title} · ${project.name}`,
             frame,
@@ -623,7 +690,13 @@ export class WebPages {
     return link ? { redirect: link.url, status: 302 } : undefined;
   }
 
-  private async blob(project: ProjectRow, repo: RepoRef, rest: string[], frame: PageFrame): Promise<Answer> {
+  private async blob(
+    project: ProjectRow,
+    repo: RepoRef,
+    rest: string[],
+    req: Request,
+    frame: PageFrame,
+  ): Promise<Answer> {
     const at = rest.length ? await this.refAndPath(repo, rest) : undefined;
     if (!at?.path) return undefined;
     const file = await this.git.fileEntry(repo, at.commit.id, at.path);
@@ -631,6 +704,8 @@ export class WebPages {
       const entries = await this.git.tree(repo, at.commit.id, at.path, false);
       return entries ? { redirect: `${projectUrl(project)}/-/tree/${pathUrl(at.ref)}/${pathUrl(at.path)}` } : undefined;
     }
+    const etag = this.immutableEtag(project, at.ref, at.commit.id, frame);
+    if (etag && ifNoneMatch(req, etag)) return { notModified: etag };
     const rawUrl = `${projectUrl(project)}/-/raw/${pathUrl(at.ref)}/${pathUrl(at.path)}`;
     // Small blobs come whole, large ones as a stream: a large one is only offered for download.
     const blob = await this.git.rawBlob(repo, file.blobId);
@@ -652,6 +727,7 @@ export class WebPages {
       </div>`;
     else body = html`<pre><code>${highlight(blob.content.toString('utf8'), file.name)}</code></pre>`;
     return {
+      etag,
       page: page(
         `${file.name} · ${project.name}`,
         frame,
