@@ -1,3 +1,4 @@
+import { Metrics } from '@app/platform';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -365,6 +366,190 @@ describe('web pages', () => {
       expect(res.status).toBe(403);
       expect(res.headers['set-cookie']).toBeUndefined();
     }
+  });
+
+  /** A download as bytes, the way curl asks (no HTML in Accept). */
+  const download = (path: string, headers: Record<string, string> = {}) =>
+    t
+      .http()
+      .get(path)
+      .set(headers)
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      });
+
+  it("serves a release's sources at GitLab's /-/archive/ path, the top directory as GitLab names it", async () => {
+    await t
+      .http()
+      .post(`/api/v4/projects/${pub.id}/repository/tags`)
+      .set(as(owner))
+      .send({ tag_name: 'rel/2', ref: 'main' });
+    await t.http().post(`/api/v4/projects/${pub.id}/releases`).set(as(owner)).send({ tag_name: 'rel/2', name: 'Two' });
+    const magic: Record<string, string> = { zip: '504b0304', 'tar.gz': '1f8b', 'tar.bz2': '425a68' };
+    for (const tag of ['v1.0', 'rel/2']) {
+      const release = (
+        await t
+          .http()
+          .get(`/api/v4/projects/${pub.id}/releases/${encodeURIComponent(tag)}`)
+          .set(root())
+      ).body;
+      const sources = release.assets.sources as { format: string; url: string }[];
+      expect(sources.map((s) => s.format)).toEqual(['zip', 'tar.gz', 'tar.bz2', 'tar']);
+      for (const { format, url } of sources) {
+        const res = await download(local(url));
+        expect([url, res.status]).toEqual([url, 200]);
+        expect(res.headers['content-type']).toBe('application/octet-stream');
+        const name = `tools-${tag.replace('/', '-')}`;
+        expect(res.headers['content-disposition']).toBe(`attachment; filename="${name}.${format}"`);
+        const body = res.body as Buffer;
+        expect(Number(res.headers['content-length'])).toBe(body.length);
+        // The file name is the release's short name, so the top directory has no commit id (GitLab's append_sha false).
+        if (format === 'tar') expect(body.includes(`${name}/README.md`)).toBe(true);
+        else expect(body.subarray(0, magic[format].length / 2).toString('hex')).toBe(magic[format]);
+      }
+    }
+    // Any other file name keeps the commit id in the top directory; GitLab's other format names are served too.
+    const other = await download('/acme/tools/-/archive/main/anything.tar');
+    expect(other.status).toBe(200);
+    expect((other.body as Buffer).includes(`tools-main-${sha}/README.md`)).toBe(true);
+    const tbz = await download('/acme/tools/-/archive/v1.0/tools-v1.0.tbz2');
+    expect((tbz.body as Buffer).subarray(0, 3).toString('latin1')).toBe('BZh');
+    expect(tbz.headers['content-disposition']).toBe('attachment; filename="tools-v1.0.tar.bz2"');
+    // The archive's ETag answers 304, as the API's archive does.
+    const zip = await download('/acme/tools/-/archive/v1.0/tools-v1.0.zip');
+    expect(zip.headers.etag).toMatch(/^"[0-9a-f]{32}"$/);
+    const again = await download('/acme/tools/-/archive/v1.0/tools-v1.0.zip', { 'If-None-Match': zip.headers.etag });
+    expect(again.status).toBe(304);
+    // A private project's archive: the owner gets it, anyone else the same 404 as for what does not exist.
+    const privPath = new URL(priv.web_url).pathname;
+    const privArchive = `${privPath}/-/archive/${priv.default_branch}/secret-${priv.default_branch}.zip`;
+    expect((await download(privArchive, as(owner))).status).toBe(200);
+    const hidden = await page(privArchive);
+    const missing = await page(`/${owner.username}/no-such-project/-/archive/main/x.zip`);
+    expect([hidden.status, missing.status]).toEqual([404, 404]);
+    expect(hidden.text.length).toBeGreaterThan(0);
+    for (const path of [
+      '/acme/tools/-/archive/v1.0/tools-v1.0.rar',
+      '/acme/tools/-/archive/no-such-ref/tools-no-such-ref.zip',
+      '/acme/tools/-/archive/v1.0',
+      '/acme/tools/-/archive/v1.0/.zip',
+    ])
+      expect([path, (await page(path)).status]).toEqual([path, 404]);
+  });
+
+  it("redirects a release asset's direct URL to its link (302), and 404s for any other file path", async () => {
+    const created = await t
+      .http()
+      .post(`/api/v4/projects/${pub.id}/releases/v1.0/assets/links`)
+      .set(as(owner))
+      .send({ name: 'Linux', url: 'https://example.com/dl/tool-linux?x=1', filepath: '/bin/tool-linux' });
+    expect(created.status).toBe(201);
+    expect(created.body.direct_asset_url).toBe('http://lode.test/acme/tools/-/releases/v1.0/downloads/bin/tool-linux');
+    const res = await page(local(created.body.direct_asset_url));
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('https://example.com/dl/tool-linux?x=1');
+    expect((await download(local(created.body.direct_asset_url))).status).toBe(302);
+    for (const path of [
+      '/acme/tools/-/releases/v1.0/downloads/bin/other',
+      '/acme/tools/-/releases/v1.0/downloads/bin',
+      '/acme/tools/-/releases/v9/downloads/bin/tool-linux',
+      '/acme/tools/-/releases/v1.0/downloads',
+    ])
+      expect([path, (await page(path)).status]).toEqual([path, 404]);
+    // A private project's asset: the same 404 as for what does not exist.
+    await t
+      .http()
+      .post(`/api/v4/projects/${priv.id}/repository/tags`)
+      .set(as(owner))
+      .send({ tag_name: 'p1', ref: priv.default_branch });
+    const hiddenLink = await t
+      .http()
+      .post(`/api/v4/projects/${priv.id}/releases`)
+      .set(as(owner))
+      .send({ tag_name: 'p1', assets: { links: [{ name: 'a', url: 'https://example.com/a', filepath: '/a' }] } });
+    expect(hiddenLink.status).toBe(201);
+    const direct = local(hiddenLink.body.assets.links[0].direct_asset_url);
+    expect((await page(direct)).status).toBe(404);
+    expect((await page(direct).set(as(owner))).status).toBe(302);
+  });
+
+  it('counts page requests under their route template, never under their URL', async () => {
+    await page('/acme/tools/-/blob/main/src/main.ts');
+    await page('/acme/tools/-/tree/main/src');
+    await page(`/acme/tools/-/commit/${sha}`);
+    await page('/acme/tools/-/releases/v1.0');
+    await page('/acme/tools');
+    await page(`/${owner.username}`);
+    await page('/acme/tools/-/archive/v1.0/tools-v1.0.zip');
+    const values = (await t.app.get(Metrics).httpDuration.get()).values.filter(
+      (v) => v.metricName === 'lode_http_request_duration_seconds_count',
+    );
+    const routes = new Set(values.map((v) => String(v.labels.route)));
+    for (const route of [
+      '/*project/-/blob/*ref_path',
+      '/*project/-/tree/*ref_path',
+      '/*project/-/commit/:sha',
+      '/*project/-/releases/:tag',
+      '/*project/-/archive/*ref/:filename',
+      '/*project',
+      '/:username',
+    ])
+      expect([route, routes.has(route)]).toEqual([route, true]);
+    for (const route of routes) expect(route).not.toMatch(/acme|tools|v1\.0/);
+  });
+
+  it('answers a page addressed by a full commit id with a strong ETag per viewer, and 304 when the viewer has it', async () => {
+    const paths = [
+      `/acme/tools/-/blob/${sha}/src/main.ts`,
+      `/acme/tools/-/tree/${sha}/src`,
+      `/acme/tools/-/commit/${sha}`,
+    ];
+    const tags = new Set<string>();
+    for (const path of paths) {
+      const first = await page(path);
+      expect([path, first.status]).toEqual([path, 200]);
+      const etag = String(first.headers.etag);
+      expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+      tags.add(etag);
+      const again = await page(path).set('If-None-Match', etag);
+      expect([path, again.status, again.text]).toEqual([path, 304, '']);
+      expect(again.headers.etag).toBe(etag);
+      expect(again.headers['cache-control']).toBe('no-cache');
+      expect((await page(path).set('If-None-Match', `"other", W/${etag}`)).status).toBe(304);
+      expect((await page(path).set('If-None-Match', '"other"')).status).toBe(200);
+      // A signed-in viewer's page (it names them) has its own tag: neither answers 304 for the other's.
+      const mine = await page(path).set(as(owner));
+      expect(mine.headers.etag).toMatch(/^"[0-9a-f]{32}"$/);
+      expect(mine.headers.etag).not.toBe(etag);
+      expect(mine.headers['cache-control']).toBe('private, no-store');
+      expect((await page(path).set(as(owner)).set('If-None-Match', etag)).status).toBe(200);
+      expect((await page(path).set('If-None-Match', String(mine.headers.etag))).status).toBe(200);
+      expect((await page(path).set(as(owner)).set('If-None-Match', String(mine.headers.etag))).status).toBe(304);
+      expect((await page(path).set(as(outsider)).set('If-None-Match', String(mine.headers.etag))).status).toBe(200);
+    }
+    expect(tags.size).toBe(paths.length);
+    // A page addressed by a branch or a tag may change: no ETag.
+    for (const path of [
+      '/acme/tools/-/blob/main/src/main.ts',
+      '/acme/tools/-/tree/v1.0/src',
+      '/acme/tools/-/commit/main',
+    ])
+      expect([path, (await page(path)).headers.etag]).toEqual([path, undefined]);
+    // A private project's page: its owner's tag gets anyone else the same 404 as ever, never a 304.
+    const privSha = (
+      await t.http().get(`/api/v4/projects/${priv.id}/repository/commits/${priv.default_branch}`).set(as(owner))
+    ).body.id;
+    const privPath = `${new URL(priv.web_url).pathname}/-/blob/${privSha}/README.md`;
+    const owned = await page(privPath).set(as(owner));
+    expect(owned.status).toBe(200);
+    const tag = String(owned.headers.etag);
+    expect((await page(privPath).set(as(owner)).set('If-None-Match', tag)).status).toBe(304);
+    expect((await page(privPath).set('If-None-Match', tag)).status).toBe(404);
+    expect((await page(privPath).set('If-None-Match', '*')).status).toBe(404);
+    expect((await page(privPath).set(as(outsider)).set('If-None-Match', tag)).status).toBe(404);
   });
 
   it('serves the stylesheet and script from Lode with long cache headers', async () => {

@@ -123,7 +123,7 @@ export { redactSecrets, redactHeaders, FILTERED } from './logging/redact';
 export { RedactingLogger } from './logging/redacting-logger';
 export { Logs, type LogFormat } from './logging/log-output';
 export { Metrics, type DeliveryOutcome } from './metrics/metrics';
-export { requestLogMiddleware, routeOf, QUEUE_DASHBOARD_PATH } from './http/request-log.middleware';
+export { labelRoute, requestLogMiddleware, routeOf, QUEUE_DASHBOARD_PATH } from './http/request-log.middleware';
 export { requestContextMiddleware } from './http/request-context.middleware';
 export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
 export {

@@ -1,12 +1,13 @@
-import { GitRepositories, projectRepo, type CommitInfo, type RepoRef } from '@app/git';
+import { archiveExtension, GitRepositories, projectRepo, type CommitInfo, type RepoRef } from '@app/git';
 import { NamespaceAccess, GroupQueries } from '@app/groups';
-import { Forbidden, LodeConfig, NotFound, RequestContexts, type Actor } from '@app/platform';
+import { buildRevision, Forbidden, labelRoute, LodeConfig, NotFound, RequestContexts, type Actor } from '@app/platform';
 import { ProjectAccessPolicy, ProjectQueries, ReleaseQueries, type ProjectRow } from '@app/projects';
-import { sendRawBlob } from '@app/repositories';
+import { sendArchive, sendRawBlob } from '@app/repositories';
 import { UserQueries, WebSessions } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { ASSETS } from './assets';
+import { createHash, randomBytes } from 'node:crypto';
+import { ASSETS, COPY_SCRIPT, STYLESHEET } from './assets';
 import { highlight } from './highlight';
 import { html, pathUrl, type SafeHtml } from './html';
 import { notFoundPage, page, PAGE_CSP, type PageFrame } from './layout';
@@ -28,14 +29,36 @@ import {
   treeTable,
 } from './views';
 
-/** What a route answers: a page, a redirect, or nothing (the same 404 for missing and not visible). */
-type Answer = { page: SafeHtml } | { redirect: string } | { sent: true } | undefined;
+/**
+ * What a route answers: a page, a redirect (301 for a moved page; 302 where GitLab sends one, as for
+ * a release asset), or nothing (the same 404 for missing and not visible).
+ */
+type Answer =
+  | { page: SafeHtml; etag?: string }
+  | { notModified: string }
+  | { redirect: string; status?: 302 }
+  | { sent: true }
+  | undefined;
 
-/** The `/-/<action>` pages of a project (GitLab's paths). */
-const PROJECT_ACTIONS = new Set(['tree', 'blob', 'raw', 'commits', 'commit', 'branches', 'tags', 'releases']);
+/**
+ * The `/-/<action>` paths of a project (GitLab's), each with the route template its requests are
+ * counted under in the metrics (a project's path or a ref is never a label value).
+ */
+const PROJECT_ACTIONS: Record<string, string> = {
+  tree: '/*project/-/tree/*ref_path',
+  blob: '/*project/-/blob/*ref_path',
+  raw: '/*project/-/raw/*ref_path',
+  commits: '/*project/-/commits/*ref_path',
+  commit: '/*project/-/commit/:sha',
+  branches: '/*project/-/branches',
+  tags: '/*project/-/tags',
+  releases: '/*project/-/releases',
+  archive: '/*project/-/archive/*ref/:filename',
+};
 /** Old GitLab forms without `/-/` (push hooks still write `<web_url>/commit/<sha>`): redirected to the `/-/` form. */
 const OLD_ACTIONS = new Set(['tree', 'blob', 'raw', 'commits', 'commit', 'branches', 'tags']);
 const PER_PAGE = 20;
+const LIST_TITLES = { branches: 'Branches', tags: 'Tags', releases: 'Releases' } as const;
 const LIST_PAGE = 50;
 /** A file larger than this is offered as a download, not shown. */
 const MAX_SHOWN_BYTES = 1024 * 1024;
@@ -56,6 +79,8 @@ const rasterType = (name: string): string | undefined => RASTER[name.slice(name.
 /**
  * Paths the pages never answer: the API, git, uploads, avatars and the `/-/` endpoints of the
  * operations side, so a page never shadows them; `..` and `.` segments are left to the JSON 404.
+ * A segment may hold an encoded slash: the release URLs the API writes encode the tag as one
+ * segment (`/-/archive/rel%2F2/...`), and each of its parts is checked as a segment is.
  */
 function webSegments(path: string): string[] | undefined {
   if (path === '/') return [];
@@ -70,10 +95,31 @@ function webSegments(path: string): string[] | undefined {
     } catch {
       return undefined;
     }
-    if (d === '' || d === '.' || d === '..' || d.includes('/') || d.endsWith('.git')) return undefined;
+    if (d.split('/').some((p) => p === '' || p === '.' || p === '..' || p.endsWith('.git'))) return undefined;
     segments.push(d);
   }
   return segments;
+}
+
+/**
+ * What an immutable page's ETag depends on besides what it shows: the code that renders it. A build
+ * whose revision is unknown (an image run without LODE_REVISION) counts as its own, so an upgrade
+ * never answers 304 for markup an older Lode made; its processes then only share fewer 304s.
+ */
+const RENDERER = [
+  buildRevision() === 'unknown' ? randomBytes(8).toString('hex') : buildRevision(),
+  STYLESHEET.path,
+  COPY_SCRIPT.path,
+].join('\0');
+
+/** `If-None-Match` (a list, `*`, weak tags compared weakly as RFC 9110 says) against the page's ETag. */
+function ifNoneMatch(req: Request, etag: string): boolean {
+  const header = req.headers['if-none-match'];
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === etag;
+  });
 }
 
 const queryString = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -110,6 +156,7 @@ export class WebPages {
 
   private async dispatch(req: Request, res: Response, next: NextFunction): Promise<void> {
     if (req.method === 'POST') {
+      if (req.path === '/users/sign_in' || req.path === '/users/sign_out') labelRoute(req, req.path);
       if (req.path === '/users/sign_in') return this.cookies.signIn(req, res);
       if (req.path === '/users/sign_out') return this.cookies.signOut(req, res);
       return next();
@@ -117,6 +164,7 @@ export class WebPages {
     if (req.method !== 'GET' && req.method !== 'HEAD') return next();
     const asset = ASSETS.get(req.path);
     if (asset) {
+      labelRoute(req, '/-/assets/:file');
       res.status(200).type(asset.type).setHeader('Cache-Control', 'public, max-age=31536000, immutable');
       return void res.end(req.method === 'HEAD' ? undefined : asset.body);
     }
@@ -136,13 +184,51 @@ export class WebPages {
     }
     if (answer && 'sent' in answer) return;
     this.headers(res, actor);
-    if (answer && 'redirect' in answer) return void res.redirect(301, answer.redirect);
+    if (answer && 'notModified' in answer) {
+      res.setHeader('ETag', answer.notModified);
+      return void res.status(304).end();
+    }
+    if (answer && 'redirect' in answer) return void res.redirect(answer.status ?? 301, answer.redirect);
     if (!answer) {
-      // A browser gets the page; a client that asked for no HTML keeps the API's JSON 404 for unknown paths.
-      if (!(req.headers.accept ?? '').includes('text/html')) return next();
+      // A browser gets the page; a client that asked for no HTML keeps the API's JSON 404 for unknown
+      // paths (counted as the API's other unrouted requests are).
+      if (!(req.headers.accept ?? '').includes('text/html')) {
+        labelRoute(req, undefined);
+        return next();
+      }
       return this.send(res, 404, notFoundPage(frame));
     }
+    if (answer.etag) res.setHeader('ETag', answer.etag);
     this.send(res, 200, answer.page);
+  }
+
+  /**
+   * A strong ETag for a blob, tree or commit page addressed by a full commit id, whose content cannot
+   * change: derived from the commit, the page's URL, the viewer (anonymous, or the signed-in user's
+   * id and the username the page shows), the project's header and the renderer. Undefined for a page
+   * addressed by a branch or tag. Only asked once the viewer's access is checked, so a 304 never tells
+   * anyone what a 404 would hide; an anonymous page is public, and a signed-in one stays
+   * `private, no-store`, so nothing private is kept for another user.
+   */
+  private immutableEtag(project: ProjectRow, ref: string, commitId: string, frame: PageFrame): string | undefined {
+    if (ref !== commitId) return undefined;
+    const viewer = frame.actor ? `user:${frame.actor.id}:${frame.actor.username}` : 'anonymous';
+    const header = [
+      project.id,
+      project.name,
+      project.path,
+      project.ns_full_path,
+      project.ns_full_name,
+      project.ns_name,
+      project.ns_kind,
+      project.visibility,
+      project.archived,
+    ].join('\0');
+    const limits = [this.config.compareMaxFiles, this.config.compareMaxLines, this.config.compareMaxBytes].join('\0');
+    const digest = createHash('sha256')
+      .update([RENDERER, limits, header, commitId, frame.path, viewer].join('\n'))
+      .digest('hex');
+    return `"${digest.slice(0, 32)}"`;
   }
 
   private headers(res: Response, actor: Actor | undefined): void {
@@ -159,29 +245,50 @@ export class WebPages {
 
   private async route(segments: string[], req: Request, res: Response, frame: PageFrame): Promise<Answer> {
     const actor = frame.actor;
-    if (!segments.length) return this.home(req, frame);
-    if (segments.length === 2 && segments[0] === 'users' && segments[1] === 'sign_in')
+    const label = (template: string) => labelRoute(req, template);
+    if (!segments.length) {
+      label('/');
+      return this.home(req, frame);
+    }
+    if (segments.length === 2 && segments[0] === 'users' && segments[1] === 'sign_in') {
+      label('/users/sign_in');
       return { page: signInPage(frame, queryString(req.query.return_to), undefined) };
-    if (segments[0] === 'groups') return segments.length > 1 ? this.group(segments.slice(1), frame) : undefined;
+    }
+    if (segments[0] === 'groups') {
+      if (segments.length < 2) return undefined;
+      label('/groups/*group');
+      return this.group(segments.slice(1), frame);
+    }
     const dash = segments.indexOf('-');
     if (dash >= 2) {
-      const project = await this.projects.getVisible(segments.slice(0, dash).join('/'), actor);
       const [action, ...rest] = segments.slice(dash + 1);
-      if (!PROJECT_ACTIONS.has(action)) return undefined;
+      if (!Object.hasOwn(PROJECT_ACTIONS, action)) return undefined;
+      label(actionRoute(action, rest));
+      const project = await this.projects.getVisible(segments.slice(0, dash).join('/'), actor);
       return this.projectAction(project, action, rest, req, res, frame);
     }
     if (dash >= 0) return undefined;
-    if (segments.length === 1) return this.user(segments[0], frame);
+    if (segments.length === 1) {
+      label('/:username');
+      return this.user(segments[0], frame);
+    }
     const fullPath = segments.join('/');
     const project = await this.projects.getVisible(fullPath, actor).catch(orUndefined);
-    if (project) return this.projectPage(project, frame);
+    if (project) {
+      label('/*project');
+      return this.projectPage(project, frame);
+    }
     const group = await this.namespaces.visibleGroup(fullPath, actor).catch(orUndefined);
-    if (group) return { redirect: `/groups/${pathUrl(group.fullPath)}` };
+    if (group) {
+      label('/*group');
+      return { redirect: `/groups/${pathUrl(group.fullPath)}` };
+    }
     // `<project>/commit/<sha>` and the other forms from before `/-/`.
     for (let i = segments.length - 1; i >= 2; i--) {
       if (!OLD_ACTIONS.has(segments[i])) continue;
       const old = await this.projects.getVisible(segments.slice(0, i).join('/'), actor).catch(orUndefined);
       if (old) {
+        label(`/*project/${segments[i]}/*path`);
         const search = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
         return { redirect: `${projectUrl(old)}/-/${segments.slice(i).map(encodeURIComponent).join('/')}${search}` };
       }
@@ -399,7 +506,10 @@ export class WebPages {
             ? { redirect: `${projectUrl(project)}/-/blob/${pathUrl(at.ref)}/${pathUrl(at.path)}` }
             : undefined;
         }
+        const etag = this.immutableEtag(project, at.ref, at.commit.id, frame);
+        if (etag && ifNoneMatch(req, etag)) return { notModified: etag };
         return {
+          etag,
           page: page(
             at.path || project.name,
             frame,
@@ -408,7 +518,7 @@ export class WebPages {
         };
       }
       case 'blob':
-        return this.blob(project, repo, rest, frame);
+        return this.blob(project, repo, rest, req, frame);
       case 'raw': {
         const at = rest.length ? await this.refAndPath(repo, rest) : undefined;
         const file = at?.path ? await this.git.fileEntry(repo, at.commit.id, at.path) : undefined;
@@ -447,12 +557,15 @@ export class WebPages {
         if (rest.length !== 1) return undefined;
         const commit = await this.git.resolveCommit(repo, rest[0]);
         if (!commit) return undefined;
+        const etag = this.immutableEtag(project, rest[0], commit.id, frame);
+        if (etag && ifNoneMatch(req, etag)) return { notModified: etag };
         const { diffs, overflow } = await this.git.commitDiff(repo, commit.id, {
           maxFiles: this.config.compareMaxFiles,
           maxLines: this.config.compareMaxLines,
           maxBytes: this.config.compareMaxBytes,
         });
         return {
+          etag,
           page: page(
             `${commit.title} · ${project.name}`,
             frame,
@@ -467,81 +580,123 @@ export class WebPages {
         if (rest.length) return undefined;
         const main = await this.defaultRef(project, repo);
         const all = await this.git.branches(repo, main);
-        const shown = all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE);
-        return {
-          page: page(
-            `Branches · ${project.name}`,
-            frame,
-            html`${projectHeader(project, main, 'branches')}
-              <h2>Branches</h2>
-              ${
-                shown.length
-                  ? html`<ul class="list">
-                      ${shown.map((b) => branchItem(project, b, main))}
-                    </ul>`
-                  : html`<p class="muted">No branches.</p>`
-              }
-              ${pager(req.path, {}, n, all.length > n * LIST_PAGE)}`,
-          ),
-        };
+        return this.listPage(project, frame, main, 'branches', {
+          items: all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE).map((b) => branchItem(project, b, main)),
+          pager: pager(req.path, {}, n, all.length > n * LIST_PAGE),
+        });
       }
       case 'tags': {
         if (rest.length) return undefined;
         const all = await this.git.tags(repo);
-        const shown = all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE);
-        return {
-          page: page(
-            `Tags · ${project.name}`,
-            frame,
-            html`${projectHeader(project, await this.defaultRef(project, repo), 'tags')}
-              <h2>Tags</h2>
-              ${
-                shown.length
-                  ? html`<ul class="list">
-                      ${shown.map((t) => tagItem(project, t))}
-                    </ul>`
-                  : html`<p class="muted">No tags.</p>`
-              }
-              ${pager(req.path, {}, n, all.length > n * LIST_PAGE)}`,
-          ),
-        };
+        return this.listPage(project, frame, await this.defaultRef(project, repo), 'tags', {
+          items: all.slice((n - 1) * LIST_PAGE, n * LIST_PAGE).map((t) => tagItem(project, t)),
+          pager: pager(req.path, {}, n, all.length > n * LIST_PAGE),
+        });
       }
+      case 'archive':
+        return this.archive(project, repo, rest, res, frame);
       case 'releases': {
+        if (rest.length > 2 && rest[1] === 'downloads') return this.download(project, rest[0], rest.slice(2));
         if (rest.length > 1) return undefined;
+        const ref = await this.defaultRef(project, repo);
+        // One release: its own page, with no pager.
+        if (rest.length) {
+          const one = await this.releases.find(project.id, rest[0]);
+          if (!one) return undefined;
+          return this.listPage(project, frame, ref, 'releases', { items: [releaseItem(project, one)], pager: '' });
+        }
         const { rows, total } = await this.releases.page(
           project.id,
           { orderBy: 'released_at', sort: 'desc' },
           { page: n, perPage: PER_PAGE, offset: (n - 1) * PER_PAGE },
         );
-        const shown = rest.length ? rows.filter((r) => r.tagName === rest[0]) : rows;
-        if (rest.length) {
-          const one = await this.releases.find(project.id, rest[0]);
-          if (!one) return undefined;
-          shown.splice(0, shown.length, one);
-        }
-        return {
-          page: page(
-            `Releases · ${project.name}`,
-            frame,
-            html`${projectHeader(project, await this.defaultRef(project, repo), 'releases')}
-              <h2>Releases</h2>
-              ${
-                shown.length
-                  ? html`<ul class="list">
-                      ${shown.map((r) => releaseItem(project, r))}
-                    </ul>`
-                  : html`<p class="muted">No releases.</p>`
-              }
-              ${rest.length ? '' : pager(req.path, {}, n, total > n * PER_PAGE)}`,
-          ),
-        };
+        return this.listPage(project, frame, ref, 'releases', {
+          items: rows.map((r) => releaseItem(project, r)),
+          pager: pager(req.path, {}, n, total > n * PER_PAGE),
+        });
       }
       default:
         return undefined;
     }
   }
 
-  private async blob(project: ProjectRow, repo: RepoRef, rest: string[], frame: PageFrame): Promise<Answer> {
+  /**
+   * The branch, tag and release lists: the project's header with its tab, the list (or that there
+   * is none) and the pager; only their items and pager differ.
+   */
+  private listPage(
+    project: ProjectRow,
+    frame: PageFrame,
+    ref: string | undefined,
+    tab: 'branches' | 'tags' | 'releases',
+    list: { items: SafeHtml[]; pager: SafeHtml | '' },
+  ): Answer {
+    const title = LIST_TITLES[tab];
+    return {
+      page: page(
+        `${title} · ${project.name}`,
+        frame,
+        html`${projectHeader(project, ref, tab)}
+          <h2>${title}</h2>
+          ${
+            list.items.length
+              ? html`<ul class="list">
+                  ${list.items}
+                </ul>`
+              : html`<p class="muted">No ${tab}.</p>`
+          }
+          ${list.pager}`,
+      ),
+    };
+  }
+
+  /**
+   * GitLab's `/-/archive/<ref>/<file name>.<format>` (the release sources the API lists): the API's
+   * archive of the ref's commit. The ref is everything before the last segment (GitLab's
+   * `extract_ref_and_filename`); the format is the longest archive format the file name ends with.
+   * A file name that is the release's short name `<project>-<ref>` makes that the top directory;
+   * any other keeps the commit id in it, unless the ref is the commit id (GitLab's `append_sha`).
+   */
+  private async archive(
+    project: ProjectRow,
+    repo: RepoRef,
+    rest: string[],
+    res: Response,
+    frame: PageFrame,
+  ): Promise<Answer> {
+    if (rest.length < 2) return undefined;
+    const ref = rest.slice(0, -1).join('/');
+    const filename = rest[rest.length - 1];
+    let stem: string | undefined;
+    let ext: ReturnType<typeof archiveExtension>;
+    for (let i = filename.indexOf('.'); i > 0 && !ext; i = filename.indexOf('.', i + 1)) {
+      ext = archiveExtension(filename.slice(i + 1));
+      stem = filename.slice(0, i);
+    }
+    if (!ext || !stem) return undefined;
+    const commit = await this.git.resolveCommit(repo, ref);
+    if (!commit) return undefined;
+    const short = `${project.path}-${ref.replace(/\//g, '-')}`;
+    const prefix = stem === short || ref === commit.id ? short : `${short}-${commit.id}`;
+    res.setHeader('Cache-Control', frame.actor ? 'private, no-store' : 'no-cache');
+    await sendArchive(this.git, res, repo, commit.id, ext, prefix);
+    return { sent: true };
+  }
+
+  /** GitLab's release asset path (`direct_asset_url`): a 302 to the URL of the release's link with that file path. */
+  private async download(project: ProjectRow, tag: string, filepath: string[]): Promise<Answer> {
+    const links = (await this.releases.linksOf(project.id, [tag])).get(tag) ?? [];
+    const link = links.find((l) => l.filepath === `/${filepath.join('/')}`);
+    return link ? { redirect: link.url, status: 302 } : undefined;
+  }
+
+  private async blob(
+    project: ProjectRow,
+    repo: RepoRef,
+    rest: string[],
+    req: Request,
+    frame: PageFrame,
+  ): Promise<Answer> {
     const at = rest.length ? await this.refAndPath(repo, rest) : undefined;
     if (!at?.path) return undefined;
     const file = await this.git.fileEntry(repo, at.commit.id, at.path);
@@ -549,6 +704,8 @@ export class WebPages {
       const entries = await this.git.tree(repo, at.commit.id, at.path, false);
       return entries ? { redirect: `${projectUrl(project)}/-/tree/${pathUrl(at.ref)}/${pathUrl(at.path)}` } : undefined;
     }
+    const etag = this.immutableEtag(project, at.ref, at.commit.id, frame);
+    if (etag && ifNoneMatch(req, etag)) return { notModified: etag };
     const rawUrl = `${projectUrl(project)}/-/raw/${pathUrl(at.ref)}/${pathUrl(at.path)}`;
     // Small blobs come whole, large ones as a stream: a large one is only offered for download.
     const blob = await this.git.rawBlob(repo, file.blobId);
@@ -570,6 +727,7 @@ export class WebPages {
       </div>`;
     else body = html`<pre><code>${highlight(blob.content.toString('utf8'), file.name)}</code></pre>`;
     return {
+      etag,
       page: page(
         `${file.name} · ${project.name}`,
         frame,
@@ -585,6 +743,14 @@ export class WebPages {
       ),
     };
   }
+}
+
+/** The route template of a project's `/-/<action>` path, for the metrics. */
+function actionRoute(action: string, rest: string[]): string {
+  if (action !== 'releases' || !rest.length) return PROJECT_ACTIONS[action];
+  return rest.length > 2 && rest[1] === 'downloads'
+    ? '/*project/-/releases/:tag/downloads/*filepath'
+    : '/*project/-/releases/:tag';
 }
 
 const orUndefined = (err: unknown): undefined => {

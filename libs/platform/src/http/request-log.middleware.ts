@@ -9,6 +9,17 @@ const GIT_ROUTE = /\.git\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|obje
 /** Where the queue dashboard (bull-board, apps/lode's queue-dashboard.ts) is mounted. */
 export const QUEUE_DASHBOARD_PATH = '/-/queues';
 
+const ROUTE_LABEL: unique symbol = Symbol('routeLabel');
+type Labelled = Request & { [ROUTE_LABEL]?: string };
+
+/**
+ * For a handler outside Nest's router (the web pages, libs/web): the route template its answer is
+ * counted and logged under; `undefined` takes it back when the handler passes the request on.
+ */
+export function labelRoute(req: Request, template: string | undefined): void {
+  (req as Labelled)[ROUTE_LABEL] = template;
+}
+
 /**
  * The route template a request matched (`/api/v4/projects/:id`), never its URL: a metrics label with
  * one value per project or per query string would grow without bound. Unrouted requests (404s) share one value.
@@ -19,6 +30,8 @@ export function routeOf(req: Request): string {
   if (path === QUEUE_DASHBOARD_PATH || path.startsWith(`${QUEUE_DASHBOARD_PATH}/`)) return `${QUEUE_DASHBOARD_PATH}/*`;
   const route = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof route === 'string') return route;
+  const label = (req as Labelled)[ROUTE_LABEL];
+  if (label) return label;
   const git = GIT_ROUTE.exec(req.path);
   if (git) return `/*path.git/${git[1] === 'objects/' ? 'objects/*' : git[1]}`;
   return 'unmatched';

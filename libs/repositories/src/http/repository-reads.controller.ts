@@ -1,4 +1,4 @@
-import { archiveEtag, archiveExtension, GitRepositories, type RepoRef, type TreeEntry } from '@app/git';
+import { archiveExtension, GitRepositories, type RepoRef, type TreeEntry } from '@app/git';
 import {
   BadRequestMessage,
   CurrentActor,
@@ -18,6 +18,7 @@ import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
 import { serializeBranch } from './branch.serializer';
 import { serializeCommit, serializeDiff } from './commit.serializer';
+import { sendArchive } from './archive-response';
 import { sendRawBlob } from './raw-response';
 import { readableRepository } from './readable-repository';
 
@@ -127,20 +128,7 @@ export class RepositoryReadsController {
     const commit = ref ? await this.git.resolveCommit(repo, ref) : undefined;
     if (!ref || !commit) throw new NotFound('File');
     const prefix = `${project.path}-${ref.replace(/\//g, '-')}-${commit.id}`;
-    const etag = archiveEtag(repo, commit.id, ext, prefix);
-    res.setHeader('ETag', etag);
-    if (res.req.headers['if-none-match'] === etag) return void res.status(304).end();
-    const archive = await this.git.archive(repo, commit.id, ext, prefix);
-    res.status(200);
-    res.setHeader('Content-Type', 'application/octet-stream');
-    res.setHeader('Content-Disposition', `attachment; filename="${prefix.replace(/["\\]/g, '_')}.${ext}"`);
-    res.setHeader('Content-Transfer-Encoding', 'binary');
-    if (archive.size !== undefined) res.setHeader('Content-Length', String(archive.size));
-    res.on('close', () => {
-      if (!res.writableFinished) archive.stream.destroy();
-    });
-    archive.stream.on('error', () => res.destroy());
-    archive.stream.pipe(res);
+    await sendArchive(this.git, res, repo, commit.id, ext, prefix);
   }
 
   /** GitLab 10.x: an unknown `from` or `to` gives an empty comparison (200), not a 404. */
