@@ -1,12 +1,11 @@
 import type { Gitlab } from '@gitbeaker/rest' with { 'resolution-mode': 'import' };
-import { Logger, type INestApplication } from '@nestjs/common';
+import { type INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createHttpApp } from '../../apps/lode/src/http-app';
 import { expectShape } from '../contract/shape';
 import { git, gitOk, tempDirs } from '../support/git';
 import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
-import { freePort, startTestApp, type TestApp } from '../support/test-app';
+import { freePort, startSecondApp, startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * GitLab's Personal Access Tokens API over Lode's tokens: plain HTTP (statuses, shapes, who may see
@@ -335,10 +334,7 @@ describe('personal access tokens', () => {
     let otherHttp: TestApp['http'];
     beforeAll(async () => {
       // No shared memory with the first, and the same minute-long token cache.
-      other = await createHttpApp(t.config, { http: true, worker: false });
-      await other.init();
-      Logger.overrideLogger(['error']);
-      otherHttp = () => request(other.getHttpServer());
+      ({ app: other, http: otherHttp } = await startSecondApp(t));
     });
     afterAll(async () => {
       await other.close();

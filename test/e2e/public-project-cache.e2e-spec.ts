@@ -1,10 +1,9 @@
 import { Metrics } from '@app/platform';
-import { Logger, type INestApplication } from '@nestjs/common';
+import { type INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createHttpApp } from '../../apps/lode/src/http-app';
 import { client, createGroup, createProject, unique } from '../support/groups';
 import { createUser, type SeededUser } from '../support/seed';
-import { describeOnServers, startTestApp, type TestApp } from '../support/test-app';
+import { describeOnServers, startSecondApp, startTestApp, type TestApp } from '../support/test-app';
 
 /** A 1×1 PNG, the smallest valid avatar. */
 const PNG = Buffer.from(
@@ -276,10 +275,7 @@ describe('the cache of public project answers', () => {
     let otherHttp: Http;
 
     beforeAll(async () => {
-      other = await createHttpApp(t.config, { http: true, worker: false });
-      await other.init();
-      Logger.overrideLogger(['error']);
-      otherHttp = () => request(other.getHttpServer());
+      ({ app: other, http: otherHttp } = await startSecondApp(t));
     });
 
     afterAll(async () => {

@@ -1,14 +1,12 @@
 import { repositoryPath } from '@app/git';
-import { Logger, type INestApplication } from '@nestjs/common';
+import { type INestApplication } from '@nestjs/common';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import request from 'supertest';
-import { createHttpApp } from '../../apps/lode/src/http-app';
 import { gitOk, tempDirs } from '../support/git';
 import { createToken, createUser } from '../support/seed';
-import { eventually, startTestApp, type TestApp } from '../support/test-app';
+import { eventually, startSecondApp, startTestApp, type TestApp } from '../support/test-app';
 
 const api = (path: string) => `/api/v4${path}`;
 const BLOCKED = { message: '403 Forbidden - User is blocked' };
@@ -118,10 +116,7 @@ describe('security', () => {
     let otherHttp: TestApp['http'];
     beforeAll(async () => {
       // A second API process on the same database: no shared memory, only PostgreSQL's LISTEN/NOTIFY.
-      other = await createHttpApp(t.config, { http: true, worker: false });
-      await other.init();
-      Logger.overrideLogger(['error']);
-      otherHttp = () => request(other.getHttpServer());
+      ({ app: other, http: otherHttp } = await startSecondApp(t));
     });
     afterAll(async () => {
       await other.close();
