@@ -1,11 +1,10 @@
 import type { Gitlab } from '@gitbeaker/rest' with { 'resolution-mode': 'import' };
-import { type INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { expectShape } from '../contract/shape';
 import { git, gitOk, tempDirs } from '../support/git';
 import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
-import { freePort, startSecondApp, startTestApp, type TestApp } from '../support/test-app';
+import { freePort, secondAppFor, startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * GitLab's Personal Access Tokens API over Lode's tokens: plain HTTP (statuses, shapes, who may see
@@ -330,15 +329,9 @@ describe('personal access tokens', () => {
   });
 
   describe('a second Lode on the same database', () => {
-    let other: INestApplication;
-    let otherHttp: TestApp['http'];
-    beforeAll(async () => {
-      // No shared memory with the first, and the same minute-long token cache.
-      ({ app: other, http: otherHttp } = await startSecondApp(t));
-    });
-    afterAll(async () => {
-      await other.close();
-    });
+    // No shared memory with the first, and the same minute-long token cache.
+    const other = secondAppFor(() => t);
+    const otherHttp = other.http;
 
     it('refuses a token revoked or rotated away through the first on its very next request', async () => {
       for (let round = 0; round < 5; round += 1) {

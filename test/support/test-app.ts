@@ -114,6 +114,21 @@ export async function startSecondApp(t: Pick<TestApp, 'config'>): Promise<Second
   return { app, http: () => request(app.getHttpServer()), close: () => app.close() };
 }
 
+/**
+ * A second Lode API (startSecondApp) for the enclosing `describe`: started before its tests, closed
+ * after them. `t` is read when they start, once the suite's own app is up.
+ */
+export function secondAppFor(t: () => Pick<TestApp, 'config'>): { app: () => INestApplication; http: TestApp['http'] } {
+  let second: SecondApp | undefined;
+  beforeAll(async () => {
+    second = await startSecondApp(t());
+  });
+  afterAll(async () => {
+    await second?.close();
+  });
+  return { app: () => second!.app, http: () => second!.http() };
+}
+
 export async function dropDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = url.pathname.slice(1);
