@@ -9,16 +9,14 @@
 // previous `after`, the last `after` where the ref is), did every recorded update reach the webhook
 // receiver, and did every push git acknowledged appear in the chain? Also: how long after the last
 // start the pushes left behind took to be recorded.
-import { execFile, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { Redis } from 'ioredis';
-import { argument, repositoryDir } from './support.mjs';
+import { argument, repositoryDir, startLode } from './support.mjs';
 
 const run = promisify(execFile);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -32,17 +30,6 @@ const DIST = distArg > 0 ? process.argv[distArg + 1] : ROOT;
 const ZERO = '0'.repeat(40);
 
 async function main() {
-  if (DIST === ROOT) await run(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')]);
-  const id = randomBytes(4).toString('hex');
-  const base = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
-  const dbUrl = new URL(base);
-  dbUrl.pathname = `/lode_bench_${id}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'lode-bench-'));
-  const work = mkdtempSync(join(tmpdir(), 'lode-kill-'));
-  const port = 23000 + Math.floor(Math.random() * 1000);
-  const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;
-  const prefix = `lode-bench-${id}`;
-
   const hooks = new Map(); // "<project> <ref> <before> <after>" -> deliveries (unique event UUIDs)
   const receiver = createHttpServer((req, res) => {
     let body = '';
@@ -62,55 +49,19 @@ async function main() {
   });
   await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
 
-  let server;
-  const start = async () => {
-    server = spawn(process.execPath, [join(DIST, 'dist/apps/lode/src/main.js')], {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        DATABASE_URL: dbUrl.toString(),
-        REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-        LODE_DATA_DIR: dataDir,
-        LODE_ROOT_TOKEN: rootToken,
-        LODE_REDIS_PREFIX: prefix,
-        LODE_LOG_LEVEL: 'error',
-        LODE_SSH_PORT: '0',
-        LODE_ALLOW_LOCAL_WEBHOOKS: 'true',
-        NODE_ENV: 'production',
-      },
-      stdio: ['ignore', 'ignore', 'ignore'],
-    });
-    const started = performance.now();
-    for (;;) {
-      try {
-        if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) return performance.now() - started;
-      } catch {
-        // not yet
-      }
-      await sleep(50);
-    }
-  };
-  const kill = async () => {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGKILL');
-    await exited;
-  };
-  const call = async (method, p, body) => {
-    const res = await fetch(`http://127.0.0.1:${port}/api/v4${p}`, {
-      method,
-      headers: { 'PRIVATE-TOKEN': rootToken, 'Content-Type': 'application/json' },
-      body: body && JSON.stringify(body),
-    });
-    if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-    return res.json();
-  };
+  // The server's output is dropped: killed mid-push, it has much to say that is expected.
+  const lode = await startLode(23000, { LODE_LOG_LEVEL: 'error', LODE_ALLOW_LOCAL_WEBHOOKS: 'true' }, [], {
+    dist: DIST === ROOT ? undefined : DIST,
+    quiet: true,
+  });
+  const { rootToken, port, dataDir } = lode;
+  const call = (method, p, body) => lode.call(method, p, rootToken, body);
+  const work = mkdtempSync(join(tmpdir(), 'lode-kill-'));
 
-  const db = new pg.Client({ connectionString: dbUrl.toString() });
+  const db = new pg.Client({ connectionString: lode.databaseUrl });
   const git = (dir, ...args) =>
     run('git', ['-C', dir, '-c', 'user.name=b', '-c', 'user.email=b@x', ...args], { maxBuffer: 1 << 24 });
   try {
-    await start();
     await db.connect();
     const projects = [];
     for (let i = 0; i < PROJECTS; i++) {
@@ -155,8 +106,8 @@ async function main() {
     const restarts = [];
     for (let round = 0; round < ROUNDS; round++) {
       await sleep(ROUND_S * 1000);
-      await kill();
-      restarts.push(Math.round(await start()));
+      await lode.kill();
+      restarts.push(Math.round(await lode.restart()));
     }
     const lastStart = performance.now();
     // Pushes go on a moment after the last start, then stop.
@@ -244,20 +195,8 @@ async function main() {
     );
   } finally {
     await db.end().catch(() => undefined);
-    if (server && server.exitCode === null && server.signalCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server.once('exit', r));
-    }
     receiver.close();
-    const admin = new pg.Client({ connectionString: base.toString() });
-    await admin.connect();
-    await admin.query(`drop database if exists "lode_bench_${id}" with (force)`);
-    await admin.end();
-    const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 1 });
-    for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1000 }))
-      if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-    rmSync(dataDir, { recursive: true, force: true });
+    await lode.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }

@@ -26,10 +26,18 @@ export function memoryMb(pid) {
   return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
 }
 
-/** `options.ssh`: serve git over SSH on `port + 1` (`sshPort`); otherwise no SSH server. `options.pgPort`: see below. */
+/**
+ * `options.ssh`: serve git over SSH on `port + 1` (`sshPort`); otherwise no SSH server. `options.pgPort`,
+ * `options.split`: see below. `options.dist`: run another checkout's built dist/ (a baseline), as it
+ * is; otherwise this checkout's, built first if needed. `options.quiet`: drop the server's output
+ * (a bench that kills it on purpose). The answer's `kill()` ends the processes with SIGKILL and
+ * `restart()` starts them again on the same database, data directory and port (resolving with the
+ * milliseconds until ready).
+ */
 export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options = {}) {
   const root = new URL('..', import.meta.url).pathname;
-  execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: ['ignore', 2, 2] });
+  if (!options.dist)
+    execFileSync(process.execPath, [join(root, 'scripts/build-if-needed.cjs')], { stdio: ['ignore', 2, 2] });
   const id = randomBytes(4).toString('hex');
   const base = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
   const dbUrl = new URL(base);
@@ -39,7 +47,6 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
   const port = portBase + Math.floor(Math.random() * 1000);
   const dataDir = mkdtempSync(join(tmpdir(), 'lode-bench-'));
   const rootToken = `bench-root-${randomBytes(12).toString('hex')}`;
-  const spawnedAt = performance.now();
   // `options.split`: the API (`LODE_ROLE=api`) and a worker (`LODE_ROLE=worker`) as two processes on
   // one database and Redis, the layout README's scale-out describes; otherwise one process (`all`).
   const env = {
@@ -58,15 +65,31 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     NODE_ENV: 'production',
     ...extraEnv,
   };
-  const main = join(root, 'dist/apps/lode/src/main.js');
+  const main = join(options.dist ?? root, 'dist/apps/lode/src/main.js');
   // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
-  const server = spawn(process.execPath, [...nodeArgs, main], {
-    env: options.split ? { ...env, LODE_ROLE: 'api' } : env,
-    stdio: ['ignore', 2, 2],
-  });
-  const worker = options.split
-    ? spawn(process.execPath, [...nodeArgs, main], { env: { ...env, LODE_ROLE: 'worker' }, stdio: ['ignore', 2, 2] })
-    : undefined;
+  const stdio = options.quiet ? 'ignore' : ['ignore', 2, 2];
+  let server;
+  let worker;
+  let spawnedAt;
+  const spawnAll = () => {
+    spawnedAt = performance.now();
+    server = spawn(process.execPath, [...nodeArgs, main], {
+      env: options.split ? { ...env, LODE_ROLE: 'api' } : env,
+      stdio,
+    });
+    worker = options.split
+      ? spawn(process.execPath, [...nodeArgs, main], { env: { ...env, LODE_ROLE: 'worker' }, stdio })
+      : undefined;
+  };
+  const alive = (p) => p && p.exitCode === null && p.signalCode === null;
+  const end = async (signal) => {
+    for (const p of [server, worker]) {
+      if (!alive(p)) continue;
+      const exited = new Promise((r) => p.once('exit', r));
+      p.kill(signal);
+      await exited;
+    }
+  };
   const url = (p) => `http://127.0.0.1:${port}/api/v4${p}`;
   const call = async (method, p, token, body) => {
     const res = await fetch(url(p), {
@@ -78,11 +101,7 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     return res.json();
   };
   const stop = async () => {
-    for (const p of [server, worker]) {
-      if (!p || p.exitCode !== null) continue;
-      p.kill('SIGTERM');
-      await new Promise((r) => p.once('exit', r));
-    }
+    await end('SIGTERM');
     const admin = new pg.Client({ connectionString: base.toString() });
     await admin.connect();
     if (!process.env.LODE_BENCH_KEEP_DB) await admin.query(`drop database if exists "lode_bench_${id}" with (force)`);
@@ -105,20 +124,23 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     }
     rmSync(dataDir, { recursive: true, force: true });
   };
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) break;
-    } catch {
-      // not listening yet
+  const ready = async () => {
+    for (;;) {
+      try {
+        if ((await fetch(`http://127.0.0.1:${port}/-/readiness`)).ok) return performance.now() - spawnedAt;
+      } catch {
+        // not listening yet
+      }
+      // 90 s: on the shared 2-core machine at load 15 the server took 20 s to be ready.
+      if (performance.now() - spawnedAt > 90_000) {
+        await stop();
+        throw new Error('server did not start');
+      }
+      await new Promise((r) => setTimeout(r, 20));
     }
-    // 90 s: on the shared 2-core machine at load 15 the server took 20 s to be ready.
-    if (performance.now() - spawnedAt > 90_000) {
-      await stop();
-      throw new Error('server did not start');
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const readyMs = performance.now() - spawnedAt;
+  };
+  spawnAll();
+  const readyMs = await ready();
   return {
     url,
     call,
@@ -126,8 +148,18 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     stop,
     port,
     sshPort: options.ssh ? port + 1 : undefined,
-    pid: server.pid,
-    workerPid: worker?.pid,
+    kill: () => end('SIGKILL'),
+    restart: async () => {
+      spawnAll();
+      return ready();
+    },
+    // Getters: a restart starts new processes.
+    get pid() {
+      return server.pid;
+    },
+    get workerPid() {
+      return worker?.pid;
+    },
     readyMs,
     dataDir,
     databaseUrl: dbUrl.toString(),

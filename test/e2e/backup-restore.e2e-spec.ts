@@ -13,7 +13,6 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,17 +32,13 @@ import {
   testConfig,
   type TestApp,
 } from '../support/test-app';
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
   'base64',
 );
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-}
 
 /** Every row of every table of Lode's schema as text, sorted, and every sequence's value. */
 async function databaseContents(databaseUrl: string): Promise<Record<string, string[]>> {
@@ -93,9 +88,9 @@ describeOnServers('backup and restore', () => {
   let source: TestApp;
   let target: TestApp | undefined;
   let sourceBase: string;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookBase: string;
-  const received: Received[] = [];
+  let received: Delivery[];
   let alice: SeededUser;
   let bob: SeededUser;
   let personalToken: string;
@@ -143,15 +138,9 @@ describeOnServers('backup and restore', () => {
   }
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', headers: req.headers });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    received = receiver.received;
+    hookBase = receiver.url;
 
     // The SSH server on, so the data directory has host keys to carry (or not).
     source = await startTestApp({ allowLocalWebhooks: true, defaultBranchProtection: 0, sshPort: await freePort() });
@@ -251,8 +240,7 @@ describeOnServers('backup and restore', () => {
     await source?.close();
     for (const url of databases) await dropDatabase(url);
     tmp.removeAll();
-    receiver?.closeAllConnections();
-    await new Promise((r) => receiver?.close(r));
+    await receiver?.close();
   });
 
   it('writes one archive while Lode serves, and says what it wrote', async () => {
@@ -423,7 +411,7 @@ describeOnServers('backup and restore', () => {
     await gitOk(['commit', '-q', '-m', 'after the restore'], work);
     const before = received.length;
     await gitOk(['push', '-q', 'origin', 'master'], work);
-    const hit = (await eventually(() => received.slice(before).find((r) => r.path === '/app') ?? false)) as Received;
+    const hit = (await eventually(() => received.slice(before).find((r) => r.path === '/app') ?? false)) as Delivery;
     expect(hit.headers['x-gitlab-token']).toBe('hook-s3cret');
   });
 

@@ -1,13 +1,12 @@
 import { repositoryPath } from '@app/git';
-import { Logger, type INestApplication } from '@nestjs/common';
+import { type INestApplication } from '@nestjs/common';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createHttpApp } from '../../apps/lode/src/http-app';
 import { gitOk } from '../support/git';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { startSecondApp, startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * What a process killed mid-creation leaves in the data directory, removed by the next start at once
@@ -30,10 +29,7 @@ describe('leftovers of a killed process, at the next start', () => {
   });
 
   const restart = async (): Promise<INestApplication> => {
-    const again = await createHttpApp(t.config, { http: true, worker: false });
-    await again.init();
-    Logger.overrideLogger(['error']);
-    return again;
+    return (await startSecondApp(t)).app;
   };
 
   it('removes half-built repositories of a dead process at once, and keeps a live one’s', async () => {

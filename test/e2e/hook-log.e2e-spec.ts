@@ -3,20 +3,12 @@ import { getQueueToken } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
 import { ProjectionRebuilder } from '@app/platform';
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  // GitLab's payload as a receiver parses it, read field by field in the assertions.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: Record<string, any>;
-}
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 /** One entry of the delivery log as the API answers it (read field by field). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -26,12 +18,11 @@ const BIG = 'x'.repeat(20_000);
 
 describe('the webhook delivery log (GitLab 17.x shape), test hooks, resend, retention', () => {
   let t: TestApp;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookBase: string;
   let owner: SeededUser;
   let developer: SeededUser;
   let project: { id: number; path_with_namespace: string };
-  const received: Received[] = [];
   const tmp = tempDirs();
   let remote: string;
   let work: string;
@@ -41,7 +32,7 @@ describe('the webhook delivery log (GitLab 17.x shape), test hooks, resend, rete
     get: (path: string) => t.http().get(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
     post: (path: string) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
   });
-  const at = (path: string) => received.filter((r) => r.path === path);
+  const at = (path: string) => receiver.at(path);
   async function addHook(path: string, settings: Record<string, unknown> = {}): Promise<number> {
     const res = await as(owner.token)
       .post(`/projects/${project.id}/hooks`)
@@ -68,19 +59,12 @@ describe('the webhook delivery log (GitLab 17.x shape), test hooks, resend, rete
     );
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let data = '';
-      req.on('data', (c) => (data += c));
-      req.on('end', () => {
-        const path = req.url ?? '';
-        received.push({ path, headers: req.headers, body: JSON.parse(data) });
-        if (path === '/fail') return res.writeHead(500, { 'Content-Type': 'text/plain' }).end('nope');
-        if (path === '/big') return res.writeHead(200, { 'Content-Type': 'text/plain' }).end(BIG);
-        res.writeHead(200, { 'Content-Type': 'application/json', 'X-Receiver': 'yes' }).end('{"ok":true}');
-      });
+    receiver = await startWebhookReceiver(({ path }) => {
+      if (path === '/fail') return { status: 500, headers: { 'Content-Type': 'text/plain' }, body: 'nope' };
+      if (path === '/big') return { status: 200, headers: { 'Content-Type': 'text/plain' }, body: BIG };
+      return { status: 200, headers: { 'Content-Type': 'application/json', 'X-Receiver': 'yes' }, body: '{"ok":true}' };
     });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    hookBase = receiver.url;
     t = await startTestApp({
       allowLocalWebhooks: true,
       webhookTimeoutMs: 1000,
@@ -103,8 +87,7 @@ describe('the webhook delivery log (GitLab 17.x shape), test hooks, resend, rete
   afterAll(async () => {
     tmp.removeAll();
     await t.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   it('answers a test of a project without commits as GitLab does, and an unknown trigger 400', async () => {
@@ -120,7 +103,7 @@ describe('the webhook delivery log (GitLab 17.x shape), test hooks, resend, rete
     for (const f of ['a', 'b', 'c']) await commit(`${f}.txt`);
     await commit('d.txt');
     await gitOk(['push', '-q', remote, 'master'], work);
-    const [hit] = (await eventually(() => (at('/ok').length ? at('/ok') : false))) as Received[];
+    const [hit] = (await eventually(() => (at('/ok').length ? at('/ok') : false))) as Delivery[];
     const [entry] = (await eventually(async () => {
       const entries = await log(ok);
       return entries.length ? entries : false;

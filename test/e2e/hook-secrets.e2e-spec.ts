@@ -1,7 +1,6 @@
 import { HookSecrets1763780000700 } from '@app/hooks';
 import { dataSourceOptions, ProjectionRebuilder, runMigrations, SECRET_KEY_FILE, SecretBox } from '@app/platform';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -16,14 +15,15 @@ import {
   testConfig,
   type TestApp,
 } from '../support/test-app';
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 /** Hook tokens and URL passwords live sealed beside the event log, never in it, and go with their hook. */
 describe('hook secrets', () => {
   let t: TestApp;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let port: number;
   let owner: SeededUser;
-  const received: { path: string; headers: IncomingHttpHeaders }[] = [];
+  let received: Delivery[];
   const tmp = tempDirs();
 
   const as = (token: string) => ({
@@ -59,20 +59,14 @@ describe('hook secrets', () => {
     );
   }
   const arrival = (path: string) =>
-    eventually(() => received.find((r) => r.path === path) ?? false) as Promise<(typeof received)[number]>;
+    eventually(() => received.find((r) => r.path === path) ?? false) as Promise<Delivery>;
   const secretRows = async (): Promise<number> =>
     Number((await t.db.query(`select count(*) from project_hook_secrets`))[0].count);
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', headers: req.headers });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    port = (receiver.address() as AddressInfo).port;
+    receiver = await startWebhookReceiver();
+    received = receiver.received;
+    port = receiver.port;
     t = await startTestApp({ allowLocalWebhooks: true, webhookTimeoutMs: 1000, webhookRetryDelayMs: 200 });
     await t.app.listen(0, '127.0.0.1');
     owner = await createUser(t);
@@ -80,8 +74,7 @@ describe('hook secrets', () => {
   afterAll(async () => {
     tmp.removeAll();
     await t.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   it('keeps the token and the URL password out of every table but their sealed row, and delivers with both', async () => {

@@ -1,12 +1,10 @@
 import type { Gitlab } from '@gitbeaker/rest' with { 'resolution-mode': 'import' };
-import { Logger, type INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createHttpApp } from '../../apps/lode/src/http-app';
 import { expectShape } from '../contract/shape';
 import { git, gitOk, tempDirs } from '../support/git';
 import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
-import { freePort, startTestApp, type TestApp } from '../support/test-app';
+import { freePort, secondAppFor, startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * GitLab's Personal Access Tokens API over Lode's tokens: plain HTTP (statuses, shapes, who may see
@@ -331,18 +329,9 @@ describe('personal access tokens', () => {
   });
 
   describe('a second Lode on the same database', () => {
-    let other: INestApplication;
-    let otherHttp: TestApp['http'];
-    beforeAll(async () => {
-      // No shared memory with the first, and the same minute-long token cache.
-      other = await createHttpApp(t.config, { http: true, worker: false });
-      await other.init();
-      Logger.overrideLogger(['error']);
-      otherHttp = () => request(other.getHttpServer());
-    });
-    afterAll(async () => {
-      await other.close();
-    });
+    // No shared memory with the first, and the same minute-long token cache.
+    const other = secondAppFor(() => t);
+    const otherHttp = other.http;
 
     it('refuses a token revoked or rotated away through the first on its very next request', async () => {
       for (let round = 0; round < 5; round += 1) {

@@ -1,10 +1,9 @@
 import { Metrics } from '@app/platform';
-import { Logger, type INestApplication } from '@nestjs/common';
+import { type INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createHttpApp } from '../../apps/lode/src/http-app';
 import { client, createGroup, createProject, unique } from '../support/groups';
 import { createUser, type SeededUser } from '../support/seed';
-import { describeOnServers, startTestApp, type TestApp } from '../support/test-app';
+import { describeOnServers, secondAppFor, startTestApp, type TestApp } from '../support/test-app';
 
 /** A 1×1 PNG, the smallest valid avatar. */
 const PNG = Buffer.from(
@@ -272,24 +271,13 @@ describe('the cache of public project answers', () => {
 
   // Two applications on one database share nothing but it (as security.e2e-spec.ts's second API process).
   describeOnServers('a second Lode on the same database', () => {
-    let other: INestApplication;
-    let otherHttp: Http;
-
-    beforeAll(async () => {
-      other = await createHttpApp(t.config, { http: true, worker: false });
-      await other.init();
-      Logger.overrideLogger(['error']);
-      otherHttp = () => request(other.getHttpServer());
-    });
-
-    afterAll(async () => {
-      await other.close();
-    });
+    const other = secondAppFor(() => t);
+    const otherHttp = other.http;
 
     it('never shows a project made private through the first, nor its old name', async () => {
       const p = await publicProject();
       for (let round = 0; round < 5; round += 1) {
-        await kept(p.id, other, otherHttp);
+        await kept(p.id, other.app(), otherHttp);
         expect((await as(owner.token).put(`/projects/${p.id}`).send({ visibility: 'private' })).status).toBe(200);
         expect((await anon(p.id, otherHttp)).status).toBe(404);
         const name = `Round ${round} ${unique()}`;
@@ -300,7 +288,7 @@ describe('the cache of public project answers', () => {
 
     it('never shows a project deleted through the first', async () => {
       const p = await publicProject();
-      await kept(p.id, other, otherHttp);
+      await kept(p.id, other.app(), otherHttp);
       expect((await as(owner.token).delete(`/projects/${p.id}`)).status).toBe(202);
       expect((await anon(p.id, otherHttp)).status).toBe(404);
     });

@@ -1,13 +1,12 @@
 import type { Gitlab } from '@gitbeaker/rest' with { 'resolution-mode': 'import' };
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { git, gitOk, tempDirs } from '../support/git';
 import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, freePort, startTestApp, type TestApp } from '../support/test-app';
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 const api = (path: string) => `/api/v4${path}`;
 const REVERT_REFUSED =
@@ -23,9 +22,9 @@ describe('repository extras', () => {
   let t: TestApp;
   let url: string;
   let sshPort: number;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookBase: string;
-  const received: { path: string; body: { ref: string } }[] = [];
+  let received: Delivery[];
   let owner: SeededUser;
   let developer: SeededUser;
   let ownerKey: string;
@@ -59,16 +58,9 @@ describe('repository extras', () => {
   }
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let data = '';
-      req.on('data', (c) => (data += c));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', body: JSON.parse(data) });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    received = receiver.received;
+    hookBase = receiver.url;
     const port = await freePort();
     sshPort = await freePort();
     url = `http://127.0.0.1:${port}`;
@@ -103,8 +95,7 @@ describe('repository extras', () => {
   afterAll(async () => {
     tmp.removeAll();
     await t.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   describe('project hooks: push_events_branch_filter and wiki_page_events', () => {

@@ -1,11 +1,10 @@
 import { PushRecorder, PushReconciler } from '@app/projects';
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitOk } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 import { RepositoryWrites } from '../../libs/repositories/src/writes/repository-writes';
 
 interface Update {
@@ -26,9 +25,10 @@ describe('API commits on one branch in groups', () => {
   let t: TestApp;
   let owner: SeededUser;
   let developer: SeededUser;
-  let receiver: Server;
-  const heardKeys = new Set<string>();
-  const hooks: { before: string; after: string; total_commits_count: number; commits: { id: string }[] }[] = [];
+  let receiver: WebhookReceiver;
+  /** The push hooks heard, each delivery once (deliveries are at least once). */
+  const hooks = (): { before: string; after: string; total_commits_count: number; commits: { id: string }[] }[] =>
+    receiver.distinct().map((d) => d.body);
 
   const api = (user: SeededUser, method: 'post' | 'get', path: string, body?: object) => {
     const req = t.http()[method](`/api/v4${path}`).set('PRIVATE-TOKEN', user.token);
@@ -74,19 +74,7 @@ describe('API commits on one branch in groups', () => {
   }
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let data = '';
-      req.on('data', (c) => (data += c));
-      req.on('end', () => {
-        // Deliveries are at least once: a retry after a timeout (a loaded machine) carries the same
-        // Idempotency-Key, and a receiver counts it once.
-        const key = String(req.headers['idempotency-key']);
-        if (!heardKeys.has(key)) hooks.push(JSON.parse(data));
-        heardKeys.add(key);
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    receiver = await startWebhookReceiver();
     t = await startTestApp({ allowLocalWebhooks: true, defaultBranchProtection: 0 });
     await t.app.listen(0, '127.0.0.1');
     owner = await createUser(t, { name: 'Olive Owner' });
@@ -94,14 +82,13 @@ describe('API commits on one branch in groups', () => {
   });
   afterAll(async () => {
     await t.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   it('makes thirty concurrent commits as a linear chain, each answered with its own commit, refusals alone', async () => {
     const p = await project('Batched');
     const hook = await api(owner, 'post', `/projects/${p.id}/hooks`, {
-      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      url: `${receiver.url}/hook`,
       push_events: true,
     });
     expect(hook.status).toBe(201);
@@ -184,9 +171,9 @@ describe('API commits on one branch in groups', () => {
     ).toBe(0);
 
     // GitLab's hooks: one push hook per API commit, `before` its parent, `after` the commit.
-    await eventually(() => hooks.length >= 27, 30_000);
-    expect(hooks).toHaveLength(27);
-    const heard = new Map(hooks.map((h) => [h.after, h]));
+    await eventually(() => hooks().length >= 27, 30_000);
+    expect(hooks()).toHaveLength(27);
+    const heard = new Map(hooks().map((h) => [h.after, h]));
     for (const u of updates) {
       expect(heard.get(u.after)).toMatchObject({ before: u.before, total_commits_count: 1 });
       expect(heard.get(u.after)!.commits.map((c) => c.id)).toEqual([u.after]);

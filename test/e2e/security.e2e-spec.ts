@@ -1,14 +1,11 @@
 import { repositoryPath } from '@app/git';
-import { Logger, type INestApplication } from '@nestjs/common';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import request from 'supertest';
-import { createHttpApp } from '../../apps/lode/src/http-app';
 import { gitOk, tempDirs } from '../support/git';
 import { createToken, createUser } from '../support/seed';
-import { eventually, startTestApp, type TestApp } from '../support/test-app';
+import { eventually, secondAppFor, startTestApp, type TestApp } from '../support/test-app';
 
 const api = (path: string) => `/api/v4${path}`;
 const BLOCKED = { message: '403 Forbidden - User is blocked' };
@@ -114,18 +111,9 @@ describe('security', () => {
   });
 
   describe('token cache eviction in another process, through the notification', () => {
-    let other: INestApplication;
-    let otherHttp: TestApp['http'];
-    beforeAll(async () => {
-      // A second API process on the same database: no shared memory, only PostgreSQL's LISTEN/NOTIFY.
-      other = await createHttpApp(t.config, { http: true, worker: false });
-      await other.init();
-      Logger.overrideLogger(['error']);
-      otherHttp = () => request(other.getHttpServer());
-    });
-    afterAll(async () => {
-      await other.close();
-    });
+    // A second API process on the same database: no shared memory, only PostgreSQL's LISTEN/NOTIFY.
+    const other = secondAppFor(() => t);
+    const otherHttp = other.http;
 
     it('refuses a token revoked through the first process', async () => {
       const u = await createUser(t);

@@ -1,20 +1,12 @@
 import { ProjectionRebuilder } from '@app/platform';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  // A system hook's payload as a receiver parses it: arbitrary JSON, read field by field below.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: Record<string, any>;
-}
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 const ISO_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
 
@@ -26,9 +18,9 @@ const ISO_SECONDS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
  */
 describe('system hook deliveries', () => {
   let t: TestApp;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookBase: string;
-  const received: Received[] = [];
+  let received: Delivery[];
   const tmp = tempDirs();
   let pushesHookId: number;
 
@@ -41,25 +33,18 @@ describe('system hook deliveries', () => {
   const at = (path: string, eventName: string) =>
     received.filter((r) => r.path === path && r.body.event_name === eventName);
   /** The one delivery to `path` of `eventName` that matches `where`, once it arrived. */
-  async function one(path: string, eventName: string, where: (r: Received) => boolean = () => true) {
+  async function one(path: string, eventName: string, where: (r: Delivery) => boolean = () => true) {
     const hits = await eventually(() => {
       const found = at(path, eventName).filter(where);
       return found.length ? found : false;
     });
-    return (hits as Received[])[0];
+    return (hits as Delivery[])[0];
   }
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let data = '';
-      req.on('data', (c) => (data += c));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(data) });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    received = receiver.received;
+    hookBase = receiver.url;
     t = await startTestApp({
       allowLocalWebhooks: true,
       webhookTimeoutMs: 1000,
@@ -85,8 +70,7 @@ describe('system hook deliveries', () => {
       await root.delete(`/hooks/${h.id}`);
     tmp.removeAll();
     await t.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   let user: SeededUser;
@@ -415,7 +399,7 @@ describe('system hook deliveries', () => {
 
   it('sent each event once to each hook, and a projection rebuild sends nothing', async () => {
     await new Promise((r) => setTimeout(r, 1000));
-    const key = (r: Received) =>
+    const key = (r: Delivery) =>
       `${r.path} ${r.body.event_name} ${r.body.user_id ?? ''} ${r.body.project_id ?? ''} ${r.body.group_id ?? ''} ${r.body.id ?? ''} ${r.body.ref ?? ''}`;
     const keys = received.map(key);
     // Named, so a failure says which event came twice.

@@ -7,8 +7,6 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -26,15 +24,7 @@ import {
   TEST_REDIS,
   testConfig,
 } from '../support/test-app';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  raw: string;
-  // A payload as a receiver parses it: arbitrary JSON.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: Record<string, any>;
-}
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 const whsec = () => `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -50,9 +40,8 @@ describeOnServers('system hooks and webhooks with two API processes and a worker
   let apiA: INestApplication;
   let apiB: INestApplication;
   let worker: INestApplicationContext;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookBase: string;
-  const received: Received[] = [];
   const systemSecret = whsec();
   const projectSecret = whsec();
 
@@ -62,19 +51,11 @@ describeOnServers('system hooks and webhooks with two API processes and a worker
     delete: (path: string) => request(app.getHttpServer()).delete(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
   });
   const rootOn = (app: INestApplication) => as(app, config.rootToken!);
-  const at = (path: string) => received.filter((r) => r.path === path);
+  const at = (path: string) => receiver.at(path);
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c) => (raw += c));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', headers: req.headers, raw, body: JSON.parse(raw) });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    hookBase = receiver.url;
 
     Logger.overrideLogger(['error']);
     config = testConfig({ allowLocalWebhooks: true, webhookTimeoutMs: 1000, webhookRetryDelayMs: 200 });
@@ -101,8 +82,7 @@ describeOnServers('system hooks and webhooks with two API processes and a worker
     await dropDatabase(config.databaseUrl);
     if (config.redisUrl) await clearRedis(config.redisUrl, config.redisPrefix);
     await rm(config.dataDir, { recursive: true, force: true });
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   it('writes no system fan-out while no system hook exists, and fans out what B records right after A made one', async () => {
@@ -228,8 +208,8 @@ describeOnServers('system hooks and webhooks with LODE_ROLE=api twice and LODE_R
   const rootToken = `root-${randomBytes(16).toString('hex')}`;
   const secret = whsec();
   const children: ChildProcess[] = [];
-  const received: Received[] = [];
-  let receiver: Server;
+  let received: Delivery[];
+  let receiver: WebhookReceiver;
   let hookBase: string;
   let dataDir: string;
   let ports: number[] = [];
@@ -268,16 +248,9 @@ describeOnServers('system hooks and webhooks with LODE_ROLE=api twice and LODE_R
     // Built when dist/ is missing or older than the sources: a stale build would test other code.
     execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
     expect(existsSync(MAIN)).toBe(true);
-    receiver = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c) => (raw += c));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', headers: req.headers, raw, body: JSON.parse(raw) });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    received = receiver.received;
+    hookBase = receiver.url;
     dataDir = await mkdtemp(join(tmpdir(), 'lode-hookprocs-'));
     ports = [await freePort(), await freePort()];
     // The first one migrates the fresh database; the others start on it.
@@ -300,8 +273,7 @@ describeOnServers('system hooks and webhooks with LODE_ROLE=api twice and LODE_R
     await dropDatabase(url.toString());
     await clearRedis(TEST_REDIS, prefix);
     await rm(dataDir, { recursive: true, force: true });
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   it('sends the system and project hook deliveries of writes through either API process once each, signed', async () => {

@@ -1,15 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createUser } from '../support/seed';
 import { verifyStandardWebhook } from '../support/standard-webhooks';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  raw: string;
-}
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 const whsec = (bytes = 32) => `whsec_${randomBytes(bytes).toString('base64')}`;
 
@@ -20,9 +13,8 @@ const whsec = (bytes = 32) => `whsec_${randomBytes(bytes).toString('base64')}`;
  */
 describe('system hooks: signing_token, PUT, removal', () => {
   let t: TestApp;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookBase: string;
-  const received: Received[] = [];
 
   const root = {
     get: (path: string) => t.http().get(`/api/v4${path}`).set('PRIVATE-TOKEN', t.rootToken),
@@ -30,10 +22,10 @@ describe('system hooks: signing_token, PUT, removal', () => {
     put: (path: string) => t.http().put(`/api/v4${path}`).set('PRIVATE-TOKEN', t.rootToken),
     delete: (path: string) => t.http().delete(`/api/v4${path}`).set('PRIVATE-TOKEN', t.rootToken),
   };
-  const at = (path: string) => received.filter((r) => r.path === path);
+  const at = (path: string) => receiver.at(path);
   /** The requests to `path` once there are more than `count`. */
   const moreThan = (path: string, count: number) =>
-    eventually(() => (at(path).length > count ? at(path) : false)) as Promise<Received[]>;
+    eventually(() => (at(path).length > count ? at(path) : false)) as Promise<Delivery[]>;
   const userCreatedAt = (path: string, userId: number) =>
     eventually(() => {
       const hit = at(path).find((r) => {
@@ -41,25 +33,16 @@ describe('system hooks: signing_token, PUT, removal', () => {
         return body.event_name === 'user_create' && body.user_id === userId;
       });
       return hit ?? false;
-    }) as Promise<Received>;
+    }) as Promise<Delivery>;
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c) => (raw += c));
-      req.on('end', () => {
-        received.push({ path: req.url ?? '', headers: req.headers, raw });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    receiver = await startWebhookReceiver();
+    hookBase = receiver.url;
     t = await startTestApp({ allowLocalWebhooks: true, webhookTimeoutMs: 1000, webhookRetryDelayMs: 200 });
   });
   afterAll(async () => {
     await t.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   it('signs deliveries and the test of a hook with a signing_token, never answering or recording it', async () => {

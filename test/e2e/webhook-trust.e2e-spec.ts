@@ -1,20 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { verifyStandardWebhook } from '../support/standard-webhooks';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  /** The body exactly as it came over the wire: what a signature covers. */
-  raw: string;
-  at: number;
-}
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 /** One entry of a hook's delivery log, as the API answers it. */
 interface LogEntry {
@@ -29,11 +21,10 @@ const BASE_MS = 6000;
 
 describe('webhooks you can trust: headers, signatures, auto-disabling', () => {
   let t: TestApp;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookBase: string;
   let owner: SeededUser;
   let project: { id: number; path_with_namespace: string };
-  const received: Received[] = [];
   /** Failures still to answer per path; -1: fail every time. */
   const failuresLeft = new Map<string, number>();
   const tmp = tempDirs();
@@ -47,9 +38,9 @@ describe('webhooks you can trust: headers, signatures, auto-disabling', () => {
     post: (path: string) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', owner.token),
     put: (path: string) => t.http().put(`/api/v4${path}`).set('PRIVATE-TOKEN', owner.token),
   };
-  const at = (path: string) => received.filter((r) => r.path === path);
+  const at = (path: string) => receiver.at(path);
   /** The requests `path` has received once it has received more than `n`. */
-  const moreThan = async (path: string, n: number, timeoutMs?: number): Promise<Received[]> => {
+  const moreThan = async (path: string, n: number, timeoutMs?: number): Promise<Delivery[]> => {
     await eventually(() => at(path).length > n, timeoutMs);
     return at(path);
   };
@@ -73,23 +64,16 @@ describe('webhooks you can trust: headers, signatures, auto-disabling', () => {
   const hook = async (hookId: number) => (await api.get(`/projects/${project.id}/hooks/${hookId}`)).body;
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c) => (raw += c));
-      req.on('end', () => {
-        const path = req.url ?? '';
-        received.push({ path, headers: req.headers, raw, at: Date.now() });
-        const left = failuresLeft.get(path) ?? 0;
-        if (left !== 0) {
-          if (left > 0) failuresLeft.set(path, left - 1);
-          return res.writeHead(500).end('not now');
-        }
-        if (path === '/moved') return res.writeHead(302, { Location: `${hookBase}/elsewhere` }).end();
-        res.writeHead(200).end('ok');
-      });
+    receiver = await startWebhookReceiver(({ path }) => {
+      const left = failuresLeft.get(path) ?? 0;
+      if (left !== 0) {
+        if (left > 0) failuresLeft.set(path, left - 1);
+        return { status: 500, body: 'not now' };
+      }
+      if (path === '/moved') return { status: 302, headers: { Location: `${hookBase}/elsewhere` } };
+      return 200;
     });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    hookBase = receiver.url;
     t = await startTestApp({
       allowLocalWebhooks: true,
       webhookTimeoutMs: 1000,
@@ -107,8 +91,7 @@ describe('webhooks you can trust: headers, signatures, auto-disabling', () => {
   afterAll(async () => {
     tmp.removeAll();
     await t.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   it('sends every header, and a Standard Webhooks signature only for a hook with a signing_token', async () => {

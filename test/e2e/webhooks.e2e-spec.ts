@@ -1,30 +1,22 @@
 import { ProjectionRebuilder } from '@app/platform';
 import { writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
-
-interface Received {
-  path: string;
-  headers: IncomingHttpHeaders;
-  // GitLab's payload as a receiver parses it: arbitrary JSON, read field by field in the assertions.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: Record<string, any>;
-}
+import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 const ZERO = '0'.repeat(40);
 
 describe('webhook deliveries for pushes', () => {
   let t: TestApp;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookBase: string;
   let owner: SeededUser;
   let developer: SeededUser;
   let project: { id: number; path_with_namespace: string; web_url: string; http_url_to_repo: string };
-  const received: Received[] = [];
+  let received: Delivery[];
   const failuresLeft = new Map<string, number>();
   const tmp = tempDirs();
   let remote: string;
@@ -34,7 +26,7 @@ describe('webhook deliveries for pushes', () => {
     get: (path: string) => t.http().get(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
     post: (path: string) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
   });
-  const at = (path: string) => received.filter((r) => r.path === path);
+  const at = (path: string) => receiver.at(path);
   async function addHook(path: string, settings: Record<string, unknown> = {}): Promise<number> {
     const res = await as(owner.token)
       .post(`/projects/${project.id}/hooks`)
@@ -50,24 +42,18 @@ describe('webhook deliveries for pushes', () => {
   }
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      let data = '';
-      req.on('data', (c) => (data += c));
-      req.on('end', () => {
-        const path = req.url ?? '';
-        if (path === '/slow') return; // never answers
-        received.push({ path, headers: req.headers, body: JSON.parse(data) });
-        const left = failuresLeft.get(path) ?? 0;
-        if (left > 0) {
-          failuresLeft.set(path, left - 1);
-          return res.writeHead(500).end('not now');
-        }
-        if (path === '/redirect') return res.writeHead(302, { Location: `${hookBase}/a` }).end();
-        res.writeHead(200).end('ok');
-      });
+    receiver = await startWebhookReceiver(({ path }) => {
+      if (path === '/slow') return 'never';
+      const left = failuresLeft.get(path) ?? 0;
+      if (left > 0) {
+        failuresLeft.set(path, left - 1);
+        return { status: 500, body: 'not now' };
+      }
+      if (path === '/redirect') return { status: 302, headers: { Location: `${hookBase}/a` } };
+      return 200;
     });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookBase = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    received = receiver.received;
+    hookBase = receiver.url;
     // A developer pushes first into the empty project: GitLab's default protection (2) would refuse
     // that (only maintainers push into an empty repository); protected-branches.e2e-spec.ts covers it.
     t = await startTestApp({
@@ -91,8 +77,7 @@ describe('webhook deliveries for pushes', () => {
   afterAll(async () => {
     tmp.removeAll();
     await t.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver.close();
   });
 
   it("POSTs GitLab's push payload and headers to the hooks that subscribe, once per hook", async () => {
@@ -102,7 +87,7 @@ describe('webhook deliveries for pushes', () => {
     const head = await commit('two.txt');
     await gitOk(['push', '-q', remote, 'master'], work);
 
-    const [hit] = (await eventually(() => (at('/a').length ? at('/a') : false))) as Received[];
+    const [hit] = (await eventually(() => (at('/a').length ? at('/a') : false))) as Delivery[];
     expect(hit.headers).toMatchObject({
       'content-type': 'application/json',
       'x-gitlab-event': 'Push Hook',
@@ -191,7 +176,7 @@ describe('webhook deliveries for pushes', () => {
     const before = at('/a').length;
     await gitOk(['tag', '-a', 'v1.0', '-m', 'First release'], work);
     await gitOk(['push', '-q', remote, 'v1.0'], work);
-    const [tag] = (await eventually(() => (at('/tags-only').length ? at('/tags-only') : false))) as Received[];
+    const [tag] = (await eventually(() => (at('/tags-only').length ? at('/tags-only') : false))) as Delivery[];
     const head = (await gitOk(['rev-parse', 'HEAD'], work)).trim();
     expect(tag.headers['x-gitlab-event']).toBe('Tag Push Hook');
     expect(tag.body).toMatchObject({
@@ -210,7 +195,7 @@ describe('webhook deliveries for pushes', () => {
     failuresLeft.set('/flaky', 2);
     await commit('three.txt');
     await gitOk(['push', '-q', remote, 'master'], work);
-    const hits = (await eventually(() => (at('/flaky').length >= 3 ? at('/flaky') : false), 15_000)) as Received[];
+    const hits = (await eventually(() => (at('/flaky').length >= 3 ? at('/flaky') : false), 15_000)) as Delivery[];
     expect(new Set(hits.map((h) => h.headers['x-gitlab-event-uuid'])).size).toBe(1);
     const log = await eventually(async () => {
       const res = await as(owner.token).get(`/projects/${project.id}/hooks/${hook}/events`);

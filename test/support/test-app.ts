@@ -94,6 +94,41 @@ export async function startTestApp(overrides: Partial<LodeConfig> = {}): Promise
   };
 }
 
+/** A second Lode's API (no worker) on a running test app's database. */
+export interface SecondApp {
+  app: INestApplication;
+  http: TestApp['http'];
+  close: () => Promise<void>;
+}
+
+/**
+ * A second Lode API process on `t`'s database and Redis prefix: it shares no memory with the first,
+ * only what they store (and PostgreSQL's notifications), as two replicas behind a load balancer do.
+ * It stops with its own `close()`, before `t.close()` drops the database.
+ */
+export async function startSecondApp(t: Pick<TestApp, 'config'>): Promise<SecondApp> {
+  const app = await createHttpApp(t.config, { http: true, worker: false });
+  await app.init();
+  // Starting an application resets Nest's logger; the suites want errors only.
+  Logger.overrideLogger(['error']);
+  return { app, http: () => request(app.getHttpServer()), close: () => app.close() };
+}
+
+/**
+ * A second Lode API (startSecondApp) for the enclosing `describe`: started before its tests, closed
+ * after them. `t` is read when they start, once the suite's own app is up.
+ */
+export function secondAppFor(t: () => Pick<TestApp, 'config'>): { app: () => INestApplication; http: TestApp['http'] } {
+  let second: SecondApp | undefined;
+  beforeAll(async () => {
+    second = await startSecondApp(t());
+  });
+  afterAll(async () => {
+    await second?.close();
+  });
+  return { app: () => second!.app, http: () => second!.http() };
+}
+
 export async function dropDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = url.pathname.slice(1);

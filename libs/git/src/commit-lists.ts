@@ -1,3 +1,4 @@
+import { BytesLru } from './bytes-lru';
 import type { CommitInfo } from './git-repositories';
 
 /**
@@ -114,30 +115,18 @@ export function commitInfoBytes(c: CommitInfo): number {
  * costs no libgit2 job, where it cost 100 thread-pool round trips.
  */
 export class CommitInfoCache {
-  private readonly commits = new Map<string, { info: CommitInfo; bytes: number }>();
-  private bytes = 0;
+  private readonly commits: BytesLru<CommitInfo>;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(maxBytes: number) {
+    this.commits = new BytesLru(maxBytes, maxBytes / 16);
+  }
 
   get(repo: string, sha: string): CommitInfo | undefined {
-    const key = `${repo}\0${sha}`;
-    const kept = this.commits.get(key);
-    if (!kept) return undefined;
-    this.commits.delete(key);
-    this.commits.set(key, kept);
-    return kept.info;
+    return this.commits.get(`${repo}\0${sha}`);
   }
 
   set(repo: string, info: CommitInfo): void {
     const key = `${repo}\0${info.id}`;
-    const bytes = commitInfoBytes(info) + key.length;
-    if (bytes > this.maxBytes / 16 || this.commits.has(key)) return;
-    this.commits.set(key, { info, bytes });
-    this.bytes += bytes;
-    for (const [oldest, kept] of this.commits) {
-      if (this.bytes <= this.maxBytes) break;
-      this.commits.delete(oldest);
-      this.bytes -= kept.bytes;
-    }
+    this.commits.set(key, info, commitInfoBytes(info) + key.length);
   }
 }

@@ -120,8 +120,10 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     const heavy = this.budget;
     this.archives = new ArchiveStore(config.dataDir, this.budget);
     this.commitLists = new CommitListCache(config.commitListCacheBytes);
-    this.reads = new NodegitRepositories(config.commitCacheBytes, (walk) =>
-      heavy.run('walk', () => walk(heavy.settings.nice)),
+    this.reads = new NodegitRepositories(
+      config.commitCacheBytes,
+      (walk) => heavy.run('walk', () => walk(heavy.settings.nice)),
+      config.treeCacheBytes,
     );
     this.hooks = new RefUpdateHooks(config.dataDir);
   }

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CommitInfoCache } from './commit-lists';
 import { contributorsFromLog } from './contributors-log';
+import { TreeListingCache } from './tree-cache';
 import type {
   BlobInfo,
   Branch,
@@ -165,12 +166,6 @@ const PACK_MAPPED_LIMIT_BYTES = 64 * 1024 * 1024;
 const SHA = /^[0-9a-f]{4,64}$/i;
 /** Open repositories kept: opening is cheap (0.1-0.2 ms) but a handle caches objects across reads. */
 const OPEN_REPOSITORIES = 64;
-/**
- * Tree entries kept in memory across listings (about 150 bytes each: some 15 MB). Listing a tree
- * through nodegit costs five native calls an entry; the 1,800-entry directory of the benchmark took
- * 9 ms of CPU a request (PERF-7), a cached one well under one.
- */
-const TREE_CACHE_ENTRIES = 100_000;
 /** Contributors are a `git log --numstat` over up to 2,000 commits: kept per repository and head. */
 const CONTRIBUTOR_CACHE = 128;
 /** GitLab 10.x reads contributors from at most 2,000 commits (non-merge ones). */
@@ -214,21 +209,22 @@ function commitInfo(c: Commit): CommitInfo {
 export class NodegitRepositories {
   private readonly open = new Map<string, Promise<Repo>>();
   private readonly commitCache: CommitInfoCache;
-  /** Tree listings by (tree id, path, recursive), least recently used first, and how many entries they hold. */
-  private readonly treeCache = new Map<string, TreeEntry[]>();
-  private treeCacheEntries = 0;
+  private readonly treeCache: TreeListingCache;
   private readonly contributorCache = new Map<string, Promise<Contributor[]>>();
 
   /**
    * `commitCacheBytes`: the bound of the commits kept for commit lists and blame (LODE_COMMIT_CACHE_BYTES);
-   * `coldWalk` runs a contributors' cold history walk: in the work budget's slots, at its nice level.
+   * `coldWalk` runs a contributors' cold history walk: in the work budget's slots, at its nice level;
+   * `treeCacheBytes`: the bound of the tree listings kept (LODE_TREE_CACHE_BYTES).
    */
   constructor(
     commitCacheBytes = 0,
     private readonly coldWalk: (walk: (nice: number) => Promise<Contributor[]>) => Promise<Contributor[]> = (walk) =>
       walk(0),
+    treeCacheBytes = 0,
   ) {
     this.commitCache = new CommitInfoCache(commitCacheBytes);
+    this.treeCache = new TreeListingCache(treeCacheBytes);
   }
 
   private repository(path: string): Promise<Repo> {
@@ -380,11 +376,7 @@ export class NodegitRepositories {
     // A tree's id names its content, so its listing never changes: kept, answered from memory.
     const key = `${tree.id().tostrS()}\0${prefix}\0${recursive ? 1 : 0}`;
     const cached = this.treeCache.get(key);
-    if (cached) {
-      this.treeCache.delete(key);
-      this.treeCache.set(key, cached);
-      return cached;
-    }
+    if (cached) return cached;
     const entries: TreeEntry[] = [];
     const walk = async (t: Tree, base: string) => {
       for (const e of t.entries()) {
@@ -402,22 +394,8 @@ export class NodegitRepositories {
       .map((e, i) => ({ e, i }))
       .sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i)
       .map(({ e }) => e);
-    this.remember(key, sorted);
+    this.treeCache.set(key, sorted);
     return sorted;
-  }
-
-  /** Keeps a listing, forgetting the least recently used ones beyond TREE_CACHE_ENTRIES entries in all. */
-  private remember(key: string, entries: TreeEntry[]): void {
-    // One huge recursive listing would flush everything else; a racing request may have kept it already.
-    if (entries.length > TREE_CACHE_ENTRIES / 4 || this.treeCache.has(key)) return;
-    // An empty listing counts as one, so empty trees cannot pile up uncounted.
-    this.treeCache.set(key, entries);
-    this.treeCacheEntries += entries.length + 1;
-    for (const [oldest, list] of this.treeCache) {
-      if (this.treeCacheEntries <= TREE_CACHE_ENTRIES) break;
-      this.treeCache.delete(oldest);
-      this.treeCacheEntries -= list.length + 1;
-    }
   }
 
   async blob(path: string, sha: string): Promise<BlobInfo | undefined> {

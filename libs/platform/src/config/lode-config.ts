@@ -47,6 +47,8 @@ export class LodeConfig {
   commitListCacheBytes = 32 * 1024 * 1024;
   /** Bytes of commits (id, people, dates, message) kept as read for commit lists and blame; 0 keeps none. */
   commitCacheBytes = 16 * 1024 * 1024;
+  /** Bytes of tree listings (a tree's entries never change) kept for the tree and file APIs; 0 keeps none. */
+  treeCacheBytes = 16 * 1024 * 1024;
   /**
    * The heavy git work budget (libs/git's GitWorkBudget): how many of each kind run at once in one
    * process, sized from the core count, how long a request waits for a slot (then 503 with
@@ -223,6 +225,7 @@ export class LodeConfig {
       'LODE_COMMIT_LIST_CACHE_BYTES',
     );
     c.commitCacheBytes = int(env.LODE_COMMIT_CACHE_BYTES, c.commitCacheBytes, 'LODE_COMMIT_CACHE_BYTES');
+    c.treeCacheBytes = int(env.LODE_TREE_CACHE_BYTES, c.treeCacheBytes, 'LODE_TREE_CACHE_BYTES');
     const budget = c.gitBudget;
     // 0 would refuse every request of its kind: a slot count is at least 1. Each variable is spelt
     // out below, as the settings test finds them in this source.

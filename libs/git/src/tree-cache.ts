@@ -1,0 +1,37 @@
+import { BytesLru } from './bytes-lru';
+import type { TreeEntry } from './git-repositories';
+
+/** About what a listing holds in memory: its strings at two bytes a character, and an object an entry. */
+export function treeListingBytes(key: string, entries: readonly TreeEntry[]): number {
+  let text = key.length;
+  for (const e of entries) text += e.id.length + e.name.length + e.path.length + e.mode.length + e.type.length;
+  // An empty listing still costs its key and array, so empty trees cannot pile up uncounted.
+  return 2 * text + 64 * (entries.length + 1);
+}
+
+/**
+ * Tree listings by (tree id, path, recursive): a tree's id names its content, so its listing never
+ * changes. Listing a tree through nodegit costs five native calls an entry; the 1,800-entry
+ * directory of the benchmark took 9 ms of CPU a request (PERF-7), a kept one well under one. Bounded
+ * by bytes (LODE_TREE_CACHE_BYTES), least recently used first out; a listing larger than a quarter
+ * of the bound (a huge recursive one) is not kept.
+ */
+export class TreeListingCache {
+  private readonly listings: BytesLru<TreeEntry[]>;
+
+  constructor(maxBytes: number) {
+    this.listings = new BytesLru(maxBytes, maxBytes / 4);
+  }
+
+  get bytes(): number {
+    return this.listings.bytes;
+  }
+
+  get(key: string): TreeEntry[] | undefined {
+    return this.listings.get(key);
+  }
+
+  set(key: string, entries: TreeEntry[]): void {
+    this.listings.set(key, entries, treeListingBytes(key, entries));
+  }
+}
