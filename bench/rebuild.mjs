@@ -3,20 +3,22 @@
 // description changes, each on its real stream with the next versions. A first, untimed rebuild
 // brings the read models in line with them (they bypassed the inline projections); the timed one
 // must then produce the same tables, checked by a checksum of every read-model table.
+// `baseRoot`: another checkout's root (its dist/ built, same migrations), whose rebuild is timed on
+// the same database in the same run, for a before/after figure (bench/rebuild-run.mjs --base DIR).
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const CLI = join(ROOT, 'dist/apps/lode/src/cli.js');
+const cliOf = (root) => join(root, 'dist/apps/lode/src/cli.js');
 const NOT_READ_MODELS = ['events', 'outbox', 'migrations', 'typeorm_metadata'];
 
-function rebuild(env) {
+function rebuild(env, root = ROOT) {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     execFile(
       process.execPath,
-      [CLI, 'projections:rebuild'],
+      [cliOf(root), 'projections:rebuild'],
       { env: { ...process.env, ...env }, maxBuffer: 1 << 26 },
       (err, _out, stderr) =>
         err ? reject(new Error(stderr.slice(-500))) : resolve((performance.now() - started) / 1000),
@@ -70,8 +72,22 @@ async function appendEvents(db, total) {
   );
 }
 
-export async function measureRebuild({ lode, settings, log }) {
-  const total = settings.quick ? 20_000 : 1_000_000;
+/** Times one rebuild with the checkout at `root` and compares every read-model table with `live`. */
+async function timed(db, env, root, events, live) {
+  const seconds = await rebuild(env, root);
+  const after = await checksums(db);
+  const differing = Object.keys(live).filter((t) => live[t] !== after[t]);
+  return {
+    events,
+    seconds: Number(seconds.toFixed(1)),
+    eventsPerSecond: Math.round(events / seconds),
+    tables: Object.keys(live).length,
+    differing,
+  };
+}
+
+export async function measureRebuild({ lode, settings, log, baseRoot, events: wanted }) {
+  const total = wanted ?? (settings.quick ? 20_000 : 1_000_000);
   const db = new pg.Client({ connectionString: lode.databaseUrl });
   await db.connect();
   try {
@@ -82,16 +98,10 @@ export async function measureRebuild({ lode, settings, log }) {
     log(`  ${events} events; first rebuild (untimed) to take in the appended ones`);
     await rebuild(env);
     const live = await checksums(db);
-    const seconds = await rebuild(env);
-    const after = await checksums(db);
-    const differing = Object.keys(live).filter((t) => live[t] !== after[t]);
-    return {
-      events,
-      seconds: Number(seconds.toFixed(1)),
-      eventsPerSecond: Math.round(events / seconds),
-      tables: Object.keys(live).length,
-      differing,
-    };
+    const base = baseRoot ? await timed(db, env, baseRoot, events, live) : undefined;
+    if (base) log(`  base (${baseRoot}): ${base.seconds} s, ${base.eventsPerSecond} events/s`);
+    const head = await timed(db, env, ROOT, events, live);
+    return base ? { ...head, base } : head;
   } finally {
     await db.end();
   }

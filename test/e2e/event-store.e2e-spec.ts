@@ -4,9 +4,10 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as openpgp from 'openpgp';
+import { gitOk, tempDirs } from '../support/git';
 import { readModels } from '../support/read-models';
 import { createUser } from '../support/seed';
-import { startTestApp, type TestApp, describeOnServers } from '../support/test-app';
+import { freePort, startTestApp, type TestApp, describeOnServers } from '../support/test-app';
 
 function sshKey(): string {
   const dir = mkdtempSync(join(tmpdir(), 'lode-key-'));
@@ -25,10 +26,17 @@ async function dump(t: TestApp): Promise<Record<string, unknown[]>> {
 
 describe('event store, projections and rebuild', () => {
   let t: TestApp;
+  let base: string;
+  const tmp = tempDirs();
   beforeAll(async () => {
-    t = await startTestApp();
+    // Listening, for the pushes of the rebuild below.
+    const port = await freePort();
+    base = `127.0.0.1:${port}`;
+    t = await startTestApp({ externalUrl: `http://${base}` });
+    await t.app.listen(port, '127.0.0.1');
   });
   afterAll(async () => {
+    tmp.removeAll();
     await t.close();
   });
 
@@ -219,4 +227,100 @@ describe('event store, projections and rebuild', () => {
     expect(await t.db.query(`select id from outbox order by id`)).toEqual(outboxBefore);
     expect(live.users.length).toBeGreaterThan(3);
   });
+
+  // The rebuild pipelines the projectors' writes (PipelinedWrites) and reads the events 10,000 a page:
+  // a history through the real API (pushes, members, hooks, groups, edits), then thousands of events,
+  // must come back row for row, with the progress reported every 2,000 events.
+  it('rebuilds pushes, members, hooks and groups, and thousands of events, row for row, with progress every 2,000', async () => {
+    const owner = await createUser(t);
+    const other = await createUser(t);
+    const as = (token: string) => ({
+      post: (path: string, body: object = {}) => t.http().post(`/api/v4${path}`).set('PRIVATE-TOKEN', token).send(body),
+      put: (path: string, body: object = {}) => t.http().put(`/api/v4${path}`).set('PRIVATE-TOKEN', token).send(body),
+      delete: (path: string) => t.http().delete(`/api/v4${path}`).set('PRIVATE-TOKEN', token),
+    });
+    const group = await as(t.rootToken).post('/groups', { name: 'Pipelined', path: `pipelined-${owner.id}` });
+    expect(group.status).toBe(201);
+    expect(
+      (await as(t.rootToken).post(`/groups/${group.body.id}/members`, { user_id: owner.id, access_level: 40 })).status,
+    ).toBe(201);
+    const project = await as(owner.token).post('/projects', { name: 'pushed', namespace_id: group.body.id });
+    expect(project.status).toBe(201);
+    const mine = await as(owner.token).post('/projects', { name: 'mine', visibility: 'public' });
+    expect(mine.status).toBe(201);
+    const path = project.body.path_with_namespace as string;
+    const work = tmp.make();
+    const push = (...refspecs: string[]) =>
+      gitOk(['push', '-q', `http://git:${owner.token}@${base}/${path}.git`, ...refspecs], work);
+    await gitOk(['init', '-q'], work);
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'first'], work);
+    await push('master');
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'second'], work);
+    await gitOk(['tag', 'v1'], work);
+    await push('master', 'refs/tags/v1', 'master:refs/heads/topic');
+    await push(':refs/heads/topic');
+    await gitOk(
+      ['push', '-q', `http://git:${owner.token}@${base}/${mine.body.path_with_namespace}.git`, 'master'],
+      work,
+    );
+    const id = project.body.id as number;
+    expect((await as(owner.token).put(`/projects/${id}`, { description: 'edited' })).status).toBe(200);
+    expect(
+      (await as(owner.token).post(`/projects/${id}/members`, { user_id: other.id, access_level: 30 })).status,
+    ).toBe(201);
+    expect(
+      (await as(owner.token).post(`/projects/${mine.body.id}/members`, { user_id: other.id, access_level: 20 })).status,
+    ).toBe(201);
+    expect((await as(owner.token).delete(`/projects/${mine.body.id}/members/${other.id}`)).status).toBe(204);
+    expect((await as(owner.token).post(`/projects/${id}/protected_branches`, { name: 'release-*' })).status).toBe(201);
+    // Hooks last: nothing after them is delivered.
+    const hook = await as(owner.token).post(`/projects/${id}/hooks`, {
+      url: 'http://example.com/a',
+      push_events: true,
+    });
+    expect(hook.status).toBe(201);
+    expect(
+      (await as(owner.token).put(`/projects/${id}/hooks/${hook.body.id}`, { url: 'http://example.com/b' })).status,
+    ).toBe(200);
+    const gone = await as(owner.token).post(`/projects/${id}/hooks`, { url: 'http://example.com/c' });
+    expect((await as(owner.token).delete(`/projects/${id}/hooks/${gone.body.id}`)).status).toBe(204);
+    expect((await as(t.rootToken).post('/hooks', { url: 'http://example.com/system' })).status).toBe(201);
+
+    const live = await dump(t);
+    expect(live.recorded_refs.length).toBeGreaterThan(0);
+    expect(live.project_hooks).toHaveLength(1);
+    expect(await t.app.get(ProjectionRebuilder).rebuild()).toMatchObject({ done: expect.any(Number) });
+    expect(await dump(t)).toEqual(live);
+
+    // Thousands more, appended straight to the log (as bench/rebuild.mjs does): the owner's activity
+    // days and edits of the project. A first rebuild takes them in; the second must give the same.
+    await t.db.query(
+      `insert into events (stream_id, stream_version, type, data)
+       select 'user-activity-' || $1::int, (select coalesce(max(stream_version), 0) from events where stream_id = 'user-activity-' || $1::int) + g.n,
+              'UserActivityRecorded',
+              jsonb_build_object('userId', $1::int, 'on', to_char(date '2001-01-01' + g.n, 'YYYY-MM-DD'), 'at', (date '2001-01-01' + g.n)::timestamptz)
+         from generate_series(1, 3000) g(n)`,
+      [owner.id],
+    );
+    await t.db.query(
+      `insert into events (stream_id, stream_version, type, data)
+       select 'project-' || $1::int, (select max(stream_version) from events where stream_id = 'project-' || $1::int) + g.n,
+              'ProjectUpdated',
+              jsonb_build_object('projectId', $1::int, 'changes', jsonb_build_object('description', 'description ' || g.n), 'at', now())
+         from generate_series(1, 2000) g(n)`,
+      [id],
+    );
+    await t.app.get(ProjectionRebuilder).rebuild();
+    const after = await dump(t);
+    expect(after.projects.find((p) => (p as { id: number }).id === id)).toMatchObject({
+      description: 'description 2000',
+    });
+    const progress: number[] = [];
+    const result = await t.app.get(ProjectionRebuilder).rebuild((p) => progress.push(p.done));
+    const [{ count }] = await t.db.query(`select count(*)::int as count from events`);
+    expect(result).toEqual({ done: count, total: count });
+    const steps = Array.from({ length: Math.floor(count / 2000) + 1 }, (_, i) => i * 2000);
+    expect(progress).toEqual(count % 2000 ? [...steps, count] : steps);
+    expect(await dump(t)).toEqual(after);
+  }, 180_000);
 });

@@ -1,0 +1,91 @@
+import type { EntityManager } from 'typeorm';
+import { PipelinedWrites } from './pipelined-writes';
+
+/** A pg client that answers when told, recording what was sent and in which mode. */
+function fakeClient() {
+  const sent: { sql: string; pipeline: boolean }[] = [];
+  const answers: { resolve: (v: unknown) => void; reject: (e: Error) => void }[] = [];
+  const client = {
+    pipeline: false,
+    query: (sql: string) => {
+      sent.push({ sql, pipeline: client.pipeline });
+      return new Promise((resolve, reject) => answers.push({ resolve, reject }));
+    },
+  };
+  // TypeORM's `query` on the transaction's manager goes to the same connection.
+  const db = {
+    queryRunner: { connect: () => Promise.resolve(client) },
+    query: (sql: string) => client.query(sql),
+  } as unknown as EntityManager;
+  return { client, db, sent, answers };
+}
+
+describe('PipelinedWrites', () => {
+  it('sends blind writes without waiting, and a read behind them answers once they are answered', async () => {
+    const { client, db, sent, answers } = fakeClient();
+    const done = PipelinedWrites.run(db, async (p) => {
+      await p.query(`insert into t values ($1)`, [1]);
+      await p.query(` update t set x = 2`);
+      await p.query(`delete from t where x = 3`);
+      const read = p.query(`select * from t`);
+      // All four are on the wire before any answer.
+      await new Promise((r) => setImmediate(r));
+      expect(sent.map((s) => s.sql.trim().split(' ')[0])).toEqual(['insert', 'update', 'delete', 'select']);
+      for (const a of answers.slice(0, 3)) a.resolve({ rows: [] });
+      answers[3].resolve([{ x: 1 }]);
+      expect(await read).toEqual([{ x: 1 }]);
+      return 'ok';
+    });
+    expect(await done).toBe('ok');
+    expect(sent.every((s) => s.pipeline)).toBe(true);
+    expect(client.pipeline).toBe(false);
+  });
+
+  it('awaits statements with `returning` and `with`, whose answer may be read', async () => {
+    const { db, sent, answers } = fakeClient();
+    await PipelinedWrites.run(db, async (p) => {
+      const ins = p.query(`insert into t values (1) returning id`);
+      await new Promise((r) => setImmediate(r));
+      answers[0].resolve([{ id: 7 }]);
+      expect(await ins).toEqual([{ id: 7 }]);
+      const cte = p.query(`with w as (insert into t values (1) returning id) insert into u select id from w`);
+      await new Promise((r) => setImmediate(r));
+      answers[1].resolve([]);
+      expect(await cte).toEqual([]);
+    });
+    expect(sent).toHaveLength(2);
+  });
+
+  it("throws when a projector reads a pipelined write's answer", async () => {
+    const { db, answers } = fakeClient();
+    await PipelinedWrites.run(db, async (p) => {
+      const answer = (await p.query(`update t set x = 1`)) as unknown[];
+      expect(() => answer[1]).toThrow(/answer of a pipelined write/);
+      answers[0].resolve({ rows: [] });
+    });
+  });
+
+  it("fails with the first failing write's error, not the aborted transaction's after it", async () => {
+    const { client, db, answers } = fakeClient();
+    const done = PipelinedWrites.run(db, async (p) => {
+      await p.query(`insert into t values (1)`);
+      await p.query(`insert into t values (2)`);
+      const read = p.query(`select 1`);
+      await new Promise((r) => setImmediate(r));
+      answers[0].reject(new Error('duplicate key'));
+      answers[1].reject(new Error('current transaction is aborted'));
+      answers[2].reject(new Error('current transaction is aborted'));
+      await read;
+    });
+    await expect(done).rejects.toThrow('duplicate key');
+    expect(client.pipeline).toBe(false);
+  });
+
+  it('leaves a manager without a pipelining client as it is', async () => {
+    const db = { queryRunner: { connect: () => Promise.resolve({}) } } as unknown as EntityManager;
+    await PipelinedWrites.run(db, (p) => {
+      expect(p).toBe(db);
+      return Promise.resolve();
+    });
+  });
+});
