@@ -233,10 +233,10 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
     expect(
       lines.filter((l) => ['RouterExplorer', 'RoutesResolver', 'InstanceLoader'].includes(l.context as string)),
     ).toEqual([]);
-    // The push's jobs (fan-out and delivery) log under the request id of the push that caused them.
+    // The push's fan-out (which makes the deliveries' first attempts) logs under the request id of the push that caused it.
     const push = lines.find((l) => l.route === '/*path.git/git-receive-pack')!;
     expect(push).toMatchObject({ method: 'POST', status: 200, user_id: user.id });
-    for (const kind of ['push-fanout', 'deliver'])
+    for (const kind of ['push-fanout'])
       expect(lines.find((l) => l.msg === `job webhooks/${kind} completed`)).toMatchObject({
         request_id: push.request_id,
         queue: 'webhooks',

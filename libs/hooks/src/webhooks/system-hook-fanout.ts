@@ -1,5 +1,5 @@
 import { NamespaceAccess, type GroupEvent } from '@app/groups';
-import { EventStore, LodeConfig, type Decider, type DomainEvent, type OutboxJob } from '@app/platform';
+import { EventStore, LodeConfig, type Decider, type DomainEvent } from '@app/platform';
 import { ProjectQueries, type ProjectEvent, type RepositoryPushedData } from '@app/projects';
 import { UserQueries, type UserEvent } from '@app/users';
 import { Injectable } from '@nestjs/common';
@@ -85,7 +85,7 @@ export interface SystemEventInput {
 type SourceEvent = Extract<ProjectEvent | GroupEvent | UserEvent, { type: (typeof SYSTEM_HOOK_SOURCE_EVENTS)[number] }>;
 
 /**
- * Builds a domain event's system hook payloads once and answers one `deliver` job per system hook
+ * Builds a domain event's system hook payloads once and answers one delivery per system hook
  * that hears it. Names, paths, levels and keys come from the fold of the project's, group's or
  * user's stream (system-hook-traces.ts), so a deleted one still has them; full paths and owners from
  * the namespaces as they are now; a push's project and pusher from the rows, as the project hooks'.
@@ -102,11 +102,11 @@ export class SystemHookFanOut {
     private readonly config: LodeConfig,
   ) {}
 
-  /** The deliveries for one event (none when no system hook hears it); `deliver` builds them into jobs. */
-  async deliveries(
+  /** The deliveries for one event (none when no system hook hears it), each as `deliver` builds it. */
+  async deliveries<D>(
     input: SystemEventInput,
-    deliver: (hook: SystemHookTarget, payload: unknown, jobId: string) => OutboxJob,
-  ): Promise<OutboxJob[]> {
+    deliver: (hook: SystemHookTarget, payload: unknown, deliveryId: string) => D,
+  ): Promise<D[]> {
     const hooks = await this.hooks.targets();
     if (!hooks.length) return [];
     const announcements = await this.announce(input, hooks);

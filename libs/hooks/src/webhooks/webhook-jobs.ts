@@ -15,7 +15,7 @@ import { ProjectQueries, isTagRef, ruleMatches, type ProjectEvent, type Reposito
 import { UserQueries } from '@app/users';
 import { InjectQueue, Processor } from '@nestjs/bullmq';
 import type { Queue } from 'bullmq';
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { DeliveryLog } from '../delivery/delivery-log';
 import { DeliveryTargets } from '../delivery/delivery-targets';
 import { HookFailures } from '../delivery/hook-failures';
@@ -53,6 +53,11 @@ export type DeliverJob = {
   retriedByOperator?: boolean;
   /** `system`: a system hook's delivery (`projectId` 0, nothing recorded in a project hook's log); absent: a project hook's. */
   hookKind?: 'system';
+  /**
+   * The number of this job's first attempt: 2 for a delivery whose first attempt the fan-out made
+   * (see `deliverNow`), absent (1) for one queued by an older Lode.
+   */
+  firstAttempt?: number;
 };
 /** A recorded event a system hook hears of (system-hook-fanout.ts), written with the event. */
 export type SystemFanOutJob = { kind: 'system-fanout'; position: string; type: string; data: Record<string, unknown> };
@@ -77,6 +82,31 @@ export const WEBHOOK_JOBS = new JobQueue<WebhookJob>('webhooks', {
  * jobs' statements compete with the API's transactions for the pool's 20 connections. Kept at 16.
  */
 export const WEBHOOK_CONCURRENCY = 16;
+
+/** Requests one fan-out has in flight at once (its hooks are sent to together, at most this many). */
+export const FAN_OUT_SENDS = 32;
+
+/** The UUID name space of Lode's delivery UUIDs (RFC 9562 name-based, version 5). */
+const DELIVERY_UUID_NAMESPACE = Buffer.from('6f1d1a3c9e2b4f0a8c5d7e6b1a2f3c4d', 'hex');
+
+/**
+ * A delivery's `X-Gitlab-Event-UUID`, named by the instance and the delivery's stable id (its event's
+ * position, the hook, the payload's index): a fan-out run again after a crash sends each delivery
+ * with the UUID, and so the `Idempotency-Key`, of its first run, as the receiver must see on a retry.
+ */
+export function deliveryUuid(instance: string, deliveryId: string): string {
+  const h = createHash('sha1').update(DELIVERY_UUID_NAMESPACE).update(`${instance} ${deliveryId}`).digest();
+  h[6] = (h[6] & 0x0f) | 0x50;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+/** One delivery a fan-out makes: its job's data and stable id, should it need a retry. */
+interface Delivery {
+  data: DeliverJob;
+  jobId: string;
+}
 
 /** How often the delivery log's old entries are removed. */
 export const PRUNE_DELIVERY_LOG_EVERY_MS = 60 * 60 * 1000;
@@ -140,16 +170,17 @@ const matchesBranchFilter = (filter: string | null, ref: string) =>
   !filter || ruleMatches(filter, ref.replace(/^refs\/heads\//, ''));
 
 /**
- * Webhook delivery. The fan-out builds GitLab's payload once per ref update and queues one delivery
- * per subscribed hook (stable job ids: a fan-out run twice queues nothing twice). A delivery POSTs
- * with GitLab's headers, records the attempt in the hook's log, and throws on failure so BullMQ
- * retries it with backoff, keeping the same `X-Gitlab-Event-UUID`.
+ * Webhook delivery. The fan-out builds GitLab's payload once per ref update and sends it to every
+ * subscribed hook at once; a delivery that failed is queued as a job of its own (stable job ids: a
+ * fan-out run twice queues nothing twice), which throws on failure so BullMQ retries it with
+ * backoff, keeping the same `X-Gitlab-Event-UUID`. Each attempt POSTs with GitLab's headers and is
+ * recorded in the hook's log.
  */
 @Processor(WEBHOOKS_QUEUE, workerOptions({ concurrency: WEBHOOK_CONCURRENCY }))
 export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   protected readonly handlers: JobHandlers<WebhookJob> = {
     'push-fanout': (job) => this.fanOut(job.data, job.id),
-    deliver: (job) => this.deliver(job.data, job.attemptsMade + 1),
+    deliver: (job) => this.deliver(job.data, job.attemptsMade),
     'erase-gone-secrets': async () => {
       await this.secrets.eraseGone();
       await this.failures.eraseGone();
@@ -224,46 +255,107 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       if (!subscribed.length) return [];
       const payload = pushPayload(update, project, pusher, this.config);
       const event = hookEventName(update.ref);
-      return subscribed.map((h) =>
-        WEBHOOK_JOBS.job(
-          { kind: 'deliver', hookId: h.id, projectId, event, eventUuid: randomUUID(), payload },
+      return subscribed.map((h): Delivery => {
+        const id =
           position === undefined
             ? `deliver-${h.id}-${projectId}-${streamVersion}-${i}`
-            : `deliver-${h.id}-p${position}-${i}`,
-          { attempts: DELIVERY_ATTEMPTS, backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs } },
-        ),
-      );
+            : `deliver-${h.id}-p${position}-${i}`;
+        return {
+          jobId: id,
+          data: { kind: 'deliver', hookId: h.id, projectId, event, eventUuid: this.uuid(id), payload },
+        };
+      });
     });
-    // Through the outbox, like the jobs of events: a delivery Redis loses is sent again. A fan-out
-    // run twice writes nothing twice (the job ids are stable; the first UUID stays).
-    await this.outbox.enqueue(jobId, jobs);
+    await this.deliverNow(jobs, jobId);
   }
 
   /** A system hook event's payload, built once, and one delivery per system hook that hears it. */
   private async systemFanOut({ position, type, data }: SystemFanOutJob, jobId: string | undefined): Promise<void> {
-    const jobs = await this.systemFanOuts.deliveries({ position, type, data }, (hook, payload, deliveryId) =>
-      WEBHOOK_JOBS.job(
-        {
+    const jobs = await this.systemFanOuts.deliveries(
+      { position, type, data },
+      (hook, payload, deliveryId): Delivery => ({
+        jobId: deliveryId,
+        data: {
           kind: 'deliver',
           hookKind: 'system',
           hookId: hook.id,
           projectId: 0,
           event: 'System Hook',
-          eventUuid: randomUUID(),
+          eventUuid: this.uuid(deliveryId),
           payload,
         },
-        deliveryId,
-        { attempts: DELIVERY_ATTEMPTS, backoff: { type: 'exponential', delay: this.config.webhookRetryDelayMs } },
-      ),
+      }),
     );
-    if (jobs.length) await this.outbox.enqueue(jobId, jobs);
+    await this.deliverNow(jobs, jobId);
   }
 
-  private async deliver(job: DeliverJob, attempt: number): Promise<void> {
+  private uuid(deliveryId: string): string {
+    return deliveryUuid(this.config.externalUrl, deliveryId);
+  }
+
+  /**
+   * A fan-out's first attempts, made here, all hooks at once (FAN_OUT_SENDS at a time); only a
+   * delivery that failed becomes a job of its own, written through the outbox (attempts 2 to
+   * DELIVERY_ATTEMPTS, the same backoff as before: 10, 20 and 40 s by default). A job per delivery
+   * cost an outbox row, its relay, BullMQ's moves and a wait in the queue behind every other
+   * write's deliveries: under a steady stream of writes the deliveries fell minutes behind
+   * (bench/RESULTS.md, WEBHOOKS). A fan-out that crashes midway runs again and sends again, each
+   * delivery with its first UUID and `Idempotency-Key` (at least once, as before); its retries are
+   * written once (stable job ids).
+   */
+  private async deliverNow(deliveries: Delivery[], causedBy: string | undefined): Promise<void> {
+    if (!deliveries.length) return;
+    const failed = new Array<boolean>(deliveries.length).fill(false);
+    let next = 0;
+    const sender = async () => {
+      while (next < deliveries.length) {
+        const i = next++;
+        failed[i] = !(await this.attempt(deliveries[i].data, 1).catch((err: unknown) => {
+          this.logger.warn(`hook ${deliveries[i].data.hookId} delivery attempt 1: ${String(err)}`);
+          return false;
+        }));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(FAN_OUT_SENDS, deliveries.length) }, sender));
+    const retryDelay = this.config.webhookRetryDelayMs;
+    const retries = deliveries
+      .filter((_, i) => failed[i])
+      .map((d) =>
+        WEBHOOK_JOBS.job({ ...d.data, firstAttempt: 2 }, d.jobId, {
+          attempts: DELIVERY_ATTEMPTS - 1,
+          // Attempt 2 after the base delay, then doubling from twice it: the backoff of one job of 4 attempts.
+          delay: retryDelay,
+          backoff: { type: 'exponential', delay: 2 * retryDelay },
+        }),
+      );
+    // Through the outbox, like the jobs of events: a retry Redis loses is sent again.
+    await this.outbox.enqueue(causedBy, retries);
+  }
+
+  /** A queued delivery's attempt (a retry); throws when it failed, so BullMQ tries again with backoff. */
+  private async deliver(job: DeliverJob, attemptsMade: number): Promise<void> {
+    // An operator's retry starts the delivery's attempts over (BullMQ counts them from 0 again).
+    const attempt = (job.retriedByOperator ? 1 : (job.firstAttempt ?? 1)) + attemptsMade;
+    const error = await this.attempt(job, attempt).then(
+      (ok) => (ok ? undefined : (this.lastFailure.get(job) ?? 'the delivery failed')),
+      (err: unknown) => String(err),
+    );
+    this.lastFailure.delete(job);
+    if (error !== undefined) throw new Error(error);
+  }
+
+  /** Why each failed attempt failed, for the job that throws it (kept only until then). */
+  private readonly lastFailure = new WeakMap<DeliverJob, string>();
+
+  /**
+   * One attempt of a delivery: true when it is done (delivered, skipped while the hook is disabled,
+   * or the hook is gone), false when it failed and should be tried again.
+   */
+  private async attempt(job: DeliverJob, attempt: number): Promise<boolean> {
     const system = job.hookKind === 'system';
     // The hook, its secrets and failure state in one statement shared with the deliveries starting now.
     const target = await this.targets.of(system ? 'system' : 'project', job.hookId, job.projectId);
-    if (!target) return; // removed since the push: nothing to send, no log to write
+    if (!target) return true; // removed since the push: nothing to send, no log to write
     const { hook } = target;
     // Headers and failures are keyed by (kind, id), so a system hook's delivery uses them the same way.
     const outcome = await this.delivery.send({
@@ -276,11 +368,10 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       attempt,
       force: job.retriedByOperator === true,
     });
-    if (outcome === 'skipped') return;
-    if (!delivered(outcome)) {
-      // The detail (resolver answer, address, socket error) is for operators only.
-      if (outcome.error) this.logger.debug(`hook ${hook.id} delivery attempt ${attempt}: ${outcome.error}`);
-      throw new Error(outcome.error ?? `the receiver answered ${outcome.status}`);
-    }
+    if (outcome === 'skipped' || delivered(outcome)) return true;
+    // The detail (resolver answer, address, socket error) is for operators only.
+    if (outcome.error) this.logger.debug(`hook ${hook.id} delivery attempt ${attempt}: ${outcome.error}`);
+    this.lastFailure.set(job, outcome.error ?? `the receiver answered ${outcome.status}`);
+    return false;
   }
 }

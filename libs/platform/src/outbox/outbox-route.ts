@@ -9,7 +9,7 @@ export interface OutboxJob<D = unknown> {
   jobId: string;
   data: D;
   /** BullMQ options such as attempts and backoff. */
-  options?: { attempts?: number; backoff?: { type: 'exponential' | 'fixed'; delay: number } };
+  options?: { attempts?: number; delay?: number; backoff?: { type: 'exponential' | 'fixed'; delay: number } };
 }
 
 /**
