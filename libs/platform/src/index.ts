@@ -32,6 +32,7 @@ export {
 export { DependencyProbe } from './dependency-probe';
 export { execute, firstRow, oneRow, pgSql, rows, type PgClient, type Sql } from './database/sql';
 export { GroupCommit } from './database/group-commit';
+export { PreparedStatements } from './database/prepared-statements';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';
 export { PgEventStore, constraintOf } from './event-store/pg-event-store';
 export { assertNever, type Decider, type DomainEvent, type EventMetadata, type Recorded } from './event-store/recorded';

@@ -4,6 +4,7 @@ import { LodeConfig } from './config/lode-config';
 import { EventStore } from './event-store/event-store';
 import { PgEventStore } from './event-store/pg-event-store';
 import { DatabaseWatch } from './database/database-watch';
+import { PreparedStatements } from './database/prepared-statements';
 import { EmbeddedTransactionRouting } from './database/transaction-scope';
 import { DependencyProbe } from './dependency-probe';
 import { HealthController } from './http/health.controller';
@@ -48,6 +49,7 @@ export class PlatformModule {
         ProjectionStatus,
         DependencyProbe,
         DatabaseWatch,
+        PreparedStatements,
         EmbeddedTransactionRouting,
         JobKinds,
         QueueHandles,
@@ -74,6 +76,7 @@ export class PlatformModule {
         ProjectionStatus,
         DependencyProbe,
         DatabaseWatch,
+        PreparedStatements,
         JobKinds,
         QueueHandles,
         QueueStats,

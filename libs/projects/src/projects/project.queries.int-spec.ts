@@ -1,4 +1,12 @@
-import { Forbidden, NotFound, rows, type Actor, type EventStore } from '@app/platform';
+import {
+  Forbidden,
+  NotFound,
+  PreparedStatements,
+  rows,
+  type Actor,
+  type EventStore,
+  type LodeConfig,
+} from '@app/platform';
 import type { EntityManager } from 'typeorm';
 import {
   actor,
@@ -95,7 +103,9 @@ describe('ProjectQueries', () => {
   const inWorld = (test: (q: ProjectQueries, db: EntityManager) => Promise<void>) =>
     pg.rollingBack(async (db) => {
       await pg.given(db, ...world);
-      await test(new ProjectQueries(asDataSource(db), store), db);
+      // Inside the test's transaction: the prepared reads go through it, as any read in a transaction does.
+      const prepared = new PreparedStatements(asDataSource(db), { embeddedDatabase: false } as LodeConfig);
+      await test(new ProjectQueries(asDataSource(db), store, prepared), db);
     });
   const ids = (found: { rows: { id: number }[] }) => found.rows.map((p) => p.id);
   const listed = async (q: ProjectQueries, who: Actor | undefined, f: Partial<ProjectListFilters> = {}) => {

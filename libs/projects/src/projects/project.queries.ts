@@ -1,4 +1,14 @@
-import { EventStore, firstRow, Forbidden, NotFound, oneRow, rows, type Actor, type PageParams } from '@app/platform';
+import {
+  EventStore,
+  firstRow,
+  Forbidden,
+  NotFound,
+  oneRow,
+  PreparedStatements,
+  rows,
+  type Actor,
+  type PageParams,
+} from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import {
@@ -141,6 +151,7 @@ export class ProjectQueries {
   constructor(
     private readonly dataSource: DataSource,
     private readonly store: EventStore,
+    private readonly prepared: PreparedStatements,
   ) {}
 
   /** The project if the caller may see it (404 `Project Not Found` otherwise), by id or URL-encoded full path. */
@@ -154,8 +165,8 @@ export class ProjectQueries {
     const match = byId ? 'p.id = $2::int' : `lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`;
     const params = byId ? [actor?.id ?? null, path] : [actor?.id ?? null, path.slice(0, slash), path.slice(slash + 1)];
     // An anonymous caller has no levels: the lean columns spare the planner and executor the access subqueries.
-    const row = await firstRow<ProjectRow>(
-      this.dataSource,
+    // A named statement: its plan (5 ms, where running it takes 0.2) is kept per connection.
+    const row = await this.prepared.firstRow<ProjectRow>(
       `select ${actor ? SELECT : SELECT_LEAN} ${FROM} where ${match} and ${projectVisibleSql('p', actor, '$1')}`,
       params,
     );
@@ -165,7 +176,7 @@ export class ProjectQueries {
 
   /** A project whatever its visibility, without anyone's levels: for workers acting for the system. */
   async findForSystem(id: number): Promise<ProjectRow | undefined> {
-    return firstRow<ProjectRow>(this.dataSource, `select ${SELECT_LEAN} ${FROM} where p.id = $2`, [null, id]);
+    return this.prepared.firstRow<ProjectRow>(`select ${SELECT_LEAN} ${FROM} where p.id = $2`, [null, id]);
   }
 
   /**
@@ -175,8 +186,7 @@ export class ProjectQueries {
   async findByPathForSystem(fullPath: string): Promise<ProjectRow | undefined> {
     const slash = fullPath.lastIndexOf('/');
     if (slash <= 0) return undefined;
-    return firstRow<ProjectRow>(
-      this.dataSource,
+    return this.prepared.firstRow<ProjectRow>(
       `select ${SELECT_LEAN} ${FROM} where lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`,
       [null, fullPath.slice(0, slash), fullPath.slice(slash + 1)],
     );
