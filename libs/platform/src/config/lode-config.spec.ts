@@ -29,6 +29,15 @@ describe('LodeConfig', () => {
     });
   });
 
+  describe('LODE_DB_PREPARED_STATEMENTS', () => {
+    it('is on unless set false (a pooler that keeps no named statements)', () => {
+      expect(LodeConfig.fromEnv({}).dbPreparedStatements).toBe(true);
+      expect(LodeConfig.fromEnv({ LODE_DB_PREPARED_STATEMENTS: '' }).dbPreparedStatements).toBe(true);
+      expect(LodeConfig.fromEnv({ LODE_DB_PREPARED_STATEMENTS: 'true' }).dbPreparedStatements).toBe(true);
+      expect(LodeConfig.fromEnv({ LODE_DB_PREPARED_STATEMENTS: 'false' }).dbPreparedStatements).toBe(false);
+    });
+  });
+
   describe('LODE_LOG_FORMAT', () => {
     it('takes json and pretty; by default pretty on a terminal, json otherwise', () => {
       expect(LodeConfig.fromEnv({ LODE_LOG_FORMAT: 'json' }).logFormat).toBe('json');

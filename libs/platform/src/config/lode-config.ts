@@ -34,6 +34,11 @@ export class LodeConfig {
   rootEmail = 'admin@example.com';
   rootPassword?: string;
   allowLocalWebhooks = false;
+  /**
+   * Whether the hottest reads are named statements planned once per connection (PreparedStatements);
+   * off for a pooler that does not keep them (PgBouncer in transaction mode before 1.21).
+   */
+  dbPreparedStatements = true;
   /** One webhook delivery attempt's limit: connect, send and the receiver's answer. */
   webhookTimeoutMs = 10_000;
   /** Bounds of a compare's diffs; past any of them the answer says `compare_timeout: true`. */
@@ -177,6 +182,10 @@ export class LodeConfig {
     c.rootEmail = env.LODE_ROOT_EMAIL || c.rootEmail;
     c.rootPassword = env.LODE_ROOT_PASSWORD || undefined;
     c.allowLocalWebhooks = bool(env.LODE_ALLOW_LOCAL_WEBHOOKS);
+    c.dbPreparedStatements =
+      env.LODE_DB_PREPARED_STATEMENTS === undefined ||
+      env.LODE_DB_PREPARED_STATEMENTS === '' ||
+      bool(env.LODE_DB_PREPARED_STATEMENTS);
     c.webhookTimeoutMs = int(env.LODE_WEBHOOK_TIMEOUT, c.webhookTimeoutMs / 1000, 'LODE_WEBHOOK_TIMEOUT') * 1000;
     c.webhookDisableBaseMs = Math.max(
       1,

@@ -22,7 +22,7 @@ describe('PreparedStatements', () => {
     await ds.initialize();
     await ds.query(`create table things (id int primary key, name text)`);
     await ds.query(`insert into things values (1, 'one'), (2, 'two')`);
-    prepared = new PreparedStatements(ds, { embeddedDatabase: false } as LodeConfig);
+    prepared = new PreparedStatements(ds, { embeddedDatabase: false, dbPreparedStatements: true } as LodeConfig);
   });
   afterAll(async () => {
     await ds.destroy();
@@ -54,5 +54,12 @@ describe('PreparedStatements', () => {
     const failed = await prepared.rows('select t.* from things t where t.id = $1::int', ['x']).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(QueryFailedError);
     expect((failed as { code?: string }).code).toBe('22P02');
+  });
+
+  it('with LODE_DB_PREPARED_STATEMENTS=false, sends the statement unnamed (a pooler that keeps none)', async () => {
+    const unnamed = new PreparedStatements(ds, { embeddedDatabase: false, dbPreparedStatements: false } as LodeConfig);
+    const text = 'select t.name from things t where t.id = $1';
+    expect(await unnamed.firstRow(text, [2])).toEqual({ name: 'two' });
+    expect((await preparedOnServer()).filter((s) => s.statement === text)).toEqual([]);
   });
 });

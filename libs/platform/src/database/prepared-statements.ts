@@ -18,7 +18,9 @@ interface PgPool {
  * Only constant texts may come here (a name per text, per pooled connection: a text built from input
  * would prepare without end). A read runs on a pooled connection, as `DataSource.query` runs it (so
  * inside a transaction it sees what is committed, as before); on the embedded database (one session,
- * held by each transaction in turn, which `DataSource.query` is routed into) it goes the ordinary way. A statement whose result columns
+ * held by each transaction in turn, which `DataSource.query` is routed into), and with
+ * LODE_DB_PREPARED_STATEMENTS=false (a pooler in front that does not keep named statements across
+ * transactions), it goes the ordinary way. A statement whose result columns
  * changed under it (another process's migration added a column to `select p.*`) is prepared again
  * under a new name.
  */
@@ -36,7 +38,8 @@ export class PreparedStatements {
 
   async rows<T>(sql: string, params: unknown[]): Promise<T[]> {
     const pool = (this.dataSource.driver as unknown as { master?: PgPool } | undefined)?.master;
-    if (!pool || this.config.embeddedDatabase) return rows<T>(this.dataSource, sql, params);
+    if (!pool || this.config.embeddedDatabase || !this.config.dbPreparedStatements)
+      return rows<T>(this.dataSource, sql, params);
     try {
       return (await pool.query({ name: this.nameOf(sql), text: sql, values: params })).rows as T[];
     } catch (err) {

@@ -104,7 +104,10 @@ describe('ProjectQueries', () => {
     pg.rollingBack(async (db) => {
       await pg.given(db, ...world);
       // Inside the test's transaction: the prepared reads go through it, as any read in a transaction does.
-      const prepared = new PreparedStatements(asDataSource(db), { embeddedDatabase: false } as LodeConfig);
+      const prepared = new PreparedStatements(asDataSource(db), {
+        embeddedDatabase: false,
+        dbPreparedStatements: true,
+      } as LodeConfig);
       await test(new ProjectQueries(asDataSource(db), store, prepared), db);
     });
   const ids = (found: { rows: { id: number }[] }) => found.rows.map((p) => p.id);
