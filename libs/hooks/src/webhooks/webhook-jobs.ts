@@ -310,10 +310,11 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
     const sender = async () => {
       while (next < deliveries.length) {
         const i = next++;
-        failed[i] = !(await this.attempt(deliveries[i].data, 1).catch((err: unknown) => {
-          this.logger.warn(`hook ${deliveries[i].data.hookId} delivery attempt 1: ${String(err)}`);
-          return false;
-        }));
+        failed[i] =
+          (await this.attempt(deliveries[i].data, 1).catch((err: unknown) => {
+            this.logger.warn(`hook ${deliveries[i].data.hookId} delivery attempt 1: ${String(err)}`);
+            return String(err);
+          })) !== undefined;
       }
     };
     await Promise.all(Array.from({ length: Math.min(FAN_OUT_SENDS, deliveries.length) }, sender));
@@ -336,26 +337,19 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
   private async deliver(job: DeliverJob, attemptsMade: number): Promise<void> {
     // An operator's retry starts the delivery's attempts over (BullMQ counts them from 0 again).
     const attempt = (job.retriedByOperator ? 1 : (job.firstAttempt ?? 1)) + attemptsMade;
-    const error = await this.attempt(job, attempt).then(
-      (ok) => (ok ? undefined : (this.lastFailure.get(job) ?? 'the delivery failed')),
-      (err: unknown) => String(err),
-    );
-    this.lastFailure.delete(job);
-    if (error !== undefined) throw new Error(error);
+    const failure = await this.attempt(job, attempt).catch((err: unknown) => String(err));
+    if (failure !== undefined) throw new Error(failure);
   }
 
-  /** Why each failed attempt failed, for the job that throws it (kept only until then). */
-  private readonly lastFailure = new WeakMap<DeliverJob, string>();
-
   /**
-   * One attempt of a delivery: true when it is done (delivered, skipped while the hook is disabled,
-   * or the hook is gone), false when it failed and should be tried again.
+   * One attempt of a delivery: undefined when it is done (delivered, skipped while the hook is
+   * disabled, or the hook is gone), else why it failed (it should be tried again).
    */
-  private async attempt(job: DeliverJob, attempt: number): Promise<boolean> {
+  private async attempt(job: DeliverJob, attempt: number): Promise<string | undefined> {
     const system = job.hookKind === 'system';
     // The hook, its secrets and failure state in one statement shared with the deliveries starting now.
     const target = await this.targets.of(system ? 'system' : 'project', job.hookId, job.projectId);
-    if (!target) return true; // removed since the push: nothing to send, no log to write
+    if (!target) return undefined; // removed since the push: nothing to send, no log to write
     const { hook } = target;
     // Headers and failures are keyed by (kind, id), so a system hook's delivery uses them the same way.
     const outcome = await this.delivery.send({
@@ -368,10 +362,9 @@ export class WebhookJobsProcessor extends JobProcessor<WebhookJob> {
       attempt,
       force: job.retriedByOperator === true,
     });
-    if (outcome === 'skipped' || delivered(outcome)) return true;
+    if (outcome === 'skipped' || delivered(outcome)) return undefined;
     // The detail (resolver answer, address, socket error) is for operators only.
     if (outcome.error) this.logger.debug(`hook ${hook.id} delivery attempt ${attempt}: ${outcome.error}`);
-    this.lastFailure.set(job, outcome.error ?? `the receiver answered ${outcome.status}`);
-    return false;
+    return outcome.error ?? `the receiver answered ${outcome.status}`;
   }
 }

@@ -144,6 +144,38 @@ const SELECT_LEAN = `p.*, ${namespaceColumnsSql('n')}, o.id as owner_id, o.name 
 /** Projects with their namespace (`n`) and, for a personal namespace, its owner (`o`). */
 const FROM = `from projects p ${namespaceJoinSql('n', 'p.namespace_id')} ${userJoinSql('o', 'n.owner_id', 'left join')} and n.kind = 'user'`;
 
+type CallerClass = 'anonymous' | 'user' | 'admin';
+const callerClass = (actor: Actor | undefined): CallerClass =>
+  !actor ? 'anonymous' : actor.isAdmin ? 'admin' : 'user';
+/**
+ * `getVisible`'s statement per caller class, by id and by full path: six constant texts built once
+ * (every project route reads one; building its 3 KB anew each time cost the name cache a hash per request).
+ */
+const VISIBLE_SQL = (() => {
+  const texts = {} as Record<`${CallerClass} ${'id' | 'path'}`, string>;
+  const classes: [CallerClass, Actor | undefined][] = [
+    ['anonymous', undefined],
+    ['user', { isAdmin: false } as Actor],
+    ['admin', { isAdmin: true } as Actor],
+  ];
+  for (const [kind, actor] of classes) {
+    // By path: the namespace's full path and the project's own path, each on its unique index. (Matching
+    // `lower(n.full_path || '/' || p.path)` scanned every project: 8 ms a git request at 16,000 projects.)
+    for (const [by, match] of [
+      ['id', 'p.id = $2::int'],
+      ['path', 'lower(n.full_path) = lower($2) and lower(p.path) = lower($3)'],
+    ] as const) {
+      // An anonymous caller has no levels: the lean columns spare the planner and executor the access subqueries.
+      texts[`${kind} ${by}`] =
+        `select ${actor ? SELECT : SELECT_LEAN} ${FROM} where ${match} and ${projectVisibleSql('p', actor, '$1')}`;
+    }
+  }
+  return texts;
+})();
+
+const SYSTEM_BY_ID_SQL = `select ${SELECT_LEAN} ${FROM} where p.id = $2`;
+const SYSTEM_BY_PATH_SQL = `select ${SELECT_LEAN} ${FROM} where lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`;
+
 const likeEscape = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 @Injectable()
@@ -160,14 +192,10 @@ export class ProjectQueries {
     const path = String(idOrPath);
     const slash = path.lastIndexOf('/');
     if (!byId && slash <= 0) throw new NotFound('Project'); // a project's full path always has its namespace's
-    // By path: the namespace's full path and the project's own path, each on its unique index. (Matching
-    // `lower(n.full_path || '/' || p.path)` scanned every project: 8 ms a git request at 16,000 projects.)
-    const match = byId ? 'p.id = $2::int' : `lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`;
     const params = byId ? [actor?.id ?? null, path] : [actor?.id ?? null, path.slice(0, slash), path.slice(slash + 1)];
-    // An anonymous caller has no levels: the lean columns spare the planner and executor the access subqueries.
     // A named statement: its plan (5 ms, where running it takes 0.2) is kept per connection.
     const row = await this.prepared.firstRow<ProjectRow>(
-      `select ${actor ? SELECT : SELECT_LEAN} ${FROM} where ${match} and ${projectVisibleSql('p', actor, '$1')}`,
+      VISIBLE_SQL[`${callerClass(actor)} ${byId ? 'id' : 'path'}`],
       params,
     );
     if (!row) throw new NotFound('Project');
@@ -176,7 +204,7 @@ export class ProjectQueries {
 
   /** A project whatever its visibility, without anyone's levels: for workers acting for the system. */
   async findForSystem(id: number): Promise<ProjectRow | undefined> {
-    return this.prepared.firstRow<ProjectRow>(`select ${SELECT_LEAN} ${FROM} where p.id = $2`, [null, id]);
+    return this.prepared.firstRow<ProjectRow>(SYSTEM_BY_ID_SQL, [null, id]);
   }
 
   /**
@@ -186,10 +214,11 @@ export class ProjectQueries {
   async findByPathForSystem(fullPath: string): Promise<ProjectRow | undefined> {
     const slash = fullPath.lastIndexOf('/');
     if (slash <= 0) return undefined;
-    return this.prepared.firstRow<ProjectRow>(
-      `select ${SELECT_LEAN} ${FROM} where lower(n.full_path) = lower($2) and lower(p.path) = lower($3)`,
-      [null, fullPath.slice(0, slash), fullPath.slice(slash + 1)],
-    );
+    return this.prepared.firstRow<ProjectRow>(SYSTEM_BY_PATH_SQL, [
+      null,
+      fullPath.slice(0, slash),
+      fullPath.slice(slash + 1),
+    ]);
   }
 
   /** 404 when invisible, 403 when visible but the caller's level is below `level` (administrators pass). */
