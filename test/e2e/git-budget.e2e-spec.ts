@@ -131,6 +131,65 @@ describe('the heavy git work budget', () => {
   );
 
   it(
+    "a GET's archive is sent by a niced cat outside the server's process, on a connection the server no longer counts; a HEAD is answered by the server",
+    async () => {
+      const whole = await fetchAll(archive('.tar'));
+      expect(whole.status).toBe(200);
+      const server = t.app.getHttpServer() as import('node:http').Server;
+      const connections = () => new Promise<number>((resolve) => server.getConnections((_, n) => resolve(n)));
+      server.closeIdleConnections();
+      await eventually(async () => (await connections()) === 0, 5_000, 20);
+
+      // A client that reads the head and stops: the rest waits in the cat sending it.
+      const request = get({ host: '127.0.0.1', port, path: archive('.tar'), agent: false });
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        request.on('response', resolve);
+        request.on('error', reject);
+      });
+      res.pause();
+      expect(res.statusCode).toBe(200);
+      expect(res.headers).toMatchObject({
+        connection: 'close',
+        'content-length': String(whole.body.length),
+        'content-type': 'application/octet-stream',
+        etag: whole.headers.etag,
+        'content-disposition': whole.headers['content-disposition'],
+        'x-request-id': expect.any(String),
+      });
+      expect(res.headers.date).toBeDefined();
+      const cats = await eventually(
+        () => {
+          const found = descendants().filter((p) => p.name === 'cat');
+          if (!found.length) throw new Error('no cat yet');
+          return found;
+        },
+        20_000,
+        20,
+      );
+      expect(cats).toHaveLength(1);
+      expect(cats[0].nice).toBe(Math.min(19, getPriority(0) + 10));
+      // The connection is the cat's: the server counts none (its graceful stop waits for the rest).
+      expect(await connections()).toBe(0);
+
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.resume();
+      await new Promise((resolve) => res.on('end', resolve));
+      expect(Buffer.concat(chunks).equals(whole.body)).toBe(true);
+      await eventually(() => !descendants().some((p) => p.name === 'cat'), 10_000, 20);
+
+      const head = await new Promise<IncomingMessage>((resolve, reject) =>
+        get({ host: '127.0.0.1', port, path: archive('.tar'), method: 'HEAD' }, resolve).on('error', reject),
+      );
+      head.resume();
+      expect(head.statusCode).toBe(200);
+      expect(head.headers['content-length']).toBe(String(whole.body.length));
+      expect(head.headers.connection).not.toBe('close');
+    },
+    SLOW,
+  );
+
+  it(
     'a clone past the budget gets the plain 503 git prints, and clones again once the slot is free',
     async () => {
       // The one clone slot is taken through the process's own budget, as a running upload-pack takes
@@ -159,6 +218,11 @@ describe('the heavy git work budget', () => {
  * their nice level (`/proc/<pid>/stat` field 19).
  */
 function gitChildren(): { name: string; nice: number }[] {
+  return descendants().filter((p) => p.name === 'git' || p.name === 'bzip2');
+}
+
+/** This process's descendants, with their nice level (`/proc/<pid>/stat` field 19). */
+function descendants(): { name: string; nice: number }[] {
   const procs: { pid: number; ppid: number; name: string; nice: number }[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     let stat: string;
@@ -180,5 +244,5 @@ function gitChildren(): { name: string; nice: number }[] {
         grew = true;
       }
   }
-  return procs.filter((p) => ours.has(p.pid) && (p.name === 'git' || p.name === 'bzip2'));
+  return procs.filter((p) => ours.has(p.pid) && p.pid !== process.pid);
 }

@@ -205,13 +205,29 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
     expect(res.status).toBe(200);
     expect(res.headers['x-request-id']).toBe(requestId);
     const anonymous = await t.http().get('/api/v4/version');
+    // An archive's body is sent by another process (the git helper's cat): the request is logged
+    // when the connection is handed over, with the status sent.
+    const archiveId = `obs-archive-${Date.now()}`;
+    const archive = await t
+      .http()
+      .get(`/api/v4/projects/${project.id}/repository/archive.tar`)
+      .set('PRIVATE-TOKEN', user.token)
+      .set('X-Request-Id', archiveId)
+      .buffer(true)
+      .parse((r, done) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+    expect(archive.status).toBe(200);
+    expect((archive.body as Buffer).length).toBe(Number(archive.headers['content-length']));
     const lines = (await eventually(() => {
       const parsed = logged
         .join('')
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l) as Record<string, unknown>);
-      return parsed.some((l) => l.request_id === requestId) && parsed;
+      return parsed.some((l) => l.request_id === requestId) && parsed.some((l) => l.request_id === archiveId) && parsed;
     })) as Record<string, unknown>[];
     const line = lines.find((l) => l.request_id === requestId)!;
     expect(line).toMatchObject({
@@ -226,6 +242,11 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
     expect(typeof line.time).toBe('string');
     expect(new Date(line.time as string).getTime()).toBeGreaterThan(Date.now() - 60_000);
     expect(line.duration).toBeGreaterThan(0);
+    expect(lines.find((l) => l.request_id === archiveId)).toMatchObject({
+      msg: 'GET /api/v4/projects/:id/repository/archive.:format 200',
+      status: 200,
+      user_id: user.id,
+    });
     const other = lines.find((l) => l.request_id === anonymous.headers['x-request-id'])!;
     expect(other).toMatchObject({ route: '/api/v4/version', user_id: null });
     // Nest's own lines are pino lines too, but its start-up chatter (a line per module, controller

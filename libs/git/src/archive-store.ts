@@ -1,12 +1,10 @@
 import { Logger } from '@nestjs/common';
-import type { ChildProcess, ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { archiveStarted, trackProcess } from './process-gauges';
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Duplex } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { archiveCachePath } from './git-cli';
 import type { Archive, ArchiveExtension, RepoRef } from './git-repositories';
 import type { GitWorkBudget } from './work-budget';
@@ -68,57 +66,58 @@ export class ArchiveStore {
       });
       existing = await stat(file);
     }
-    // 1 MB reads instead of 64 KB: a 100 MB archive is 100 writes to the socket rather than 1,600,
-    // which is what twenty concurrent downloads cost every other request (bench PERF-10).
-    return { stream: createReadStream(file, { highWaterMark: ARCHIVE_CHUNK }), size: existing.size, etag, cached };
+    return {
+      // 1 MB reads instead of 64 KB where this process sends it (HEAD, no helper): a 100 MB archive
+      // is 100 writes to the socket rather than 1,600.
+      read: () => createReadStream(file, { highWaterMark: ARCHIVE_CHUNK }),
+      sendTo: async (socket, head) => (await this.budget.sendFile(socket, head, file)) !== undefined,
+      size: existing.size,
+      etag,
+      cached,
+    };
   }
 
   /**
-   * Writes the archive to a temporary file beside its cache name (`git archive`, compressed on the
-   * way, never held in memory) and renames it into place when complete. Two requests racing for
-   * the same archive in two processes each write their own file; the last rename wins, and both
-   * are whole (within a process the budget's single flight makes it once).
+   * Has git write the archive to a temporary file beside its cache name and renames it into place
+   * when complete. git writes the file itself (`--output`), compressing tar.gz in process (git
+   * 2.38+) and tar.bz2 through the bzip2 it starts (`tar.<format>.command`, at git's nice level): no
+   * byte of it passes this process. (Piping it here cost the server's loop a 100 MB copy per cold
+   * archive, and Node's zlib cost a cold archive 1.8 x `git archive --format=tar.gz`, bench PERF-10.)
+   * Two requests racing for the same archive in two processes each write their own file; the last
+   * rename wins, and both are whole (within a process the budget's single flight makes it once).
    */
   private async make(repo: string, sha: string, ext: ArchiveExtension, prefix: string, file: string): Promise<void> {
     await mkdir(dirname(file), { recursive: true });
     const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
-    // git compresses tar.gz itself (in process since git 2.38): piping a tar through Node's zlib
-    // cost a cold archive 1.8 x `git archive --format=tar.gz` (bench PERF-10). bzip2 stays a pipe.
     archiveStarted();
+    const compressor = ext === 'tar.bz2' ? ['-c', 'tar.tar.bz2.command=bzip2 -c'] : [];
     const git = trackProcess(
-      this.budget.spawn('git', ['archive', `--format=${ext === 'tar.bz2' ? 'tar' : ext}`, `--prefix=${prefix}/`, sha], {
-        cwd: repo,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      }) as ChildProcessWithoutNullStreams,
+      this.budget.spawn(
+        'git',
+        [...compressor, 'archive', `--format=${ext}`, `--prefix=${prefix}/`, `--output=${tmp}`, sha],
+        {
+          cwd: repo,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      ) as ChildProcessWithoutNullStreams,
     );
     let stderr = '';
-    git.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve, reject) => {
-      git.on('error', reject);
-      git.on('close', resolve);
+    git.stderr.on('data', (d: Buffer) => {
+      if (stderr.length < 4096) stderr += d.toString();
     });
-    const stages: (NodeJS.ReadableStream | NodeJS.WritableStream)[] = [git.stdout];
-    let compressor: ChildProcess | undefined;
-    if (ext === 'tar.bz2') {
-      compressor = trackProcess(this.budget.spawn('bzip2', ['-c'], { stdio: ['pipe', 'pipe', 'ignore'] }));
-      stages.push(duplexOf(compressor));
-    }
+    git.stdout.resume();
     try {
-      await (pipeline as (...streams: unknown[]) => Promise<void>)(...stages, createWriteStream(tmp));
-      const code = await exited;
+      const code = await new Promise<number | null>((resolve, reject) => {
+        git.on('error', reject);
+        git.on('close', resolve);
+      });
       if (code !== 0) throw new Error(`git archive exited with ${code}: ${stderr.trim()}`);
       await rename(tmp, file);
     } catch (err) {
       git.kill();
-      compressor?.kill();
       await rm(tmp, { force: true });
       this.logger.error(`archive of ${sha} in ${repo} failed: ${String(err)}`);
       throw err;
     }
   }
-}
-
-/** A child process as one duplex stream: its stdin written, its stdout read. */
-function duplexOf(child: ChildProcess): Duplex {
-  return Duplex.from({ writable: child.stdin!, readable: child.stdout! });
 }

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import type { SizedFile } from './repository-contents';
@@ -216,7 +217,14 @@ export type ArchiveExtension = 'tar.gz' | 'tar.bz2' | 'tar' | 'zip';
 
 /** A complete archive file, streamed with its length. */
 export interface Archive {
-  stream: Readable;
+  /** The whole archive (its cache file, opened when called). */
+  read(): Readable;
+  /**
+   * Answers the HTTP request on `socket`: `head` (the status line and headers), then the archive,
+   * sent from outside this process (GitWorkBudget.sendFile). Undefined, the connection untouched,
+   * where that cannot be done: the caller sends `read()` itself. Resolves once it is sent off.
+   */
+  sendTo(socket: Socket, head: string): Promise<boolean>;
   size: number;
   etag: string;
   /** Served from the cache rather than made for this request. */

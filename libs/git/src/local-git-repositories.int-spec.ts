@@ -156,10 +156,9 @@ describe('LocalGitRepositories', () => {
     const head = (await git.resolveCommit(repo, 'files'))!.id;
     const first = await git.archive(repo, head, 'tar', 'p');
     expect(first.cached).toBe(false);
-    expect((await readAll(first.stream)).length).toBe(first.size);
+    expect((await readAll(first.read())).length).toBe(first.size);
     const again = await git.archive(repo, head, 'tar', 'p');
     expect(again).toMatchObject({ cached: true, size: first.size, etag: first.etag });
-    again.stream.destroy();
   });
 
   it('clones a fork from its source and removes a repository with its archive cache', async () => {

@@ -2,7 +2,8 @@ import { Unavailable, type GitBudgetSettings } from '@app/platform';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
-import { spawnFromHelper } from './spawn-helper';
+import type { Socket } from 'node:net';
+import { sendFileFromHelper, spawnFromHelper } from './spawn-helper';
 
 /** The kinds of heavy git work, each with its own slots. */
 export type GitWorkKind = 'archive' | 'clone' | 'push' | 'walk';
@@ -175,7 +176,7 @@ export class GitWorkBudget {
     const level = this.settings.nice;
     // From the small helper process, not this big one (spawn-helper.ts says why).
     const start = this.settings.spawnHelper ? spawnFromHelper : spawn;
-    if (level > 0 && HAS_NICE) return start(NICE, ['-n', String(level), file, ...args], options);
+    if (level > 0 && HAS_NICE) return start(...this.niced(file, args), options);
     const child = start(file, args, options);
     if (level > 0 && child.pid !== undefined) {
       try {
@@ -186,6 +187,23 @@ export class GitWorkBudget {
       }
     }
     return child;
+  }
+
+  /**
+   * Answers an HTTP request on `socket` with `head` and then the whole of `file`, sent by a `cat`
+   * the helper starts at the budget's nice level with the connection as its output
+   * (sendFileFromHelper): undefined, the connection untouched, where the helper is off or cannot
+   * take it.
+   */
+  sendFile(socket: Socket, head: string, file: string): Promise<{ ended: Promise<boolean> } | undefined> {
+    if (!this.settings.spawnHelper) return Promise.resolve(undefined);
+    const [command, args] =
+      this.settings.nice > 0 && HAS_NICE ? this.niced('cat', ['--', file]) : ['cat', ['--', file]];
+    return sendFileFromHelper(socket, head, command, args);
+  }
+
+  private niced(file: string, args: string[]): [string, string[]] {
+    return [NICE, ['-n', String(this.settings.nice), file, ...args]];
   }
 
   /** For the metrics. */

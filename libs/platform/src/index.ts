@@ -139,6 +139,7 @@ export {
 export { RouteIntPipe, intParam, NO_SUCH_ID } from './http/id-params';
 export { ToBool, ToInt, ToStringArray, ToIntArray, Trim, toBool, toInt, MAX_INT } from './http/transforms';
 export { sendJson } from './http/json-response';
+export { markAnsweredElsewhere, responseHead } from './http/answered-elsewhere';
 export { VersionController, buildRevision } from './http/version.controller';
 export { MetadataController } from './http/metadata.controller';
 export { WorkerHealthServer } from './http/worker-health-server';

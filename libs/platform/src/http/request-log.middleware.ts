@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { RequestContexts, type Actor } from '../context';
 import { Logs } from '../logging/log-output';
 import type { Metrics } from '../metrics/metrics';
+import { answeredElsewhere } from './answered-elsewhere';
 
 /** Git over smart HTTP is served by middleware, not by a Nest route: its routes by their git suffix. */
 const GIT_ROUTE = /\.git\/(info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/)/;
@@ -52,7 +53,8 @@ export function requestLogMiddleware(metrics: Metrics): RequestHandler {
       done = true;
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = routeOf(req);
-      const status = res.writableFinished ? res.statusCode : 499;
+      // An answer another process sends (an archive download) is logged when it is handed over.
+      const status = res.writableFinished || answeredElsewhere(res) ? res.statusCode : 499;
       metrics.httpDuration.observe({ method: req.method, route, status: String(status) }, seconds);
       const actor = (req as Request & { actor?: Actor }).actor ?? context?.actor;
       const line = {
