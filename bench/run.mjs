@@ -130,7 +130,11 @@ try {
     try {
       const figures = await w.run(ctx);
       // PERF-16 judges the footprint after PERF-1..3 (the API's reads), before repository work.
-      if (w.id === 'PERF-3') ctx.rssAfterReadsMb = memoryMb(lode.pid).rss;
+      if (w.id === 'PERF-3') {
+        const m = memoryMb(lode.pid);
+        ctx.rssAfterReadsMb = m.rss;
+        log(`after PERF-3: RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)}); ${await heapFigures(lode)}`);
+      }
       const verdict = w.check(figures, ctx);
       results.push({ id: w.id, name: w.name, target: w.target, figures, ...verdict });
     } catch (err) {
@@ -145,6 +149,7 @@ try {
     }
   }
   const rss = memoryMb(lode.pid);
+  log(`at the end: RSS ${Math.round(rss.rss)} MB (anonymous ${Math.round(rss.anon)}, files ${Math.round(rss.file)}); ${await heapFigures(lode)}`);
   const document = {
     date: new Date().toISOString(),
     quick,
@@ -178,4 +183,17 @@ try {
   // The synthetic repository's source (up to 100 MB in the temporary directory), when a workload made it.
   const made = await ctx?.repository?.catch(() => undefined);
   if (made) rmSync(made.source, { recursive: true, force: true });
+}
+
+/** V8's heap (used of total) and memory outside it, from the server's metrics, in MB. */
+async function heapFigures(lode) {
+  try {
+    const text = await (
+      await fetch(lode.url('/x').replace(/\/api\/v4\/x$/, '/-/metrics'), { headers: { 'PRIVATE-TOKEN': lode.rootToken } })
+    ).text();
+    const mb = (name) => Math.round(Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576);
+    return `V8 heap ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`;
+  } catch (err) {
+    return `metrics unreadable: ${err.message}`;
+  }
 }

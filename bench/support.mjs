@@ -23,7 +23,13 @@ export function repositoryDir(dataDir, projectId) {
 export function memoryMb(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key) => parseInt(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? '0', 10);
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  return {
+    rss: kb('VmRSS') / 1024,
+    peak: kb('VmHWM') / 1024,
+    // Anonymous memory (V8's heap, malloc) and file pages mapped (code, libgit2's pack windows).
+    anon: kb('RssAnon') / 1024,
+    file: kb('RssFile') / 1024,
+  };
 }
 
 /**

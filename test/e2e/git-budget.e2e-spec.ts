@@ -3,7 +3,7 @@ import { defaultGitBudget } from '@app/platform';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { get, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { git, gitOk, tempDirs } from '../support/git';
@@ -185,6 +185,44 @@ describe('the heavy git work budget', () => {
       expect(head.statusCode).toBe(200);
       expect(head.headers['content-length']).toBe(String(whole.body.length));
       expect(head.headers.connection).not.toBe('close');
+    },
+    SLOW,
+  );
+
+  it(
+    'pipelined archive requests are answered in order by the server itself, each whole',
+    async () => {
+      const whole = await fetchAll(archive('.tar'));
+      const request = `GET ${archive('.tar')} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+      const socket = connect({ host: '127.0.0.1', port });
+      const received: Buffer[] = [];
+      socket.on('data', (c: Buffer) => received.push(c));
+      socket.write(request + request);
+      // Two answers, each a head with Content-Length and its body.
+      const answers = await eventually(
+        () => {
+          const bytes = Buffer.concat(received);
+          const parsed: { head: string; body: Buffer }[] = [];
+          let at = 0;
+          while (parsed.length < 2) {
+            const end = bytes.indexOf('\r\n\r\n', at);
+            if (end < 0) throw new Error('no whole head yet');
+            const head = bytes.subarray(at, end).toString('latin1');
+            const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1]);
+            if (bytes.length < end + 4 + length) throw new Error('no whole body yet');
+            parsed.push({ head, body: bytes.subarray(end + 4, end + 4 + length) });
+            at = end + 4 + length;
+          }
+          return parsed;
+        },
+        60_000,
+        20,
+      );
+      socket.destroy();
+      for (const a of answers) {
+        expect(a.head.startsWith('HTTP/1.1 200 OK')).toBe(true);
+        expect(a.body.equals(whole.body)).toBe(true);
+      }
     },
     SLOW,
   );

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
 import { LodeConfig, Logs, RedactingLogger, runMigrations, startDatabase, type DatabaseHandle } from '@app/platform';
+import { drainHandedOff } from '@app/git';
 import { GitSshServer } from '@app/repositories';
 import { SeedRoot } from '@app/users';
 import { Logger, type INestApplication } from '@nestjs/common';
@@ -97,8 +98,10 @@ function stopGracefully(
             resolve();
           }, drainMs).unref();
         }),
-        // Running clones and pushes over SSH get the same window.
+        // Running clones and pushes over SSH get the same window, and so do the archive downloads
+        // handed to the git helper (the HTTP server no longer counts their connections).
         app.get(GitSshServer).stop(drainMs),
+        drainHandedOff(drainMs),
       ]);
     }
     await app.close();

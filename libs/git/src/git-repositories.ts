@@ -222,9 +222,10 @@ export interface Archive {
   /**
    * Answers the HTTP request on `socket`: `head` (the status line and headers), then the archive,
    * sent from outside this process (GitWorkBudget.sendFile). Undefined, the connection untouched,
-   * where that cannot be done: the caller sends `read()` itself. Resolves once it is sent off.
+   * where that cannot be done: the caller sends `read()` itself. Resolves once it is sent off;
+   * `handedOver` is called when the connection is about to leave this process.
    */
-  sendTo(socket: Socket, head: string): Promise<boolean>;
+  sendTo(socket: Socket, head: string, handedOver: () => void): Promise<boolean>;
   size: number;
   etag: string;
   /** Served from the cache rather than made for this request. */

@@ -66,3 +66,4 @@ export {
 } from './repository-backup';
 /** The heavy git work budget (one per process): its slots, for operators' metrics and tests. */
 export { GitWorkBudget } from './work-budget';
+export { drainHandedOff } from './spawn-helper';

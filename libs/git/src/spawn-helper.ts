@@ -42,16 +42,24 @@ process.on('message', (m, handle) => {
 });
 // A download handed over by the server (sendFileFromHelper): the client's connection, its answer's
 // head already written, becomes the standard output of a (niced) cat of the file; the helper keeps
-// no copy of it, so the connection closes when cat is done.
+// no copy of it, so the connection closes when cat is done. A kill reaches cat as any child's.
 function sendFile(m, handle) {
-  if (!handle) return;
+  let reported = false;
+  const sent = (code, signal) => {
+    if (reported) return;
+    reported = true;
+    children.delete(m.id);
+    process.send({ kind: 'sent', id: m.id, code, signal });
+  };
+  if (!handle) return sent(null, null);
   try {
     const child = spawn(m.file, m.args, { stdio: ['ignore', handle, 'ignore'] });
-    child.on('error', () => undefined);
-    if (child.pid) process.send({ kind: 'sending', id: m.id, pid: child.pid });
-    child.on('close', (code, signal) => process.send({ kind: 'sent', id: m.id, code, signal }));
-  } catch (err) {
-    process.send({ kind: 'sent', id: m.id, code: null, signal: null, message: String(err) });
+    children.set(m.id, child);
+    process.send({ kind: 'sending', id: m.id });
+    child.on('error', () => sent(null, null));
+    child.on('close', (code, signal) => sent(code, signal));
+  } catch {
+    sent(null, null);
   } finally {
     handle.close();
   }
@@ -91,7 +99,7 @@ server.listen(process.argv[1], () => process.send({ kind: 'listening' }));
 
 type Message =
   | { kind: 'listening' }
-  | { kind: 'sending'; id: number; pid: number }
+  | { kind: 'sending'; id: number }
   | { kind: 'sent'; id: number; code: number | null; signal: NodeJS.Signals | null; message?: string }
   | { kind: 'spawned'; id: number; pid: number }
   | { kind: 'stderr'; id: number; data: Uint8Array }
@@ -107,7 +115,12 @@ interface Helper {
 let helper: Helper | undefined;
 const running = new Map<number, HelpedChild>();
 /** Downloads handed to the helper (sendFileFromHelper) whose cat has not ended. */
-const handedOff = new Map<number, { helper: ChildProcess; ended(m: Extract<Message, { kind: 'sent' }>): void }>();
+const handedOff = new Map<
+  number,
+  { helper: ChildProcess; taken(): void; ended(m: Extract<Message, { kind: 'sent' }>): void }
+>();
+/** How long a handed-over connection may go without the helper saying it took it (Node drops a handle it could not receive). */
+const TAKE_TIMEOUT_MS = 10_000;
 let nextId = 1;
 
 function start(): Helper {
@@ -125,6 +138,7 @@ function start(): Helper {
   ready.catch(() => undefined);
   child.on('message', (m: Message) => {
     if (m.kind === 'listening') return listening();
+    if (m.kind === 'sending') return handedOff.get(m.id)?.taken();
     if (m.kind === 'sent') return handedOff.get(m.id)?.ended(m);
     // The helper's channel was opened inside whichever request started it first: each child's
     // messages are handled in the context of the request that spawned that child (its log lines,
@@ -308,14 +322,18 @@ type WithHandle = Socket & { _handle?: object | null };
  * (bench PERF-10). GitLab does the same with Workhorse's `send-archive`.
  *
  * Answers undefined, the connection untouched, when the helper cannot take it (the caller answers
- * itself); else a promise of cat's end, true when it sent the whole file. Once the head is written
- * the connection is the helper's or closed: a failure past that point is a short body.
+ * itself); else a promise of cat's end, true when it sent the whole file. `handedOver` is called
+ * just before this process lets the connection go. Once the head is written the connection is the
+ * helper's or closed: a failure past that point is a short body. The client must send nothing more
+ * (the caller checks the request was read whole and is the connection's last): bytes left unread
+ * when cat closes the connection would make the close a reset.
  */
 export async function sendFileFromHelper(
   socket: Socket,
   head: string,
   file: string,
   args: string[],
+  handedOver: () => void,
 ): Promise<{ ended: Promise<boolean> } | undefined> {
   helper ??= start();
   const h = helper;
@@ -327,7 +345,9 @@ export async function sendFileFromHelper(
   )
     return undefined;
   const handle = (socket as WithHandle)._handle;
-  if (!handle || !h.process.connected || !socket.writable) return undefined;
+  // A plain TCP or unix socket only (a TLS socket's bytes are not the client's).
+  if (!handle || (socket as Socket & { encrypted?: boolean }).encrypted || !h.process.connected || !socket.writable)
+    return undefined;
   // The request is read: nothing more of the client's is for this process.
   socket.pause();
   const written = await new Promise<boolean>((resolve) => socket.write(head, 'latin1', (err) => resolve(!err)));
@@ -336,19 +356,26 @@ export async function sendFileFromHelper(
   let sent!: (whole: boolean) => void;
   const ended = new Promise<boolean>((resolve) => (sent = resolve));
   let passed!: (ok: boolean) => void;
-  const handedOver = new Promise<boolean>((resolve) => (passed = resolve));
-  handedOff.set(id, {
+  const passing = new Promise<boolean>((resolve) => (passed = resolve));
+  let watchdog: NodeJS.Timeout | undefined;
+  const entry = {
     helper: h.process,
-    ended: (m) => {
+    taken: () => clearTimeout(watchdog),
+    ended: (m: Extract<Message, { kind: 'sent' }>) => {
+      if (handedOff.get(id) !== entry) return;
+      clearTimeout(watchdog);
       handedOff.delete(id);
       idle(h);
       finished();
-      // The helper died with the connection still in its queue: this process's copy closes below.
+      // Before the send completed (the helper died with the connection in its queue): closed below.
       passed(false);
       sent(m.code === 0);
+      drained();
     },
-  });
+  };
+  handedOff.set(id, entry);
   idle(h);
+  const fail = () => entry.ended({ kind: 'sent', id, code: null, signal: null });
   if (written) {
     try {
       // A raw handle, not the Socket: Node passes a net.Server's Socket as a cluster worker's
@@ -359,9 +386,34 @@ export async function sendFileFromHelper(
       passed(false);
     }
   }
-  if (!written || !(await handedOver)) handedOff.get(id)?.ended({ kind: 'sent', id, code: null, signal: null });
+  if (written && (await passing)) {
+    handedOver();
+    // Node drops a handle the helper could not receive (NODE_HANDLE_NACK) without a word to either side.
+    watchdog = setTimeout(fail, TAKE_TIMEOUT_MS).unref();
+  } else fail();
   // The descriptor is in the helper's hands (or in flight to it): this process's copy closes
   // without ending the connection, which closes when cat's copy does.
   socket.destroy();
   return { ended };
+}
+
+let drained: () => void = () => undefined;
+
+/**
+ * Waits up to `ms` for the downloads handed to the helper to end (a graceful stop's window, as the
+ * HTTP server's own connections get), then ends those still running.
+ */
+export async function drainHandedOff(ms: number): Promise<void> {
+  if (!handedOff.size) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    drained = () => {
+      if (handedOff.size) return;
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+  drained = () => undefined;
+  for (const [id, { helper: child }] of handedOff)
+    if (child.connected) child.send({ kind: 'kill', id, signal: 'SIGTERM' });
 }

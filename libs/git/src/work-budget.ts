@@ -193,13 +193,18 @@ export class GitWorkBudget {
    * Answers an HTTP request on `socket` with `head` and then the whole of `file`, sent by a `cat`
    * the helper starts at the budget's nice level with the connection as its output
    * (sendFileFromHelper): undefined, the connection untouched, where the helper is off or cannot
-   * take it.
+   * take it. `handedOver` is called when the connection is about to be the helper's.
    */
-  sendFile(socket: Socket, head: string, file: string): Promise<{ ended: Promise<boolean> } | undefined> {
+  sendFile(
+    socket: Socket,
+    head: string,
+    file: string,
+    handedOver: () => void,
+  ): Promise<{ ended: Promise<boolean> } | undefined> {
     if (!this.settings.spawnHelper) return Promise.resolve(undefined);
     const [command, args] =
       this.settings.nice > 0 && HAS_NICE ? this.niced('cat', ['--', file]) : ['cat', ['--', file]];
-    return sendFileFromHelper(socket, head, command, args);
+    return sendFileFromHelper(socket, head, command, args, handedOver);
   }
 
   private niced(file: string, args: string[]): [string, string[]] {

@@ -27,16 +27,15 @@ export async function sendArchive(
   res.setHeader('Content-Disposition', `attachment; filename="${prefix.replace(/["\\]/g, '_')}.${ext}"`);
   res.setHeader('Content-Transfer-Encoding', 'binary');
   res.setHeader('Content-Length', String(archive.size));
-  const socket = res.req.socket;
-  // Only a GET whose request is wholly read: a body or a pipelined request left unread in the
-  // connection would make its close a reset, which can cut the answer short.
-  if (res.req.method === 'GET' && res.req.complete && !hasBody(res) && !res.headersSent && !socket.destroyed) {
-    const head = responseHead(res, 200);
-    markAnsweredElsewhere(res, 200);
-    if (await archive.sendTo(socket, head)) return;
-    markAnsweredElsewhere(res, false);
-  }
   res.status(200);
+  // A HEAD's answer is its headers: the body Node would drop is not read at all.
+  if (res.req.method === 'HEAD') return void res.end();
+  if (handOverPossible(res)) {
+    const head = responseHead(res, 200);
+    if (await archive.sendTo(res.req.socket, head, () => markAnsweredElsewhere(res, 200))) return;
+  }
+  // The client went away meanwhile: nothing to send, and no file to open.
+  if (res.destroyed) return;
   const stream = archive.read();
   res.on('close', () => {
     if (!res.writableFinished) stream.destroy();
@@ -45,5 +44,22 @@ export async function sendArchive(
   stream.pipe(res);
 }
 
-const hasBody = (res: Response) =>
-  res.req.headers['transfer-encoding'] !== undefined || Number(res.req.headers['content-length'] ?? 0) > 0;
+/**
+ * The connection can be handed to another process for this answer: a GET read whole, with no body,
+ * and the connection's current request with none after it (a pipelined request already parsed
+ * waits for this answer's end, which the other process would not send it), nothing written yet.
+ */
+function handOverPossible(res: Response): boolean {
+  const req = res.req;
+  const socket = req.socket as typeof req.socket & { _httpMessage?: unknown; parser?: { incoming?: unknown } | null };
+  return (
+    req.method === 'GET' &&
+    req.complete &&
+    req.headers['transfer-encoding'] === undefined &&
+    Number(req.headers['content-length'] ?? 0) === 0 &&
+    !res.headersSent &&
+    !socket.destroyed &&
+    socket._httpMessage === res &&
+    socket.parser?.incoming === req
+  );
+}
