@@ -133,7 +133,9 @@ try {
       if (w.id === 'PERF-3') {
         const m = memoryMb(lode.pid);
         ctx.rssAfterReadsMb = m.rss;
-        log(`after PERF-3: RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)}); ${await heapFigures(lode)}`);
+        log(
+          `after PERF-3: RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)}); ${await heapFigures(lode)}`,
+        );
       }
       const verdict = w.check(figures, ctx);
       results.push({ id: w.id, name: w.name, target: w.target, figures, ...verdict });
@@ -149,7 +151,9 @@ try {
     }
   }
   const rss = memoryMb(lode.pid);
-  log(`at the end: RSS ${Math.round(rss.rss)} MB (anonymous ${Math.round(rss.anon)}, files ${Math.round(rss.file)}); ${await heapFigures(lode)}`);
+  log(
+    `at the end: RSS ${Math.round(rss.rss)} MB (anonymous ${Math.round(rss.anon)}, files ${Math.round(rss.file)}); ${await heapFigures(lode)}`,
+  );
   const document = {
     date: new Date().toISOString(),
     quick,
@@ -189,7 +193,9 @@ try {
 async function heapFigures(lode) {
   try {
     const text = await (
-      await fetch(lode.url('/x').replace(/\/api\/v4\/x$/, '/-/metrics'), { headers: { 'PRIVATE-TOKEN': lode.rootToken } })
+      await fetch(lode.url('/x').replace(/\/api\/v4\/x$/, '/-/metrics'), {
+        headers: { 'PRIVATE-TOKEN': lode.rootToken },
+      })
     ).text();
     const mb = (name) => Math.round(Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576);
     return `V8 heap ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`;
