@@ -9,6 +9,7 @@
 //   npm run bench -- --json         one JSON document on stdout (progress goes to stderr)
 //   npm run bench -- --split        the API and a worker as two processes (LODE_ROLE=api, worker)
 //   npm run bench -- --cpu-prof DIR the server's processes write V8 CPU profiles into DIR
+//   npm run bench -- --node-args "--max-semi-space-size=8"   options for the server's node
 //   LODE_BENCH_KEEP_DB=1 npm run bench ...   keep the run's database (lode_bench_<id>) to study its
 //                                   outbox and read models afterwards; drop it yourself
 import autocannon from 'autocannon';
@@ -27,6 +28,9 @@ const split = args.includes('--split');
 // `--cpu-prof DIR`: the server's processes write V8 CPU profiles there when they stop.
 const profAt = args.indexOf('--cpu-prof');
 const nodeArgs = profAt >= 0 ? ['--cpu-prof', `--cpu-prof-dir=${args[profAt + 1]}`] : [];
+// `--node-args "--flag=1 --other"`: more options for the server's node (V8's heap settings, say).
+const nodeArgsAt = args.indexOf('--node-args');
+if (nodeArgsAt >= 0) nodeArgs.push(...args[nodeArgsAt + 1].split(/\s+/).filter(Boolean));
 const onlyAt = args.indexOf('--only');
 const only = onlyAt >= 0 ? new Set(args[onlyAt + 1].split(',').map((s) => s.trim().toUpperCase())) : undefined;
 const log = (...m) => console.error(...m);

@@ -72,6 +72,10 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     ...extraEnv,
   };
   const main = join(options.dist ?? root, 'dist/apps/lode/src/main.js');
+  // The node options `npm start` runs the server with (V8's heap settings), as an operator runs it.
+  const startOptions = JSON.parse(readFileSync(join(options.dist ?? root, 'package.json'), 'utf8'))
+    .scripts.start.split(/\s+/)
+    .filter((word) => word.startsWith('--'));
   // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
   const stdio = options.quiet ? 'ignore' : ['ignore', 2, 2];
   let server;
@@ -79,12 +83,12 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
   let spawnedAt;
   const spawnAll = () => {
     spawnedAt = performance.now();
-    server = spawn(process.execPath, [...nodeArgs, main], {
+    server = spawn(process.execPath, [...startOptions, ...nodeArgs, main], {
       env: options.split ? { ...env, LODE_ROLE: 'api' } : env,
       stdio,
     });
     worker = options.split
-      ? spawn(process.execPath, [...nodeArgs, main], { env: { ...env, LODE_ROLE: 'worker' }, stdio })
+      ? spawn(process.execPath, [...startOptions, ...nodeArgs, main], { env: { ...env, LODE_ROLE: 'worker' }, stdio })
       : undefined;
   };
   const alive = (p) => p && p.exitCode === null && p.signalCode === null;
