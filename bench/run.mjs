@@ -10,6 +10,7 @@
 //   npm run bench -- --split        the API and a worker as two processes (LODE_ROLE=api, worker)
 //   npm run bench -- --cpu-prof DIR the server's processes write V8 CPU profiles into DIR
 //   npm run bench -- --node-args "--max-semi-space-size=8"   options for the server's node
+//   npm run bench -- --rounds 6     the selected workloads six times on one server, RSS after each
 //   LODE_BENCH_KEEP_DB=1 npm run bench ...   keep the run's database (lode_bench_<id>) to study its
 //                                   outbox and read models afterwards; drop it yourself
 import autocannon from 'autocannon';
@@ -129,29 +130,41 @@ try {
     }
   }
 
-  for (const w of selected) {
-    log(`${w.id}: ${w.name}`);
-    try {
-      const figures = await w.run(ctx);
-      // PERF-16 judges the footprint after PERF-1..3 (the API's reads), before repository work.
-      if (w.id === 'PERF-3') {
-        const m = memoryMb(lode.pid);
-        ctx.rssAfterReadsMb = m.rss;
-        log(
-          `after PERF-3: RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)}); ${await heapFigures(lode)}`,
-        );
+  // `--rounds N`: the selected workloads N times on the same server, the memory after each round
+  // (issue 23: no growth over six rounds).
+  const roundsAt = args.indexOf('--rounds');
+  const rounds = roundsAt >= 0 ? Number(args[roundsAt + 1]) : 1;
+  for (let round = 1; round <= rounds; round++) {
+    for (const w of selected) {
+      log(`${w.id}: ${w.name}`);
+      try {
+        const figures = await w.run(ctx);
+        // PERF-16 judges the footprint after PERF-1..3 (the API's reads), before repository work.
+        if (w.id === 'PERF-3') {
+          const m = memoryMb(lode.pid);
+          ctx.rssAfterReadsMb = m.rss;
+          log(
+            `after PERF-3: RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)}); ${await heapFigures(lode)}`,
+          );
+        }
+        const verdict = w.check(figures, ctx);
+        results.push({ id: w.id, name: w.name, target: w.target, figures, ...verdict });
+      } catch (err) {
+        results.push({
+          id: w.id,
+          name: w.name,
+          target: w.target,
+          figures: {},
+          met: false,
+          detail: `failed: ${err.message}`,
+        });
       }
-      const verdict = w.check(figures, ctx);
-      results.push({ id: w.id, name: w.name, target: w.target, figures, ...verdict });
-    } catch (err) {
-      results.push({
-        id: w.id,
-        name: w.name,
-        target: w.target,
-        figures: {},
-        met: false,
-        detail: `failed: ${err.message}`,
-      });
+    }
+    if (rounds > 1) {
+      const m = memoryMb(lode.pid);
+      log(
+        `after round ${round} of ${rounds}: RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)}); ${await heapFigures(lode)}`,
+      );
     }
   }
   const rss = memoryMb(lode.pid);

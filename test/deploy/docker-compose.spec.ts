@@ -216,7 +216,13 @@ describe('docker-compose.yml', () => {
   it('starts api and worker from the image CMD, the one entry point, each in its LODE_ROLE', () => {
     expect(worker.command).toBeUndefined();
     expect(api.command).toBeUndefined();
-    expect(instructions('CMD')).toEqual([JSON.stringify(['node', emittedEntry('lode')]).replace(/,/g, ', ')]);
+    // With the node options `npm start` uses.
+    const startOptions = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start
+      .split(/\s+/)
+      .filter((word) => word.startsWith('--'));
+    expect(instructions('CMD')).toEqual([
+      JSON.stringify(['node', ...startOptions, emittedEntry('lode')]).replace(/,/g, ', '),
+    ]);
   });
 
   it('publishes the API port Lode listens on', () => {
