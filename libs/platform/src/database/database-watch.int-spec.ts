@@ -1,15 +1,17 @@
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
-import { DatabaseWatch } from './database-watch';
+import { Invalidations } from '../outbox/invalidations';
+import { DatabaseWatch, isDatabaseUnavailable } from './database-watch';
 
 const TEST_PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** A watch with no pool to cut, whose probes the test runs one at a time. */
-function watchOf(databaseUrl: string) {
+function watchOf(databaseUrl: string, invalidations = new Invalidations(new LodeConfig())) {
   const config = Object.assign(new LodeConfig(), { databaseUrl, embeddedDatabase: false });
-  const watch = new DatabaseWatch({ driver: {} } as unknown as DataSource, config);
+  const watch = new DatabaseWatch({ driver: {} } as unknown as DataSource, config, invalidations);
   const check = () => (watch as unknown as { check(): Promise<void> }).check();
   return { watch, check };
 }
@@ -69,4 +71,99 @@ describe('DatabaseWatch', () => {
       await new Promise((r) => silent.close(r));
     }
   });
+
+  it("cuts the LISTEN connection too: a cache's fence waiting on the silence answers false at once", async () => {
+    const proxy = await silenceableProxy(new URL(TEST_PG));
+    const url = new URL(TEST_PG);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const invalidations = new Invalidations(
+      Object.assign(new LodeConfig(), { databaseUrl: url.toString(), embeddedDatabase: false }),
+    );
+    await invalidations.onApplicationBootstrap();
+    const { watch, check } = watchOf(url.toString(), invalidations);
+    try {
+      await check();
+      expect(watch.unreachable).toBeUndefined();
+      expect(await invalidations.caughtUp()).toBe(true);
+      proxy.silence();
+      const started = Date.now();
+      const fence = invalidations.caughtUp();
+      await check();
+      expect(watch.unreachable).toMatch(/PostgreSQL did not answer/);
+      // Answered when the watch found the silence, not when the network returns (never, here).
+      expect(await fence).toBe(false);
+      expect(Date.now() - started).toBeLessThan(3000);
+    } finally {
+      await watch.onApplicationShutdown();
+      await invalidations.onApplicationShutdown();
+      proxy.close();
+    }
+  });
 });
+
+describe('DatabaseWatch and the pool', () => {
+  it('while the database is silent, the pool gives up on a new connection at once, with an error that answers 503', async () => {
+    const proxy = await silenceableProxy(new URL(TEST_PG));
+    const url = new URL(TEST_PG);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const config = Object.assign(new LodeConfig(), { databaseUrl: url.toString(), embeddedDatabase: false });
+    const pool = new pg.Pool({ connectionString: url.toString(), connectionTimeoutMillis: 2000, max: 2 });
+    pool.on('error', () => undefined);
+    const watch = new DatabaseWatch(
+      { driver: { master: pool } } as unknown as DataSource,
+      config,
+      new Invalidations(config),
+    );
+    watch.onApplicationBootstrap();
+    try {
+      await pool.query('select 1');
+      proxy.silence();
+      const until = Date.now() + 5000;
+      while (!watch.unreachable && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      expect(watch.unreachable).toMatch(/PostgreSQL did not answer/);
+      const started = Date.now();
+      const failed = await pool.query('select 1').then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(Date.now() - started).toBeLessThan(500);
+      expect(isDatabaseUnavailable(failed)).toBe(true);
+      expect(pool.options.connectionTimeoutMillis).toBe(1);
+    } finally {
+      await watch.onApplicationShutdown();
+      proxy.close();
+      await pool.end().catch(() => undefined);
+    }
+  });
+});
+
+/** A TCP proxy to PostgreSQL that can go silent: it stops passing bytes, as a cut network does. */
+async function silenceableProxy(target: URL) {
+  const sockets: Socket[] = [];
+  let silent = false;
+  const server = createServer((client) => {
+    sockets.push(client);
+    if (silent) return void client.pause();
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    sockets.push(upstream);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    silence: () => {
+      silent = true;
+      for (const s of sockets) {
+        s.unpipe();
+        s.pause();
+      }
+    },
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { sendJson } from '../http/json-response';
+import { Invalidations } from '../outbox/invalidations';
 
 /** How often the database is asked `select 1`, and how long an answer may take. */
 const PROBE_EVERY_MS = 500;
@@ -19,6 +20,8 @@ interface PooledClient {
 }
 interface Pool {
   on(event: 'connect' | 'remove', fn: (client: PooledClient) => void): unknown;
+  /** pg-pool's options, read at each connection it opens. */
+  options?: { connectionTimeoutMillis?: number };
   /** pg-pool's own list of its clients (not public API, hence optional). */
   _clients?: PooledClient[];
 }
@@ -40,10 +43,14 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
   private stopped = false;
   /** Why the database counts as unreachable; undefined while it answers. */
   private down?: string;
+  private pool?: Pool;
+  /** The pool's connect timeout, put back when the database answers again. */
+  private connectTimeout?: number;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly config: LodeConfig,
+    private readonly invalidations: Invalidations,
   ) {}
 
   /** Why PostgreSQL counts as unreachable right now, or undefined while it answers. */
@@ -56,6 +63,7 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
     // held by each transaction in turn, so a probe waiting behind a long one would be a false alarm.
     if (this.config.embeddedDatabase) return;
     const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
+    this.pool = pool;
     // The connections opened before now (TypeORM's own at start) are only in pg-pool's list.
     for (const c of pool?._clients ?? []) this.clients.add(c);
     pool?.on('connect', (c) => this.clients.add(c));
@@ -103,6 +111,10 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
   private answered(): void {
     if (this.down) this.logger.log(`PostgreSQL answers again (after: ${this.down})`);
     this.down = undefined;
+    if (this.pool?.options && this.connectTimeout !== undefined) {
+      this.pool.options.connectionTimeoutMillis = this.connectTimeout;
+      this.connectTimeout = undefined;
+    }
   }
 
   private async ask(): Promise<void> {
@@ -128,11 +140,20 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
     await probe?.end().catch(() => undefined);
   }
 
-  /** Closes every pooled connection's socket: queries waiting on them fail, and the pool opens new ones later. */
+  /** Closes every pooled connection's socket (and the LISTEN one): queries waiting on them fail, and new ones are opened later. */
   private cutPool(): void {
     // Without an error of its own, the client fails its queries with "Connection terminated".
     for (const c of this.clients) c.connection?.stream?.destroy();
     this.clients.clear();
+    // And the LISTEN connection, whose fences the caches' reads wait on.
+    this.invalidations.cut();
+    // A request already past the gate (waiting on a cut connection or on a fence) would next wait
+    // LODE_DB_CONNECT_TIMEOUT_MS for a new connection the silence cannot give: until the probe is
+    // answered again, the pool gives up on a new connection at once (its timeout is read per connect).
+    if (this.pool?.options && this.connectTimeout === undefined) {
+      this.connectTimeout = this.pool.options.connectionTimeoutMillis ?? 0;
+      this.pool.options.connectionTimeoutMillis = 1;
+    }
   }
 }
 
