@@ -5,6 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { git, gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { bytes } from '../support/bytes';
 
 const ZERO = '0'.repeat(40);
 
@@ -352,11 +353,7 @@ describe('pushes recorded as RepositoryPushed', () => {
       .http()
       .get(`/api/v4/projects/${p.id}/repository/blobs/${tree.body[0].id}/raw`)
       .buffer(true)
-      .parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+      .parse(bytes);
     expect(raw.headers['content-type']).toBe('application/octet-stream');
     expect(Buffer.compare(raw.body as Buffer, large)).toBe(0);
 

@@ -9,6 +9,7 @@ import { getFrom } from '../support/from-address';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { EMBEDDED, eventually, startTestApp, type TestApp } from '../support/test-app';
+import { bytes } from '../support/bytes';
 
 /** One sample of Prometheus' text format: name, labels, value. */
 interface Sample {
@@ -214,11 +215,7 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
       .set('PRIVATE-TOKEN', user.token)
       .set('X-Request-Id', archiveId)
       .buffer(true)
-      .parse((r, done) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => done(null, Buffer.concat(chunks)));
-      });
+      .parse(bytes);
     expect(archive.status).toBe(200);
     expect((archive.body as Buffer).length).toBe(Number(archive.headers['content-length']));
     const lines = (await eventually(() => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Response } from 'supertest';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
+import { bytes } from '../support/bytes';
 
 /** A 1×1 PNG, the smallest valid avatar. */
 const PNG = Buffer.from(
@@ -36,11 +37,7 @@ describe('project avatars', () => {
   const fetchFile = (path: string, token?: string) => {
     const req = t.http().get(path);
     if (token) req.set('PRIVATE-TOKEN', token);
-    return req.buffer(true).parse((r, cb) => {
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => cb(null, Buffer.concat(chunks)));
-    });
+    return req.buffer(true).parse(bytes);
   };
 
   const createWithAvatar = async (

@@ -8,6 +8,7 @@ import { expectProject } from '../support/project-shape';
 import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, freePort, startTestApp, type TestApp } from '../support/test-app';
+import { bytes } from '../support/bytes';
 
 /**
  * Projects: transfer, the import status, languages, snapshot, initialize_with_readme, topics, the fork
@@ -265,14 +266,7 @@ print(json.dumps(gl.projects.get(project.id).namespace))`,
       expect((await as(t.rootToken).get(`/projects/999999/snapshot`)).status).toBe(404);
       expect((await as(t.rootToken).get(`/projects/${p.id}/snapshot?wiki=true`)).status).toBe(404);
 
-      const res = await as(t.rootToken)
-        .get(`/projects/${p.id}/snapshot`)
-        .buffer(true)
-        .parse((r, done) => {
-          const chunks: Buffer[] = [];
-          r.on('data', (c: Buffer) => chunks.push(c));
-          r.on('end', () => done(null, Buffer.concat(chunks)));
-        });
+      const res = await as(t.rootToken).get(`/projects/${p.id}/snapshot`).buffer(true).parse(bytes);
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/x-tar');
       expect(res.headers['content-disposition']).toBe('attachment; filename="snapshot.tar"');

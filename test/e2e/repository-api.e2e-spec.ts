@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { bytes } from '../support/bytes';
 
 describe('repository reads (tree, blobs, raw, compare, contributors, branches)', () => {
   let t: TestApp;
@@ -139,14 +140,7 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
       content: Buffer.from('# Readable\n').toString('base64'),
       sha: readme,
     });
-    const raw = await as()
-      .get(`/projects/${pub.id}/repository/blobs/${logo}/raw`)
-      .buffer(true)
-      .parse((r, cb) => {
-        const chunks: Buffer[] = [];
-        r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () => cb(null, Buffer.concat(chunks)));
-      });
+    const raw = await as().get(`/projects/${pub.id}/repository/blobs/${logo}/raw`).buffer(true).parse(bytes);
     expect(raw.status).toBe(200);
     expect(Buffer.compare(raw.body as Buffer, binary)).toBe(0);
     expect(raw.headers).toMatchObject({
@@ -300,15 +294,7 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     await gitOk(['commit', '-q', '-m', 'one'], dir);
     const target = repositoryPath(t.config.dataDir, grow.id);
     await gitOk(['push', '-q', target, 'master'], dir);
-    const read = (path: string) =>
-      as()
-        .get(path)
-        .buffer(true)
-        .parse((r, cb) => {
-          const chunks: Buffer[] = [];
-          r.on('data', (c: Buffer) => chunks.push(c));
-          r.on('end', () => cb(null, Buffer.concat(chunks)));
-        });
+    const read = (path: string) => as().get(path).buffer(true).parse(bytes);
     const first = (await as().get(`/projects/${grow.id}/repository/tree?path=docs`)).body;
     expect(first.map((e: { name: string }) => e.name)).toEqual(['a.md']);
     const root = (await as().get(`/projects/${grow.id}/repository/tree`)).body;
@@ -343,16 +329,7 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
 
   describe('archive', () => {
     const download = (path: string, headers: Record<string, string> = {}) =>
-      t
-        .http()
-        .get(`/api/v4${path}`)
-        .set(headers)
-        .buffer(true)
-        .parse((r, cb) => {
-          const chunks: Buffer[] = [];
-          r.on('data', (c: Buffer) => chunks.push(c));
-          r.on('end', () => cb(null, Buffer.concat(chunks)));
-        });
+      t.http().get(`/api/v4${path}`).set(headers).buffer(true).parse(bytes);
     const list = async (bytes: Buffer, args: string[], file: string) => {
       const dir = tmp.make();
       writeFileSync(join(dir, file), bytes);

@@ -8,6 +8,7 @@ import type { Response } from 'supertest';
 import { expectShape } from '../contract/shape';
 import { createToken, createUser, type SeededUser } from '../support/seed';
 import { countStatements, eventually, startTestApp, type TestApp } from '../support/test-app';
+import { bytes } from '../support/bytes';
 
 /** A 1×1 PNG, the smallest valid avatar. */
 const PNG = Buffer.from(
@@ -1293,15 +1294,7 @@ describe('users API', () => {
       expectShape(res.body, 'user-public');
       expect(res.body.avatar_url).toBe(`http://lode.test/uploads/-/system/user/avatar/${res.body.id}/me.png`);
       const path = new URL(res.body.avatar_url).pathname;
-      const file = await t
-        .http()
-        .get(path)
-        .buffer(true)
-        .parse((r, cb) => {
-          const chunks: Buffer[] = [];
-          r.on('data', (c: Buffer) => chunks.push(c));
-          r.on('end', () => cb(null, Buffer.concat(chunks)));
-        });
+      const file = await t.http().get(path).buffer(true).parse(bytes);
       expect(file.status).toBe(200);
       expect(file.headers['content-type']).toBe('image/png');
       expect(file.headers['x-content-type-options']).toBe('nosniff');
