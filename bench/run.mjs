@@ -141,11 +141,8 @@ try {
         const figures = await w.run(ctx);
         // PERF-16 judges the footprint after PERF-1..3 (the API's reads), before repository work.
         if (w.id === 'PERF-3') {
-          const m = memoryMb(lode.pid);
-          ctx.rssAfterReadsMb = m.rss;
-          log(
-            `after PERF-3: RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)}); ${await heapFigures(lode)}`,
-          );
+          ctx.rssAfterReadsMb = memoryMb(lode.pid).rss;
+          log(`after PERF-3: ${await memoryFigures(lode)}`);
         }
         const verdict = w.check(figures, ctx);
         results.push({ id: w.id, name: w.name, target: w.target, figures, ...verdict });
@@ -160,17 +157,10 @@ try {
         });
       }
     }
-    if (rounds > 1) {
-      const m = memoryMb(lode.pid);
-      log(
-        `after round ${round} of ${rounds}: RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)}); ${await heapFigures(lode)}`,
-      );
-    }
+    if (rounds > 1) log(`after round ${round} of ${rounds}: ${await memoryFigures(lode)}`);
   }
   const rss = memoryMb(lode.pid);
-  log(
-    `at the end: RSS ${Math.round(rss.rss)} MB (anonymous ${Math.round(rss.anon)}, files ${Math.round(rss.file)}); ${await heapFigures(lode)}`,
-  );
+  log(`at the end: ${await memoryFigures(lode)}`);
   const document = {
     date: new Date().toISOString(),
     quick,
@@ -204,6 +194,13 @@ try {
   // The synthetic repository's source (up to 100 MB in the temporary directory), when a workload made it.
   const made = await ctx?.repository?.catch(() => undefined);
   if (made) rmSync(made.source, { recursive: true, force: true });
+}
+
+/** The server's RSS (anonymous and file pages) and V8's heap (used of total, from its metrics), in MB. */
+async function memoryFigures(lode) {
+  const m = memoryMb(lode.pid);
+  const rss = `RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)})`;
+  return `${rss}; ${await heapFigures(lode)}`;
 }
 
 /** V8's heap (used of total) and memory outside it, from the server's metrics, in MB. */

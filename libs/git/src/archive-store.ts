@@ -70,8 +70,7 @@ export class ArchiveStore {
       // 1 MB reads instead of 64 KB where this process sends it (HEAD, no helper): a 100 MB archive
       // is 100 writes to the socket rather than 1,600.
       read: () => createReadStream(file, { highWaterMark: ARCHIVE_CHUNK }),
-      sendTo: async (socket, head, handedOver) =>
-        (await this.budget.sendFile(socket, head, file, handedOver)) !== undefined,
+      sendTo: (socket, head, handedOver) => this.budget.sendFile(socket, head, file, handedOver),
       size: existing.size,
       etag,
       cached,

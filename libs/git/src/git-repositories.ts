@@ -221,7 +221,7 @@ export interface Archive {
   read(): Readable;
   /**
    * Answers the HTTP request on `socket`: `head` (the status line and headers), then the archive,
-   * sent from outside this process (GitWorkBudget.sendFile). Undefined, the connection untouched,
+   * sent from outside this process (GitWorkBudget.sendFile). False, the connection untouched,
    * where that cannot be done: the caller sends `read()` itself. Resolves once it is sent off;
    * `handedOver` is called when the connection is about to leave this process.
    */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer, get, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,15 +15,22 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
   const dir = mkdtempSync(join(tmpdir(), 'lode-send-file-'));
   const file = join(dir, 'blob.bin');
   const content = randomBytes(6 * 1024 * 1024);
+  // More than every socket buffer between the two ends holds: its cat stays in a blocked write.
+  const big = join(dir, 'big.bin');
+  const BIG_SIZE = 256 * 1024 * 1024;
   let server: Server;
   let port: number;
   let handedOver = 0;
 
   beforeAll(async () => {
     writeFileSync(file, content);
+    // Sparse: 256 MB of zeros to read, none to write.
+    writeFileSync(big, '');
+    truncateSync(big, BIG_SIZE);
     server = createServer((req, res) => {
-      const head = `HTTP/1.1 200 OK\r\nContent-Length: ${content.length}\r\nConnection: close\r\n\r\n`;
-      void sendFileFromHelper(req.socket, head, 'cat', ['--', file], () => handedOver++).then((sent) => {
+      const [path, size] = req.url === '/big' ? [big, BIG_SIZE] : [file, content.length];
+      const head = `HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`;
+      void sendFileFromHelper(req.socket, head, 'cat', ['--', path], () => handedOver++).then((sent) => {
         if (!sent) res.end('not handed over');
       });
     });
@@ -59,7 +66,7 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
 
   it("ends the downloads still running when a graceful stop's window is over", async () => {
     const res = await new Promise<IncomingMessage>((resolve, reject) =>
-      get({ host: '127.0.0.1', port, path: '/', agent: false }, resolve).on('error', reject),
+      get({ host: '127.0.0.1', port, path: '/big', agent: false }, resolve).on('error', reject),
     );
     // Unread, it holds its cat in a blocked write.
     res.pause();
@@ -74,7 +81,7 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
       res.on('end', () => resolve(bytes));
       res.resume();
     });
-    expect(received).toBeLessThan(content.length);
+    expect(received).toBeLessThan(BIG_SIZE);
     // With nothing in flight the window ends at once.
     const idle = Date.now();
     await drainHandedOff(5_000);

@@ -45,21 +45,21 @@ process.on('message', (m, handle) => {
 // no copy of it, so the connection closes when cat is done. A kill reaches cat as any child's.
 function sendFile(m, handle) {
   let reported = false;
-  const sent = (code, signal) => {
+  const sent = () => {
     if (reported) return;
     reported = true;
     children.delete(m.id);
-    process.send({ kind: 'sent', id: m.id, code, signal });
+    process.send({ kind: 'sent', id: m.id });
   };
-  if (!handle) return sent(null, null);
+  if (!handle) return sent();
   try {
     const child = spawn(m.file, m.args, { stdio: ['ignore', handle, 'ignore'] });
     children.set(m.id, child);
     process.send({ kind: 'sending', id: m.id });
-    child.on('error', () => sent(null, null));
-    child.on('close', (code, signal) => sent(code, signal));
+    child.on('error', sent);
+    child.on('close', sent);
   } catch {
-    sent(null, null);
+    sent();
   } finally {
     handle.close();
   }
@@ -100,7 +100,7 @@ server.listen(process.argv[1], () => process.send({ kind: 'listening' }));
 type Message =
   | { kind: 'listening' }
   | { kind: 'sending'; id: number }
-  | { kind: 'sent'; id: number; code: number | null; signal: NodeJS.Signals | null; message?: string }
+  | { kind: 'sent'; id: number }
   | { kind: 'spawned'; id: number; pid: number }
   | { kind: 'stderr'; id: number; data: Uint8Array }
   | { kind: 'error'; id: number; message: string }
@@ -115,10 +115,16 @@ interface Helper {
 let helper: Helper | undefined;
 const running = new Map<number, HelpedChild>();
 /** Downloads handed to the helper (sendFileFromHelper) whose cat has not ended. */
-const handedOff = new Map<
-  number,
-  { helper: ChildProcess; taken(): void; ended(m: Extract<Message, { kind: 'sent' }>): void }
->();
+const handedOff = new Map<number, HandedOff>();
+interface HandedOff {
+  helper: ChildProcess;
+  /** The helper has the connection (its cat started). */
+  taken(): void;
+  /** Its cat ended, or the hand-over failed: the entry goes. */
+  end(): void;
+  /** Settles at `end` (a graceful stop waits for these). */
+  ended: Promise<void>;
+}
 /** How long a handed-over connection may go without the helper saying it took it (Node drops a handle it could not receive). */
 const TAKE_TIMEOUT_MS = 10_000;
 let nextId = 1;
@@ -139,7 +145,7 @@ function start(): Helper {
   child.on('message', (m: Message) => {
     if (m.kind === 'listening') return listening();
     if (m.kind === 'sending') return handedOff.get(m.id)?.taken();
-    if (m.kind === 'sent') return handedOff.get(m.id)?.ended(m);
+    if (m.kind === 'sent') return handedOff.get(m.id)?.end();
     // The helper's channel was opened inside whichever request started it first: each child's
     // messages are handled in the context of the request that spawned that child (its log lines,
     // and the events a push's exit records, carry that request's id).
@@ -153,8 +159,7 @@ function start(): Helper {
     // each is reported failed, so nothing waits for it forever.
     for (const c of [...running.values()])
       if (c.startedBy(child)) c.asyncResource.runInAsyncScope(() => c.helperGone());
-    for (const [id, sending] of [...handedOff])
-      if (sending.helper === child) sending.ended({ kind: 'sent', id, code: null, signal: 'SIGKILL' });
+    for (const sending of [...handedOff.values()]) if (sending.helper === child) sending.end();
   };
   child.on('exit', gone);
   child.on('error', gone);
@@ -321,12 +326,12 @@ type WithHandle = Socket & { _handle?: object | null };
  * sending, and most of receiving, is the sender's), and every other request waited behind them
  * (bench PERF-10). GitLab does the same with Workhorse's `send-archive`.
  *
- * Answers undefined, the connection untouched, when the helper cannot take it (the caller answers
- * itself); else a promise of cat's end, true when it sent the whole file. `handedOver` is called
- * just before this process lets the connection go. Once the head is written the connection is the
- * helper's or closed: a failure past that point is a short body. The client must send nothing more
- * (the caller checks the request was read whole and is the connection's last): bytes left unread
- * when cat closes the connection would make the close a reset.
+ * Answers false, the connection untouched, when the helper cannot take it (the caller answers
+ * itself); true once the connection left this process. `handedOver` is called just before this
+ * process lets the connection go. Once the head is written the connection is the helper's or
+ * closed: a failure past that point is a short body. The client must send nothing more (the caller
+ * checks the request was read whole and is the connection's last): bytes left unread when cat
+ * closes the connection would make the close a reset.
  */
 export async function sendFileFromHelper(
   socket: Socket,
@@ -334,7 +339,7 @@ export async function sendFileFromHelper(
   file: string,
   args: string[],
   handedOver: () => void,
-): Promise<{ ended: Promise<boolean> } | undefined> {
+): Promise<boolean> {
   helper ??= start();
   const h = helper;
   if (
@@ -343,25 +348,24 @@ export async function sendFileFromHelper(
       () => false,
     ))
   )
-    return undefined;
+    return false;
   const handle = (socket as WithHandle)._handle;
   // A plain TCP or unix socket only (a TLS socket's bytes are not the client's).
   if (!handle || (socket as Socket & { encrypted?: boolean }).encrypted || !h.process.connected || !socket.writable)
-    return undefined;
+    return false;
   // The request is read: nothing more of the client's is for this process.
   socket.pause();
   const written = await new Promise<boolean>((resolve) => socket.write(head, 'latin1', (err) => resolve(!err)));
   const id = nextId++;
   const finished = commandStarted();
-  let sent!: (whole: boolean) => void;
-  const ended = new Promise<boolean>((resolve) => (sent = resolve));
   let passed!: (ok: boolean) => void;
   const passing = new Promise<boolean>((resolve) => (passed = resolve));
   let watchdog: NodeJS.Timeout | undefined;
-  const entry = {
+  let settle!: () => void;
+  const entry: HandedOff = {
     helper: h.process,
     taken: () => clearTimeout(watchdog),
-    ended: (m: Extract<Message, { kind: 'sent' }>) => {
+    end: () => {
       if (handedOff.get(id) !== entry) return;
       clearTimeout(watchdog);
       handedOff.delete(id);
@@ -369,13 +373,12 @@ export async function sendFileFromHelper(
       finished();
       // Before the send completed (the helper died with the connection in its queue): closed below.
       passed(false);
-      sent(m.code === 0);
-      drained();
+      settle();
     },
+    ended: new Promise<void>((resolve) => (settle = resolve)),
   };
   handedOff.set(id, entry);
   idle(h);
-  const fail = () => entry.ended({ kind: 'sent', id, code: null, signal: null });
   if (written) {
     try {
       // A raw handle, not the Socket: Node passes a net.Server's Socket as a cluster worker's
@@ -389,15 +392,13 @@ export async function sendFileFromHelper(
   if (written && (await passing)) {
     handedOver();
     // Node drops a handle the helper could not receive (NODE_HANDLE_NACK) without a word to either side.
-    watchdog = setTimeout(fail, TAKE_TIMEOUT_MS).unref();
-  } else fail();
+    watchdog = setTimeout(entry.end, TAKE_TIMEOUT_MS).unref();
+  } else entry.end();
   // The descriptor is in the helper's hands (or in flight to it): this process's copy closes
   // without ending the connection, which closes when cat's copy does.
   socket.destroy();
-  return { ended };
+  return true;
 }
-
-let drained: () => void = () => undefined;
 
 /**
  * Waits up to `ms` for the downloads handed to the helper to end (a graceful stop's window, as the
@@ -405,15 +406,12 @@ let drained: () => void = () => undefined;
  */
 export async function drainHandedOff(ms: number): Promise<void> {
   if (!handedOff.size) return;
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    drained = () => {
-      if (handedOff.size) return;
-      clearTimeout(timer);
-      resolve();
-    };
-  });
-  drained = () => undefined;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all([...handedOff.values()].map((d) => d.ended)),
+    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
   for (const [id, { helper: child }] of handedOff)
     if (child.connected) child.send({ kind: 'kill', id, signal: 'SIGTERM' });
 }

@@ -176,9 +176,8 @@ export class GitWorkBudget {
     const level = this.settings.nice;
     // From the small helper process, not this big one (spawn-helper.ts says why).
     const start = this.settings.spawnHelper ? spawnFromHelper : spawn;
-    if (level > 0 && HAS_NICE) return start(...this.niced(file, args), options);
-    const child = start(file, args, options);
-    if (level > 0 && child.pid !== undefined) {
+    const child = start(...this.commandLine(file, args), options);
+    if (level > 0 && !HAS_NICE && child.pid !== undefined) {
       try {
         // Relative to ours, as `nice -n` is: setPriority takes an absolute level.
         setPriority(child.pid, Math.min(19, getPriority(0) + level));
@@ -192,23 +191,19 @@ export class GitWorkBudget {
   /**
    * Answers an HTTP request on `socket` with `head` and then the whole of `file`, sent by a `cat`
    * the helper starts at the budget's nice level with the connection as its output
-   * (sendFileFromHelper): undefined, the connection untouched, where the helper is off or cannot
-   * take it. `handedOver` is called when the connection is about to be the helper's.
+   * (sendFileFromHelper): false, the connection untouched, where the helper is off or cannot take
+   * it. `handedOver` is called when the connection is about to be the helper's.
    */
-  sendFile(
-    socket: Socket,
-    head: string,
-    file: string,
-    handedOver: () => void,
-  ): Promise<{ ended: Promise<boolean> } | undefined> {
-    if (!this.settings.spawnHelper) return Promise.resolve(undefined);
-    const [command, args] =
-      this.settings.nice > 0 && HAS_NICE ? this.niced('cat', ['--', file]) : ['cat', ['--', file]];
-    return sendFileFromHelper(socket, head, command, args, handedOver);
+  sendFile(socket: Socket, head: string, file: string, handedOver: () => void): Promise<boolean> {
+    if (!this.settings.spawnHelper) return Promise.resolve(false);
+    return sendFileFromHelper(socket, head, ...this.commandLine('cat', ['--', file]), handedOver);
   }
 
-  private niced(file: string, args: string[]): [string, string[]] {
-    return [NICE, ['-n', String(this.settings.nice), file, ...args]];
+  /** `file args...` through `nice` at the budget's level, where there is one and a level to set. */
+  private commandLine(file: string, args: string[]): [string, string[]] {
+    return this.settings.nice > 0 && HAS_NICE
+      ? [NICE, ['-n', String(this.settings.nice), file, ...args]]
+      : [file, args];
   }
 
   /** For the metrics. */

@@ -100,7 +100,7 @@ export {
   leftoverUploads,
 } from './http/multipart';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
-export { mediaTypeGate } from './http/media-type-gate';
+export { hasBody, mediaTypeGate } from './http/media-type-gate';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
 export { requestInputMiddleware, hasControlCharacters, MAX_INPUT_DEPTH } from './http/request-input';
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';

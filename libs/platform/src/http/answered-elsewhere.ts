@@ -23,13 +23,13 @@ export function responseHead(res: ServerResponse, status: number): string {
 }
 
 /**
- * For the request log: another process answers `res`, with `status` (responseHead's); `false`
- * takes that back (the hand-over did not happen). Set before the hand-over, which closes this
- * process's side of the connection and so ends the request for the log.
+ * For the request log: another process answers `res`, with `status` (responseHead's). Called as
+ * the connection is handed over, which closes this process's side of it and so ends the request
+ * for the log.
  */
-export function markAnsweredElsewhere(res: ServerResponse, status: number | false): void {
-  if (status !== false) res.statusCode = status;
-  (res as ServerResponse & { [ANSWERED_ELSEWHERE]?: boolean })[ANSWERED_ELSEWHERE] = status !== false;
+export function markAnsweredElsewhere(res: ServerResponse, status: number): void {
+  res.statusCode = status;
+  (res as ServerResponse & { [ANSWERED_ELSEWHERE]?: true })[ANSWERED_ELSEWHERE] = true;
 }
 
 /** `res` was answered by another process (markAnsweredElsewhere). */

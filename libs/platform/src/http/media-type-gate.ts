@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { sendJson } from './json-response';
 
@@ -25,7 +26,8 @@ export function mediaTypeGate(routeExists: (req: Request) => boolean) {
   };
 }
 
-function hasBody(req: Request): boolean {
+/** Whether the request carries a body (chunked, or a Content-Length other than 0). */
+export function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }

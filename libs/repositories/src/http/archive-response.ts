@@ -1,5 +1,5 @@
 import { archiveEtag, type ArchiveExtension, type GitRepositories, type RepoRef } from '@app/git';
-import { markAnsweredElsewhere, responseHead } from '@app/platform';
+import { hasBody, markAnsweredElsewhere, responseHead } from '@app/platform';
 import type { Response } from 'express';
 
 /**
@@ -55,8 +55,7 @@ function handOverPossible(res: Response): boolean {
   return (
     req.method === 'GET' &&
     req.complete &&
-    req.headers['transfer-encoding'] === undefined &&
-    Number(req.headers['content-length'] ?? 0) === 0 &&
+    !hasBody(req) &&
     !res.headersSent &&
     !socket.destroyed &&
     socket._httpMessage === res &&
