@@ -1,4 +1,4 @@
-import { rows, type DomainEvent, type EventMetadata } from '@app/platform';
+import { rows, type DomainEvent, type EventMetadata, type Recorded } from '@app/platform';
 import type { EntityManager } from 'typeorm';
 import { apply, openProjectionDb, recorded, type ProjectionDb } from '../../../test/support/projection-db';
 import { AuditEventProjection } from './audit-event.projection';
@@ -22,6 +22,11 @@ const entries = (db: EntityManager) =>
     db,
     `select id::text, global_position::text, author_id, entity_type, entity_id, details from audit_events order by id`,
   );
+/** `audit_entities` as text, state included: a replay must build the very rows (keys in jsonb's order). */
+const rememberedText = (db: EntityManager) =>
+  rows<{ row: string }>(db, `select x::text as row from audit_entities x order by entity_type, entity_id`);
+const entriesText = (db: EntityManager) =>
+  rows<{ row: string }>(db, `select x::text as row from audit_events x order by id`);
 const remembered = (db: EntityManager) =>
   rows<{ entity_type: string; entity_id: number; path: string; name: string; state: Record<string, unknown> }>(
     db,
@@ -210,4 +215,98 @@ describe('AuditEventProjection', () => {
       expect((await remembered(db)).some((r) => r.entity_type === 'Project')).toBe(false);
       expect((await entries(db)).pop()?.details).toMatchObject({ change: 'destroyed', entity_path: 'top/sub/mine' });
     }));
+
+  it("replays a rebuild from the process's memory to the rows live appends build, within its budget or past it", () =>
+    pg.rollingBack(async (db) => {
+      const events = story();
+      await apply(projection, db, ...events);
+      const live = { entries: await entriesText(db), memory: await rememberedText(db) };
+      expect(live.entries.length).toBeGreaterThan(10);
+      // Ample, one entry (every put writes back and drops), a few entries (drops and reads back).
+      for (const budget of [undefined, 1, 700]) {
+        await db.query(`truncate audit_events, audit_entities`);
+        const statements: string[] = [];
+        const counted = new Proxy(db, {
+          get: (target, key) =>
+            key === 'query'
+              ? (sql: string, params?: unknown[]) => (
+                  statements.push(sql.trim().split(/\s+/)[0]),
+                  target.query(sql, params)
+                )
+              : Reflect.get(target, key, target),
+        });
+        const replay = projection.replay(budget);
+        for (const e of events) await replay.apply(e, counted);
+        await replay.finish(counted);
+        expect({ budget, entries: await entriesText(db), memory: await rememberedText(db) }).toEqual({
+          budget,
+          ...live,
+        });
+        const reads = statements.filter((s) => /^select$/i.test(s)).length;
+        if (budget === undefined) expect(reads).toBe(0);
+        else expect(reads).toBeGreaterThan(0);
+      }
+    }));
 });
+
+/** A history touching every kind of memory: settings, features, members, renames, moves, deletions. */
+function story(): Recorded[] {
+  const created = (projectId: number, namespaceId: number, path: string) =>
+    by(1, {
+      type: 'ProjectCreated',
+      data: { projectId, namespaceId, creatorId: 1, path, name: path.toUpperCase(), visibility: 'private', at: AT },
+    });
+  return [
+    recorded(userCreated(1, 'root', 'Administrator'), { metadata: { origin: 'startup' } }),
+    recorded(
+      {
+        type: 'AccessTokenCreated',
+        data: {
+          tokenId: 7,
+          userId: 1,
+          name: 'ci',
+          digest: 'x',
+          scopes: ['api'],
+          impersonation: false,
+          expiresAt: null,
+          at: AT,
+        },
+      },
+      { metadata: { origin: 'startup' } },
+    ),
+    by(1, userCreated(2, 'ann', 'Ann')),
+    by(1, { type: 'GroupCreated', data: { groupId: 10, parentId: null, creatorId: 1, path: 'g', name: 'G', at: AT } }),
+    by(1, {
+      type: 'GroupCreated',
+      data: { groupId: 11, parentId: 10, creatorId: 1, path: 'sub', name: 'Sub', at: AT },
+    }),
+    created(20, 10, 'p'),
+    created(21, 11, 'q'),
+    created(22, 102, 'mine'),
+    by(1, {
+      type: 'ProjectUpdated',
+      data: { projectId: 20, changes: { visibility: 'public', description: 'd', topics: ['b', 'a'] }, at: AT },
+    }),
+    by(1, {
+      type: 'ProjectUpdated',
+      data: { projectId: 20, changes: { features: { wiki: false, issues: true } }, at: AT },
+    }),
+    by(1, {
+      type: 'ProjectUpdated',
+      data: { projectId: 20, changes: { features: { wiki: true }, description: 'e' }, at: AT },
+    }),
+    by(1, { type: 'ProjectMemberAdded', data: { projectId: 20, userId: 2, accessLevel: 30, at: AT } }),
+    by(1, { type: 'ProjectMemberUpdated', data: { projectId: 20, userId: 2, accessLevel: 40, at: AT } }),
+    by(1, { type: 'GroupMemberAdded', data: { groupId: 10, userId: 2, accessLevel: 20, at: AT } }),
+    by(1, { type: 'GroupMemberRemoved', data: { groupId: 10, userId: 2, at: AT } }),
+    by(1, { type: 'GroupUpdated', data: { groupId: 10, changes: { path: 'h', name: 'H' }, at: AT } }),
+    by(2, { type: 'UserUpdated', data: { userId: 2, changes: { username: 'anne' }, at: AT } }),
+    by(1, { type: 'ProjectTransferred', data: { projectId: 22, fromNamespaceId: 102, namespaceId: 11, at: AT } }),
+    by(1, { type: 'GroupTransferred', data: { groupId: 11, parentId: null, at: AT } }),
+    by(1, { type: 'ProjectArchived', data: { projectId: 21, at: AT } }),
+    by(1, { type: 'ProjectUpdated', data: { projectId: 21, changes: { name: 'Q2' }, at: AT } }),
+    by(1, { type: 'ProjectDeleted', data: { projectId: 20, namespaceId: 10, at: AT } }),
+    by(1, { type: 'AccessTokenRevoked', data: { tokenId: 7, userId: 1, at: AT } }),
+    by(1, { type: 'UserUpdated', data: { userId: 2, changes: { name: 'Anne' }, at: AT } }),
+  ];
+}

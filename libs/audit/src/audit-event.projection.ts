@@ -1,15 +1,23 @@
-import { EVERY_EVENT, type Projector, type Recorded } from '@app/platform';
+import { EVERY_EVENT, type Projector, type ProjectorReplay, type Recorded } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { audited, describe, namespacePath, SECRET_KEYS, type Recall, type RememberedType } from './audit-log';
+import { audited, describe, namespacePath, SECRET_KEYS, type Recall } from './audit-log';
+import { HeldAuditMemory, tableAuditMemory, type AuditMemory } from './audit-memory';
 
 /** How many entries one event may make: an entry's id is the event's position * 100 + its ordinal. */
 export const ENTRIES_PER_EVENT = 100;
 
 /**
+ * What a rebuild's audit memory may hold in the process before it writes back and drops entries:
+ * some 100,000 users, groups and projects, so a rebuild of most instances never reads it back.
+ */
+const REPLAY_MEMORY_BYTES = 64 * 1024 * 1024;
+
+/**
  * The audit log: every write event of every context (EVERY_EVENT), as `audit_events` rows, and the
  * projector's own memory (`audit_entities`) of names, paths, current values and members, which gives
- * a change its `from`. It reads only the event and its own tables, so a rebuild gives the same rows.
+ * a change its `from`. It reads only the event and its own tables, so a rebuild gives the same rows;
+ * a rebuild keeps that memory in the process (HeldAuditMemory) instead of reading it back per event.
  */
 @Injectable()
 export class AuditEventProjection implements Projector {
@@ -17,33 +25,37 @@ export class AuditEventProjection implements Projector {
   readonly tables = ['audit_events', 'audit_entities'];
   readonly eventTypes = [EVERY_EVENT];
 
-  async apply(e: Recorded, db: EntityManager): Promise<void> {
-    const recall: Recall = async (type, id) => {
-      const found = (await db.query(
-        `select path, name, state from audit_entities where entity_type = $1 and entity_id = $2`,
-        [type, id],
-      )) as { path: string | null; name: string | null; state: Record<string, unknown> }[];
-      return found[0];
-    };
-    if (audited(e)) {
-      const entries = (await describe(e, recall)).slice(0, ENTRIES_PER_EVENT);
-      for (const [ordinal, entry] of entries.entries())
-        await db.query(
-          `insert into audit_events (id, global_position, author_id, entity_type, entity_id, details, created_at)
-           values ($1::bigint * ${ENTRIES_PER_EVENT} + $2, $1, $3, $4, $5, $6, $7)`,
-          [
-            e.globalPosition,
-            ordinal,
-            entry.authorId,
-            entry.entityType,
-            entry.entityId,
-            JSON.stringify(entry.details),
-            e.recordedAt,
-          ],
-        );
-    }
-    await remember(e, db, recall);
+  apply(e: Recorded, db: EntityManager): Promise<void> {
+    return record(e, db, tableAuditMemory(db));
   }
+
+  /** `budgetBytes`: for the tests, which make the memory write back and drop what it holds. */
+  replay(budgetBytes = REPLAY_MEMORY_BYTES): ProjectorReplay {
+    const memory = new HeldAuditMemory(budgetBytes);
+    return { apply: (e, db) => record(e, db, memory.over(db)), finish: (db) => memory.finish(db) };
+  }
+}
+
+async function record(e: Recorded, db: EntityManager, memory: AuditMemory): Promise<void> {
+  const recall: Recall = (type, id) => memory.recall(type, id);
+  if (audited(e)) {
+    const entries = (await describe(e, recall)).slice(0, ENTRIES_PER_EVENT);
+    for (const [ordinal, entry] of entries.entries())
+      await db.query(
+        `insert into audit_events (id, global_position, author_id, entity_type, entity_id, details, created_at)
+         values ($1::bigint * ${ENTRIES_PER_EVENT} + $2, $1, $3, $4, $5, $6, $7)`,
+        [
+          e.globalPosition,
+          ordinal,
+          entry.authorId,
+          entry.entityType,
+          entry.entityId,
+          JSON.stringify(entry.details),
+          e.recordedAt,
+        ],
+      );
+  }
+  await remember(e, memory);
 }
 
 type Data = Record<string, unknown>;
@@ -54,35 +66,6 @@ function settingsOf(d: Data): Data {
   for (const [k, v] of Object.entries(d))
     if (!SECRET_KEYS.has(k) && !/Id$/.test(k) && k !== 'at' && k !== 'ghost') out[k] = v;
   return out;
-}
-
-async function put(
-  db: EntityManager,
-  type: RememberedType,
-  id: number,
-  path: string | null,
-  name: string | null,
-  state: Data,
-) {
-  await db.query(
-    `insert into audit_entities (entity_type, entity_id, path, name, state) values ($1, $2, $3, $4, $5)
-     on conflict (entity_type, entity_id) do update set path = excluded.path, name = excluded.name, state = excluded.state`,
-    [type, id, path, name, JSON.stringify(state)],
-  );
-}
-
-async function forget(db: EntityManager, type: RememberedType, id: number) {
-  await db.query(`delete from audit_entities where entity_type = $1 and entity_id = $2`, [type, id]);
-}
-
-/** A group or personal namespace moved: the groups and projects below it take the new prefix. */
-async function movePrefix(db: EntityManager, from: string | null, to: string | null) {
-  if (!from || !to || from === to) return;
-  await db.query(
-    `update audit_entities set path = $2 || substr(path, length($1) + 1)
-      where entity_type in ('Group', 'Project') and path like $3 escape '\\'`,
-    [from, to, `${from.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`],
-  );
 }
 
 const joined = (parent: string | null, path: string) => (parent ? `${parent}/${path}` : path);
@@ -104,7 +87,8 @@ const KEYED_BY: Record<string, 'userId' | 'groupId' | 'projectId' | 'tokenId'> =
 };
 
 /** What the projector keeps in mind after the event. */
-async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise<void> {
+async function remember(e: Recorded, memory: AuditMemory): Promise<void> {
+  const { recall, put, forget } = memory;
   const d = (e.data ?? {}) as Data;
   // Every write passes here: an event of an older shape must never fail the command that appends it.
   const key = KEYED_BY[e.type] ?? (e.type.startsWith('Project') ? 'projectId' : undefined);
@@ -112,11 +96,11 @@ async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise
   switch (e.type) {
     case 'UserCreated': {
       const userId = d.userId as number;
-      await put(db, 'User', userId, d.username as string, d.name as string, {
+      await put('User', userId, d.username as string, d.name as string, {
         ...settingsOf(d),
         namespaceId: d.namespaceId,
       });
-      if (typeof d.namespaceId === 'number') await put(db, 'Namespace', d.namespaceId, d.username as string, null, {});
+      if (typeof d.namespaceId === 'number') await put('Namespace', d.namespaceId, d.username as string, null, {});
       return;
     }
     case 'UserUpdated': {
@@ -128,29 +112,29 @@ async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise
       const state = { ...user.state, ...changes };
       const username = typeof changes.username === 'string' ? changes.username : user.path;
       const name = typeof changes.name === 'string' ? changes.name : user.name;
-      await put(db, 'User', d.userId as number, username, name, state);
+      await put('User', d.userId as number, username, name, state);
       if (username !== user.path && typeof state.namespaceId === 'number') {
-        await put(db, 'Namespace', state.namespaceId, username, null, {});
-        await movePrefix(db, user.path, username);
+        await put('Namespace', state.namespaceId, username, null, {});
+        await memory.movePrefix(user.path, username);
       }
       return;
     }
     case 'UserDeleted': {
       const user = await recall('User', d.userId as number);
-      if (typeof user?.state.namespaceId === 'number') await forget(db, 'Namespace', user.state.namespaceId);
-      await forget(db, 'User', d.userId as number);
+      if (typeof user?.state.namespaceId === 'number') await forget('Namespace', user.state.namespaceId);
+      await forget('User', d.userId as number);
       return;
     }
     case 'AccessTokenCreated':
-      await put(db, 'Token', d.tokenId as number, null, d.name as string, {});
+      await put('Token', d.tokenId as number, null, d.name as string, {});
       return;
     case 'AccessTokenRevoked':
       // A revoked token never acts again: nothing left to name.
-      await forget(db, 'Token', d.tokenId as number);
+      await forget('Token', d.tokenId as number);
       return;
     case 'GroupCreated': {
       const parent = typeof d.parentId === 'number' ? ((await recall('Group', d.parentId))?.path ?? null) : null;
-      await put(db, 'Group', d.groupId as number, joined(parent, d.path as string), d.name as string, {
+      await put('Group', d.groupId as number, joined(parent, d.path as string), d.name as string, {
         ...settingsOf(d),
         members: {},
       });
@@ -173,8 +157,8 @@ async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise
         typeof changes.path === 'string' && had.path
           ? joined(had.path.split('/').slice(0, -1).join('/') || null, changes.path)
           : had.path;
-      await put(db, type, id, path, typeof changes.name === 'string' ? changes.name : had.name, state);
-      if (type === 'Group') await movePrefix(db, had.path, path);
+      await put(type, id, path, typeof changes.name === 'string' ? changes.name : had.name, state);
+      if (type === 'Group') await memory.movePrefix(had.path, path);
       return;
     }
     case 'GroupTransferred': {
@@ -182,17 +166,17 @@ async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise
       if (!had?.path) return;
       const parent = typeof d.parentId === 'number' ? ((await recall('Group', d.parentId))?.path ?? null) : null;
       const path = joined(parent, had.path.split('/').pop()!);
-      await put(db, 'Group', d.groupId as number, path, had.name, had.state);
-      await movePrefix(db, had.path, path);
+      await put('Group', d.groupId as number, path, had.name, had.state);
+      await memory.movePrefix(had.path, path);
       return;
     }
     case 'GroupDeleted':
-      await forget(db, 'Group', d.groupId as number);
+      await forget('Group', d.groupId as number);
       return;
     case 'ProjectCreated':
     case 'ProjectForked': {
       const parent = await namespacePath(d.namespaceId as number, recall);
-      await put(db, 'Project', d.projectId as number, joined(parent, d.path as string), d.name as string, {
+      await put('Project', d.projectId as number, joined(parent, d.path as string), d.name as string, {
         ...settingsOf(d),
         members: {},
       });
@@ -202,21 +186,21 @@ async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise
       const had = await recall('Project', d.projectId as number);
       if (!had?.path) return;
       const parent = await namespacePath(d.namespaceId as number, recall);
-      await put(db, 'Project', d.projectId as number, joined(parent, had.path.split('/').pop()!), had.name, had.state);
+      await put('Project', d.projectId as number, joined(parent, had.path.split('/').pop()!), had.name, had.state);
       return;
     }
     case 'ProjectArchived':
     case 'ProjectUnarchived': {
       const had = await recall('Project', d.projectId as number);
       if (had)
-        await put(db, 'Project', d.projectId as number, had.path, had.name, {
+        await put('Project', d.projectId as number, had.path, had.name, {
           ...had.state,
           archived: e.type === 'ProjectArchived',
         });
       return;
     }
     case 'ProjectDeleted':
-      await forget(db, 'Project', d.projectId as number);
+      await forget('Project', d.projectId as number);
       return;
     case 'GroupMemberAdded':
     case 'GroupMemberUpdated':
@@ -231,7 +215,7 @@ async function remember(e: Recorded, db: EntityManager, recall: Recall): Promise
       const members = { ...((had.state.members ?? {}) as Record<string, number>) };
       if (e.type.endsWith('Removed')) delete members[String(d.userId)];
       else members[String(d.userId)] = d.accessLevel as number;
-      await put(db, type, id, had.path, had.name, { ...had.state, members });
+      await put(type, id, had.path, had.name, { ...had.state, members });
       return;
     }
   }

@@ -47,6 +47,7 @@ export {
   handledTypes,
   type EventHandlers,
   type Projector,
+  type ProjectorReplay,
 } from './projections/projector';
 export {
   ProjectionRebuilder,

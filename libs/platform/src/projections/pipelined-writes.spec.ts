@@ -3,12 +3,15 @@ import { PipelinedWrites } from './pipelined-writes';
 
 /** A pg client that answers when told, recording what was sent and in which mode. */
 function fakeClient() {
-  const sent: { sql: string; pipeline: boolean }[] = [];
+  const sent: { sql: string; name?: string; pipeline: boolean }[] = [];
   const answers: { resolve: (v: unknown) => void; reject: (e: Error) => void }[] = [];
   const client = {
     pipeline: false,
-    query: (sql: string) => {
-      sent.push({ sql, pipeline: client.pipeline });
+    query: (q: string | { name: string; text: string }) => {
+      const [sql, name] = typeof q === 'string' ? [q] : [q.text, q.name];
+      sent.push({ sql, name, pipeline: client.pipeline });
+      // A run's last statements, once nothing else is pending: answered at once.
+      if (sql.startsWith('deallocate ')) return Promise.resolve({ rows: [] });
       return new Promise((resolve, reject) => answers.push({ resolve, reject }));
     },
   };
@@ -37,8 +40,23 @@ describe('PipelinedWrites', () => {
       return 'ok';
     });
     expect(await done).toBe('ok');
-    expect(sent.every((s) => s.pipeline)).toBe(true);
+    // Every statement of the run pipelined; the deallocations after it are not.
+    expect(sent.filter((s) => !s.sql.startsWith('deallocate')).every((s) => s.pipeline)).toBe(true);
     expect(client.pipeline).toBe(false);
+  });
+
+  it("sends each blind write as a named statement, one name per text, and deallocates the run's names at its end", async () => {
+    const { db, sent, answers } = fakeClient();
+    await PipelinedWrites.run(db, async (p) => {
+      for (const x of [1, 2]) await p.query(`update t set x = $1`, [x]);
+      await p.query(`update u set x = $1`, [3]);
+      for (const a of answers) a.resolve({ rows: [] });
+    });
+    const [first, again, other] = sent.map((s) => s.name);
+    expect(first).toMatch(/^lode_rebuild_[0-9a-f]{8}_0$/);
+    expect(again).toBe(first);
+    expect(other).toBe(first!.replace(/_0$/, '_1'));
+    expect(sent.slice(3).map((s) => s.sql)).toEqual([`deallocate ${first}`, `deallocate ${other}`]);
   });
 
   it('awaits statements with `returning` and `with`, whose answer may be read', async () => {

@@ -16,6 +16,19 @@ export interface Projector<E extends DomainEvent = DomainEvent> {
    */
   readonly eventTypes: readonly E['type'][];
   apply(event: Recorded<E>, db: EntityManager): Promise<void>;
+  /**
+   * Optional: how this projector replays a rebuild, when it can do better than `apply` one event at a
+   * time (the audit log keeps its memory of names and values in the process instead of reading it
+   * back from its table for every event). Its tables are empty when the replay starts and no one
+   * else writes them until the rebuild commits; `finish` writes what the replay still holds.
+   */
+  replay?(): ProjectorReplay<E>;
+}
+
+/** A projector's part of one rebuild: every event in order, then `finish` before the commit. */
+export interface ProjectorReplay<E extends DomainEvent = DomainEvent> {
+  apply(event: Recorded<E>, db: EntityManager): Promise<void>;
+  finish(db: EntityManager): Promise<void>;
 }
 
 /**
@@ -70,5 +83,30 @@ export class ProjectionRegistry {
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
     for (const p of this.byType.get(event.type) ?? []) await p.apply(event, db);
     for (const p of this.byType.get(EVERY_EVENT) ?? []) await p.apply(event, db);
+  }
+
+  /**
+   * One rebuild's replay: each projector's own `replay()` where it has one, its `apply` otherwise,
+   * in the registry's order; `finish` lets every replay write what it holds.
+   */
+  replay(): ProjectorReplay {
+    const replays = new Map<Projector, ProjectorReplay>(
+      this.projectors.map((p) => [p, p.replay?.() ?? { apply: (e, db) => p.apply(e, db), finish: async () => {} }]),
+    );
+    const appliers = (type: string) => (this.byType.get(type) ?? []).map((p) => replays.get(p)!);
+    const ofType = new Map<string, ProjectorReplay[]>();
+    const forType = (type: string) => {
+      let found = ofType.get(type);
+      if (!found) ofType.set(type, (found = [...appliers(type), ...appliers(EVERY_EVENT)]));
+      return found;
+    };
+    return {
+      apply: async (event, db) => {
+        for (const r of forType(event.type)) await r.apply(event, db);
+      },
+      finish: async (db) => {
+        for (const r of replays.values()) await r.finish(db);
+      },
+    };
   }
 }

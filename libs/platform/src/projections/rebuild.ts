@@ -34,7 +34,8 @@ export function rebuildProgressOf(applicationName: string): RebuildProgress | un
  * wait as well as writers (on a PostgreSQL server, a request answers 503 past LODE_DB_STATEMENT_TIMEOUT_MS);
  * no one ever sees a half-built table. Outbox routes are not run, so a rebuild never re-sends a webhook
  * or re-runs a job. The projectors' writes are pipelined (PipelinedWrites): a page of events costs a
- * round trip per statement whose answer is read, not one per statement.
+ * round trip per statement whose answer is read, not one per statement. A projector with a `replay()`
+ * of its own replays through it (the audit log keeps its memory in the process).
  */
 @Injectable()
 export class ProjectionRebuilder {
@@ -59,6 +60,7 @@ export class ProjectionRebuilder {
       await announce();
       onProgress?.(progress);
       let after = '0';
+      const replay = this.projections.replay();
       await PipelinedWrites.run(db, async (pipelined) => {
         for (;;) {
           const page = await rows<EventRow>(
@@ -69,7 +71,7 @@ export class ProjectionRebuilder {
           );
           if (!page.length) break;
           for (const row of page) {
-            await this.projections.apply(toRecorded(row), pipelined);
+            await replay.apply(toRecorded(row), pipelined);
             progress.done += 1;
             if (progress.done % PROGRESS_EVERY === 0 || progress.done === progress.total) {
               await announce(pipelined);
@@ -78,6 +80,7 @@ export class ProjectionRebuilder {
           }
           after = String(page[page.length - 1].global_position);
         }
+        await replay.finish(pipelined);
       });
       return progress;
     });

@@ -1,0 +1,55 @@
+import type { EntityManager } from 'typeorm';
+import type { Recorded } from '../event-store/recorded';
+import { EVERY_EVENT, ProjectionRegistry, type Projector } from './projector';
+
+const db = {} as EntityManager;
+const event = (type: string, position: number) =>
+  ({
+    type,
+    data: {},
+    globalPosition: String(position),
+    streamId: 's',
+    streamVersion: position,
+    metadata: {},
+  }) as Recorded;
+
+describe("ProjectionRegistry's replay", () => {
+  it("hands each event to its projectors in the live order, through a projector's own replay where it has one, and finishes each once", async () => {
+    const seen: string[] = [];
+    const plain = (name: string, types: string[]): Projector => ({
+      name,
+      tables: [],
+      eventTypes: types,
+      apply: async (e) => void seen.push(`${name} ${e.type}`),
+    });
+    const own: Projector = {
+      ...plain('audit', [EVERY_EVENT]),
+      apply: async () => {
+        throw new Error('a projector with a replay of its own is not applied one by one in a rebuild');
+      },
+      replay: () => ({
+        apply: async (e) => void seen.push(`audit(replay) ${e.type}`),
+        finish: async () => void seen.push('audit(replay) finished'),
+      }),
+    };
+    const registry = new ProjectionRegistry();
+    registry.register(own, plain('users', ['UserCreated']), plain('projects', ['ProjectCreated', 'UserCreated']));
+
+    const replay = registry.replay();
+    for (const [i, type] of ['UserCreated', 'ProjectCreated', 'Unhandled'].entries())
+      await replay.apply(event(type, i + 1), db);
+    await replay.finish(db);
+    expect(seen).toEqual([
+      'users UserCreated',
+      'projects UserCreated',
+      'audit(replay) UserCreated',
+      'projects ProjectCreated',
+      'audit(replay) ProjectCreated',
+      'audit(replay) Unhandled',
+      'audit(replay) finished',
+    ]);
+
+    // The live path is unchanged: `apply`, every projector.
+    await expect(registry.apply(event('UserCreated', 4), db)).rejects.toThrow(/not applied one by one/);
+  });
+});
