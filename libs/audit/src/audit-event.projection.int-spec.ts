@@ -307,6 +307,10 @@ function story(): Recorded[] {
     by(1, { type: 'ProjectUpdated', data: { projectId: 21, changes: { name: 'Q2' }, at: AT } }),
     by(1, { type: 'ProjectDeleted', data: { projectId: 20, namespaceId: 10, at: AT } }),
     by(1, { type: 'AccessTokenRevoked', data: { tokenId: 7, userId: 1, at: AT } }),
+    // An older event's numbers where names are text now: the table keeps their text, and so must the replay.
+    by(1, { type: 'GroupCreated', data: { groupId: 13, parentId: null, creatorId: 1, path: 2024, name: 7, at: AT } }),
+    created(23, 13, 'n'),
+    by(1, { type: 'GroupUpdated', data: { groupId: 13, changes: { path: 'y2024' }, at: AT } }),
     by(1, { type: 'UserUpdated', data: { userId: 2, changes: { name: 'Anne' }, at: AT } }),
   ];
 }

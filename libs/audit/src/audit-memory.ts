@@ -60,7 +60,7 @@ export function tableAuditMemory(db: EntityManager): AuditMemory {
 interface Held {
   type: RememberedType;
   id: number;
-  /** undefined: known to be absent from the table (forgotten, or never remembered). */
+  /** undefined: not remembered (forgotten: when dirty, still to be deleted from the table). */
   value: Remembered | undefined;
   /** Differs from the table: written back before it is dropped, and at the end. */
   dirty: boolean;
@@ -69,7 +69,10 @@ interface Held {
 
 /** Rows per statement when held entries are written back. */
 const WRITE_BACK_PAGE = 2000;
-/** What an entry costs beyond its JSON text: the key, the object, the Map's slot. */
+/**
+ * What an entry is counted for beyond its JSON text's length: the key, the object, the Map's slot. The
+ * count is an estimate of the heap it takes (JavaScript objects take more than their JSON).
+ */
 const ENTRY_OVERHEAD = 200;
 
 /**
@@ -94,7 +97,7 @@ export class HeldAuditMemory {
     return {
       recall: (type, id) => this.recall(db, type, id),
       put: async (type, id, path, name, state) => {
-        this.hold(type, id, asJsonb({ path, name, state }) as Remembered, true);
+        this.hold(type, id, { path: asText(path), name: asText(name), state: asJsonb(state) as State }, true);
         await this.keepWithinBudget(db);
       },
       forget: async (type, id) => {
@@ -140,6 +143,7 @@ export class HeldAuditMemory {
       const path = entry.value?.path;
       if (!MOVES_WITH_PREFIX.has(entry.type) || !path?.startsWith(below)) continue;
       entry.value = { ...entry.value!, path: moved(path) };
+      // While complete, every held entry is dirty already (nothing was written back yet).
       if (this.complete) entry.dirty = true;
     }
   }
@@ -156,7 +160,7 @@ export class HeldAuditMemory {
     this.bytes += bytes;
   }
 
-  /** Past the budget: everything written back, then the least recently used half dropped. */
+  /** Past the budget: everything written back, then the least recently used dropped down to half of it. */
   private async keepWithinBudget(db: EntityManager): Promise<void> {
     if (this.bytes <= this.budgetBytes) return;
     await this.writeBack(db);
@@ -190,6 +194,11 @@ export class HeldAuditMemory {
     }
     for (const e of dirty) e.dirty = false;
   }
+}
+
+/** A `text` column's value as the table gives it back (pg sends a number or boolean as its text). */
+function asText(value: unknown): string | null {
+  return value === null || value === undefined ? null : typeof value === 'string' ? value : String(value);
 }
 
 /**

@@ -10,8 +10,8 @@ function fakeClient() {
     query: (q: string | { name: string; text: string }) => {
       const [sql, name] = typeof q === 'string' ? [q] : [q.text, q.name];
       sent.push({ sql, name, pipeline: client.pipeline });
-      // A run's last statements, once nothing else is pending: answered at once.
-      if (sql.startsWith('deallocate ')) return Promise.resolve({ rows: [] });
+      // A run's last statement, once nothing else is pending: answered at once.
+      if (sql.startsWith('savepoint ')) return Promise.resolve({ rows: [] });
       return new Promise((resolve, reject) => answers.push({ resolve, reject }));
     },
   };
@@ -41,7 +41,7 @@ describe('PipelinedWrites', () => {
     });
     expect(await done).toBe('ok');
     // Every statement of the run pipelined; the deallocations after it are not.
-    expect(sent.filter((s) => !s.sql.startsWith('deallocate')).every((s) => s.pipeline)).toBe(true);
+    expect(sent.filter((s) => !s.sql.startsWith('savepoint')).every((s) => s.pipeline)).toBe(true);
     expect(client.pipeline).toBe(false);
   });
 
@@ -56,7 +56,9 @@ describe('PipelinedWrites', () => {
     expect(first).toMatch(/^lode_rebuild_[0-9a-f]{8}_0$/);
     expect(again).toBe(first);
     expect(other).toBe(first!.replace(/_0$/, '_1'));
-    expect(sent.slice(3).map((s) => s.sql)).toEqual([`deallocate ${first}`, `deallocate ${other}`]);
+    expect(sent.slice(3).map((s) => s.sql)).toEqual([
+      `savepoint lode_rebuild_statements; deallocate ${first}; deallocate ${other}; release savepoint lode_rebuild_statements`,
+    ]);
   });
 
   it('awaits statements with `returning` and `with`, whose answer may be read', async () => {

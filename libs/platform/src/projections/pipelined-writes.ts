@@ -4,7 +4,7 @@ import { QueryFailedError, type EntityManager } from 'typeorm';
 /** What of node-postgres's client the pipeline needs: its `pipeline` mode (pg >= 8.21) and `query`. */
 interface PipeliningClient {
   pipeline: boolean;
-  query(statement: string | { name: string; text: string; values?: unknown[] }): Promise<unknown>;
+  query(statement: string | { name: string; text: string; values?: unknown[] }, values?: unknown[]): Promise<unknown>;
   /** pg's record of the statements the connection has prepared (internal; absent elsewhere). */
   connection?: { parsedStatements?: Record<string, string> };
 }
@@ -36,10 +36,13 @@ const UNREAD_ANSWER: unknown = new Proxy([], {
  *
  * Each distinct write text goes out as a named statement, parsed and planned once instead of once
  * per event (planning was most of the PostgreSQL backend's work per write: a million events went from
- * 145 to 86 s). The names are this run's own (`lode_rebuild_<run>_<n>`) and are deallocated when it
- * ends, committed or not: prepared statements outlive a transaction, and the connection goes back to
- * the pool, to the embedded database's one shared session, or through a pooler to other clients.
- * pg >= 8.21 parses a name once even when its second use is sent before the first is answered.
+ * 145 to 86 s), unless `prepared` is false (LODE_DB_PREPARED_STATEMENTS=false: a pooler in front).
+ * The names are this run's own (`lode_rebuild_<run>_<n>`), so they never meet another run's or
+ * another client's on a shared session (the embedded database's one session, a pooler's), and a run
+ * that ends well deallocates them before its transaction commits: prepared statements outlive a
+ * transaction, and the connection goes back to the pool. A run that failed cannot (its transaction is
+ * aborted): its statements stay on that one connection until it closes. pg >= 8.21 parses a name
+ * once even when its second use is sent before the first is answered.
  */
 export class PipelinedWrites {
   private pending: Promise<unknown>[] = [];
@@ -51,38 +54,55 @@ export class PipelinedWrites {
   private constructor(
     private readonly db: EntityManager,
     private readonly client: PipeliningClient,
+    private readonly prepared: boolean,
   ) {}
 
   /**
    * Pipelines `db`'s connection for the length of `work`, which gets an EntityManager whose `query`
    * pipelines blind writes. Without a pipelining pg client (another driver) `work` gets `db` itself.
    */
-  static async run<T>(db: EntityManager, work: (db: EntityManager) => Promise<T>): Promise<T> {
+  static async run<T>(
+    db: EntityManager,
+    work: (db: EntityManager) => Promise<T>,
+    { prepared = true }: { prepared?: boolean } = {},
+  ): Promise<T> {
     const client = (await db.queryRunner?.connect()) as Partial<PipeliningClient> | undefined;
     if (!client || typeof client.pipeline !== 'boolean' || client.pipeline) return work(db);
-    const writes = new PipelinedWrites(db, client as PipeliningClient);
+    const writes = new PipelinedWrites(db, client as PipeliningClient, prepared);
     // Switched while the connection is idle (every earlier statement was awaited), and back once
     // every pipelined statement is answered, before the transaction commits or rolls back.
     client.pipeline = true;
+    let ended = false;
     try {
       const result = await work(writes.manager());
       await writes.settle();
+      ended = true;
       return result;
     } finally {
       await Promise.allSettled(writes.pending);
       client.pipeline = false;
-      await writes.deallocate();
+      await writes.deallocate(ended);
     }
   }
 
-  /** Drops this run's statements from the session and from pg's record of them. */
-  private async deallocate(): Promise<void> {
-    for (const name of this.names.values()) {
-      // Best effort: a connection that broke has lost them with its session.
-      await this.client.query(`deallocate ${name}`).catch(() => undefined);
-      delete this.client.connection?.parsedStatements?.[name];
-    }
+  /**
+   * Drops this run's statements from pg's record of them and, when the transaction is still good,
+   * from the session. A DEALLOCATE the server refuses (a pooler that renamed the statement) would
+   * abort the transaction and turn its COMMIT into a silent rollback: a savepoint keeps it out.
+   */
+  private async deallocate(transactionGood: boolean): Promise<void> {
+    const names = [...this.names.values()];
     this.names.clear();
+    for (const name of names) delete this.client.connection?.parsedStatements?.[name];
+    if (!transactionGood || !names.length) return;
+    const savepoint = 'lode_rebuild_statements';
+    try {
+      await this.client.query(
+        [`savepoint ${savepoint}`, ...names.map((n) => `deallocate ${n}`), `release savepoint ${savepoint}`].join('; '),
+      );
+    } catch {
+      await this.client.query(`rollback to savepoint ${savepoint}`);
+    }
   }
 
   /** Waits for every pipelined write; throws the first that failed. */
@@ -109,7 +129,11 @@ export class PipelinedWrites {
   private async query(sql: string, params?: unknown[]): Promise<unknown> {
     if (this.failure !== undefined) throw this.failure;
     if (BLIND_WRITE.test(sql) && !RETURNING.test(sql)) {
-      const sent = this.client.query({ name: this.nameOf(sql), text: sql, values: params }).catch((err: unknown) => {
+      const sent = (
+        this.prepared
+          ? this.client.query({ name: this.nameOf(sql), text: sql, values: params })
+          : this.client.query(sql, params)
+      ).catch((err: unknown) => {
         // The first failure is the cause: the statements behind it fail on the aborted transaction.
         if (this.failure === undefined) this.failure = new QueryFailedError(sql, params, err as Error);
       });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { LodeConfig } from '../config/lode-config';
 import { oneRow, rows } from '../database/sql';
 import { type EventRow, toRecorded } from '../event-store/recorded';
 import { PipelinedWrites } from './pipelined-writes';
@@ -42,6 +43,7 @@ export class ProjectionRebuilder {
   constructor(
     private readonly dataSource: DataSource,
     private readonly projections: ProjectionRegistry,
+    private readonly config: LodeConfig,
   ) {}
 
   async rebuild(onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> {
@@ -61,27 +63,31 @@ export class ProjectionRebuilder {
       onProgress?.(progress);
       let after = '0';
       const replay = this.projections.replay();
-      await PipelinedWrites.run(db, async (pipelined) => {
-        for (;;) {
-          const page = await rows<EventRow>(
-            pipelined,
-            `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
+      await PipelinedWrites.run(
+        db,
+        async (pipelined) => {
+          for (;;) {
+            const page = await rows<EventRow>(
+              pipelined,
+              `select global_position, stream_id, stream_version, type, data, metadata, recorded_at
                from events where global_position > $1 order by global_position limit $2`,
-            [after, PAGE],
-          );
-          if (!page.length) break;
-          for (const row of page) {
-            await replay.apply(toRecorded(row), pipelined);
-            progress.done += 1;
-            if (progress.done % PROGRESS_EVERY === 0 || progress.done === progress.total) {
-              await announce(pipelined);
-              onProgress?.(progress);
+              [after, PAGE],
+            );
+            if (!page.length) break;
+            for (const row of page) {
+              await replay.apply(toRecorded(row), pipelined);
+              progress.done += 1;
+              if (progress.done % PROGRESS_EVERY === 0 || progress.done === progress.total) {
+                await announce(pipelined);
+                onProgress?.(progress);
+              }
             }
+            after = String(page[page.length - 1].global_position);
           }
-          after = String(page[page.length - 1].global_position);
-        }
-        await replay.finish(pipelined);
-      });
+          await replay.finish(pipelined);
+        },
+        { prepared: this.config.dbPreparedStatements },
+      );
       return progress;
     });
   }
