@@ -73,9 +73,14 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
   };
   const main = join(options.dist ?? root, 'dist/apps/lode/src/main.js');
   // The node options `npm start` runs the server with (V8's heap settings), as an operator runs it.
-  const startOptions = JSON.parse(readFileSync(join(options.dist ?? root, 'package.json'), 'utf8'))
-    .scripts.start.split(/\s+/)
-    .filter((word) => word.startsWith('--'));
+  const startWords = JSON.parse(readFileSync(join(options.dist ?? root, 'package.json'), 'utf8')).scripts.start.split(
+    /\s+/,
+  );
+  const startOptions = startWords.filter((word) => word.startsWith('--'));
+  // And the environment it sets before `node` (glibc's malloc settings).
+  const startEnv = Object.fromEntries(
+    startWords.slice(0, startWords.indexOf('node')).map((word) => word.split(/=(.*)/s).slice(0, 2)),
+  );
   // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
   const stdio = options.quiet ? 'ignore' : ['ignore', 2, 2];
   let server;
@@ -84,11 +89,14 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
   const spawnAll = () => {
     spawnedAt = performance.now();
     server = spawn(process.execPath, [...startOptions, ...nodeArgs, main], {
-      env: options.split ? { ...env, LODE_ROLE: 'api' } : env,
+      env: { ...startEnv, ...env, ...(options.split ? { LODE_ROLE: 'api' } : {}) },
       stdio,
     });
     worker = options.split
-      ? spawn(process.execPath, [...startOptions, ...nodeArgs, main], { env: { ...env, LODE_ROLE: 'worker' }, stdio })
+      ? spawn(process.execPath, [...startOptions, ...nodeArgs, main], {
+          env: { ...startEnv, ...env, LODE_ROLE: 'worker' },
+          stdio,
+        })
       : undefined;
   };
   const alive = (p) => p && p.exitCode === null && p.signalCode === null;

@@ -225,6 +225,14 @@ describe('docker-compose.yml', () => {
     ]);
   });
 
+  it("sets glibc's malloc in the image as `npm start` does", () => {
+    const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
+    const mallocSettings = start.split(/\s+/).filter((word) => /^MALLOC_[A-Z_]+=/.test(word));
+    expect(mallocSettings).toEqual(['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=131072']);
+    const imageEnv = instructions('ENV').flatMap((e) => e.split(/\s+/));
+    for (const setting of mallocSettings) expect(imageEnv).toContain(setting);
+  });
+
   it('publishes the API port Lode listens on', () => {
     const port = environment(api).PORT ?? '8080';
     expect((api.ports ?? []).some((p) => String(p).endsWith(`:${port}`))).toBe(true);

@@ -8,7 +8,7 @@ import type {
   RevertOutcome,
 } from './git-repositories';
 import { CommitRefused } from './git-repositories';
-import { loadNodegit } from './nodegit-repositories';
+import { lazyNodegit } from './nodegit-repositories';
 
 /*
  * The parts of nodegit 0.28 that build objects (it ships no types): blobs from buffers, trees edited
@@ -81,7 +81,7 @@ interface NodegitWriteApi {
   };
 }
 
-const NodeGit = loadNodegit() as unknown as NodegitWriteApi;
+const NodeGit = lazyNodegit<NodegitWriteApi>();
 
 const FILE = 0o100644;
 const EXECUTABLE = 0o100755;

@@ -134,16 +134,35 @@ interface NodegitApi {
  * which every registry sees, and loaded only once.
  */
 declare const __filename: string | undefined;
-/** nodegit as loaded once for the process; nodegit-commits.ts declares the parts it writes with. */
-export function loadNodegit(): NodegitApi {
+let loaded: NodegitApi | undefined;
+/**
+ * nodegit as loaded once for the process, with libgit2's pack windows set (below); nodegit-commits.ts
+ * declares the parts it writes with. Loaded by the first repository read or write, not at start:
+ * libgit2, its OpenSSL and nodegit's JavaScript are some 40 MB of the process's memory (6 MB of it
+ * V8's heap), which a process that touches no repository (an API serving only the database's reads,
+ * a worker between jobs) never needs (issue 23's memory target).
+ */
+function loadNodegit(): NodegitApi {
+  if (loaded) return loaded;
   const load = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'));
   const native = load('nodegit/build/Release/nodegit.node') as { Repository: { prototype: object } };
   const holder = native.Repository.prototype as { __lodeNodegit?: unknown };
   if (!holder.__lodeNodegit)
     Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit') as unknown, enumerable: false });
-  return holder.__lodeNodegit as NodegitApi;
+  loaded = holder.__lodeNodegit as NodegitApi;
+  const lib = (
+    loaded as unknown as { Libgit2?: { opts(option: number, value: number): unknown; OPT: Record<string, number> } }
+  ).Libgit2;
+  lib?.opts(lib.OPT.SET_MWINDOW_SIZE, PACK_WINDOW_BYTES);
+  lib?.opts(lib.OPT.SET_MWINDOW_MAPPED_LIMIT, PACK_MAPPED_LIMIT_BYTES);
+  return loaded;
 }
-const NodeGit = loadNodegit();
+
+/** `loadNodegit()` behind each use: nodegit loads at the first property read, not when this module does. */
+export function lazyNodegit<T extends object = NodegitApi>(): T {
+  return new Proxy({} as T, { get: (_target, key) => Reflect.get(loadNodegit(), key) as unknown });
+}
+const NodeGit = lazyNodegit();
 
 /**
  * How much of the pack files libgit2 keeps mapped, in all and per window. Its defaults (1 GB windows,
@@ -151,17 +170,10 @@ const NodeGit = loadNodegit();
  * server's resident memory while the window lives: reads across a 100 MB pack left that much in RSS
  * (issue 23's 633 MB after the read workloads). Windows of 16 MB, 64 MB in all (git's own
  * `core.packedGitWindowSize` / `packedGitLimit` at their 32-bit sizes) cost a remap per 16 MB of
- * pack walked, and bound what reads of any number of repositories map.
+ * pack walked, and bound what reads of any number of repositories map. Set when nodegit loads.
  */
 const PACK_WINDOW_BYTES = 16 * 1024 * 1024;
 const PACK_MAPPED_LIMIT_BYTES = 64 * 1024 * 1024;
-{
-  const lib = (
-    NodeGit as unknown as { Libgit2?: { opts(option: number, value: number): unknown; OPT: Record<string, number> } }
-  ).Libgit2;
-  lib?.opts(lib.OPT.SET_MWINDOW_SIZE, PACK_WINDOW_BYTES);
-  lib?.opts(lib.OPT.SET_MWINDOW_MAPPED_LIMIT, PACK_MAPPED_LIMIT_BYTES);
-}
 
 const SHA = /^[0-9a-f]{4,64}$/i;
 /** Open repositories kept: opening is cheap (0.1-0.2 ms) but a handle caches objects across reads. */

@@ -1,5 +1,20 @@
-import hljs from 'highlight.js';
+import type { HLJSApi } from 'highlight.js';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { escapeHtml, trustedHtml, type SafeHtml } from './html';
+
+declare const __filename: string | undefined;
+let loaded: HLJSApi | undefined;
+/**
+ * highlight.js, loaded by the first page that shows a file: with its 190 languages it is some 5 MB of
+ * the heap, which an API process that serves no page never needs (issue 23's memory target).
+ */
+function hljs(): HLJSApi {
+  loaded ??= createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'))(
+    'highlight.js',
+  ) as HLJSApi;
+  return loaded;
+}
 
 /** Past this size a file shows as plain text: highlighting costs time linear in its length, for little use. */
 const MAX_HIGHLIGHT = 256 * 1024;
@@ -20,7 +35,7 @@ export function languageOf(name: string): string | undefined {
   const dot = lower.lastIndexOf('.');
   if (dot < 0) return undefined;
   const ext = lower.slice(dot + 1);
-  return hljs.getLanguage(ext) ? ext : undefined;
+  return hljs().getLanguage(ext) ? ext : undefined;
 }
 
 /**
@@ -30,5 +45,5 @@ export function languageOf(name: string): string | undefined {
 export function highlight(text: string, name: string): SafeHtml {
   const language = text.length <= MAX_HIGHLIGHT ? languageOf(name) : undefined;
   if (!language) return trustedHtml(escapeHtml(text));
-  return trustedHtml(hljs.highlight(text, { language, ignoreIllegals: true }).value);
+  return trustedHtml(hljs().highlight(text, { language, ignoreIllegals: true }).value);
 }
