@@ -142,6 +142,33 @@ describe('LocalGitRepositories', () => {
     expect((await counted()).packs).toBe(1);
   });
 
+  it("lists a branch's tree as the branch moves, each path and depth apart (listings kept by commit and by tree)", async () => {
+    const names = async (ref: string, dir: string, recursive: boolean) =>
+      (await git.tree(repo, ref, dir, recursive))?.map((e) => e.path);
+    mkdirSync(join(work, 'listed'), { recursive: true });
+    writeFileSync(join(work, 'listed', 'a.txt'), 'a\n');
+    await gitOk(['add', 'listed'], work);
+    await gitOk(['commit', '-q', '-m', 'listed a'], work);
+    await gitOk(['push', '-q', repositoryPath(dataDir, 7), 'HEAD:refs/heads/listing'], work);
+    const first = (await git.resolveCommit(repo, 'listing'))!.id;
+    expect(await names('listing', 'listed', false)).toEqual(['listed/a.txt']);
+    expect(await names('listing', 'listed', false)).toEqual(['listed/a.txt']);
+    writeFileSync(join(work, 'listed', 'b.txt'), 'b\n');
+    await gitOk(['add', 'listed'], work);
+    await gitOk(['commit', '-q', '-m', 'listed b'], work);
+    await gitOk(['push', '-q', repositoryPath(dataDir, 7), 'HEAD:refs/heads/listing'], work);
+    expect(await names('listing', 'listed', false)).toEqual(['listed/a.txt', 'listed/b.txt']);
+    expect(await names(first, 'listed', false)).toEqual(['listed/a.txt']);
+    expect(await names('listing', '', false)).toContain('listed');
+    expect(await names('listing', '', true)).toEqual(
+      expect.arrayContaining(['listed', 'listed/a.txt', 'listed/b.txt']),
+    );
+    expect(await names('listing', 'missing', false)).toBeUndefined();
+    // The tests after this one start from the work tree as it was.
+    await gitOk(['rm', '-q', '-r', 'listed'], work);
+    await gitOk(['commit', '-q', '-m', 'unlisted'], work);
+  });
+
   it('reads a raw blob and makes an archive once, then serves it from the cache', async () => {
     writeFileSync(join(work, 'README'), 'hello\n');
     await gitOk(['add', 'README'], work);

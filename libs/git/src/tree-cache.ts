@@ -10,11 +10,12 @@ export function treeListingBytes(key: string, entries: readonly TreeEntry[]): nu
 }
 
 /**
- * Tree listings by (tree id, path, recursive): a tree's id names its content, so its listing never
- * changes. Listing a tree through nodegit costs five native calls an entry; the 1,800-entry
- * directory of the benchmark took 9 ms of CPU a request (PERF-7), a kept one well under one. Bounded
- * by bytes (LODE_TREE_CACHE_BYTES), least recently used first out; a listing larger than a quarter
- * of the bound (a huge recursive one) is not kept.
+ * Tree listings by (tree id, path, recursive), and by (commit id, path, recursive) for the commit that
+ * led to one: an id names its content, so its listing never changes. Listing a tree through nodegit
+ * costs five native calls an entry; the 1,800-entry directory of the benchmark took 9 ms of CPU a
+ * request (PERF-7), a kept one well under one. Bounded by bytes (LODE_TREE_CACHE_BYTES), least
+ * recently used first out; a listing larger than a quarter of the bound (a huge recursive one) is not
+ * kept.
  */
 export class TreeListingCache {
   private readonly listings: BytesLru<TreeEntry[]>;
