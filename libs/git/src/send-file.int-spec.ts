@@ -30,7 +30,9 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
     server = createServer((req, res) => {
       const [path, size] = req.url === '/big' ? [big, BIG_SIZE] : [file, content.length];
       const head = `HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`;
-      void sendFileFromHelper(req.socket, head, 'cat', ['--', path], () => handedOver++).then((sent) => {
+      // `/one`: a download only while no other is out.
+      const limit = req.url === '/one' ? 1 : undefined;
+      void sendFileFromHelper(req.socket, head, 'cat', ['--', path], () => handedOver++, limit).then((sent) => {
         if (!sent) res.end('not handed over');
       });
     });
@@ -42,9 +44,9 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const download = () =>
+  const download = (path = '/') =>
     new Promise<{ status: number; body: Buffer }>((resolve, reject) => {
-      get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+      get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ status: res.statusCode!, body: Buffer.concat(chunks) }));
@@ -55,7 +57,7 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
 
   it('sends thirty at once whole, and the server counts none of them afterwards', async () => {
     const before = handedOver;
-    const answers = await Promise.all(Array.from({ length: 30 }, download));
+    const answers = await Promise.all(Array.from({ length: 30 }, () => download()));
     for (const a of answers) {
       expect(a.status).toBe(200);
       expect(a.body.equals(content)).toBe(true);
@@ -70,6 +72,8 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
     );
     // Unread, it holds its cat in a blocked write.
     res.pause();
+    // Past its limit (one out here), a download is the caller's to answer.
+    expect((await download('/one')).body.toString()).toBe('not handed over');
     const started = Date.now();
     await drainHandedOff(300);
     expect(Date.now() - started).toBeGreaterThanOrEqual(290);

@@ -114,6 +114,9 @@ interface Helper {
 
 let helper: Helper | undefined;
 const running = new Map<number, HelpedChild>();
+/** At most this many downloads are handed to the helper at once (a `cat` process each). */
+const HANDED_OFF_LIMIT = 256;
+
 /** Downloads handed to the helper (sendFileFromHelper) whose cat has not ended. */
 const handedOff = new Map<number, HandedOff>();
 interface HandedOff {
@@ -331,7 +334,7 @@ type WithHandle = Socket & { _handle?: object | null };
  * process lets the connection go. Once the head is written the connection is the helper's or
  * closed: a failure past that point is a short body. The client must send nothing more (the caller
  * checks the request was read whole and is the connection's last): bytes left unread when cat
- * closes the connection would make the close a reset.
+ * closes the connection would make the close a reset. At most `limit` downloads are out at once.
  */
 export async function sendFileFromHelper(
   socket: Socket,
@@ -339,7 +342,11 @@ export async function sendFileFromHelper(
   file: string,
   args: string[],
   handedOver: () => void,
+  limit = HANDED_OFF_LIMIT,
 ): Promise<boolean> {
+  // Each is a process until its client has read it all, which a client that stops reading never
+  // does: past the limit the caller answers itself, as it does with the helper off.
+  if (handedOff.size >= limit) return false;
   helper ??= start();
   const h = helper;
   if (
