@@ -79,7 +79,10 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
   const startOptions = startWords.filter((word) => word.startsWith('--'));
   // And the environment it sets before `node` (glibc's malloc settings).
   const startEnv = Object.fromEntries(
-    startWords.slice(0, startWords.indexOf('node')).map((word) => word.split(/=(.*)/s).slice(0, 2)),
+    startWords
+      .slice(0, Math.max(0, startWords.indexOf('node')))
+      .filter((word) => /^[A-Z_][A-Z0-9_]*=/.test(word))
+      .map((word) => word.split(/=(.*)/s).slice(0, 2)),
   );
   // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
   const stdio = options.quiet ? 'ignore' : ['ignore', 2, 2];

@@ -135,27 +135,37 @@ interface NodegitApi {
  */
 declare const __filename: string | undefined;
 let loaded: NodegitApi | undefined;
+/** Why loading failed: kept, so a broken install fails every use alike and nodegit's JavaScript is never run twice. */
+let loadFailure: unknown;
 /**
  * nodegit as loaded once for the process, with libgit2's pack windows set (below); nodegit-commits.ts
  * declares the parts it writes with. Loaded by the first repository read or write, not at start:
  * libgit2, its OpenSSL and nodegit's JavaScript are some 40 MB of the process's memory (6 MB of it
  * V8's heap), which a process that touches no repository (an API serving only the database's reads,
- * a worker between jobs) never needs (issue 23's memory target).
+ * a worker between jobs) never needs (issue 23's memory target). A broken build therefore shows at
+ * the first repository request (500), not at start.
  */
 function loadNodegit(): NodegitApi {
   if (loaded) return loaded;
-  const load = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'));
-  const native = load('nodegit/build/Release/nodegit.node') as { Repository: { prototype: object } };
-  const holder = native.Repository.prototype as { __lodeNodegit?: unknown };
-  if (!holder.__lodeNodegit)
-    Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit') as unknown, enumerable: false });
-  loaded = holder.__lodeNodegit as NodegitApi;
-  const lib = (
-    loaded as unknown as { Libgit2?: { opts(option: number, value: number): unknown; OPT: Record<string, number> } }
-  ).Libgit2;
-  lib?.opts(lib.OPT.SET_MWINDOW_SIZE, PACK_WINDOW_BYTES);
-  lib?.opts(lib.OPT.SET_MWINDOW_MAPPED_LIMIT, PACK_MAPPED_LIMIT_BYTES);
-  return loaded;
+  if (loadFailure !== undefined) throw loadFailure;
+  try {
+    const load = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'));
+    const native = load('nodegit/build/Release/nodegit.node') as { Repository: { prototype: object } };
+    const holder = native.Repository.prototype as { __lodeNodegit?: unknown };
+    if (!holder.__lodeNodegit)
+      Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit') as unknown, enumerable: false });
+    const nodegit = holder.__lodeNodegit as NodegitApi;
+    const lib = (
+      nodegit as unknown as { Libgit2?: { opts(option: number, value: number): unknown; OPT: Record<string, number> } }
+    ).Libgit2;
+    lib?.opts(lib.OPT.SET_MWINDOW_SIZE, PACK_WINDOW_BYTES);
+    lib?.opts(lib.OPT.SET_MWINDOW_MAPPED_LIMIT, PACK_MAPPED_LIMIT_BYTES);
+    loaded = nodegit;
+    return loaded;
+  } catch (err) {
+    loadFailure = err;
+    throw err;
+  }
 }
 
 /** `loadNodegit()` behind each use: nodegit loads at the first property read, not when this module does. */

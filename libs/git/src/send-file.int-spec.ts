@@ -28,10 +28,10 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
     writeFileSync(big, '');
     truncateSync(big, BIG_SIZE);
     server = createServer((req, res) => {
-      const [path, size] = req.url === '/big' ? [big, BIG_SIZE] : [file, content.length];
+      const [path, size] = req.url?.endsWith('big') ? [big, BIG_SIZE] : [file, content.length];
       const head = `HTTP/1.1 200 OK\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`;
-      // `/one`: a download only while no other is out.
-      const limit = req.url === '/one' ? 1 : undefined;
+      // `/one`, `/one-big`: a download only while no other is out.
+      const limit = req.url?.startsWith('/one') ? 1 : undefined;
       void sendFileFromHelper(req.socket, head, 'cat', ['--', path], () => handedOver++, limit).then((sent) => {
         if (!sent) res.end('not handed over');
       });
@@ -64,6 +64,25 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
     }
     expect(handedOver - before).toBe(30);
     expect(await connections()).toBe(0);
+  });
+
+  it('hands over no more than its limit of downloads arriving together', async () => {
+    // Five at once, each held by a client that does not read: one `cat`, four answered by the caller.
+    // A helper starting afresh makes them all wait for it together before any is counted.
+    stopSpawnHelper();
+    const answers = await Promise.all(
+      Array.from(
+        { length: 5 },
+        () =>
+          new Promise<IncomingMessage>((resolve, reject) =>
+            get({ host: '127.0.0.1', port, path: '/one-big', agent: false }, resolve).on('error', reject),
+          ),
+      ),
+    );
+    const lengths = answers.map((a) => a.headers['content-length']).sort();
+    expect(lengths).toEqual([String(BIG_SIZE), ...Array(4).fill(String('not handed over'.length))].sort());
+    for (const a of answers) a.destroy();
+    await drainHandedOff(5_000);
   });
 
   it("ends the downloads still running when a graceful stop's window is over", async () => {

@@ -345,8 +345,34 @@ export async function sendFileFromHelper(
   limit = HANDED_OFF_LIMIT,
 ): Promise<boolean> {
   // Each is a process until its client has read it all, which a client that stops reading never
-  // does: past the limit the caller answers itself, as it does with the helper off.
-  if (handedOff.size >= limit) return false;
+  // does: past the limit the caller answers itself, as it does with the helper off. The slot is
+  // taken here, before any wait, so downloads arriving together cannot all pass the count.
+  if (handedOff.size + reserved >= limit) return false;
+  reserved++;
+  let released = false;
+  const release = () => {
+    if (!released) reserved--;
+    released = true;
+  };
+  try {
+    return await handOver(socket, head, file, args, handedOver, release);
+  } finally {
+    release();
+  }
+}
+
+/** Downloads between sendFileFromHelper's count and their entry in `handedOff`. */
+let reserved = 0;
+
+async function handOver(
+  socket: Socket,
+  head: string,
+  file: string,
+  args: string[],
+  handedOver: () => void,
+  /** Called once the download is in `handedOff`, which then counts it. */
+  counted: () => void,
+): Promise<boolean> {
   helper ??= start();
   const h = helper;
   if (
@@ -385,6 +411,7 @@ export async function sendFileFromHelper(
     ended: new Promise<void>((resolve) => (settle = resolve)),
   };
   handedOff.set(id, entry);
+  counted();
   idle(h);
   if (written) {
     try {
