@@ -68,7 +68,10 @@ describe('files sent by the spawn helper on a handed-over connection', () => {
 
   it('hands over no more than its limit of downloads arriving together', async () => {
     // Five at once, each held by a client that does not read: one `cat`, four answered by the caller.
-    // A helper starting afresh makes them all wait for it together before any is counted.
+    // The thirty above are all ended first (their cats' ends reach this process after their bodies
+    // reach the clients). Then a helper starting afresh makes the five wait for it together before
+    // any is counted.
+    await drainHandedOff(10_000);
     stopSpawnHelper();
     const answers = await Promise.all(
       Array.from(
