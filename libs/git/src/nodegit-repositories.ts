@@ -1,5 +1,4 @@
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { loadPackage } from '@app/platform';
 import { CommitInfoCache } from './commit-lists';
 import { contributorsFromLog } from './contributors-log';
 import { TreeListingCache } from './tree-cache';
@@ -133,7 +132,6 @@ interface NodegitApi {
  * wrappers and they recurse without end. The loaded library is therefore kept on a native prototype,
  * which every registry sees, and loaded only once.
  */
-declare const __filename: string | undefined;
 let loaded: NodegitApi | undefined;
 /** Why loading failed: kept, so a broken install fails every use alike and nodegit's JavaScript is never run twice. */
 let loadFailure: unknown;
@@ -149,11 +147,10 @@ function loadNodegit(): NodegitApi {
   if (loaded) return loaded;
   if (loadFailure !== undefined) throw loadFailure;
   try {
-    const load = createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'));
-    const native = load('nodegit/build/Release/nodegit.node') as { Repository: { prototype: object } };
+    const native = loadPackage<{ Repository: { prototype: object } }>('nodegit/build/Release/nodegit.node');
     const holder = native.Repository.prototype as { __lodeNodegit?: unknown };
     if (!holder.__lodeNodegit)
-      Object.defineProperty(holder, '__lodeNodegit', { value: load('nodegit') as unknown, enumerable: false });
+      Object.defineProperty(holder, '__lodeNodegit', { value: loadPackage('nodegit'), enumerable: false });
     const nodegit = holder.__lodeNodegit as NodegitApi;
     const lib = (
       nodegit as unknown as { Libgit2?: { opts(option: number, value: number): unknown; OPT: Record<string, number> } }

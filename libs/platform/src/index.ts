@@ -102,6 +102,7 @@ export {
 } from './http/multipart';
 export { GitlabExpressAdapter } from './http/gitlab-express.adapter';
 export { hasBody, mediaTypeGate } from './http/media-type-gate';
+export { loadPackage } from './load-when-needed';
 export { GitlabParams, GitlabValidationPipe, Nullable, validateParams } from './http/gitlab-params';
 export { requestInputMiddleware, hasControlCharacters, MAX_INPUT_DEPTH } from './http/request-input';
 export { AtLeastOneOf, AllOrNoneOf } from './http/at-least-one-of';

@@ -1,18 +1,14 @@
+import { loadPackage } from '@app/platform';
 import type { HLJSApi } from 'highlight.js';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { escapeHtml, trustedHtml, type SafeHtml } from './html';
 
-declare const __filename: string | undefined;
 let loaded: HLJSApi | undefined;
 /**
  * highlight.js, loaded by the first page that shows a file: with its 190 languages it is some 5 MB of
  * the heap, which an API process that serves no page never needs (issue 23's memory target).
  */
 function hljs(): HLJSApi {
-  loaded ??= createRequire(typeof __filename === 'string' ? __filename : join(process.cwd(), 'index.js'))(
-    'highlight.js',
-  ) as HLJSApi;
+  loaded ??= loadPackage<HLJSApi>('highlight.js');
   return loaded;
 }
 
