@@ -403,7 +403,7 @@ export class NodegitRepositories {
     const key = `${tree.id().tostrS()}\0${prefix}\0${recursive ? 1 : 0}`;
     const cached = this.treeCache.get(key);
     if (cached) {
-      this.treeCache.set(byCommit, cached);
+      this.treeCache.alias(byCommit, key);
       return cached;
     }
     const entries: TreeEntry[] = [];
@@ -424,7 +424,7 @@ export class NodegitRepositories {
       .sort((a, b) => rank[a.e.type] - rank[b.e.type] || a.i - b.i)
       .map(({ e }) => e);
     this.treeCache.set(key, sorted);
-    this.treeCache.set(byCommit, sorted);
+    this.treeCache.alias(byCommit, key);
     return sorted;
   }
 

@@ -52,4 +52,20 @@ describe('TreeListingCache', () => {
     off.set(key(1), []);
     expect(off.get(key(1))).toBeUndefined();
   });
+
+  it("keeps a listing reached from a commit once: the commit's key holds the way to the tree's", () => {
+    const ten = treeListingBytes(key(0), listing(0, 10));
+    const cache = new TreeListingCache(ten * 8);
+    const commitKey = `commit ${'c'.repeat(40)}\0dir\0${0}`;
+    cache.set(key(0), listing(0, 10));
+    cache.alias(commitKey, key(0));
+    expect(cache.get(commitKey)).toEqual(listing(0, 10));
+    // The listing's bytes once, and a few for the way to it.
+    expect(cache.bytes).toBeGreaterThan(ten);
+    expect(cache.bytes).toBeLessThan(ten + 400);
+    // Once the listing itself is pushed out, the commit's way leads nowhere: the tree is read again.
+    for (let i = 1; i <= 8; i++) cache.set(key(i), listing(i * 10, 10));
+    expect(cache.get(key(0))).toBeUndefined();
+    expect(cache.get(commitKey)).toBeUndefined();
+  });
 });
