@@ -77,12 +77,14 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     /\s+/,
   );
   const startOptions = startWords.filter((word) => word.startsWith('--'));
-  // And the environment it sets before `node` (glibc's malloc settings).
+  // And the environment it sets before `node` (glibc's malloc settings), each `NAME=${NAME:-default}`
+  // as the shell reads it: the default unless this environment has its own (which `env` below keeps).
   const startEnv = Object.fromEntries(
     startWords
       .slice(0, Math.max(0, startWords.indexOf('node')))
       .filter((word) => /^[A-Z_][A-Z0-9_]*=/.test(word))
-      .map((word) => word.split(/=(.*)/s).slice(0, 2)),
+      .map((word) => word.split(/=(.*)/s).slice(0, 2))
+      .map(([name, value]) => [name, value.replace(/^\$\{[A-Z_][A-Z0-9_]*:-(.*)\}$/s, '$1')]),
   );
   // The server's log goes to stderr, so `--json` leaves stdout to the JSON document.
   const stdio = options.quiet ? 'ignore' : ['ignore', 2, 2];
