@@ -55,17 +55,16 @@ describe('DatabaseWatch', () => {
     }
   });
 
-  it("knows a database that never answers for silent without waiting the probe's whole deadline", async () => {
+  it('still knows within two seconds that a database went silent', async () => {
     const sockets: Socket[] = [];
     const silent: Server = createServer((s) => void sockets.push(s));
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     const { watch, check } = watchOf(`postgres://postgres@127.0.0.1:${(silent.address() as AddressInfo).port}/x`);
     try {
+      const started = Date.now();
       await check();
-      // Nothing was heard on any connection for the silence bound (0.4 s here), well before 1.5 s.
-      expect(watch.unreachable).toMatch(
-        /^PostgreSQL did not answer: nothing heard from it on any connection for \d+ ms$/,
-      );
+      expect(watch.unreachable).toMatch(/PostgreSQL did not answer/);
+      expect(Date.now() - started).toBeLessThan(2000);
     } finally {
       await watch.onApplicationShutdown();
       for (const s of sockets) s.destroy();
@@ -97,6 +96,28 @@ describe('DatabaseWatch', () => {
     } finally {
       await watch.onApplicationShutdown();
       await invalidations.onApplicationShutdown();
+      proxy.close();
+    }
+  });
+});
+
+describe('DatabaseWatch and a slow database', () => {
+  it('takes a database whose answers come 0.6 s late for slow, not silent: no verdict, nothing cut', async () => {
+    // A loaded machine (ten clones at once on two cores) answers `select 1` this late at times: a
+    // watch that gave up sooner than its 1.5 s answered false 503s to a healthy database.
+    const proxy = await delayingProxy(new URL(TEST_PG));
+    const url = new URL(TEST_PG);
+    url.host = `127.0.0.1:${proxy.port}`;
+    const { watch, check } = watchOf(url.toString());
+    try {
+      await check();
+      expect(watch.unreachable).toBeUndefined();
+      proxy.delayMs = 300; // each way: 0.6 s a round trip
+      await check();
+      await check();
+      expect(watch.unreachable).toBeUndefined();
+    } finally {
+      await watch.onApplicationShutdown();
       proxy.close();
     }
   });
@@ -138,44 +159,6 @@ describe('DatabaseWatch and the pool', () => {
   });
 });
 
-describe('DatabaseWatch and a slow answer', () => {
-  it("waits the probe's whole deadline while the pool still hears the database", async () => {
-    // The probe goes through a proxy that falls silent; the pool talks to PostgreSQL directly and
-    // keeps being answered, as a live but loaded database would answer some connections and not yet others.
-    const proxy = await silenceableProxy(new URL(TEST_PG));
-    const url = new URL(TEST_PG);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const config = Object.assign(new LodeConfig(), { databaseUrl: url.toString(), embeddedDatabase: false });
-    const pool = new pg.Pool({ connectionString: TEST_PG, max: 2 });
-    pool.on('error', () => undefined);
-    const watch = new DatabaseWatch(
-      { driver: { master: pool } } as unknown as DataSource,
-      config,
-      new Invalidations(config),
-    );
-    let busy = true;
-    const queries = (async () => {
-      while (busy) await pool.query('select pg_sleep(0.02)').catch(() => undefined);
-    })();
-    try {
-      await pool.query('select 1');
-      watch.onApplicationBootstrap();
-      await new Promise((r) => setTimeout(r, 600));
-      expect(watch.unreachable).toBeUndefined();
-      proxy.silence();
-      const until = Date.now() + 5000;
-      while (!watch.unreachable && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-      expect(watch.unreachable).toBe('PostgreSQL did not answer: no answer within 1500 ms');
-    } finally {
-      busy = false;
-      await watch.onApplicationShutdown();
-      proxy.close();
-      await queries;
-      await pool.end().catch(() => undefined);
-    }
-  });
-});
-
 /** A TCP proxy to PostgreSQL that can go silent: it stops passing bytes, as a cut network does. */
 async function silenceableProxy(target: URL) {
   const sockets: Socket[] = [];
@@ -199,6 +182,36 @@ async function silenceableProxy(target: URL) {
         s.unpipe();
         s.pause();
       }
+    },
+    close: () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+/** A TCP proxy to PostgreSQL that passes every chunk on `delayMs` late, in order: a slow database, not a silent one. */
+async function delayingProxy(target: URL) {
+  const sockets: Socket[] = [];
+  const state = { delayMs: 0 };
+  const late = (from: Socket, to: Socket) =>
+    from.on('data', (chunk) => {
+      if (state.delayMs === 0) return void to.write(chunk);
+      setTimeout(() => to.write(chunk), state.delayMs);
+    });
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    sockets.push(client, upstream);
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+    late(client, upstream);
+    late(upstream, client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    port: (server.address() as AddressInfo).port,
+    set delayMs(ms: number) {
+      state.delayMs = ms;
     },
     close: () => {
       for (const s of sockets) s.destroy();

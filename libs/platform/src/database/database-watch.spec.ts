@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable, SlowestRecently } from './database-watch';
+import { isDatabaseUnavailable } from './database-watch';
 
 describe('isDatabaseUnavailable', () => {
   it('knows the errors of a PostgreSQL that cannot be reached or does not answer in time', () => {
@@ -27,23 +27,5 @@ describe('isDatabaseUnavailable', () => {
       'a string',
     ])
       expect(isDatabaseUnavailable(err)).toBe(false);
-  });
-});
-
-describe('SlowestRecently', () => {
-  it('answers the largest value of the last slots, and forgets what is older', () => {
-    const recent = new SlowestRecently(5000, 6);
-    expect(recent.slowest(0)).toBe(0);
-    recent.note(40, 1000);
-    recent.note(900, 2000);
-    recent.note(30, 7000);
-    expect(recent.slowest(7000)).toBe(900);
-    // Slot 0 (0-5 s) is still inside the six slots ending in slot 5 (25-30 s), not in slot 6.
-    expect(recent.slowest(29_999)).toBe(900);
-    expect(recent.slowest(30_000)).toBe(30);
-    // A slot's entry is reused for its next turn: what it held before does not count there.
-    recent.note(10, 31_000);
-    expect(recent.slowest(31_000)).toBe(30);
-    expect(recent.slowest(60_000)).toBe(0);
   });
 });

@@ -6,28 +6,17 @@ import { LodeConfig } from '../config/lode-config';
 import { sendJson } from '../http/json-response';
 import { Invalidations } from '../outbox/invalidations';
 
-/** How often the database is asked `select 1`, and how long an answer may take in any case. */
-const PROBE_EVERY_MS = 250;
+/** How often the database is asked `select 1`, and how long an answer may take. */
+const PROBE_EVERY_MS = 500;
 const PROBE_TIMEOUT_MS = 1500;
-/**
- * The least time a probe may go unanswered, with nothing heard on any other connection either,
- * before the database counts as silent. A loaded machine answers slower: the bound is also three
- * times the slowest answer of the last half minute (a 2-core CI machine running a typecheck beside
- * the suite once took 0.85 s for `select 1`).
- */
-const SILENCE_MIN_MS = 400;
-const SLOWEST_TIMES = 3;
-/** The slowest answers are kept per slot of this length, over this many slots. */
-const SLOT_MS = 5000;
-const SLOTS = 6;
-/** How often an unanswered probe is looked at. */
-const STEP_MS = 50;
-/** How late a step may end before the time counts as this process's own stall, not the database's silence. */
+/** How late the probe's timeout may fire before the silence counts as this process's own stall. */
 const STALL_MS = 250;
+/** How long a probe that timed out may still be answered: long enough to read an answer already in the socket. */
+const UNREAD_ANSWER_GRACE_MS = 100;
 
 /** The part of a pooled `pg` client the watch uses: its socket. */
 interface PooledClient {
-  connection?: { stream?: { destroy(err?: Error): void; on?(event: 'data', fn: () => void): unknown } };
+  connection?: { stream?: { destroy(err?: Error): void } };
 }
 interface Pool {
   on(event: 'connect' | 'remove', fn: (client: PooledClient) => void): unknown;
@@ -38,14 +27,12 @@ interface Pool {
 }
 
 /**
- * Knows, within about half a second, that PostgreSQL stopped answering: its own connection asks
- * `select 1` every quarter second, and the database counts as silent when that answer is missing
- * and no pooled connection has heard a byte either, for at least 0.4 s (more on a machine whose
- * answers were slow lately), or when the probe alone goes 1.5 s unanswered. Then requests are
- * answered 503 at once (see `databaseGate`) instead of waiting for a connection or a statement
- * timeout, and the pool's connections are cut, so requests that were waiting on them fail now (a
- * silent network never tells the client its connection is dead). The first answer afterwards opens
- * the gate again: no restart is needed.
+ * Knows, within two seconds, that PostgreSQL stopped answering: its own connection asks `select 1`
+ * every half second. When an answer is missing, requests are answered 503 at once (see
+ * `databaseGate`) instead of waiting for a connection or a statement timeout, and the pool's
+ * connections are cut, so requests that were waiting on them fail now (a silent network never
+ * tells the client its connection is dead). The first answer afterwards opens the gate again: no
+ * restart is needed.
  */
 @Injectable()
 export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -59,12 +46,6 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
   private pool?: Pool;
   /** The pool's connect timeout, put back when the database answers again. */
   private connectTimeout?: number;
-  /** When a pooled connection last received bytes from PostgreSQL (performance.now()). */
-  private heardAt = performance.now();
-  private readonly hear = (): void => {
-    this.heardAt = performance.now();
-  };
-  private readonly recentAnswers = new SlowestRecently(SLOT_MS, SLOTS);
 
   constructor(
     private readonly dataSource: DataSource,
@@ -84,8 +65,8 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
     const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
     this.pool = pool;
     // The connections opened before now (TypeORM's own at start) are only in pg-pool's list.
-    for (const c of pool?._clients ?? []) this.follow(c);
-    pool?.on('connect', (c) => this.follow(c));
+    for (const c of pool?._clients ?? []) this.clients.add(c);
+    pool?.on('connect', (c) => this.clients.add(c));
     pool?.on('remove', (c) => this.clients.delete(c));
     this.schedule();
   }
@@ -96,13 +77,6 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
     await this.dropProbe();
   }
 
-  /** Keeps a pooled connection to cut, and counts its bytes as the database being heard. */
-  private follow(client: PooledClient): void {
-    if (this.clients.has(client)) return;
-    this.clients.add(client);
-    client.connection?.stream?.on?.('data', this.hear);
-  }
-
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => void this.check().finally(() => this.schedule()), PROBE_EVERY_MS);
@@ -110,58 +84,28 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   private async check(): Promise<void> {
+    const started = performance.now();
     const asking = this.ask();
-    const silence = await this.waitForAnswer(asking, performance.now());
-    if (silence === undefined) return this.answered();
-    await this.dropProbe();
-    if (this.stopped) return;
-    const reason = `PostgreSQL did not answer: ${silence}`;
-    if (!this.down) {
-      this.logger.warn(`${reason}; answering 503 until it does, cutting ${this.clients.size} pooled connection(s)`);
-      this.cutPool();
+    try {
+      await withTimeout(asking, PROBE_TIMEOUT_MS);
+      this.answered();
+    } catch (err) {
+      // A process that stalled (a long garbage collection, a burst of synchronous work) fires the
+      // timeout late, when PostgreSQL's answer may already wait unread in the socket: the silence was
+      // this process's, not the database's. Such a probe gets the time it missed before it counts.
+      // A stall that ended just past the deadline fires the timeout first too (timers run before the
+      // poll that would read the answer), so every probe gets a moment to be read before it counts.
+      const overdue = performance.now() - started - PROBE_TIMEOUT_MS;
+      if (await settles(asking, overdue > STALL_MS ? PROBE_TIMEOUT_MS : UNREAD_ANSWER_GRACE_MS)) return this.answered();
+      await this.dropProbe();
+      if (this.stopped) return;
+      const reason = `PostgreSQL did not answer: ${(err as Error).message}`;
+      if (!this.down) {
+        this.logger.warn(`${reason}; answering 503 until it does, cutting ${this.clients.size} pooled connection(s)`);
+        this.cutPool();
+      }
+      this.down = reason;
     }
-    this.down = reason;
-  }
-
-  /** Waits for the probe's answer: undefined once it came, otherwise why the database counts as silent. */
-  private async waitForAnswer(asking: Promise<void>, sent: number): Promise<string | undefined> {
-    const bound = this.silenceBound();
-    // The time this process was awake to read an answer: a step that ends far later than asked was
-    // this process's own stall (a long garbage collection, a burst of synchronous work), when an
-    // answer may already wait unread in the socket. Such time does not count; the next step reads it.
-    let awake = 0;
-    let suspected = false;
-    for (;;) {
-      const before = performance.now();
-      const state = await within(asking, STEP_MS);
-      const took = performance.now() - before;
-      if (state === 'answered') {
-        this.recentAnswers.note(awake + Math.min(took, STEP_MS), performance.now());
-        return undefined;
-      }
-      // Refused or reset: the database (or the network) said so, nothing to wait for.
-      if (state instanceof Error) return state.message;
-      if (took - STEP_MS > STALL_MS) {
-        suspected = false;
-        continue;
-      }
-      awake += took;
-      if (awake >= PROBE_TIMEOUT_MS) return `no answer within ${PROBE_TIMEOUT_MS} ms`;
-      const quiet = performance.now() - Math.max(this.heardAt, sent);
-      if (awake < bound || quiet < bound) {
-        suspected = false;
-        continue;
-      }
-      // An answer that arrived as this step's timer fired is read in the poll after it: one more step.
-      if (suspected) return `nothing heard from it on any connection for ${Math.round(quiet)} ms`;
-      suspected = true;
-    }
-  }
-
-  /** How long the probe and every pooled connection may stay unanswered before the database counts as silent. */
-  private silenceBound(): number {
-    const slowest = this.recentAnswers.slowest(performance.now());
-    return Math.min(PROBE_TIMEOUT_MS, Math.max(SILENCE_MIN_MS, SLOWEST_TIMES * slowest));
   }
 
   private answered(): void {
@@ -229,52 +173,22 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   );
 }
 
-/** The largest value noted within the last `slots` slots of `slotMs` each: a window that costs a few numbers. */
-export class SlowestRecently {
-  private readonly largest: Float64Array;
-  private readonly slotOfEntry: Float64Array;
-
-  constructor(
-    private readonly slotMs: number,
-    private readonly slots: number,
-  ) {
-    this.largest = new Float64Array(slots);
-    this.slotOfEntry = new Float64Array(slots).fill(-Infinity);
-  }
-
-  note(value: number, now: number): void {
-    const slot = Math.floor(now / this.slotMs);
-    const i = slot % this.slots;
-    if (this.slotOfEntry[i] !== slot) {
-      this.slotOfEntry[i] = slot;
-      this.largest[i] = 0;
-    }
-    this.largest[i] = Math.max(this.largest[i], value);
-  }
-
-  /** The largest value noted in the window ending at `now`, 0 when none was. */
-  slowest(now: number): number {
-    const slot = Math.floor(now / this.slotMs);
-    let largest = 0;
-    for (let i = 0; i < this.slots; i++) {
-      if (slot - this.slotOfEntry[i] < this.slots) largest = Math.max(largest, this.largest[i]);
-    }
-    return largest;
-  }
+/** Whether `p` resolves within `ms`. */
+function settles(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return withTimeout(p, ms).then(
+    () => true,
+    () => false,
+  );
 }
 
-/** What became of `p` within `ms`: 'answered', the error it failed with, or 'waiting'. */
-function within(p: Promise<unknown>, ms: number): Promise<'answered' | 'waiting' | Error> {
-  let timer: NodeJS.Timeout | undefined;
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let t: NodeJS.Timeout;
   return Promise.race([
-    p.then(
-      () => 'answered' as const,
-      (err: unknown) => (err instanceof Error ? err : new Error(String(err))),
-    ),
-    new Promise<'waiting'>((resolve) => {
-      timer = setTimeout(() => resolve('waiting'), ms);
+    p,
+    new Promise<never>((_, reject) => {
+      t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
     }),
-  ]).finally(() => clearTimeout(timer));
+  ]).finally(() => clearTimeout(t));
 }
 
 /** What operators' probes and scrapers read: answered while PostgreSQL is away too. */
