@@ -4,8 +4,9 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
  * A TCP proxy in front of a real service, which a test can stop and start again: stopping drops
  * every connection and refuses new ones, as if the service had gone away. `partition()` instead
  * makes the network silent: connections stay open and new ones are accepted, but nothing passes in
- * either direction (held, as TCP would retransmit it) until `heal()`. Other test runs keep using
- * the real service undisturbed.
+ * either direction (held, as TCP would retransmit it) until `heal()`. `delayMs` makes it slow
+ * instead: every byte passes, that much late, in order (a loaded service, not a silent one). Other
+ * test runs keep using the real service undisturbed.
  */
 export class TcpProxy {
   private server?: Server;
@@ -13,6 +14,8 @@ export class TcpProxy {
   private silent = false;
   private readonly held: (() => void)[] = [];
   port = 0;
+  /** How late each chunk read from now on is passed on (0: at once). Set it while nothing flows: a lower value can overtake chunks still waiting. */
+  delayMs = 0;
 
   constructor(
     private readonly targetHost: string,
@@ -68,6 +71,10 @@ export class TcpProxy {
 
   private forward(from: Socket, to: Socket): void {
     from.on('data', (chunk: Buffer) => {
+      if (!this.silent && this.delayMs > 0) {
+        setTimeout(() => to.write(chunk), this.delayMs);
+        return;
+      }
       if (!this.silent) {
         if (!to.write(chunk)) from.pause();
         return;

@@ -1,9 +1,10 @@
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { Invalidations } from '../outbox/invalidations';
+import { TcpProxy } from '../../../../test/support/tcp-proxy';
 import { DatabaseWatch, isDatabaseUnavailable } from './database-watch';
 
 const TEST_PG = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -14,6 +15,15 @@ function watchOf(databaseUrl: string, invalidations = new Invalidations(new Lode
   const watch = new DatabaseWatch({ driver: {} } as unknown as DataSource, config, invalidations);
   const check = () => (watch as unknown as { check(): Promise<void> }).check();
   return { watch, check };
+}
+
+/** A proxy in front of the test database, and the database's URL through it. */
+async function proxied(): Promise<{ proxy: TcpProxy; url: string }> {
+  const target = new URL(TEST_PG);
+  const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
+  await proxy.start();
+  target.host = `127.0.0.1:${proxy.port}`;
+  return { proxy, url: target.toString() };
 }
 
 /** Blocks this process's event loop, as a long garbage collection does. */
@@ -73,19 +83,17 @@ describe('DatabaseWatch', () => {
   });
 
   it("cuts the LISTEN connection too: a cache's fence waiting on the silence answers false at once", async () => {
-    const proxy = await silenceableProxy(new URL(TEST_PG));
-    const url = new URL(TEST_PG);
-    url.host = `127.0.0.1:${proxy.port}`;
+    const { proxy, url } = await proxied();
     const invalidations = new Invalidations(
-      Object.assign(new LodeConfig(), { databaseUrl: url.toString(), embeddedDatabase: false }),
+      Object.assign(new LodeConfig(), { databaseUrl: url, embeddedDatabase: false }),
     );
     await invalidations.onApplicationBootstrap();
-    const { watch, check } = watchOf(url.toString(), invalidations);
+    const { watch, check } = watchOf(url, invalidations);
     try {
       await check();
       expect(watch.unreachable).toBeUndefined();
       expect(await invalidations.caughtUp()).toBe(true);
-      proxy.silence();
+      proxy.partition();
       const started = Date.now();
       const fence = invalidations.caughtUp();
       await check();
@@ -96,7 +104,7 @@ describe('DatabaseWatch', () => {
     } finally {
       await watch.onApplicationShutdown();
       await invalidations.onApplicationShutdown();
-      proxy.close();
+      await proxy.stop();
     }
   });
 });
@@ -105,10 +113,8 @@ describe('DatabaseWatch and a slow database', () => {
   it('takes a database whose answers come 0.6 s late for slow, not silent: no verdict, nothing cut', async () => {
     // A loaded machine (ten clones at once on two cores) answers `select 1` this late at times: a
     // watch that gave up sooner than its 1.5 s answered false 503s to a healthy database.
-    const proxy = await delayingProxy(new URL(TEST_PG));
-    const url = new URL(TEST_PG);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const { watch, check } = watchOf(url.toString());
+    const { proxy, url } = await proxied();
+    const { watch, check } = watchOf(url);
     try {
       await check();
       expect(watch.unreachable).toBeUndefined();
@@ -118,18 +124,16 @@ describe('DatabaseWatch and a slow database', () => {
       expect(watch.unreachable).toBeUndefined();
     } finally {
       await watch.onApplicationShutdown();
-      proxy.close();
+      await proxy.stop();
     }
   });
 });
 
 describe('DatabaseWatch and the pool', () => {
   it('while the database is silent, the pool gives up on a new connection at once, with an error that answers 503', async () => {
-    const proxy = await silenceableProxy(new URL(TEST_PG));
-    const url = new URL(TEST_PG);
-    url.host = `127.0.0.1:${proxy.port}`;
-    const config = Object.assign(new LodeConfig(), { databaseUrl: url.toString(), embeddedDatabase: false });
-    const pool = new pg.Pool({ connectionString: url.toString(), connectionTimeoutMillis: 2000, max: 2 });
+    const { proxy, url } = await proxied();
+    const config = Object.assign(new LodeConfig(), { databaseUrl: url, embeddedDatabase: false });
+    const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 2000, max: 2 });
     pool.on('error', () => undefined);
     const watch = new DatabaseWatch(
       { driver: { master: pool } } as unknown as DataSource,
@@ -139,7 +143,7 @@ describe('DatabaseWatch and the pool', () => {
     watch.onApplicationBootstrap();
     try {
       await pool.query('select 1');
-      proxy.silence();
+      proxy.partition();
       const until = Date.now() + 5000;
       while (!watch.unreachable && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       expect(watch.unreachable).toMatch(/PostgreSQL did not answer/);
@@ -153,69 +157,8 @@ describe('DatabaseWatch and the pool', () => {
       expect(pool.options.connectionTimeoutMillis).toBe(1);
     } finally {
       await watch.onApplicationShutdown();
-      proxy.close();
+      await proxy.stop();
       await pool.end().catch(() => undefined);
     }
   });
 });
-
-/** A TCP proxy to PostgreSQL that can go silent: it stops passing bytes, as a cut network does. */
-async function silenceableProxy(target: URL) {
-  const sockets: Socket[] = [];
-  let silent = false;
-  const server = createServer((client) => {
-    sockets.push(client);
-    if (silent) return void client.pause();
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    sockets.push(upstream);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    port: (server.address() as AddressInfo).port,
-    silence: () => {
-      silent = true;
-      for (const s of sockets) {
-        s.unpipe();
-        s.pause();
-      }
-    },
-    close: () => {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
-
-/** A TCP proxy to PostgreSQL that passes every chunk on `delayMs` late, in order: a slow database, not a silent one. */
-async function delayingProxy(target: URL) {
-  const sockets: Socket[] = [];
-  const state = { delayMs: 0 };
-  const late = (from: Socket, to: Socket) =>
-    from.on('data', (chunk) => {
-      if (state.delayMs === 0) return void to.write(chunk);
-      setTimeout(() => to.write(chunk), state.delayMs);
-    });
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    sockets.push(client, upstream);
-    client.on('error', () => upstream.destroy());
-    upstream.on('error', () => client.destroy());
-    late(client, upstream);
-    late(upstream, client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    port: (server.address() as AddressInfo).port,
-    set delayMs(ms: number) {
-      state.delayMs = ms;
-    },
-    close: () => {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
