@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { oneRow, rows } from '../database/sql';
@@ -37,6 +37,8 @@ export function rebuildProgressOf(applicationName: string): RebuildProgress | un
  * or re-runs a job. The projectors' writes are pipelined (PipelinedWrites): a page of events costs a
  * round trip per statement whose answer is read, not one per statement. A projector with a `replay()`
  * of its own replays through it (the audit log keeps its memory in the process).
+ *
+ * After the commit the rebuilt tables are vacuumed and analyzed (see `tidy`).
  */
 @Injectable()
 export class ProjectionRebuilder {
@@ -46,9 +48,17 @@ export class ProjectionRebuilder {
     private readonly config: LodeConfig,
   ) {}
 
+  private readonly logger = new Logger(ProjectionRebuilder.name);
+
   async rebuild(onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> {
+    const tables = [...new Set(this.projections.all().flatMap((p) => p.tables))];
+    const progress = await this.replay(tables, onProgress);
+    await this.tidy(tables);
+    return progress;
+  }
+
+  private replay(tables: string[], onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> {
     return this.dataSource.transaction(async (db) => {
-      const tables = [...new Set(this.projections.all().flatMap((p) => p.tables))];
       // Writers must not append while we replay, or their events would be missed.
       await db.query(`lock table events in exclusive mode`);
       if (tables.length) await db.query(`truncate table ${tables.map((t) => `"${t}"`).join(', ')}`);
@@ -90,5 +100,35 @@ export class ProjectionRebuilder {
       );
       return progress;
     });
+  }
+
+  /**
+   * VACUUM (ANALYZE) of the rebuilt tables. A replay leaves them without planner statistics (TRUNCATE
+   * forgets them) and full of dead rows: every edit it replays is an UPDATE, so a million events over
+   * 10,000 projects leave 400,000 dead versions of their rows. Autovacuum would get there, in its own
+   * time, and not at all where it is off; until then the planner guesses from the tables' size on
+   * disk and every index scan visits the dead rows (measured: the events feed of a non-admin user
+   * went from 12 ms to 288 ms a request after a rebuild of a million events). VACUUM cannot run in
+   * a transaction, so this comes after the commit; it takes no lock that stops readers or writers. A
+   * failure here leaves a correct rebuild, only a slower one until autovacuum runs: it is logged,
+   * not thrown.
+   */
+  private async tidy(tables: string[]): Promise<void> {
+    if (!tables.length) return;
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      // No LODE_DB_STATEMENT_TIMEOUT_MS here: a large table takes as long as it takes.
+      await runner.query(`set statement_timeout = 0`);
+      await runner.query(`vacuum (analyze) ${tables.map((t) => `"${t}"`).join(', ')}`);
+    } catch (err) {
+      this.logger.warn(
+        `the rebuilt tables could not be vacuumed and analyzed (${(err as Error).message}); the rebuild stands, queries may be slow until autovacuum runs or "vacuum analyze" is run by hand`,
+      );
+    } finally {
+      // The connection goes back to the pool with the pool's timeout (if it still answers at all).
+      await runner.query(`reset statement_timeout`).catch(() => undefined);
+      await runner.release();
+    }
   }
 }
