@@ -104,6 +104,18 @@ describeOnServers('processes: npm start and the admin command line', () => {
     // The token is logged by path, never by value.
     expect((child as ChildProcess & { output: () => string }).output()).toContain(file);
     expect((child as ChildProcess & { output: () => string }).output()).not.toContain(rootToken);
+    // A server that never vacuums (this machine's CI PostgreSQL runs without autovacuum) is named at
+    // start, in a warning; one that does is not mentioned.
+    const server = new pg.Client({ connectionString: url.toString() });
+    await server.connect();
+    const { autovacuum } = (await server.query(`show autovacuum`)).rows[0] as { autovacuum: string };
+    await server.end();
+    const warned = (child as ChildProcess & { output: () => string })
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('autovacuum = off'));
+    expect(warned).toHaveLength(autovacuum === 'on' ? 0 : 1);
+    if (warned.length) expect(JSON.parse(warned[0])).toMatchObject({ level: 'warn' });
     await stop(child);
   }, 60_000);
 

@@ -1,6 +1,14 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
-import { LodeConfig, Logs, RedactingLogger, runMigrations, startDatabase, type DatabaseHandle } from '@app/platform';
+import {
+  LodeConfig,
+  Logs,
+  maintenanceWarning,
+  RedactingLogger,
+  runMigrations,
+  startDatabase,
+  type DatabaseHandle,
+} from '@app/platform';
 import { drainHandedOff } from '@app/git';
 import { GitSshServer } from '@app/repositories';
 import { SeedRoot } from '@app/users';
@@ -34,6 +42,8 @@ async function bootstrap(): Promise<void> {
     );
   logger.log(startupMode(config, database));
   await runMigrations(config, MIGRATIONS);
+  const maintenance = await maintenanceWarning(config);
+  if (maintenance) logger.warn(maintenance);
   const app = config.runsApi
     ? await createHttpApp(config)
     : await NestFactory.createApplicationContext(LodeModule.forRoot(config), {

@@ -16,6 +16,7 @@ export {
   embeddedPaths,
   EmbeddedDatabaseMoved,
   ensureDatabase,
+  maintenanceWarning,
   movedMarker,
   runMigrations,
   startDatabase,

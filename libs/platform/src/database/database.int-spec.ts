@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { ensureDatabase } from './database';
+import { LodeConfig } from '../config/lode-config';
+import { ensureDatabase, maintenanceWarning } from './database';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -22,5 +23,49 @@ describe('ensureDatabase', () => {
     const [{ n }] = (await admin.query(`select count(*)::int as n from pg_database where datname = $1`, [name]))
       .rows as { n: number }[];
     expect(n).toBe(1);
+  });
+});
+
+describe('maintenanceWarning', () => {
+  const name = `lode_maintenance_${process.pid}_${Date.now()}`;
+  const admin = new Client({ connectionString: SERVER });
+  const url = new URL(SERVER);
+  url.pathname = `/${name}`;
+  const config = (databaseUrl: string) =>
+    Object.assign(new LodeConfig(), { databaseUrl, embeddedDatabase: false, dbConnectTimeoutMs: 2000 });
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`create database "${name}"`);
+  });
+  afterAll(async () => {
+    await admin.query(`drop database if exists "${name}"`);
+    await admin.end();
+  });
+
+  it("names the server's settings that stop it from ever vacuuming or analyzing Lode's tables", async () => {
+    // autovacuum is the server's alone (this machine's CI server runs without it); track_counts can
+    // be set per database, so both sides of it are checked here.
+    const serverAutovacuum = (await admin.query(`show autovacuum`)).rows[0].autovacuum as string;
+    const counting = await maintenanceWarning(config(url.toString()));
+    if (serverAutovacuum === 'on') expect(counting).toBeUndefined();
+    else {
+      expect(counting).toContain('autovacuum = off');
+      expect(counting).not.toContain('track_counts');
+      expect(counting).toContain('vacuumdb --all --analyze');
+    }
+    await admin.query(`alter database "${name}" set track_counts = off`);
+    const uncounted = await maintenanceWarning(config(url.toString()));
+    expect(uncounted).toContain('track_counts = off');
+    expect(uncounted).toContain(
+      serverAutovacuum === 'on' ? 'runs with track_counts = off' : 'autovacuum = off and track_counts = off',
+    );
+  });
+
+  it('says nothing about a database it cannot reach (the start-up reports that itself) or the embedded one', async () => {
+    await expect(maintenanceWarning(config('postgres://postgres@127.0.0.1:1/none'))).resolves.toBeUndefined();
+    await expect(
+      maintenanceWarning(Object.assign(new LodeConfig(), { databaseUrl: '', embeddedDatabase: true })),
+    ).resolves.toBeUndefined();
   });
 });

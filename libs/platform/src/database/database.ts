@@ -186,3 +186,38 @@ export async function runMigrations(config: LodeConfig, migrations: Migrations):
     await ds.destroy();
   }
 }
+
+/**
+ * A warning for the start-up log when the PostgreSQL server will never vacuum or analyze Lode's
+ * tables by itself (`autovacuum` or `track_counts` off), or undefined. Lode updates rows all the
+ * time (the outbox's outcomes, projects' and users' edits), and a table that is never vacuumed keeps
+ * every dead row version and never gets planner statistics: queries slow down as it is used. Lode
+ * does not vacuum on a schedule of its own (a rebuild does, once, for the tables it rewrote): that is
+ * the server's job, and the operator's choice.
+ */
+export async function maintenanceWarning(config: LodeConfig): Promise<string | undefined> {
+  if (config.embeddedDatabase) return undefined; // PGlite: one session, nothing to run autovacuum
+  const client = new Client({
+    connectionString: config.databaseUrl,
+    connectionTimeoutMillis: connectTimeoutMs(config),
+  });
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ autovacuum: string; track_counts: string }>(
+      `select current_setting('autovacuum') as autovacuum, current_setting('track_counts') as track_counts`,
+    );
+    const off = Object.entries(rows[0])
+      .filter(([, value]) => value !== 'on')
+      .map(([name]) => name);
+    if (!off.length) return undefined;
+    return (
+      `this PostgreSQL server runs with ${off.map((name) => `${name} = off`).join(' and ')}: it never vacuums or analyzes ` +
+      `Lode's tables, which keep every dead row and have no planner statistics, so queries slow down with use; ` +
+      `turn it on, or run "vacuumdb --all --analyze" regularly`
+    );
+  } catch {
+    return undefined; // the start-up goes on and will say what is wrong with the database itself
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
