@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DataSource } from 'typeorm';
 import { parse } from 'yaml';
 import { readFileSync } from 'node:fs';
 import { LodeModule, MIGRATIONS } from '../../apps/lode/src/lode.module';
@@ -92,6 +93,32 @@ describeOnServers('a worker-only process: its health port (LODE_WORKER_HEALTH_PO
     expect(stranger.status).toBe(404);
     expect(stranger.body).not.toContain('lode_');
   });
+
+  // DatabaseWatch probes PostgreSQL on a connection of its own (`lode-<role>-watch`) where requests
+  // or workers run. A command line's context (what `lode projections rebuild` opens) has neither,
+  // and must not probe: its own busy event loop once looked like a silent database to the probe,
+  // which cut the rebuild's connection after minutes of work.
+  it("watches the database in a worker, not in the command line's context", async () => {
+    const watching = async () => {
+      await new Promise((r) => setTimeout(r, 1500)); // three probe intervals
+      const [{ n }] = await app
+        .get(DataSource)
+        .query(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name like 'lode-%-watch'`,
+        );
+      return n as number;
+    };
+    expect(await watching()).toBe(1);
+    const cli = await NestFactory.createApplicationContext(LodeModule.forRoot(config, { http: false, worker: false }), {
+      logger: ['error'],
+    });
+    try {
+      await cli.init();
+      expect(await watching()).toBe(1);
+    } finally {
+      await cli.close();
+    }
+  }, 30_000);
 
   it("passes docker-compose.yml's health check while alive, and fails it once a queue's worker stopped", async () => {
     const command = composeWorkerHealthcheck();

@@ -3,7 +3,7 @@ import { Clock, SystemClock } from './clock';
 import { LodeConfig } from './config/lode-config';
 import { EventStore } from './event-store/event-store';
 import { PgEventStore } from './event-store/pg-event-store';
-import { DatabaseWatch } from './database/database-watch';
+import { DATABASE_WATCH_ACTIVE, DatabaseWatch } from './database/database-watch';
 import { PreparedStatements } from './database/prepared-statements';
 import { EmbeddedTransactionRouting } from './database/transaction-scope';
 import { DependencyProbe } from './dependency-probe';
@@ -48,6 +48,7 @@ export class PlatformModule {
         ProjectionRebuilder,
         ProjectionStatus,
         DependencyProbe,
+        { provide: DATABASE_WATCH_ACTIVE, useValue: options.http || options.relay },
         DatabaseWatch,
         PreparedStatements,
         EmbeddedTransactionRouting,

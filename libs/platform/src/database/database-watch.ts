@@ -1,4 +1,11 @@
-import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -27,6 +34,16 @@ interface Pool {
 }
 
 /**
+ * Whether this process's DatabaseWatch probes at all: only where HTTP requests or workers run. A
+ * command line (`lode projections rebuild`, `lode check`) has no request to answer 503 and nothing to
+ * cut short: its statements wait for their own timeouts. And a long command keeps its event loop busy
+ * (a rebuild replays pages of events with little I/O between them), which the probe would take for
+ * a silent database and cut the command's own connection, failing a rebuild of a million events
+ * after minutes of work (seen in the PERF-14 benchmark on a loaded machine).
+ */
+export const DATABASE_WATCH_ACTIVE = Symbol('DATABASE_WATCH_ACTIVE');
+
+/**
  * Knows, within two seconds, that PostgreSQL stopped answering: its own connection asks `select 1`
  * every half second. When an answer is missing, requests are answered 503 at once (see
  * `databaseGate`) instead of waiting for a connection or a statement timeout, and the pool's
@@ -51,6 +68,7 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
     private readonly dataSource: DataSource,
     private readonly config: LodeConfig,
     private readonly invalidations: Invalidations,
+    @Optional() @Inject(DATABASE_WATCH_ACTIVE) private readonly active: boolean = true,
   ) {}
 
   /** Why PostgreSQL counts as unreachable right now, or undefined while it answers. */
@@ -61,7 +79,7 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
   onApplicationBootstrap(): void {
     // The embedded database runs in this process and cannot drop off a network; its one session is
     // held by each transaction in turn, so a probe waiting behind a long one would be a false alarm.
-    if (this.config.embeddedDatabase) return;
+    if (this.config.embeddedDatabase || !this.active) return;
     const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
     this.pool = pool;
     // The connections opened before now (TypeORM's own at start) are only in pg-pool's list.
