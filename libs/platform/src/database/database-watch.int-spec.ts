@@ -50,6 +50,20 @@ describe('DatabaseWatch', () => {
     }
   });
 
+  it("does not take a stall during the probe's own connecting for a silent database", async () => {
+    const { watch, check } = watchOf(TEST_PG);
+    try {
+      // The first probe opens its connection; the process stalls before it can send its start-up
+      // message. A connect timeout of pg's own would fire first once the process runs again.
+      const checking = check();
+      stall(2500);
+      await checking;
+      expect(watch.unreachable).toBeUndefined();
+    } finally {
+      await watch.onApplicationShutdown();
+    }
+  });
+
   it('does not take a stall that ends just past the probe deadline for a silent database', async () => {
     const { watch, check } = watchOf(TEST_PG);
     try {

@@ -137,9 +137,12 @@ export class DatabaseWatch implements OnApplicationBootstrap, OnApplicationShutd
 
   private async ask(): Promise<void> {
     if (!this.probe) {
+      // No connect timeout of pg's own: `check` gives up on the connecting as on the query, with its
+      // allowance for a stall of this process (pg's timer would fire first after a stall and reject
+      // the probe; seen as "timeout expired" verdicts on a busy machine), and a probe given up on is
+      // dropped by closing its socket.
       const probe = new Client({
         connectionString: this.config.databaseUrl,
-        connectionTimeoutMillis: PROBE_TIMEOUT_MS,
         keepAlive: true,
         application_name: `lode-${this.config.role}-watch`,
       });
