@@ -323,7 +323,11 @@ describe('lode, the command line', () => {
         const { n } = (await t.db.query(`select count(*)::int as n from events`))[0];
         const r = await lode(args);
         expect(r.code).toBe(0);
-        expect(r.stdout).toMatch(new RegExp(`^rebuilt the read models from ${n} events in \\d+\\.\\d s\\n$`));
+        expect(r.stdout).toMatch(
+          new RegExp(
+            `^rebuilt the read models from ${n} events in \\d+\\.\\d s \\(replay \\d+\\.\\d s, vacuum and analyze \\d+\\.\\d s\\)\\n$`,
+          ),
+        );
         expect(r.stderr).toBe('');
         expect((await api('/users?username=carol')).body[0].is_admin).toBe(true);
       },

@@ -160,7 +160,9 @@ describeOnServers('processes: npm start and the admin command line', () => {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    expect(out).toMatch(/^rebuilt the read models from \d+ events in \d+\.\d s\n$/);
+    expect(out).toMatch(
+      /^rebuilt the read models from \d+ events in \d+\.\d s \(replay \d+\.\d s, vacuum and analyze \d+\.\d s\)\n$/,
+    );
   });
 
   it('runs as a worker alone, with no HTTP server but its health port (LODE_WORKER_HEALTH_PORT)', async () => {

@@ -55,6 +55,7 @@ export {
   REBUILD_APPLICATION_NAME,
   rebuildProgressOf,
   type RebuildProgress,
+  type RebuildResult,
 } from './projections/rebuild';
 export { ProjectionStatus, type ProjectionReport } from './projections/projection-status';
 export { OutboxRoutes, type OutboxJob, type OutboxRoute } from './outbox/outbox-route';

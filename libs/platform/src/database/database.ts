@@ -201,6 +201,7 @@ export async function maintenanceWarning(config: LodeConfig): Promise<string | u
     connectionString: config.databaseUrl,
     connectionTimeoutMillis: connectTimeoutMs(config),
   });
+  client.on('error', () => undefined); // a lost connection fails the query below
   try {
     await client.connect();
     const { rows } = await client.query<{ autovacuum: string; track_counts: string }>(
@@ -211,9 +212,9 @@ export async function maintenanceWarning(config: LodeConfig): Promise<string | u
       .map(([name]) => name);
     if (!off.length) return undefined;
     return (
-      `this PostgreSQL server runs with ${off.map((name) => `${name} = off`).join(' and ')}: it never vacuums or analyzes ` +
+      `PostgreSQL runs with ${off.map((name) => `${name} = off`).join(' and ')} for this database: it never vacuums or analyzes ` +
       `Lode's tables, which keep every dead row and have no planner statistics, so queries slow down with use; ` +
-      `turn it on, or run "vacuumdb --all --analyze" regularly`
+      `turn ${off.length > 1 ? 'them' : 'it'} on, or run "vacuumdb --analyze" on this database regularly`
     );
   } catch {
     return undefined; // the start-up goes on and will say what is wrong with the database itself
