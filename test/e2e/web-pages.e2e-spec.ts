@@ -121,6 +121,12 @@ describe('web pages', () => {
     const req = t.http().get(path).set(HTML);
     return cookie ? req.set('Cookie', cookie) : req;
   };
+  /** Each path's page is a 404 (the path named in a failure). */
+  async function expectNotFound(paths: string[]): Promise<void> {
+    const statuses = [];
+    for (const path of paths) statuses.push([path, (await page(path)).status]);
+    expect(statuses).toEqual(paths.map((path) => [path, 404]));
+  }
 
   async function signIn(login: string, password: string): Promise<string> {
     const res = await t
@@ -257,15 +263,14 @@ describe('web pages', () => {
     expect(normalize(hidden.text, new URL(priv.web_url).pathname)).toBe(
       normalize(missing.text, `/${owner.username}/no-such-project`),
     );
-    for (const path of [
+    await expectNotFound([
       `${new URL(priv.web_url).pathname}/-/tree/${priv.default_branch}`,
       `${new URL(priv.web_url).pathname}/-/raw/${priv.default_branch}/README.md`,
       `${new URL(internal.web_url).pathname}`,
       '/acme/tools/-/blob/main/nothing.txt',
       '/acme/tools/-/tree/no-such-ref',
       '/acme/tools/-/nothing',
-    ])
-      expect([path, (await page(path)).status]).toEqual([path, 404]);
+    ]);
   });
 
   it("keeps the API's JSON 404 for clients that do not ask for HTML, and never shadows the API or health", async () => {
@@ -431,13 +436,12 @@ describe('web pages', () => {
     const missing = await page(`/${owner.username}/no-such-project/-/archive/main/x.zip`);
     expect([hidden.status, missing.status]).toEqual([404, 404]);
     expect(hidden.text.length).toBeGreaterThan(0);
-    for (const path of [
+    await expectNotFound([
       '/acme/tools/-/archive/v1.0/tools-v1.0.rar',
       '/acme/tools/-/archive/no-such-ref/tools-no-such-ref.zip',
       '/acme/tools/-/archive/v1.0',
       '/acme/tools/-/archive/v1.0/.zip',
-    ])
-      expect([path, (await page(path)).status]).toEqual([path, 404]);
+    ]);
   });
 
   it("redirects a release asset's direct URL to its link (302), and 404s for any other file path", async () => {
@@ -452,13 +456,12 @@ describe('web pages', () => {
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('https://example.com/dl/tool-linux?x=1');
     expect((await download(local(created.body.direct_asset_url))).status).toBe(302);
-    for (const path of [
+    await expectNotFound([
       '/acme/tools/-/releases/v1.0/downloads/bin/other',
       '/acme/tools/-/releases/v1.0/downloads/bin',
       '/acme/tools/-/releases/v9/downloads/bin/tool-linux',
       '/acme/tools/-/releases/v1.0/downloads',
-    ])
-      expect([path, (await page(path)).status]).toEqual([path, 404]);
+    ]);
     // A private project's asset: the same 404 as for what does not exist.
     await t
       .http()

@@ -1,14 +1,6 @@
 import 'reflect-metadata';
 import { cpus } from 'node:os';
-import {
-  LodeConfig,
-  Logs,
-  maintenanceWarning,
-  RedactingLogger,
-  runMigrations,
-  startDatabase,
-  type DatabaseHandle,
-} from '@app/platform';
+import { LodeConfig, Logs, RedactingLogger, runMigrations, startDatabase, type DatabaseHandle } from '@app/platform';
 import { drainHandedOff } from '@app/git';
 import { GitSshServer } from '@app/repositories';
 import { SeedRoot } from '@app/users';
@@ -41,9 +33,8 @@ async function bootstrap(): Promise<void> {
       `another process (a lode command?) has the embedded database in ${database.location} open; wait for it to end, then start Lode`,
     );
   logger.log(startupMode(config, database));
-  await runMigrations(config, MIGRATIONS);
-  const maintenance = await maintenanceWarning(config);
-  if (maintenance) logger.warn(maintenance);
+  const { maintenanceWarning } = await runMigrations(config, MIGRATIONS);
+  if (maintenanceWarning) logger.warn(maintenanceWarning);
   const app = config.runsApi
     ? await createHttpApp(config)
     : await NestFactory.createApplicationContext(LodeModule.forRoot(config), {

@@ -16,12 +16,14 @@ export {
   embeddedPaths,
   EmbeddedDatabaseMoved,
   ensureDatabase,
-  maintenanceWarning,
   movedMarker,
   runMigrations,
   startDatabase,
+  withOwnConnection,
   type ConfiguredMigration,
   type DatabaseHandle,
+  type MigratedDatabase,
+  type OwnConnectionOptions,
 } from './database/database';
 export { EmbeddedPostgres } from './database/embedded-postgres';
 export {

@@ -7,12 +7,12 @@ import {
   RedactingLogger,
   runMigrations,
   startDatabase,
+  withOwnConnection,
 } from '@app/platform';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Client } from 'pg';
 import { LodeModule, MIGRATIONS } from '../lode.module';
 import { DatabaseUnusable, UsageError } from './exit-codes';
 
@@ -97,25 +97,18 @@ export const redactedUrl = describeDatabaseUrl;
 /** Connects once and looks for Lode's migration table; throws DatabaseUnusable with what is wrong. */
 export async function requireLodeDatabase(databaseUrl: string): Promise<void> {
   const shown = redactedUrl(databaseUrl);
-  const client = new Client({ connectionString: databaseUrl, connectionTimeoutMillis: PROBE_TIMEOUT_MS });
-  client.on('error', () => undefined);
-  try {
-    try {
-      await client.connect();
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === '3D000')
-        throw new DatabaseUnusable(
-          `the database ${shown} does not exist; start Lode once with these settings first (DATABASE_URL)`,
-        );
-      throw new DatabaseUnusable(`cannot use the database ${shown}: ${(err as Error).message || code || String(err)}`);
-    }
+  const found = await withOwnConnection(databaseUrl, { connectTimeoutMs: PROBE_TIMEOUT_MS }, async (client) => {
     const { rows } = await client.query<{ found: string | null }>(`select to_regclass('schema_migrations') as found`);
-    if (!rows[0]?.found)
+    return Boolean(rows[0]?.found);
+  }).catch((err: Error & { code?: string }) => {
+    if (err.code === '3D000')
       throw new DatabaseUnusable(
-        `the database ${shown} holds no Lode (no schema_migrations table); start Lode once with these settings first`,
+        `the database ${shown} does not exist; start Lode once with these settings first (DATABASE_URL)`,
       );
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+    throw new DatabaseUnusable(`cannot use the database ${shown}: ${err.message || err.code || String(err)}`);
+  });
+  if (!found)
+    throw new DatabaseUnusable(
+      `the database ${shown} holds no Lode (no schema_migrations table); start Lode once with these settings first`,
+    );
 }

@@ -35,43 +35,24 @@ function stall(ms: number): void {
 }
 
 describe('DatabaseWatch', () => {
-  it('does not take a stall of its own process for a silent database', async () => {
+  // Each stall blocks the event loop while a probe is out, as a long garbage collection does; the
+  // probe's answer (or its connection's start-up) waits in the socket, and a timer fires first
+  // once the process runs again.
+  it.each([
+    { stalled: 'while the probe waits for its answer', connectedFirst: true, ms: 2500 },
+    // pg's own connect timer would fire first here: the watch's deadline must govern the connecting.
+    { stalled: "during the probe's own connecting", connectedFirst: false, ms: 2500 },
+    // 100 ms over the 1.5 s deadline: less than the stall allowance.
+    { stalled: 'to just past the probe deadline', connectedFirst: true, ms: 1600 },
+  ])('does not take a stall of its own process $stalled for a silent database', async ({ connectedFirst, ms }) => {
     const { watch, check } = watchOf(TEST_PG);
     try {
-      await check();
-      expect(watch.unreachable).toBeUndefined();
-      // The answer arrives while the process is stalled; the timeout fires first once it runs again.
+      if (connectedFirst) {
+        await check();
+        expect(watch.unreachable).toBeUndefined();
+      }
       const checking = check();
-      stall(2500);
-      await checking;
-      expect(watch.unreachable).toBeUndefined();
-    } finally {
-      await watch.onApplicationShutdown();
-    }
-  });
-
-  it("does not take a stall during the probe's own connecting for a silent database", async () => {
-    const { watch, check } = watchOf(TEST_PG);
-    try {
-      // The first probe opens its connection; the process stalls before it can send its start-up
-      // message. A connect timeout of pg's own would fire first once the process runs again.
-      const checking = check();
-      stall(2500);
-      await checking;
-      expect(watch.unreachable).toBeUndefined();
-    } finally {
-      await watch.onApplicationShutdown();
-    }
-  });
-
-  it('does not take a stall that ends just past the probe deadline for a silent database', async () => {
-    const { watch, check } = watchOf(TEST_PG);
-    try {
-      await check();
-      // 100 ms over the 1.5 s deadline: less than the stall allowance, yet the timer fires before the
-      // answer waiting in the socket is read.
-      const checking = check();
-      stall(1600);
+      stall(ms);
       await checking;
       expect(watch.unreachable).toBeUndefined();
     } finally {

@@ -140,40 +140,76 @@ export function connectTimeoutMs(config: LodeConfig): number {
 /** No transaction of Lode's waits on its client for long; one idle this long lost its client. */
 const IDLE_IN_TRANSACTION_MS = 60_000;
 
+/** What a connection of its own (`withOwnConnection`) sets up beyond the URL; unset means pg's default (no limit). */
+export interface OwnConnectionOptions {
+  connectTimeoutMs?: number;
+  applicationName?: string;
+  statementTimeoutMs?: number;
+}
+
+/**
+ * Runs `use` on a connection of its own, outside any pool, and closes it after: for one-off work
+ * that comes before there is a pool (creating the database, a command's first look at it) or must
+ * not carry the pool's limits (a vacuum). A connection lost meanwhile fails `use`'s query, not the
+ * process (pg emits 'error' on a client nobody listens to).
+ */
+export async function withOwnConnection<T>(
+  databaseUrl: string,
+  options: OwnConnectionOptions,
+  use: (client: Client) => Promise<T>,
+): Promise<T> {
+  const client = new Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: options.connectTimeoutMs,
+    application_name: options.applicationName,
+    statement_timeout: options.statementTimeoutMs,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await use(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** Creates the configured database when the server answers but the database does not exist yet. */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
   if (!name) return;
-  const probe = new Client({ connectionString: databaseUrl });
   try {
-    await probe.connect();
+    await withOwnConnection(databaseUrl, {}, async () => undefined);
     return;
   } catch (err) {
     if ((err as { code?: string }).code !== '3D000') throw err; // 3D000: database does not exist
-  } finally {
-    await probe.end().catch(() => undefined);
   }
   url.pathname = '/postgres';
-  const admin = new Client({ connectionString: url.toString() });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name.replace(/"/g, '""')}"`);
-    new Logger('Database').log(`created database ${name}`);
-  } catch (err) {
-    // Created meanwhile by another process (an API and a worker starting together): 42P04 when the
-    // other creation had committed, 23505 (pg_database_datname_index) when both ran at once.
-    const code = (err as { code?: string }).code;
-    if (code !== '42P04' && code !== '23505') throw err;
-  } finally {
-    await admin.end();
-  }
+  await withOwnConnection(url.toString(), {}, async (admin) => {
+    try {
+      await admin.query(`create database "${name.replace(/"/g, '""')}"`);
+      new Logger('Database').log(`created database ${name}`);
+    } catch (err) {
+      // Created meanwhile by another process (an API and a worker starting together): 42P04 when the
+      // other creation had committed, 23505 (pg_database_datname_index) when both ran at once.
+      const code = (err as { code?: string }).code;
+      if (code !== '42P04' && code !== '23505') throw err;
+    }
+  });
 }
 
 const MIGRATION_LOCK = 7_402_113; // any constant: one migrator at a time per database
 
-/** Runs pending migrations under an advisory lock, so an API and a worker starting together do not race. */
-export async function runMigrations(config: LodeConfig, migrations: Migrations): Promise<void> {
+/** What `runMigrations` found beside the migrations: a warning for the start-up log, if any (`maintenanceWarning`). */
+export interface MigratedDatabase {
+  maintenanceWarning?: string;
+}
+
+/**
+ * Runs pending migrations under an advisory lock, so an API and a worker starting together do not
+ * race, and reads on the same connection the server settings the start-up warns about.
+ */
+export async function runMigrations(config: LodeConfig, migrations: Migrations): Promise<MigratedDatabase> {
   await ensureDatabase(config.databaseUrl);
   const ds = new DataSource({ ...dataSourceOptions(config, migrations), extra: { max: 1 } });
   await ds.initialize();
@@ -181,6 +217,7 @@ export async function runMigrations(config: LodeConfig, migrations: Migrations):
     await ds.query(`select pg_advisory_lock($1)`, [MIGRATION_LOCK]);
     const ran = await ds.runMigrations({ transaction: 'each' });
     if (ran.length) new Logger('Database').log(`ran ${ran.length} migration(s): ${ran.map((m) => m.name).join(', ')}`);
+    return { maintenanceWarning: await maintenanceWarning(config, ds) };
   } finally {
     await ds.query(`select pg_advisory_unlock($1)`, [MIGRATION_LOCK]).catch(() => undefined);
     await ds.destroy();
@@ -195,30 +232,21 @@ export async function runMigrations(config: LodeConfig, migrations: Migrations):
  * does not vacuum on a schedule of its own (a rebuild does, once, for the tables it rewrote): that is
  * the server's job, and the operator's choice.
  */
-export async function maintenanceWarning(config: LodeConfig): Promise<string | undefined> {
+async function maintenanceWarning(config: LodeConfig, ds: DataSource): Promise<string | undefined> {
   if (config.embeddedDatabase) return undefined; // PGlite: one session, nothing to run autovacuum
-  const client = new Client({
-    connectionString: config.databaseUrl,
-    connectionTimeoutMillis: connectTimeoutMs(config),
-  });
-  client.on('error', () => undefined); // a lost connection fails the query below
-  try {
-    await client.connect();
-    const { rows } = await client.query<{ autovacuum: string; track_counts: string }>(
+  const settings = await ds
+    .query<{ autovacuum: string; track_counts: string }[]>(
       `select current_setting('autovacuum') as autovacuum, current_setting('track_counts') as track_counts`,
-    );
-    const off = Object.entries(rows[0])
-      .filter(([, value]) => value !== 'on')
-      .map(([name]) => name);
-    if (!off.length) return undefined;
-    return (
-      `PostgreSQL runs with ${off.map((name) => `${name} = off`).join(' and ')} for this database: it never vacuums or analyzes ` +
-      `Lode's tables, which keep every dead row and have no planner statistics, so queries slow down with use; ` +
-      `turn ${off.length > 1 ? 'them' : 'it'} on, or run "vacuumdb --analyze" on this database regularly`
-    );
-  } catch {
-    return undefined; // the start-up goes on and will say what is wrong with the database itself
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+    )
+    .catch(() => []); // the start-up goes on; a database that cannot answer this fails it soon enough
+  if (!settings.length) return undefined;
+  const off = Object.entries(settings[0])
+    .filter(([, value]) => value !== 'on')
+    .map(([name]) => name);
+  if (!off.length) return undefined;
+  return (
+    `PostgreSQL runs with ${off.map((name) => `${name} = off`).join(' and ')} for this database: it never vacuums or analyzes ` +
+    `Lode's tables, which keep every dead row and have no planner statistics, so queries slow down with use; ` +
+    `turn ${off.length > 1 ? 'them' : 'it'} on, or run "vacuumdb --analyze" on this database regularly`
+  );
 }

@@ -1,8 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Client } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
-import { connectTimeoutMs } from '../database/database';
+import { connectTimeoutMs, withOwnConnection } from '../database/database';
 import { oneRow, rows } from '../database/sql';
 import { type EventRow, toRecorded } from '../event-store/recorded';
 import { PipelinedWrites } from './pipelined-writes';
@@ -67,11 +66,12 @@ export class ProjectionRebuilder {
     onProgress?: (p: RebuildProgress) => void,
     onVacuum?: (tables: number) => void,
   ): Promise<RebuildResult> {
-    const tables = [...new Set(this.projections.all().flatMap((p) => p.tables))];
+    const names = [...new Set(this.projections.all().flatMap((p) => p.tables))];
+    const tables = names.map((t) => `"${t}"`).join(', ');
     const started = performance.now();
     const progress = await this.replay(tables, onProgress);
     const replayed = performance.now();
-    onVacuum?.(tables.length);
+    onVacuum?.(names.length);
     const vacuumed = await this.tidy(tables);
     return {
       ...progress,
@@ -81,11 +81,12 @@ export class ProjectionRebuilder {
     };
   }
 
-  private replay(tables: string[], onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> {
+  /** `tables`: the read models' tables, quoted and separated by commas ('' when there are none). */
+  private replay(tables: string, onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> {
     return this.dataSource.transaction(async (db) => {
       // Writers must not append while we replay, or their events would be missed.
       await db.query(`lock table events in exclusive mode`);
-      if (tables.length) await db.query(`truncate table ${tables.map((t) => `"${t}"`).join(', ')}`);
+      if (tables) await db.query(`truncate table ${tables}`);
       const { count } = await oneRow<{ count: string }>(db, `select count(*)::bigint as count from events`);
       const progress = { done: 0, total: Number(count) };
       // `set_config(..., true)` is SET LOCAL: the name returns to the pool's when the transaction ends.
@@ -136,9 +137,9 @@ export class ProjectionRebuilder {
    * a transaction, so this comes after the commit. A failure here leaves a correct rebuild, only a
    * slower one until autovacuum runs: it is logged, not thrown. Returns whether it was done.
    */
-  private async tidy(tables: string[]): Promise<boolean> {
-    if (!tables.length) return true;
-    const statement = `vacuum (analyze) ${tables.map((t) => `"${t}"`).join(', ')}`;
+  private async tidy(tables: string): Promise<boolean> {
+    if (!tables) return true;
+    const statement = `vacuum (analyze) ${tables}`;
     try {
       if (this.config.embeddedDatabase) {
         // PGlite's one session, held by the vacuum as by the rebuild before it (and under the
@@ -150,19 +151,15 @@ export class ProjectionRebuilder {
       // and pg's client-side query timeout a second after it, neither of which a SET lifts for the
       // client, and a vacuum of a large table takes as long as it takes. It takes no lock that stops
       // readers or writers.
-      const client = new Client({
-        connectionString: this.config.databaseUrl,
-        connectionTimeoutMillis: connectTimeoutMs(this.config),
-        application_name: `lode-${this.config.role}-vacuum`,
-        statement_timeout: 0,
-      });
-      client.on('error', () => undefined); // a lost connection fails the query below
-      try {
-        await client.connect();
-        await client.query(statement);
-      } finally {
-        await client.end().catch(() => undefined);
-      }
+      await withOwnConnection(
+        this.config.databaseUrl,
+        {
+          connectTimeoutMs: connectTimeoutMs(this.config),
+          applicationName: `lode-${this.config.role}-vacuum`,
+          statementTimeoutMs: 0,
+        },
+        (client) => client.query(statement),
+      );
       return true;
     } catch (err) {
       this.logger.warn(
