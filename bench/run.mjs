@@ -11,11 +11,14 @@
 //   npm run bench -- --cpu-prof DIR the server's processes write V8 CPU profiles into DIR
 //   npm run bench -- --node-args "--max-semi-space-size=8"   options for the server's node
 //   npm run bench -- --rounds 6     the selected workloads six times on one server, RSS after each
+//   npm run bench -- --heap-snapshot DIR   the server writes a V8 heap snapshot into DIR at the end
+//                                   (after the RSS is read), to see what its heap holds
 //   LODE_BENCH_KEEP_DB=1 npm run bench ...   keep the run's database (lode_bench_<id>) to study its
 //                                   outbox and read models afterwards; drop it yourself
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { cpus, loadavg } from 'node:os';
 import { SIZES, seedDataset } from './dataset.mjs';
 import { openLoad } from './open-load.mjs';
@@ -32,6 +35,12 @@ const nodeArgs = profAt >= 0 ? ['--cpu-prof', `--cpu-prof-dir=${args[profAt + 1]
 // `--node-args "--flag=1 --other"`: more options for the server's node (V8's heap settings, say).
 const nodeArgsAt = args.indexOf('--node-args');
 if (nodeArgsAt >= 0) nodeArgs.push(...args[nodeArgsAt + 1].split(/\s+/).filter(Boolean));
+const snapshotAt = args.indexOf('--heap-snapshot');
+const snapshotDir = snapshotAt >= 0 ? resolve(args[snapshotAt + 1]) : undefined;
+if (snapshotDir) {
+  mkdirSync(snapshotDir, { recursive: true });
+  nodeArgs.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`);
+}
 const onlyAt = args.indexOf('--only');
 const only = onlyAt >= 0 ? new Set(args[onlyAt + 1].split(',').map((s) => s.trim().toUpperCase())) : undefined;
 const log = (...m) => console.error(...m);
@@ -161,6 +170,7 @@ try {
   }
   const rss = memoryMb(lode.pid);
   log(`at the end: ${await memoryFigures(lode)}`);
+  if (snapshotDir) log(`heap snapshot: ${await heapSnapshot(lode.pid, snapshotDir)}`);
   const document = {
     date: new Date().toISOString(),
     quick,
@@ -194,6 +204,25 @@ try {
   // The synthetic repository's source (up to 100 MB in the temporary directory), when a workload made it.
   const made = await ctx?.repository?.catch(() => undefined);
   if (made) rmSync(made.source, { recursive: true, force: true });
+}
+
+/**
+ * Asks the server for a heap snapshot (SIGUSR2, `--heapsnapshot-signal`) and waits until its file in
+ * `dir` stops growing: V8 writes it on the main thread, some seconds for a heap of 150 MB.
+ */
+async function heapSnapshot(pid, dir) {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  let last = -1;
+  for (let waited = 0; waited < 120_000; waited += 1000) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    if (!file) continue;
+    const size = statSync(join(dir, file)).size;
+    if (size > 0 && size === last) return join(dir, file);
+    last = size;
+  }
+  return 'not written within 120 s';
 }
 
 /** The server's RSS (anonymous and file pages) and V8's heap (used of total, from its metrics), in MB. */
