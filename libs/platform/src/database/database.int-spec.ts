@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { LodeConfig } from '../config/lode-config';
-import { ensureDatabase, runMigrations } from './database';
+import { ensureDatabase, runMigrations, withOwnConnection } from './database';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -64,5 +64,53 @@ describe("runMigrations' maintenance warning", () => {
         ? 'runs with track_counts = off for this database'
         : 'autovacuum = off and track_counts = off',
     );
+  });
+});
+
+describe('withOwnConnection', () => {
+  const name = `lode_own_connection_${process.pid}_${Date.now()}`;
+  const admin = new Client({ connectionString: SERVER });
+  const url = new URL(SERVER);
+  url.pathname = `/${name}`;
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`create database "${name}"`);
+    await admin.query(`alter database "${name}" set statement_timeout = '1s'`);
+  });
+  afterAll(async () => {
+    await admin.query(`drop database if exists "${name}"`);
+    await admin.end();
+  });
+
+  const show = (options: Parameters<typeof withOwnConnection>[1]) =>
+    withOwnConnection(url.toString(), options, async (client) => {
+      const { rows } = await client.query<{ statement_timeout: string }>(`show statement_timeout`);
+      return rows[0].statement_timeout;
+    });
+
+  it("lifts a database's statement limit when asked for none (a vacuum takes as long as it takes)", async () => {
+    expect(await show({})).toBe('1s');
+    expect(await show({ statementTimeoutMs: 0 })).toBe('0');
+    expect(await show({ statementTimeoutMs: 2500 })).toBe('2500ms');
+  });
+
+  it('closes its connection after use, also when the use fails', async () => {
+    const applicationName = `lode-own-connection-${process.pid}`;
+    await expect(
+      withOwnConnection(url.toString(), { applicationName }, (client) => client.query(`select * from no_such_table`)),
+    ).rejects.toThrow(/no_such_table/);
+    await withOwnConnection(url.toString(), { applicationName }, (client) => client.query(`select 1`));
+    // A backend leaves pg_stat_activity a moment after its client has gone.
+    let open = -1;
+    for (let tries = 0; tries < 50 && open !== 0; tries++) {
+      if (tries) await new Promise((r) => setTimeout(r, 100));
+      const { rows } = await admin.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity where application_name = $1`,
+        [applicationName],
+      );
+      open = rows[0].n;
+    }
+    expect(open).toBe(0);
   });
 });

@@ -140,10 +140,15 @@ export function connectTimeoutMs(config: LodeConfig): number {
 /** No transaction of Lode's waits on its client for long; one idle this long lost its client. */
 const IDLE_IN_TRANSACTION_MS = 60_000;
 
-/** What a connection of its own (`withOwnConnection`) sets up beyond the URL; unset means pg's default (no limit). */
+/** What a connection of its own (`withOwnConnection`) sets up beyond the URL; unset means pg's default. */
 export interface OwnConnectionOptions {
+  /** Unset: no limit. */
   connectTimeoutMs?: number;
   applicationName?: string;
+  /**
+   * Sent as a start-up option, so 0 means no limit even where the role or the database sets one
+   * (pg's own `statement_timeout` setting sends nothing for 0). Unset: the server's setting.
+   */
   statementTimeoutMs?: number;
 }
 
@@ -162,7 +167,8 @@ export async function withOwnConnection<T>(
     connectionString: databaseUrl,
     connectionTimeoutMillis: options.connectTimeoutMs,
     application_name: options.applicationName,
-    statement_timeout: options.statementTimeoutMs,
+    options:
+      options.statementTimeoutMs === undefined ? undefined : `-c statement_timeout=${options.statementTimeoutMs}`,
   });
   client.on('error', () => undefined);
   try {
@@ -215,11 +221,15 @@ export async function runMigrations(config: LodeConfig, migrations: Migrations):
   await ds.initialize();
   try {
     await ds.query(`select pg_advisory_lock($1)`, [MIGRATION_LOCK]);
-    const ran = await ds.runMigrations({ transaction: 'each' });
-    if (ran.length) new Logger('Database').log(`ran ${ran.length} migration(s): ${ran.map((m) => m.name).join(', ')}`);
+    try {
+      const ran = await ds.runMigrations({ transaction: 'each' });
+      if (ran.length)
+        new Logger('Database').log(`ran ${ran.length} migration(s): ${ran.map((m) => m.name).join(', ')}`);
+    } finally {
+      await ds.query(`select pg_advisory_unlock($1)`, [MIGRATION_LOCK]).catch(() => undefined);
+    }
     return { maintenanceWarning: await maintenanceWarning(config, ds) };
   } finally {
-    await ds.query(`select pg_advisory_unlock($1)`, [MIGRATION_LOCK]).catch(() => undefined);
     await ds.destroy();
   }
 }
