@@ -2,12 +2,12 @@ import { repositoryPath } from '@app/git';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { gitOk, tempDirs } from '../support/git';
 import { dropDatabase, EMBEDDED, eventually, freePort, startTestApp, TEST_PG, type TestApp } from '../support/test-app';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * `lode`, the administrator's command line, run as a real process from the built dist/ against a
@@ -31,7 +31,7 @@ describe('lode, the command line', () => {
   let port: number;
   const tmp = tempDirs();
   const extraDatabases: string[] = [];
-  let receiver: Server | undefined;
+  let receiver: WebhookReceiver | undefined;
 
   /** Runs the command line; never throws, so exit codes can be asserted. Asynchronous: the server runs here. */
   function lode(args: string[], extra: NodeJS.ProcessEnv = {}, script = CLI): Promise<Ran> {
@@ -105,8 +105,7 @@ describe('lode, the command line', () => {
   }, 180_000);
 
   afterAll(async () => {
-    receiver?.closeAllConnections();
-    await new Promise((r) => (receiver ? receiver.close(r) : r(undefined)));
+    await receiver?.close();
     await t.close();
     for (const name of extraDatabases) {
       const url = new URL(TEST_PG);
@@ -440,17 +439,11 @@ describe('lode, the command line', () => {
     }, 90_000);
 
     it('jobs retry runs the failed job again; it succeeds once its receiver is up, and the outbox records that', async () => {
-      const hits: string[] = [];
-      receiver = createServer((req, res) => {
-        hits.push(req.url ?? '');
-        req.resume();
-        req.on('end', () => res.writeHead(200).end('ok'));
-      });
-      await new Promise<void>((r) => receiver!.listen(hookPort, '127.0.0.1', () => r()));
+      receiver = await startWebhookReceiver(200, { port: hookPort });
 
       const r = await lode(['jobs', 'retry', failedJob]);
       expect(r).toMatchObject({ code: 0, stdout: `retried webhooks ${failedJob}\n` });
-      await eventually(() => hits.length === 1, 15_000);
+      await eventually(() => receiver!.received.length === 1, 15_000);
       const delivered = await eventually(async () => {
         const d = await lode(['hooks', 'deliveries', '--hook', String(hookId), '--json']);
         const json = JSON.parse(d.stdout) as { deliveries: { attempt: number; response_status: number | null }[] };

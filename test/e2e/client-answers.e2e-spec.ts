@@ -1,10 +1,10 @@
 import type { Gitlab } from '@gitbeaker/rest' with { 'resolution-mode': 'import' };
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import * as openpgp from 'openpgp';
 import { runPython } from '../support/python-gitlab';
 import { createUser, type SeededUser } from '../support/seed';
 import { freePort, startTestApp, type TestApp } from '../support/test-app';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * The answers clients act on (docs/notes/gitlab-settings-pagination-and-answers.md §3-§6): 405 with
@@ -244,9 +244,8 @@ describe('answers clients act on, under LODE_GITLAB_VERSION, LODE_GPG_KEY_CREATE
   let t: TestApp;
   let host: string;
   let user: SeededUser;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let receiverUrl: string;
-  const received: { headers: IncomingHttpHeaders; body: string }[] = [];
   let gb: typeof import('@gitbeaker/rest', { with: { 'resolution-mode': 'import' } });
   let api: InstanceType<typeof Gitlab<false>>;
   const root = () => ({ 'PRIVATE-TOKEN': t.rootToken });
@@ -262,21 +261,13 @@ describe('answers clients act on, under LODE_GITLAB_VERSION, LODE_GPG_KEY_CREATE
     });
     await t.app.listen(port, '127.0.0.1');
     user = await createUser(t);
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body });
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/system`;
+    receiver = await startWebhookReceiver();
+    receiverUrl = `${receiver.url}/system`;
     gb = await import('@gitbeaker/rest');
     api = new gb.Gitlab({ host, token: t.rootToken });
   });
   afterAll(async () => {
-    await new Promise((r) => receiver.close(r));
+    await receiver?.close();
     await t.close();
   });
 
@@ -295,7 +286,7 @@ listed = [h.id for h in gl.hooks.list()]
 tested = gl.http_post("/hooks/%d" % hook.id)
 print(json.dumps({"id": hook.id, "got": got.attributes, "listed": listed, "tested": tested}))
 `;
-    received.length = 0;
+    receiver.received.length = 0;
     const out = JSON.parse(await runPython(script, [host, t.rootToken, receiverUrl])) as {
       id: number;
       got: Record<string, unknown>;
@@ -305,11 +296,11 @@ print(json.dumps({"id": hook.id, "got": got.attributes, "listed": listed, "teste
     expect(out.got).toMatchObject({ id: out.id, url: receiverUrl, repository_update_events: true });
     expect(out.listed).toEqual([out.id]);
     expect(out.tested).toEqual(TEST_DATA);
-    expect(received).toHaveLength(1);
-    expect(JSON.parse(received[0].body)).toEqual(TEST_DATA);
-    expect(received[0].headers['x-gitlab-event']).toBe('System Hook');
-    expect(received[0].headers['x-gitlab-token']).toBe('t0ken');
-    expect(received[0].headers['user-agent']).toMatch(/^GitLab\/16\.11\.2-ee Lode\//);
+    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received[0].body).toEqual(TEST_DATA);
+    expect(receiver.received[0].headers['x-gitlab-event']).toBe('System Hook');
+    expect(receiver.received[0].headers['x-gitlab-token']).toBe('t0ken');
+    expect(receiver.received[0].headers['user-agent']).toMatch(/^GitLab\/16\.11\.2-ee Lode\//);
     await t.http().delete(`/api/v4/hooks/${out.id}`).set(root());
   });
 
@@ -322,10 +313,10 @@ print(json.dumps({"id": hook.id, "got": got.attributes, "listed": listed, "teste
     expect(hook.id).toEqual(expect.any(Number));
     const all = (await api.SystemHooks.all()) as unknown as { id: number }[];
     expect(all.map((h) => h.id)).toEqual([hook.id]);
-    received.length = 0;
+    receiver.received.length = 0;
     // gitbeaker 43's `show` posts, as `test` does: both reach the test route (keys as sent, not camelized).
     expect(await api.SystemHooks.test(hook.id)).toEqual(TEST_DATA);
-    expect(received).toHaveLength(1);
+    expect(receiver.received).toHaveLength(1);
     await api.SystemHooks.remove(hook.id);
     expect((await t.http().get(`/api/v4/hooks/${hook.id}`).set(root())).status).toBe(404);
   });

@@ -1,13 +1,12 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedPostgres } from '@app/platform';
 import { gitOk, tempDirs } from '../support/git';
 import { eventually, freePort } from '../support/test-app';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * README's quick start, `npm start` with neither DATABASE_URL nor REDIS_URL: the built server as a
@@ -25,8 +24,7 @@ describe('npm start with nothing installed (embedded mode)', () => {
   let dataDir: string;
   let port: number;
   let env: NodeJS.ProcessEnv;
-  let receiver: Server;
-  const received: { event: string; body: { ref?: string; after?: string } }[] = [];
+  let receiver: WebhookReceiver;
   const children: Child[] = [];
 
   function start(): Child {
@@ -65,15 +63,7 @@ describe('npm start with nothing installed (embedded mode)', () => {
       execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
     dataDir = await mkdtemp(join(tmpdir(), 'lode-embedded-'));
     port = await freePort();
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        received.push({ event: String(req.headers['x-gitlab-event']), body: JSON.parse(body) });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    receiver = await startWebhookReceiver();
     // Only what README's quick start has: no DATABASE_URL, no REDIS_URL.
     env = {
       PATH: process.env.PATH,
@@ -89,7 +79,7 @@ describe('npm start with nothing installed (embedded mode)', () => {
 
   afterAll(async () => {
     await Promise.all(children.map((c) => stop(c, 'SIGKILL')));
-    await new Promise((r) => receiver.close(r));
+    await receiver?.close();
     await rm(dataDir, { recursive: true, force: true });
     dirs.removeAll();
   });
@@ -123,7 +113,7 @@ describe('npm start with nothing installed (embedded mode)', () => {
     project = await created.json();
     const hook = await api(`/projects/${project.id}/hooks`, token, {
       method: 'POST',
-      body: JSON.stringify({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` }),
+      body: JSON.stringify({ url: `${receiver.url}/hook` }),
     });
     expect(hook.status).toBe(201);
 
@@ -138,7 +128,10 @@ describe('npm start with nothing installed (embedded mode)', () => {
     );
     head = (await gitOk(['rev-parse', 'HEAD'], work)).trim();
     // The delivery job went through the queue in the database.
-    await eventually(() => received.some((r) => r.event === 'Push Hook' && r.body.after === head), 30_000);
+    await eventually(
+      () => receiver.received.some((d) => d.headers['x-gitlab-event'] === 'Push Hook' && d.body.after === head),
+      30_000,
+    );
     const branch = await (await api(`/projects/${project.id}/repository/branches/main`, token)).json();
     expect(branch.commit.id).toBe(head);
   }, 120_000);

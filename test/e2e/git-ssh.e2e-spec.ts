@@ -1,12 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { repositoryPath } from '@app/git';
 import { git, gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, freePort, startTestApp, type TestApp } from '../support/test-app';
+import { startWebhookReceiver } from '../support/webhook-receiver';
 
 const ZERO = '0'.repeat(40);
 
@@ -444,31 +444,22 @@ describe('git over SSH', () => {
   });
 
   it('pushes the same webhook payload for an SSH push as for an HTTP push', async () => {
-    const received: { headers: IncomingHttpHeaders; body: Record<string, unknown> }[] = [];
-    const receiver: Server = createServer((req, res) => {
-      let data = '';
-      req.on('data', (c) => (data += c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body: JSON.parse(data) as Record<string, unknown> });
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    const receiver = await startWebhookReceiver();
     try {
       const p = await project(owner, 'Hooked');
       const hook = await t
         .http()
         .post(`/api/v4/projects/${p.id}/hooks`)
         .set('PRIVATE-TOKEN', owner.token)
-        .send({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook` });
+        .send({ url: `${receiver.url}/hook` });
       expect(hook.status).toBe(201);
       const dir = await workingCopy(['one']);
       await gitOk(['push', '-q', `http://git:${owner.token}@${httpBase}/${p.path_with_namespace}.git`, 'master'], dir);
       await gitOk(['checkout', '-q', '-b', 'over-ssh'], dir);
       await gitOk(['push', '-q', sshUrl(p.path_with_namespace), 'over-ssh'], dir, sshEnv(keys.owner));
-      await eventually(() => received.length >= 2, 15_000);
-      const [overHttp, overSsh] = received.map((r) => r.body);
-      expect(received[1].headers['x-gitlab-event']).toBe('Push Hook');
+      await eventually(() => receiver.received.length >= 2, 15_000);
+      const [overHttp, overSsh] = receiver.received.map((d) => d.body as Record<string, unknown>);
+      expect(receiver.received[1].headers['x-gitlab-event']).toBe('Push Hook');
       expect(overSsh).toMatchObject({
         object_kind: 'push',
         ref: 'refs/heads/over-ssh',
@@ -484,7 +475,7 @@ describe('git over SSH', () => {
         expect(overSsh[key]).toEqual(overHttp[key]);
       expect(overSsh.project).toMatchObject({ git_ssh_url: p.ssh_url_to_repo });
     } finally {
-      await new Promise((r) => receiver.close(r));
+      await receiver.close();
     }
   });
 

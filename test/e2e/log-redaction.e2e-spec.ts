@@ -2,12 +2,12 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { gitOk, tempDirs } from '../support/git';
 import { clearRedis, dropDatabase, eventually, freePort, TEST_PG, TEST_REDIS } from '../support/test-app';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /**
  * A real server process, verbose logging, and everything that carries a secret: tokens in every
@@ -35,8 +35,7 @@ describe.each(['json', 'pretty'] as const)('logs never show credentials (LODE_LO
   let child: ChildProcess;
   let output = '';
   let stdout = '';
-  let receiver: Server;
-  const received: IncomingHttpHeaders[] = [];
+  let receiver: WebhookReceiver;
 
   const base = () => `http://127.0.0.1:${port}`;
   const api = (path: string, init: RequestInit = {}) => fetch(`${base()}/api/v4${path}`, init);
@@ -62,12 +61,7 @@ describe.each(['json', 'pretty'] as const)('logs never show credentials (LODE_LO
       execFileSync(process.execPath, [join(ROOT, 'scripts/build-if-needed.cjs')], { stdio: 'inherit' });
     dataDir = await mkdtemp(join(tmpdir(), 'lode-logs-'));
     port = await freePort();
-    receiver = createServer((req, res) => {
-      received.push(req.headers);
-      req.resume();
-      req.on('end', () => res.writeHead(500).end('not now'));
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    receiver = await startWebhookReceiver({ status: 500, body: 'not now' });
     child = spawn(process.execPath, [MAIN], {
       env: {
         PATH: process.env.PATH,
@@ -102,7 +96,7 @@ describe.each(['json', 'pretty'] as const)('logs never show credentials (LODE_LO
       child.kill('SIGTERM');
       await exited;
     }
-    await new Promise((r) => receiver?.close(r));
+    await receiver?.close();
     tmp.removeAll();
     await dropDatabase(url.toString());
     await clearRedis(TEST_REDIS, prefix);
@@ -136,7 +130,7 @@ describe.each(['json', 'pretty'] as const)('logs never show credentials (LODE_LO
 
     // A project, a hook with a token and credentials in its URL, and a push over git HTTP with Basic auth.
     const project = await (await api('/projects', json(rootToken, { name: 'logged' }))).json();
-    const hookUrl = `http://hookuser:${hookPassword}@127.0.0.1:${(receiver.address() as { port: number }).port}/hook?token=${hookQuerySecret}`;
+    const hookUrl = `http://hookuser:${hookPassword}@127.0.0.1:${receiver.port}/hook?token=${hookQuerySecret}`;
     const hook = await api(
       `/projects/${project.id}/hooks`,
       json(rootToken, { url: hookUrl, token: hookToken, push_events: true }),
@@ -154,8 +148,8 @@ describe.each(['json', 'pretty'] as const)('logs never show credentials (LODE_LO
     });
     const remote = `http://root:${rootToken}@127.0.0.1:${port}/${project.path_with_namespace}.git`;
     await gitOk(['push', '-q', remote, 'master'], work);
-    await eventually(() => received.length > 0, 15_000);
-    expect(received[0]['x-gitlab-token']).toBe(hookToken);
+    await eventually(() => receiver.received.length > 0, 15_000);
+    expect(receiver.received[0].headers['x-gitlab-token']).toBe(hookToken);
     // The delivery log a maintainer reads names the URL without its credentials either.
     const hookId = (await hook.json()).id;
     const deliveries = await eventually(async () => {
@@ -164,9 +158,7 @@ describe.each(['json', 'pretty'] as const)('logs never show credentials (LODE_LO
       ).json();
       return list.length > 0 && list;
     }, 10_000);
-    expect(deliveries[0].url).toBe(
-      `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook?token=[FILTERED]`,
-    );
+    expect(deliveries[0].url).toBe(`${receiver.url}/hook?token=[FILTERED]`);
     const basic = `Basic ${Buffer.from(`root:${rootToken}`).toString('base64')}`;
     secrets.push(Buffer.from(`root:${rootToken}`).toString('base64'));
     const refs = `${base()}/${project.path_with_namespace}.git/info/refs?service=git-upload-pack`;

@@ -1,6 +1,5 @@
 import { DependencyProbe, LodeConfig } from '@app/platform';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { EMBEDDED, eventually, startTestApp, type TestApp } from '../support/test-app';
 import { bytes } from '../support/bytes';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 /** One sample of Prometheus' text format: name, labels, value. */
 interface Sample {
@@ -39,10 +39,9 @@ function value(samples: Sample[], name: string, labels: Record<string, string> =
 describe('observability: metrics, JSON logs, liveness and readiness', () => {
   let t: TestApp;
   let port: number;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let user: SeededUser;
   let project: { id: number; path_with_namespace: string };
-  const delivered: string[] = [];
   const tmp = tempDirs();
   const logged: string[] = [];
   const stdoutWrite = process.stdout.write.bind(process.stdout);
@@ -55,14 +54,7 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
       logged.push(String(chunk));
       return true;
     }) as typeof process.stdout.write;
-    receiver = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        delivered.push(req.url ?? '');
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    receiver = await startWebhookReceiver();
     t = await startTestApp({
       allowLocalWebhooks: true,
       defaultBranchProtection: 0,
@@ -82,8 +74,7 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
     process.stdout.write = stdoutWrite;
     tmp.removeAll();
     await t?.close();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver?.close();
   });
 
   it('counts requests by route template, appends, the outbox, queues, deliveries and git processes', async () => {
@@ -91,7 +82,7 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
       .http()
       .post(`/api/v4/projects/${project.id}/hooks`)
       .set('PRIVATE-TOKEN', user.token)
-      .send({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/observed`, push_events: true });
+      .send({ url: `${receiver.url}/observed`, push_events: true });
     expect(hook.status).toBe(201);
     expect((await t.http().get(`/api/v4/projects/${project.id}`).set('PRIVATE-TOKEN', user.token)).status).toBe(200);
     expect((await t.http().get('/api/v4/projects/999999').set('PRIVATE-TOKEN', user.token)).status).toBe(404);
@@ -105,7 +96,7 @@ describe('observability: metrics, JSON logs, liveness and readiness', () => {
       ['push', '-q', `http://git:${user.token}@127.0.0.1:${port}/${project.path_with_namespace}.git`, 'master'],
       work,
     );
-    await eventually(() => delivered.length > 0, 15_000);
+    await eventually(() => receiver.received.length > 0, 15_000);
     // A raw blob read goes through the long-lived cat-file pool.
     const raw = await t
       .http()

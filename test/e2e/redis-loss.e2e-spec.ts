@@ -1,6 +1,5 @@
 import { MAX_REDISPATCHES } from '@app/platform';
 import { Queue } from 'bullmq';
-import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { gitOk, tempDirs } from '../support/git';
 import { OwnRedis } from '../support/redis-server';
 import { createUser } from '../support/seed';
 import { dropDatabase, eventually, startTestApp, type TestApp, describeOnServers } from '../support/test-app';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const QUEUES = ['git', 'webhooks', 'maintenance', 'groups'];
 
@@ -19,27 +19,18 @@ const QUEUES = ['git', 'webhooks', 'maintenance', 'groups'];
 describeOnServers('a Redis that loses its data', () => {
   const redis = new OwnRedis();
   const tmp = tempDirs();
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let hookUrl: string;
-  const received: string[] = [];
 
   beforeAll(async () => {
     await redis.start();
-    receiver = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        received.push(String(req.headers['x-gitlab-event-uuid']));
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-    hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    receiver = await startWebhookReceiver();
+    hookUrl = `${receiver.url}/hook`;
   });
 
   afterAll(async () => {
     tmp.removeAll();
-    receiver.closeAllConnections();
-    await new Promise((r) => receiver.close(r));
+    await receiver?.close();
     await redis.stop();
   });
 
@@ -75,8 +66,8 @@ describeOnServers('a Redis that loses its data', () => {
       await gitOk(['add', '.'], work);
       await gitOk(['commit', '-q', '-m', 'first'], work);
       await gitOk(['push', '-q', remote, 'master'], work);
-      await eventually(() => received.length === 1, 20_000);
-      received.length = 0;
+      await eventually(() => receiver.received.length === 1, 20_000);
+      receiver.received.length = 0;
 
       // Workers stop taking jobs; everything below is handed to Redis and waits there.
       await pause(t);
@@ -90,12 +81,12 @@ describeOnServers('a Redis that loses its data', () => {
         async () => (await t.db.query(`select count(*)::int as n from outbox where dispatched_at is null`))[0].n === 0,
         10_000,
       );
-      expect(received).toEqual([]);
+      expect(receiver.received).toEqual([]);
 
       await redis.restartEmpty();
 
       // The three pushes' deliveries, each once; the fork copied; the housekeeping run and its lease ended.
-      await eventually(() => received.length >= 3, 30_000, 200);
+      await eventually(() => receiver.received.length >= 3, 30_000, 200);
       await eventually(
         async () =>
           (await t.http().get(`/api/v4/projects/${fork.body.id}`).set('PRIVATE-TOKEN', other.token)).body
@@ -114,8 +105,8 @@ describeOnServers('a Redis that loses its data', () => {
         200,
       );
       await new Promise((r) => setTimeout(r, 500));
-      expect(received).toHaveLength(3);
-      expect(new Set(received).size).toBe(3);
+      expect(receiver.received).toHaveLength(3);
+      expect(new Set(receiver.received.map((d) => String(d.headers['x-gitlab-event-uuid']))).size).toBe(3);
       // Each push's fan-out ran to the end (it makes the first attempts itself: no delivery failed, so no job of its own).
       const finished = await t.db.query(
         `select name, outcome, count(*)::int as n from outbox where queue = 'webhooks' group by name, outcome order by name`,

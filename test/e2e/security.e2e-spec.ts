@@ -1,11 +1,12 @@
 import { repositoryPath } from '@app/git';
 import { writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { createToken, createUser } from '../support/seed';
 import { eventually, secondAppFor, startTestApp, type TestApp } from '../support/test-app';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const api = (path: string) => `/api/v4${path}`;
 const BLOCKED = { message: '403 Forbidden - User is blocked' };
@@ -246,21 +247,14 @@ describe('security', () => {
 
   describe('hook delivery log', () => {
     const tmp = tempDirs();
-    let receiver: Server;
-    let receiverPort: number;
+    let receiver: WebhookReceiver;
     beforeAll(async () => {
-      receiver = createServer((req, res) => {
-        req.resume();
-        req.on('end', () => res.writeHead(503).end('not now'));
-      });
-      await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
-      receiverPort = (receiver.address() as AddressInfo).port;
+      receiver = await startWebhookReceiver({ status: 503, body: 'not now' });
       await t.app.listen(0, '127.0.0.1');
     });
     afterAll(async () => {
       tmp.removeAll();
-      receiver.closeAllConnections();
-      await new Promise((r) => receiver.close(r));
+      await receiver?.close();
     });
 
     it('gives maintainers a generic reason, never an address, port, DNS answer or socket error', async () => {
@@ -273,10 +267,10 @@ describe('security', () => {
       const closedPort = (closed.address() as AddressInfo).port;
       await new Promise((r) => closed.close(r));
       const cases: [string, string][] = [
-        [`http://127.0.0.1:${receiverPort}/answers-503`, 'HTTP 503'],
+        [`${receiver.url}/answers-503`, 'HTTP 503'],
         [`http://127.0.0.1:${closedPort}/nobody`, 'connection failed'],
         ['http://no-such-host.invalid/hook', 'connection failed'],
-        [`https://127.0.0.1:${receiverPort}/plain-http`, 'TLS error'],
+        [`https://127.0.0.1:${receiver.port}/plain-http`, 'TLS error'],
       ];
       const hooks: number[] = [];
       for (const [url] of cases) {

@@ -2,12 +2,11 @@ import { DeliveriesOnOwnStreams1763780001900 } from '@app/hooks';
 import { ProjectionRebuilder } from '@app/platform';
 import { PushesOnOwnStreams1763780001800, ReleasesOnOwnStreams1763780002150 } from '@app/projects';
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { MigrationInterface } from 'typeorm';
 import { readModels } from '../support/read-models';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
+import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 interface StoredEvent {
   global_position: string;
@@ -25,11 +24,10 @@ interface StoredEvent {
  */
 describe('streams that stay short', () => {
   let t: TestApp;
-  let receiver: Server;
+  let receiver: WebhookReceiver;
   let owner: SeededUser;
   let project: { id: number };
   let hookId: number;
-  let delivered = 0;
 
   const events = (): Promise<StoredEvent[]> =>
     t.db.query(
@@ -72,14 +70,7 @@ describe('streams that stay short', () => {
   };
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        delivered += 1;
-        res.writeHead(200).end('ok');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    receiver = await startWebhookReceiver();
     t = await startTestApp({ allowLocalWebhooks: true, webhookRetryDelayMs: 200 });
     owner = await createUser(t);
     const created = await t
@@ -93,14 +84,14 @@ describe('streams that stay short', () => {
       .http()
       .post(`/api/v4/projects/${project.id}/hooks`)
       .set('PRIVATE-TOKEN', owner.token)
-      .send({ url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, push_events: true });
+      .send({ url: `${receiver.url}/hook`, push_events: true });
     expect(hook.status).toBe(201);
     hookId = hook.body.id;
   });
 
   afterAll(async () => {
     await t?.close();
-    await new Promise((r) => receiver?.close(r));
+    await receiver?.close();
   });
 
   it('records the push that names the default branch on the project, every later push on a stream of its own', async () => {
@@ -140,7 +131,7 @@ describe('streams that stay short', () => {
       expect(n).toBeGreaterThanOrEqual(4);
       return true;
     }, 20_000);
-    expect(delivered).toBeGreaterThanOrEqual(4);
+    expect(receiver.received.length).toBeGreaterThanOrEqual(4);
     expect(await streamOf(`hook-${hookId}`)).toEqual([[1, 'ProjectHookAdded']]);
     expect((await events()).filter((e) => e.type === 'ProjectHookDelivered')).toEqual([]);
     const log = await t.http().get(`/api/v4/projects/${project.id}/hooks/${hookId}`).set('PRIVATE-TOKEN', owner.token);

@@ -42,11 +42,13 @@ export interface WebhookReceiver {
 }
 
 /**
- * An HTTP receiver for webhook and system hook deliveries on 127.0.0.1 (a port of its own), which
- * records every request and answers it as `answer` says (200 by default).
+ * An HTTP receiver for webhook and system hook deliveries on 127.0.0.1 (a port of its own, or
+ * `port` when a suite chose it beforehand), which records every request and answers it as `answer`
+ * says (200 by default).
  */
 export async function startWebhookReceiver(
   answer: Answer | ((delivery: Delivery) => Answer) = 200,
+  { port: wanted = 0 }: { port?: number } = {},
 ): Promise<WebhookReceiver> {
   const received: Delivery[] = [];
   const server = createServer((req, res) => {
@@ -67,7 +69,7 @@ export async function startWebhookReceiver(
       res.writeHead(reply.status, reply.headers).end(reply.body ?? '');
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => server.listen(wanted, '127.0.0.1', () => r()));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
