@@ -1,5 +1,5 @@
 import { bundleRepository, describeRepository, repositoryPath } from '@app/git';
-import { buildRevision, pgSql, type LodeConfig } from '@app/platform';
+import { buildRevision, pgSql, withOwnConnection, type LodeConfig } from '@app/platform';
 import { allProjectIds } from '@app/projects';
 import { createReadStream } from 'node:fs';
 import { lstat, readdir, rename, rm, stat } from 'node:fs/promises';
@@ -81,30 +81,33 @@ export async function backup(options: BackupOptions): Promise<BackupSummary> {
   };
 
   const tar = await TarWriter.create(partial);
-  const client = new pg.Client({ connectionString: config.databaseUrl, application_name: 'lode-backup' });
   try {
-    await client.connect();
-    // The snapshot may take long on a large installation; the role's own limits must not end it.
-    await client.query(`set statement_timeout = 0`);
-    await client.query(`set idle_in_transaction_session_timeout = 0`);
-    await client.query(`begin isolation level repeatable read read only`);
-    const { rows: at } = await client.query<{ at: Date }>(`select now() as at`); // takes the snapshot
-    const migrations = await readMigrations(client);
-    const header: BackupHeader = {
-      format: BACKUP_FORMAT,
-      lode: lodeVersion(buildRevision()),
-      createdAt: createdAt.toISOString(),
-      withSecrets,
-      migrations,
-    };
-    record(await tar.addBuffer(HEADER_ENTRY, json(header), { mtime }));
-
-    const tables = await dumpTables(client, tar, record, mtime, progress);
-    const sequences = await readSequences(client);
-    record(await tar.addBuffer(SEQUENCES_ENTRY, json(sequences), { mtime }));
-    const projectIds = await allProjectIds(pgSql(client));
-    await client.query('commit');
-    await client.end().catch(() => undefined);
+    // The snapshot may take long on a large installation; the role's own limits must not end it. The
+    // read-only transaction ends with its connection, before the repositories are bundled.
+    const snapshotOptions = { applicationName: 'lode-backup', statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 };
+    const { at, header, tables, sequences, projectIds } = await withOwnConnection(
+      config.databaseUrl,
+      snapshotOptions,
+      async (client) => {
+        await client.query(`begin isolation level repeatable read read only`);
+        const { rows } = await client.query<{ at: Date }>(`select now() as at`); // takes the snapshot
+        const header: BackupHeader = {
+          format: BACKUP_FORMAT,
+          lode: lodeVersion(buildRevision()),
+          createdAt: createdAt.toISOString(),
+          withSecrets,
+          migrations: await readMigrations(client),
+        };
+        record(await tar.addBuffer(HEADER_ENTRY, json(header), { mtime }));
+        const tables = await dumpTables(client, tar, record, mtime, progress);
+        const sequences = await readSequences(client);
+        record(await tar.addBuffer(SEQUENCES_ENTRY, json(sequences), { mtime }));
+        const projectIds = await allProjectIds(pgSql(client));
+        await client.query('commit');
+        return { at: rows[0].at, header, tables, sequences, projectIds };
+      },
+    );
+    const migrations = header.migrations;
 
     const repositories = options.databaseOnly
       ? []
@@ -122,7 +125,7 @@ export async function backup(options: BackupOptions): Promise<BackupSummary> {
     const events = tables.find((t) => t.name === 'events')?.rows ?? 0;
     const manifest: BackupManifest = {
       ...header,
-      snapshotAt: at[0].at.toISOString(),
+      snapshotAt: at.toISOString(),
       database: { tables, sequences: sequences.length, rows, events },
       repositories,
       files,
@@ -157,8 +160,6 @@ export async function backup(options: BackupOptions): Promise<BackupSummary> {
       notes,
     };
   } catch (err) {
-    await client.query('rollback').catch(() => undefined);
-    await client.end().catch(() => undefined);
     await tar.abandon();
     await rm(partial, { force: true });
     throw err;

@@ -1,6 +1,6 @@
 import { restoreRepository } from '@app/git';
 import { sealedSecretSample } from '@app/hooks';
-import { pgSql, runMigrations, SECRET_KEY_FILE, SecretBox, type LodeConfig } from '@app/platform';
+import { pgSql, runMigrations, SECRET_KEY_FILE, SecretBox, withOwnConnection, type LodeConfig } from '@app/platform';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -93,33 +93,32 @@ export async function restore(options: RestoreOptions): Promise<RestoreSummary> 
 
     const created: string[] = [];
     const secrets: { path: string; data: Buffer; mode: number }[] = [];
-    const client = new pg.Client({ connectionString: config.databaseUrl, application_name: 'lode-restore' });
     let files = { count: 0, bytes: 0 };
     let refs = 0;
-    try {
-      await client.connect();
-      await client.query(`set statement_timeout = 0`);
-      await client.query(`set idle_in_transaction_session_timeout = 0`);
-      await client.query('begin');
-      await checkTables(client, manifest);
-      const foreignKeys = await dropForeignKeys(client);
-      await insertRows(client, archive, manifest, progress);
-      for (const fk of foreignKeys)
-        await client.query(`alter table ${fk.table} add constraint ${ident(fk.name)} ${fk.definition}`);
-      await setSequences(client, archive, manifest);
+    // One transaction for the rows, held open while the repositories and files are written, so a failure
+    // anywhere leaves neither rows nor files; no limit of the role's may end it.
+    const restoreOptions = { applicationName: 'lode-restore', statementTimeoutMs: 0, idleInTransactionTimeoutMs: 0 };
+    await withOwnConnection(config.databaseUrl, restoreOptions, async (client) => {
+      try {
+        await client.query('begin');
+        await checkTables(client, manifest);
+        const foreignKeys = await dropForeignKeys(client);
+        await insertRows(client, archive, manifest, progress);
+        for (const fk of foreignKeys)
+          await client.query(`alter table ${fk.table} add constraint ${ident(fk.name)} ${fk.definition}`);
+        await setSequences(client, archive, manifest);
 
-      if (!options.databaseOnly) {
-        refs = await restoreRepositories(config, archive, manifest, created, progress);
-        files = await restoreFiles(config, archive, manifest, created, secrets, progress);
+        if (!options.databaseOnly) {
+          refs = await restoreRepositories(config, archive, manifest, created, progress);
+          files = await restoreFiles(config, archive, manifest, created, secrets, progress);
+        }
+        await client.query('commit');
+      } catch (err) {
+        await client.query('rollback').catch(() => undefined);
+        for (const path of created.reverse()) await rm(path, { recursive: true, force: true });
+        throw err;
       }
-      await client.query('commit');
-    } catch (err) {
-      await client.query('rollback').catch(() => undefined);
-      for (const path of created.reverse()) await rm(path, { recursive: true, force: true });
-      throw err;
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+    });
 
     for (const s of secrets) await writeFileAtomically(join(config.dataDir, s.path), s.data, s.mode);
     progress?.({ phase: 'secrets', done: secrets.length, total: secrets.length });
@@ -289,37 +288,36 @@ async function hasFiles(dir: string): Promise<boolean> {
  * exist yet is empty; runMigrations creates it.
  */
 async function refuseNonEmptyDatabase(config: LodeConfig, archived: Set<string>): Promise<void> {
-  const client = new pg.Client({ connectionString: config.databaseUrl });
   try {
-    await client.connect();
+    await withOwnConnection(config.databaseUrl, {}, (client) => refuseRows(client, archived));
   } catch (err) {
     if ((err as { code?: string }).code === '3D000') return; // the database does not exist
     throw err;
   }
-  try {
-    const { rows: tables } = await client.query<{ name: string }>(
-      `select relname::text as name from pg_class where relnamespace = 'public'::regnamespace and relkind in ('r', 'p')`,
-    );
-    const names = tables.map((t) => t.name);
-    if (names.includes('schema_migrations')) {
-      const { rows } = await client.query<{ name: string }>(`select name from schema_migrations`);
-      const later = rows.filter((r) => !archived.has(r.name));
-      if (later.length)
-        throw new RestoreRefused(
-          `the target database has migrations the archive predates (${later.map((r) => r.name).join(', ')}): ` +
-            'restore into a database no migration has run on yet',
-        );
-    }
-    for (const name of names.filter((n) => n !== 'schema_migrations')) {
-      const { rows } = await client.query<{ one: number }>(`select 1 as one from ${ident(name)} limit 1`);
-      if (rows.length)
-        throw new RestoreRefused(
-          `the target database is not empty (${name} holds rows${name === 'events' ? ': it has events' : ''}): ` +
-            'a restore goes into an empty installation; drop the database or name another one',
-        );
-    }
-  } finally {
-    await client.end().catch(() => undefined);
+}
+
+/** Refuses a database holding rows, or migrations later than the archive's. */
+async function refuseRows(client: pg.Client, archived: Set<string>): Promise<void> {
+  const { rows: tables } = await client.query<{ name: string }>(
+    `select relname::text as name from pg_class where relnamespace = 'public'::regnamespace and relkind in ('r', 'p')`,
+  );
+  const names = tables.map((t) => t.name);
+  if (names.includes('schema_migrations')) {
+    const { rows } = await client.query<{ name: string }>(`select name from schema_migrations`);
+    const later = rows.filter((r) => !archived.has(r.name));
+    if (later.length)
+      throw new RestoreRefused(
+        `the target database has migrations the archive predates (${later.map((r) => r.name).join(', ')}): ` +
+          'restore into a database no migration has run on yet',
+      );
+  }
+  for (const name of names.filter((n) => n !== 'schema_migrations')) {
+    const { rows } = await client.query<{ one: number }>(`select 1 as one from ${ident(name)} limit 1`);
+    if (rows.length)
+      throw new RestoreRefused(
+        `the target database is not empty (${name} holds rows${name === 'events' ? ': it has events' : ''}): ` +
+          'a restore goes into an empty installation; drop the database or name another one',
+      );
   }
 }
 
@@ -515,34 +513,28 @@ async function secretNotes(config: LodeConfig, manifest: BackupManifest): Promis
     notes.push(
       'the archive holds no secrets: the SSH host keys are new (SSH clients will see a changed host key), and sealed hook secrets open only with the original key',
     );
-  const client = new pg.Client({ connectionString: config.databaseUrl });
-  await client.connect();
-  try {
-    const sample = await sealedSecretSample(pgSql(client));
-    if (!sample) return notes;
-    const keyFile = join(config.dataDir, SECRET_KEY_FILE);
-    const hasKey =
-      config.secretKey !== undefined ||
-      (await stat(keyFile).then(
-        () => true,
-        () => false,
-      ));
-    let opens = false;
-    if (hasKey)
-      try {
-        SecretBox.forConfig(config).open(sample.sealed);
-        opens = true;
-      } catch {
-        opens = false;
-      }
-    if (!opens)
-      notes.push(
-        `${sample.hooks} hook(s) have sealed secrets (tokens, URL passwords) that ` +
-          (hasKey ? 'this installation’s key does not open' : 'no key here opens (no LODE_SECRET_KEY, no secret.key)') +
-          `: set LODE_SECRET_KEY to the original installation's key or copy its ${SECRET_KEY_FILE} into the data directory before starting, or set those hooks' tokens again`,
-      );
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+  const sample = await withOwnConnection(config.databaseUrl, {}, (client) => sealedSecretSample(pgSql(client)));
+  if (!sample) return notes;
+  const keyFile = join(config.dataDir, SECRET_KEY_FILE);
+  const hasKey =
+    config.secretKey !== undefined ||
+    (await stat(keyFile).then(
+      () => true,
+      () => false,
+    ));
+  let opens = false;
+  if (hasKey)
+    try {
+      SecretBox.forConfig(config).open(sample.sealed);
+      opens = true;
+    } catch {
+      opens = false;
+    }
+  if (!opens)
+    notes.push(
+      `${sample.hooks} hook(s) have sealed secrets (tokens, URL passwords) that ` +
+        (hasKey ? 'this installation’s key does not open' : 'no key here opens (no LODE_SECRET_KEY, no secret.key)') +
+        `: set LODE_SECRET_KEY to the original installation's key or copy its ${SECRET_KEY_FILE} into the data directory before starting, or set those hooks' tokens again`,
+    );
   return notes;
 }
