@@ -1,5 +1,5 @@
 import { LodeConfig } from '@app/platform';
-import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { gitOk, tempDirs } from '../../../test/support/git';
@@ -46,6 +46,34 @@ describe('LocalGitRepositories', () => {
     expect(await git.headBranch(repo)).toBe('main');
     expect(await git.statistics(repo, 'main')).toEqual({ commitCount: 0, repositorySize: expect.any(Number) });
     await expect(git.init(projectRepo(8), 'bad name')).rejects.toThrow(/bad branch name/);
+  });
+
+  it("writes what git's own `init --bare --template=` writes, with pushes over HTTP on, and git reads it as such", async () => {
+    await git.init(projectRepo(9), 'trunk/next');
+    const ours = repositoryPath(dataDir, 9);
+    const theirs = join(tmp.make(), 'theirs.git');
+    await gitOk(['init', '-q', '--bare', '--template=', '--initial-branch=trunk/next', theirs]);
+    await gitOk(['config', 'http.receivepack', 'true'], theirs);
+    const tree = (root: string): string[] =>
+      readdirSync(root, { recursive: true, encoding: 'utf8' })
+        .map((p) => (statSync(join(root, p)).isDirectory() ? `${p}/` : p))
+        .sort();
+    expect(tree(ours)).toEqual(tree(theirs));
+    for (const file of ['HEAD', 'config'])
+      expect(readFileSync(join(ours, file), 'utf8')).toBe(readFileSync(join(theirs, file), 'utf8'));
+    expect(await gitOk(['config', '--list', '--local'], ours)).toBe(
+      await gitOk(['config', '--list', '--local'], theirs),
+    );
+    expect((await gitOk(['rev-parse', '--is-bare-repository'], ours)).trim()).toBe('true');
+    expect((await gitOk(['symbolic-ref', 'HEAD'], ours)).trim()).toBe('refs/heads/trunk/next');
+    await gitOk(['push', '-q', ours, 'HEAD:refs/heads/trunk/next'], work);
+    expect(await gitOk(['fsck', '--strict', '--no-dangling'], ours)).toBe('');
+    expect(await git.headBranch(projectRepo(9))).toBe('trunk/next');
+    // Names git's check-ref-format refuses make no repository at all.
+    for (const bad of ['a..b', 'main.lock', '-main', 'x'.repeat(251)]) {
+      await expect(git.init(projectRepo(10), bad)).rejects.toThrow(/bad branch name/);
+      expect(await git.exists(projectRepo(10))).toBe(false);
+    }
   });
 
   it('describes what a push brought, and answers reads of what it wrote', async () => {
