@@ -1144,6 +1144,28 @@ describe('groups API', () => {
       expect(badVis.body).toEqual({ error: 'visibility does not have a valid value' });
     });
 
+    it("shows each listed project's shares in shared_with_groups", async () => {
+      const home = await createGroup(t, { visibility: 'public' }, alice.token);
+      const other = await createGroup(t, { visibility: 'public' }, alice.token);
+      const shared = await createProject(
+        t,
+        { namespace_id: home.id, name: 'Shared', visibility: 'public' },
+        alice.token,
+      );
+      const alone = await createProject(t, { namespace_id: home.id, name: 'Alone', visibility: 'public' }, alice.token);
+      const share = await as(alice)
+        .post(`/projects/${shared.id}/share`)
+        .send({ group_id: other.id, group_access: 30, expires_at: '2099-01-31' });
+      expect(share.status).toBe(201);
+      const res = await as(member).get(`/groups/${home.id}/projects`);
+      expect(res.status).toBe(200);
+      const byId = new Map(res.body.map((p: { id: number }) => [p.id, p]));
+      expect((byId.get(shared.id) as { shared_with_groups: unknown }).shared_with_groups).toEqual([
+        { group_id: other.id, group_name: other.name, group_access_level: 30 },
+      ]);
+      expect((byId.get(alone.id) as { shared_with_groups: unknown }).shared_with_groups).toEqual([]);
+    });
+
     it('answers the simple shape with simple=true', async () => {
       const res = await as(member).get(`/groups/${group.id}/projects`).query({ simple: true, search: 'apple' });
       expect(res.status).toBe(200);

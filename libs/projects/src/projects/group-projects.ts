@@ -48,10 +48,13 @@ export class ProjectGroupProjects extends GroupProjects {
         },
         actor,
       );
+      // GitLab serializes this list with the plain Project entity, without `permissions`: the lean columns
+      // spare each row the caller's levels (six correlated subqueries), and `plain` looks the shares up.
       const { rows, total } = await this.projects.list(
         actor,
         { ...f, archived: q.archived === true ? undefined : false, namespaceId: groupId },
         page,
+        { lean: true },
       );
       if (q.simple)
         return new Page(
