@@ -4,6 +4,7 @@ import { LodeConfig } from './config/lode-config';
 import { EventStore } from './event-store/event-store';
 import { PgEventStore } from './event-store/pg-event-store';
 import { DATABASE_WATCH_ACTIVE, DatabaseWatch } from './database/database-watch';
+import { PLANNER_STATISTICS_ACTIVE, PlannerStatistics } from './database/planner-statistics';
 import { PreparedStatements } from './database/prepared-statements';
 import { EmbeddedTransactionRouting } from './database/transaction-scope';
 import { DependencyProbe } from './dependency-probe';
@@ -50,6 +51,8 @@ export class PlatformModule {
         DependencyProbe,
         { provide: DATABASE_WATCH_ACTIVE, useValue: options.http || options.relay },
         DatabaseWatch,
+        { provide: PLANNER_STATISTICS_ACTIVE, useValue: options.relay },
+        PlannerStatistics,
         PreparedStatements,
         EmbeddedTransactionRouting,
         JobKinds,
@@ -77,6 +80,7 @@ export class PlatformModule {
         ProjectionStatus,
         DependencyProbe,
         DatabaseWatch,
+        PlannerStatistics,
         PreparedStatements,
         JobKinds,
         QueueHandles,

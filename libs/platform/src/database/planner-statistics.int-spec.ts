@@ -1,0 +1,99 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { LodeConfig } from '../config/lode-config';
+import { dataSourceOptions } from './database';
+import { PlannerStatistics, staleTables } from './planner-statistics';
+
+const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+describe('planner statistics where autovacuum does not keep them', () => {
+  const name = `lode_statistics_${process.pid}_${Date.now()}`;
+  const admin = new Client({ connectionString: SERVER });
+  const url = new URL(SERVER);
+  url.pathname = `/${name}`;
+  const config = Object.assign(new LodeConfig(), {
+    databaseUrl: url.toString(),
+    embeddedDatabase: false,
+    dbConnectTimeoutMs: 2000,
+  });
+  let dataSource: DataSource;
+  let serverAutovacuum: string;
+
+  const lastAnalyzed = async (table: string) =>
+    (await dataSource.query(`select last_analyze from pg_stat_user_tables where relname = $1`, [table]))[0]
+      .last_analyze as Date | null;
+
+  /** Rows written and counted: the server's change counters reach pg_stat_user_tables once flushed. */
+  const insertRows = async (table: string, rows: number) => {
+    await dataSource.query(`create table if not exists ${table} (id int)`);
+    await dataSource.query(`insert into ${table} select generate_series(1, $1)`, [rows]);
+    const deadline = Date.now() + 10_000;
+    while (!(await staleTables(dataSource)).includes(table)) {
+      if (Date.now() > deadline) throw new Error(`the changes to ${table} were never counted`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  beforeAll(async () => {
+    await admin.connect();
+    await admin.query(`create database "${name}"`);
+    serverAutovacuum = (await admin.query(`show autovacuum`)).rows[0].autovacuum as string;
+    dataSource = await new DataSource(dataSourceOptions(config)).initialize();
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await admin.query(`drop database if exists "${name}" with (force)`);
+    await admin.end();
+  });
+
+  it("counts a table stale by autovacuum's rule: more changes than 50 and a tenth of its rows", async () => {
+    await insertRows('many', 500);
+    await dataSource.query(`create table few (id int)`);
+    await dataSource.query(`insert into few select generate_series(1, 20)`);
+    expect(await staleTables(dataSource)).toContain('many');
+    await dataSource.query(`analyze many`);
+    // 20 rows in a table never analyzed stay under the threshold of 50; the analyzed one is fresh.
+    const stale = await staleTables(dataSource);
+    expect(stale).not.toContain('many');
+    expect(stale).not.toContain('few');
+  });
+
+  it('analyzes the stale tables when autovacuum is off, and leaves them to autovacuum when it is on', async () => {
+    await insertRows('projects_like', 300);
+    expect(await lastAnalyzed('projects_like')).toBeNull();
+    const statistics = new PlannerStatistics(dataSource, config, true);
+    const analyzed = await statistics.analyzeIfUnattended();
+    if (serverAutovacuum === 'on') {
+      expect(analyzed).toEqual([]);
+      expect(await lastAnalyzed('projects_like')).toBeNull();
+    } else {
+      expect(analyzed).toContain('projects_like');
+      expect(await lastAnalyzed('projects_like')).toBeInstanceOf(Date);
+      expect(await staleTables(dataSource)).not.toContain('projects_like');
+      // The planner now knows the table's size (it guessed from pages before).
+      const [{ reltuples }] = await dataSource.query(`select reltuples from pg_class where relname = 'projects_like'`);
+      expect(Number(reltuples)).toBe(300);
+    }
+  });
+
+  it('skips a pass while another process holds the analysis', async () => {
+    await insertRows('held', 200);
+    const other = new Client({ connectionString: config.databaseUrl });
+    await other.connect();
+    try {
+      await other.query(`select pg_advisory_lock(7402114)`);
+      expect(await new PlannerStatistics(dataSource, config, true).analyzeIfUnattended()).toEqual([]);
+      expect(await lastAnalyzed('held')).toBeNull();
+    } finally {
+      await other.end();
+    }
+  });
+
+  it("turns PostgreSQL's JIT off on Lode's connections (its compile time dwarfs a short statement's run)", async () => {
+    const [{ jit }] = await dataSource.query(`show jit`);
+    expect(jit).toBe('off');
+    // Other settings still come from the pool's options beside it.
+    const [{ statement_timeout }] = await dataSource.query(`show statement_timeout`);
+    expect(statement_timeout).toBe('30s');
+  });
+});
