@@ -266,9 +266,15 @@ async function maintenanceWarning(config: LodeConfig, ds: DataSource): Promise<s
     .filter(([, value]) => value !== 'on')
     .map(([name]) => name);
   if (!off.length) return undefined;
+  const named = `PostgreSQL runs with ${off.map((name) => `${name} = off`).join(' and ')} for this database`;
+  // With the changes counted, PlannerStatistics keeps the statistics; without, nothing knows what changed.
+  if (!off.includes('track_counts'))
+    return (
+      `${named}: it never vacuums Lode's tables, which keep every dead row, so queries slow down with use ` +
+      `(Lode's workers analyze the tables for the planner themselves); turn it on, or run "vacuumdb" on this database regularly`
+    );
   return (
-    `PostgreSQL runs with ${off.map((name) => `${name} = off`).join(' and ')} for this database: it never vacuums or analyzes ` +
-    `Lode's tables, which keep every dead row and have no planner statistics, so queries slow down with use; ` +
-    `turn ${off.length > 1 ? 'them' : 'it'} on, or run "vacuumdb --analyze" on this database regularly`
+    `${named}: it never vacuums or analyzes Lode's tables, which keep every dead row and have no planner statistics, ` +
+    `so queries slow down with use; turn ${off.length > 1 ? 'them' : 'it'} on, or run "vacuumdb --analyze" on this database regularly`
   );
 }
