@@ -26,7 +26,7 @@ export {
   type OwnConnectionOptions,
 } from './database/database';
 export { EmbeddedPostgres } from './database/embedded-postgres';
-export { PlannerStatistics, staleTables } from './database/planner-statistics';
+export { PlannerStatistics } from './database/planner-statistics';
 export {
   DatabaseWatch,
   databaseGate,

@@ -129,7 +129,11 @@ function poolOptions(config: LodeConfig): Record<string, unknown> {
     // jit_above_cost, which a statement's estimate does on tables without statistics. Measured: a signed-in
     // `GET /projects?per_page=100` on 10,000 projects spent 393 of its 651 ms of count in compiling
     // (PostgreSQL 19 turns JIT off by default). The embedded database is built without it.
-    ...(config.embeddedDatabase ? {} : { options: '-c jit=off' }),
+    // pg reads PGOPTIONS only when no `options` is given, so the operator's are kept in front; an
+    // `options` in DATABASE_URL replaces this whole value (pg lets the URL win).
+    ...(config.embeddedDatabase
+      ? {}
+      : { options: [process.env.PGOPTIONS, '-c jit=off'].filter((o) => o?.trim()).join(' ') }),
   };
 }
 
@@ -151,11 +155,11 @@ export interface OwnConnectionOptions {
   connectTimeoutMs?: number;
   applicationName?: string;
   /**
-   * Sent as a start-up option, so 0 means no limit even where the role or the database sets one
-   * (pg's own `statement_timeout` setting sends nothing for 0). Unset: the server's setting.
+   * Set once connected, so 0 means no limit even where the role or the database sets one (pg's own
+   * `statement_timeout` setting sends nothing for 0). Unset: the server's setting.
    */
   statementTimeoutMs?: number;
-  /** Sent as a start-up option like the statement limit (0: a long transaction of its own is never ended). */
+  /** Set like the statement limit (0: a long transaction of its own is never ended). */
   idleInTransactionTimeoutMs?: number;
 }
 
@@ -170,21 +174,20 @@ export async function withOwnConnection<T>(
   options: OwnConnectionOptions,
   use: (client: Client) => Promise<T>,
 ): Promise<T> {
-  const settings = [
-    options.statementTimeoutMs === undefined ? '' : `-c statement_timeout=${options.statementTimeoutMs}`,
-    options.idleInTransactionTimeoutMs === undefined
-      ? ''
-      : `-c idle_in_transaction_session_timeout=${options.idleInTransactionTimeoutMs}`,
-  ].filter(Boolean);
   const client = new Client({
     connectionString: databaseUrl,
     connectionTimeoutMillis: options.connectTimeoutMs,
     application_name: options.applicationName,
-    options: settings.length ? settings.join(' ') : undefined,
   });
   client.on('error', () => undefined);
   try {
     await client.connect();
+    // Set by statement, not as start-up options: an `options` in DATABASE_URL would replace those, and
+    // pg's own `statement_timeout: 0` sends nothing. A SET outranks the role's and the database's settings.
+    if (options.statementTimeoutMs !== undefined)
+      await client.query(`set statement_timeout = ${Math.trunc(options.statementTimeoutMs)}`);
+    if (options.idleInTransactionTimeoutMs !== undefined)
+      await client.query(`set idle_in_transaction_session_timeout = ${Math.trunc(options.idleInTransactionTimeoutMs)}`);
     return await use(client);
   } finally {
     await client.end().catch(() => undefined);
@@ -250,9 +253,10 @@ export async function runMigrations(config: LodeConfig, migrations: Migrations):
  * A warning for the start-up log when the PostgreSQL server will never vacuum or analyze Lode's
  * tables by itself (`autovacuum` or `track_counts` off), or undefined. Lode updates rows all the
  * time (the outbox's outcomes, projects' and users' edits), and a table that is never vacuumed keeps
- * every dead row version and never gets planner statistics: queries slow down as it is used. Lode
- * does not vacuum on a schedule of its own (a rebuild does, once, for the tables it rewrote): that is
- * the server's job, and the operator's choice.
+ * every dead row version and never gets planner statistics: queries slow down as it is used. Where
+ * only autovacuum is off, Lode's workers analyze the tables (PlannerStatistics); Lode does not vacuum
+ * on a schedule of its own (a rebuild does, once, for the tables it rewrote): that is the server's
+ * job, and the operator's choice.
  */
 async function maintenanceWarning(config: LodeConfig, ds: DataSource): Promise<string | undefined> {
   if (config.embeddedDatabase) return undefined; // PGlite: one session, nothing to run autovacuum

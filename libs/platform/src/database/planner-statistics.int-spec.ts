@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { dataSourceOptions } from './database';
-import { PlannerStatistics, staleTables } from './planner-statistics';
+import { PLANNER_STATISTICS_LOCK, PlannerStatistics, staleTables } from './planner-statistics';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -23,12 +23,14 @@ describe('planner statistics where autovacuum does not keep them', () => {
     (await dataSource.query(`select last_analyze from pg_stat_user_tables where relname = $1`, [table]))[0]
       .last_analyze as Date | null;
 
+  const staleNames = async () => (await staleTables(dataSource)).map((t) => `${t.schema}.${t.name}`);
+
   /** Rows written and counted: the server's change counters reach pg_stat_user_tables once flushed. */
   const insertRows = async (table: string, rows: number) => {
     await dataSource.query(`create table if not exists ${table} (id int)`);
     await dataSource.query(`insert into ${table} select generate_series(1, $1)`, [rows]);
     const deadline = Date.now() + 10_000;
-    while (!(await staleTables(dataSource)).includes(table)) {
+    while (!(await staleNames()).includes(`public.${table}`)) {
       if (Date.now() > deadline) throw new Error(`the changes to ${table} were never counted`);
       await new Promise((r) => setTimeout(r, 200));
     }
@@ -50,26 +52,34 @@ describe('planner statistics where autovacuum does not keep them', () => {
     await insertRows('many', 500);
     await dataSource.query(`create table few (id int)`);
     await dataSource.query(`insert into few select generate_series(1, 20)`);
-    expect(await staleTables(dataSource)).toContain('many');
+    expect(await staleNames()).toContain('public.many');
     await dataSource.query(`analyze many`);
     // 20 rows in a table never analyzed stay under the threshold of 50; the analyzed one is fresh.
-    const stale = await staleTables(dataSource);
-    expect(stale).not.toContain('many');
-    expect(stale).not.toContain('few');
+    const stale = await staleNames();
+    expect(stale).not.toContain('public.many');
+    expect(stale).not.toContain('public.few');
   });
 
-  it('analyzes the stale tables when autovacuum is off, and leaves them to autovacuum when it is on', async () => {
+  it('analyzes the stale tables of every schema when autovacuum is off, and leaves them to autovacuum when it is on', async () => {
     await insertRows('projects_like', 300);
+    // BullMQ's tables live in a schema of their own where the queues are in PostgreSQL.
+    await dataSource.query(`create schema queues`);
+    await dataSource.query(`create table queues."Jobs" (id int)`);
+    await dataSource.query(`insert into queues."Jobs" select generate_series(1, 100)`);
+    const deadline = Date.now() + 10_000;
+    while (!(await staleNames()).includes('queues.Jobs') && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
     expect(await lastAnalyzed('projects_like')).toBeNull();
-    const statistics = new PlannerStatistics(dataSource, config, true);
+    const statistics = new PlannerStatistics(config, true);
     const analyzed = await statistics.analyzeIfUnattended();
     if (serverAutovacuum === 'on') {
       expect(analyzed).toEqual([]);
       expect(await lastAnalyzed('projects_like')).toBeNull();
     } else {
-      expect(analyzed).toContain('projects_like');
+      expect(analyzed).toEqual(expect.arrayContaining(['public.projects_like', 'queues.Jobs']));
       expect(await lastAnalyzed('projects_like')).toBeInstanceOf(Date);
-      expect(await staleTables(dataSource)).not.toContain('projects_like');
+      expect(await lastAnalyzed('Jobs')).toBeInstanceOf(Date);
+      expect(await staleNames()).toEqual([]);
       // The planner now knows the table's size (it guessed from pages before).
       const [{ reltuples }] = await dataSource.query(`select reltuples from pg_class where relname = 'projects_like'`);
       expect(Number(reltuples)).toBe(300);
@@ -81,8 +91,8 @@ describe('planner statistics where autovacuum does not keep them', () => {
     const other = new Client({ connectionString: config.databaseUrl });
     await other.connect();
     try {
-      await other.query(`select pg_advisory_lock(7402114)`);
-      expect(await new PlannerStatistics(dataSource, config, true).analyzeIfUnattended()).toEqual([]);
+      await other.query(`select pg_advisory_lock($1)`, [PLANNER_STATISTICS_LOCK]);
+      expect(await new PlannerStatistics(config, true).analyzeIfUnattended()).toEqual([]);
       expect(await lastAnalyzed('held')).toBeNull();
     } finally {
       await other.end();

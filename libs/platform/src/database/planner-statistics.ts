@@ -1,27 +1,39 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
+import { connectTimeoutMs, withOwnConnection } from './database';
 
 /** Whether this process keeps the statistics: where workers run (one of them does the work at a time). */
 export const PLANNER_STATISTICS_ACTIVE = Symbol('PLANNER_STATISTICS_ACTIVE');
 
 /** How often the tables' changes are looked at: autovacuum's own default nap (autovacuum_naptime). */
 const INTERVAL_MS = 60_000;
-const LOCK = 7_402_114; // any constant: one analyzer at a time per database
+/**
+ * One analyzer at a time per database. Lode's advisory locks: 7_402_113 migrations, 7_402_114 root's
+ * seeding, 7_402_115 the ghost user, this one.
+ */
+export const PLANNER_STATISTICS_LOCK = 7_402_116;
+
+/** A table by schema and name (Lode's own, and BullMQ's where the queues live in PostgreSQL). */
+export interface StaleTable {
+  schema: string;
+  name: string;
+}
 
 /**
- * The tables of the current schema changed enough since their last analysis to need another, by
- * autovacuum's own rule (autovacuum_analyze_threshold 50 + autovacuum_analyze_scale_factor 0.1 of the
- * rows): a table never analyzed counts every row it holds as a change.
+ * The user tables changed enough since their last analysis to need another, by autovacuum's own
+ * rule (autovacuum_analyze_threshold 50 + autovacuum_analyze_scale_factor 0.1 of the rows): a table
+ * never analyzed counts every row it holds as a change.
  */
-export async function staleTables(runner: { query(sql: string): Promise<unknown> }): Promise<string[]> {
-  const rows = (await runner.query(
-    `select relname::text as name from pg_stat_user_tables
-      where schemaname = current_schema() and n_mod_since_analyze > 50 + 0.1 * n_live_tup
-      order by relname`,
-  )) as { name: string }[];
-  return rows.map((r) => r.name);
+export async function staleTables(runner: { query(sql: string): Promise<unknown> }): Promise<StaleTable[]> {
+  const result = (await runner.query(
+    `select schemaname::text as schema, relname::text as name from pg_stat_user_tables
+      where n_mod_since_analyze > 50 + 0.1 * n_live_tup
+      order by schemaname, relname`,
+  )) as StaleTable[] | { rows: StaleTable[] };
+  return Array.isArray(result) ? result : result.rows;
 }
+
+const quoted = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
 /**
  * Analyzes Lode's tables where nothing else does: when PostgreSQL runs with `autovacuum = off`, no
@@ -38,7 +50,6 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
   private running?: Promise<string[]>;
 
   constructor(
-    private readonly dataSource: DataSource,
     private readonly config: LodeConfig,
     @Optional() @Inject(PLANNER_STATISTICS_ACTIVE) private readonly active: boolean = false,
   ) {}
@@ -50,46 +61,59 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  onApplicationShutdown(): void {
+    // A pass under way is not waited for: its connection is its own, and ends with the process.
     clearInterval(this.timer);
-    await this.running;
   }
 
   /**
    * When autovacuum is off (and the server counts changes, `track_counts`), analyzes the stale tables;
-   * answers the tables analyzed. A pass already under way (here, or in another process) is not doubled.
+   * answers those analyzed (`schema.table`). A pass already under way (here, or in another process)
+   * is not doubled.
    */
   analyzeIfUnattended(): Promise<string[]> {
     this.running ??= this.pass().finally(() => (this.running = undefined));
     return this.running;
   }
 
+  /**
+   * On a connection of its own without a statement limit (an ANALYZE of a large table samples for as
+   * long as it takes, and the pool's limit would end it), whose end also releases the lock.
+   */
   private async pass(): Promise<string[]> {
-    const runner = this.dataSource.createQueryRunner();
+    const options = {
+      connectTimeoutMs: connectTimeoutMs(this.config),
+      applicationName: `lode-${this.config.role}-analyze`,
+      statementTimeoutMs: 0,
+    };
     try {
-      const [settings] = (await runner.query(
-        `select current_setting('autovacuum') = 'on' as autovacuum, current_setting('track_counts') = 'on' as counts`,
-      )) as { autovacuum: boolean; counts: boolean }[];
-      if (settings.autovacuum || !settings.counts) return [];
-      // A session lock on the runner's own connection: one process analyzes while the others skip.
-      const [{ locked }] = (await runner.query(`select pg_try_advisory_lock($1) as locked`, [LOCK])) as {
-        locked: boolean;
-      }[];
-      if (!locked) return [];
-      try {
-        const tables = await staleTables(runner);
-        for (const table of tables) await runner.query(`analyze "${table.replace(/"/g, '""')}"`);
-        if (tables.length)
-          this.logger.log(`analyzed ${tables.length} table(s) autovacuum leaves alone: ${tables.join(', ')}`);
-        return tables;
-      } finally {
-        await runner.query(`select pg_advisory_unlock($1)`, [LOCK]).catch(() => undefined);
-      }
+      return await withOwnConnection(this.config.databaseUrl, options, async (client) => {
+        const { rows } = await client.query<{ autovacuum: boolean; counts: boolean; locked: boolean }>(
+          `select current_setting('autovacuum') = 'on' as autovacuum, current_setting('track_counts') = 'on' as counts`,
+        );
+        if (rows[0].autovacuum || !rows[0].counts) return [];
+        const lock = await client.query<{ locked: boolean }>(`select pg_try_advisory_lock($1) as locked`, [
+          PLANNER_STATISTICS_LOCK,
+        ]);
+        if (!lock.rows[0].locked) return [];
+        const analyzed: string[] = [];
+        for (const table of await staleTables(client)) {
+          const name = `${table.schema}.${table.name}`;
+          try {
+            await client.query(`analyze ${quoted(table.schema)}.${quoted(table.name)}`);
+            analyzed.push(name);
+          } catch (err) {
+            // One table that cannot be analyzed (dropped meanwhile, say) does not keep the others waiting.
+            this.logger.warn(`could not analyze ${name}: ${String(err)}`);
+          }
+        }
+        if (analyzed.length)
+          this.logger.log(`analyzed ${analyzed.length} table(s) autovacuum leaves alone: ${analyzed.join(', ')}`);
+        return analyzed;
+      });
     } catch (err) {
       this.logger.warn(`could not analyze the tables: ${String(err)}`);
       return [];
-    } finally {
-      await runner.release();
     }
   }
 }

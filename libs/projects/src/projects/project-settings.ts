@@ -1,3 +1,4 @@
+import { validRefName } from '@app/git';
 import { VISIBILITIES, type Visibility } from '@app/groups';
 
 /*
@@ -191,7 +192,8 @@ export const PROJECT_SETTINGS = [
   // The first push names it when it is null (projections: RepositoryPushed).
   nullableString('defaultBranch', 'default_branch', {
     default: null,
-    check: (v) => (v.length > 255 || !/^[^\s~^:?*[\\]+$/.test(v) ? 'is invalid' : undefined),
+    // git's own branch name rules (check-ref-format), which the new repository's HEAD is written with.
+    check: (v) => (v.length > 255 || !validRefName(v) ? 'is invalid' : undefined),
     fork: 'copy',
     shown: 'basic',
   }),

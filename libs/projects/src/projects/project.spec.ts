@@ -139,9 +139,13 @@ describe('project decider', () => {
       expect(
         fieldsOf(() => validateSettings({ importUrl: 'ftp://example.com/x.git' }, undefined).throwIfAny()),
       ).toHaveProperty('import_url');
-      expect(fieldsOf(() => validateSettings({ defaultBranch: 'bad branch' }, undefined).throwIfAny())).toEqual({
-        default_branch: ['is invalid'],
-      });
+      // git's branch name rules, which the new repository's HEAD is written with: 400, not a failed creation.
+      for (const defaultBranch of ['bad branch', '-main', '@', 'refs/heads/main', 'a..b', 'x.lock', 'y'.repeat(251)])
+        expect(fieldsOf(() => validateSettings({ defaultBranch }, undefined).throwIfAny())).toEqual({
+          default_branch: ['is invalid'],
+        });
+      for (const defaultBranch of ['main', 'release/1.0', 'y'.repeat(250)])
+        expect(() => validateSettings({ defaultBranch }, undefined).throwIfAny()).not.toThrow();
     });
 
     it('bounds the visibility by the group, and not in a personal namespace', () => {
