@@ -34,7 +34,7 @@ export {
   RETRY_AFTER_S as DATABASE_RETRY_AFTER_S,
 } from './database/database-watch';
 export { DependencyProbe } from './dependency-probe';
-export { execute, firstRow, oneRow, pgSql, rows, type PgClient, type Sql } from './database/sql';
+export { execute, firstRow, oneRow, pgSql, quoteIdent, rows, type PgClient, type Sql } from './database/sql';
 export { GroupCommit } from './database/group-commit';
 export { PreparedStatements } from './database/prepared-statements';
 export { EventStore, UniqueViolation, type UnitOfWork } from './event-store/event-store';

@@ -1,5 +1,5 @@
 import { bundleRepository, describeRepository, repositoryPath } from '@app/git';
-import { buildRevision, pgSql, withOwnConnection, type LodeConfig } from '@app/platform';
+import { buildRevision, pgSql, quoteIdent, withOwnConnection, type LodeConfig } from '@app/platform';
 import { allProjectIds } from '@app/projects';
 import { createReadStream } from 'node:fs';
 import { lstat, readdir, rename, rm, stat } from 'node:fs/promises';
@@ -243,7 +243,7 @@ async function dumpTables(
   for (const table of tables) {
     const dump: TableDump = { name: table.name, columns: table.columns, rows: 0, entries: [] };
     await client.query(
-      `declare backup_rows no scroll cursor for select row_to_json(t)::text as j from ${ident(table.name)} t`,
+      `declare backup_rows no scroll cursor for select row_to_json(t)::text as j from ${quoteIdent(table.name)} t`,
     );
     let lines: string[] = [];
     let bytes = 0;
@@ -276,7 +276,7 @@ async function dumpTables(
 async function tableCounts(client: pg.Client, names: string[]): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   for (const name of names) {
-    const { rows } = await client.query<{ n: string }>(`select count(*)::text as n from ${ident(name)}`);
+    const { rows } = await client.query<{ n: string }>(`select count(*)::text as n from ${quoteIdent(name)}`);
     counts.set(name, Number(rows[0].n));
   }
   return counts;
@@ -293,14 +293,12 @@ async function readSequences(client: pg.Client): Promise<SequenceValue[]> {
   const values: SequenceValue[] = [];
   for (const { name } of names) {
     const { rows } = await client.query<{ last_value: string; is_called: boolean }>(
-      `select last_value::text as last_value, is_called from ${ident(name)}`,
+      `select last_value::text as last_value, is_called from ${quoteIdent(name)}`,
     );
     values.push({ name, lastValue: rows[0].last_value, isCalled: rows[0].is_called });
   }
   return values;
 }
-
-export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /**
  * The repositories of the projects in the snapshot, each as git bundled it (refs listed once, so

@@ -1,6 +1,14 @@
 import { restoreRepository } from '@app/git';
 import { sealedSecretSample } from '@app/hooks';
-import { pgSql, runMigrations, SECRET_KEY_FILE, SecretBox, withOwnConnection, type LodeConfig } from '@app/platform';
+import {
+  pgSql,
+  quoteIdent,
+  runMigrations,
+  SECRET_KEY_FILE,
+  SecretBox,
+  withOwnConnection,
+  type LodeConfig,
+} from '@app/platform';
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { chmod, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
@@ -23,7 +31,6 @@ import {
   type ProgressListener,
   type SequenceValue,
 } from './archive-layout';
-import { ident } from './backup';
 import { ArchiveDamaged, TarReader, type TarEntry } from './tar';
 
 const gunzipAsync = promisify(gunzip);
@@ -105,7 +112,7 @@ export async function restore(options: RestoreOptions): Promise<RestoreSummary> 
         const foreignKeys = await dropForeignKeys(client);
         await insertRows(client, archive, manifest, progress);
         for (const fk of foreignKeys)
-          await client.query(`alter table ${fk.table} add constraint ${ident(fk.name)} ${fk.definition}`);
+          await client.query(`alter table ${fk.table} add constraint ${quoteIdent(fk.name)} ${fk.definition}`);
         await setSequences(client, archive, manifest);
 
         if (!options.databaseOnly) {
@@ -312,7 +319,7 @@ async function refuseRows(client: pg.Client, archived: Set<string>): Promise<voi
       );
   }
   for (const name of names.filter((n) => n !== 'schema_migrations')) {
-    const { rows } = await client.query<{ one: number }>(`select 1 as one from ${ident(name)} limit 1`);
+    const { rows } = await client.query<{ one: number }>(`select 1 as one from ${quoteIdent(name)} limit 1`);
     if (rows.length)
       throw new RestoreRefused(
         `the target database is not empty (${name} holds rows${name === 'events' ? ': it has events' : ''}): ` +
@@ -327,7 +334,7 @@ async function checkTables(client: pg.Client, manifest: BackupManifest): Promise
     const { rows } = await client.query<{ name: string }>(
       `select a.attname::text as name from pg_attribute a
         where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped`,
-      [ident(table.name)],
+      [quoteIdent(table.name)],
     );
     const here = new Set(rows.map((r) => r.name));
     const missing = table.columns.filter((c) => !here.has(c));
@@ -354,7 +361,7 @@ async function dropForeignKeys(client: pg.Client): Promise<ForeignKey[]> {
     `select conrelid::regclass::text as table, conname::text as name, pg_get_constraintdef(oid) as definition
        from pg_constraint where contype = 'f' and connamespace = 'public'::regnamespace order by conrelid, conname`,
   );
-  for (const fk of rows) await client.query(`alter table ${fk.table} drop constraint ${ident(fk.name)}`);
+  for (const fk of rows) await client.query(`alter table ${fk.table} drop constraint ${quoteIdent(fk.name)}`);
   return rows;
 }
 
@@ -367,9 +374,9 @@ async function insertRows(
   const total = manifest.database.rows;
   let done = 0;
   for (const table of manifest.database.tables) {
-    const columns = table.columns.map(ident).join(', ');
-    const insert = `insert into ${ident(table.name)} (${columns})
-                    select ${columns} from json_populate_recordset(null::${ident(table.name)}, $1::json)`;
+    const columns = table.columns.map(quoteIdent).join(', ');
+    const insert = `insert into ${quoteIdent(table.name)} (${columns})
+                    select ${columns} from json_populate_recordset(null::${quoteIdent(table.name)}, $1::json)`;
     let inserted = 0;
     for (const name of table.entries) {
       const text = (await gunzipAsync(await readChecked(archive, manifest, name))).toString('utf8');
@@ -395,10 +402,10 @@ async function setSequences(client: pg.Client, archive: TarReader, manifest: Bac
   const sequences = parseJson<SequenceValue[]>(await readChecked(archive, manifest, SEQUENCES_ENTRY), SEQUENCES_ENTRY);
   for (const s of sequences) {
     const { rows } = await client.query<{ present: boolean }>(`select to_regclass($1) is not null as present`, [
-      ident(s.name),
+      quoteIdent(s.name),
     ]);
     if (!rows[0].present) throw new RestoreRefused(`the archive's sequence ${s.name} does not exist in this database`);
-    await client.query(`select setval($1::regclass, $2::bigint, $3)`, [ident(s.name), s.lastValue, s.isCalled]);
+    await client.query(`select setval($1::regclass, $2::bigint, $3)`, [quoteIdent(s.name), s.lastValue, s.isCalled]);
   }
 }
 

@@ -5,6 +5,7 @@ import { Client } from 'pg';
 import { DataSource, DataSourceOptions, type MigrationInterface } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { EmbeddedPostgres, SESSION_WAIT_MS } from './embedded-postgres';
+import { quoteIdent } from './sql';
 
 /**
  * A migration that needs the configuration (the data directory, the secret key): TypeORM builds
@@ -208,7 +209,7 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   url.pathname = '/postgres';
   await withOwnConnection(url.toString(), {}, async (admin) => {
     try {
-      await admin.query(`create database "${name.replace(/"/g, '""')}"`);
+      await admin.query(`create database ${quoteIdent(name)}`);
       new Logger('Database').log(`created database ${name}`);
     } catch (err) {
       // Created meanwhile by another process (an API and a worker starting together): 42P04 when the

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
-import { dataSourceOptions } from './database';
+import { dataSourceOptions, withOwnConnection } from './database';
 import { PLANNER_STATISTICS_LOCK, PlannerStatistics, staleTables } from './planner-statistics';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -23,17 +23,23 @@ describe('planner statistics where autovacuum does not keep them', () => {
     (await dataSource.query(`select last_analyze from pg_stat_user_tables where relname = $1`, [table]))[0]
       .last_analyze as Date | null;
 
-  const staleNames = async () => (await staleTables(dataSource)).map((t) => `${t.schema}.${t.name}`);
+  const staleNames = async () =>
+    (await withOwnConnection(config.databaseUrl, {}, staleTables)).map((t) => `${t.schema}.${t.name}`);
 
-  /** Rows written and counted: the server's change counters reach pg_stat_user_tables once flushed. */
+  /** The server's change counters reach pg_stat_user_tables once flushed. */
+  const untilStale = async (qualifiedName: string) => {
+    const deadline = Date.now() + 10_000;
+    while (!(await staleNames()).includes(qualifiedName)) {
+      if (Date.now() > deadline) throw new Error(`the changes to ${qualifiedName} were never counted`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+
+  /** Rows written and counted. */
   const insertRows = async (table: string, rows: number) => {
     await dataSource.query(`create table if not exists ${table} (id int)`);
     await dataSource.query(`insert into ${table} select generate_series(1, $1)`, [rows]);
-    const deadline = Date.now() + 10_000;
-    while (!(await staleNames()).includes(`public.${table}`)) {
-      if (Date.now() > deadline) throw new Error(`the changes to ${table} were never counted`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await untilStale(`public.${table}`);
   };
 
   beforeAll(async () => {
@@ -66,9 +72,7 @@ describe('planner statistics where autovacuum does not keep them', () => {
     await dataSource.query(`create schema queues`);
     await dataSource.query(`create table queues."Jobs" (id int)`);
     await dataSource.query(`insert into queues."Jobs" select generate_series(1, 100)`);
-    const deadline = Date.now() + 10_000;
-    while (!(await staleNames()).includes('queues.Jobs') && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 200));
+    await untilStale('queues.Jobs');
     expect(await lastAnalyzed('projects_like')).toBeNull();
     const statistics = new PlannerStatistics(config, true);
     const analyzed = await statistics.analyzeIfUnattended();

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { LodeConfig } from '../config/lode-config';
 import { connectTimeoutMs, withOwnConnection } from './database';
+import { quoteIdent, type PgClient } from './sql';
 
 /** Whether this process keeps the statistics: where workers run (one of them does the work at a time). */
 export const PLANNER_STATISTICS_ACTIVE = Symbol('PLANNER_STATISTICS_ACTIVE');
@@ -24,16 +25,14 @@ export interface StaleTable {
  * rule (autovacuum_analyze_threshold 50 + autovacuum_analyze_scale_factor 0.1 of the rows): a table
  * never analyzed counts every row it holds as a change.
  */
-export async function staleTables(runner: { query(sql: string): Promise<unknown> }): Promise<StaleTable[]> {
-  const result = (await runner.query(
+export async function staleTables(client: PgClient): Promise<StaleTable[]> {
+  const { rows } = await client.query(
     `select schemaname::text as schema, relname::text as name from pg_stat_user_tables
       where n_mod_since_analyze > 50 + 0.1 * n_live_tup
       order by schemaname, relname`,
-  )) as StaleTable[] | { rows: StaleTable[] };
-  return Array.isArray(result) ? result : result.rows;
+  );
+  return rows as StaleTable[];
 }
-
-const quoted = (identifier: string) => `"${identifier.replace(/"/g, '""')}"`;
 
 /**
  * Analyzes Lode's tables where nothing else does: when PostgreSQL runs with `autovacuum = off`, no
@@ -100,7 +99,7 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
         for (const table of await staleTables(client)) {
           const name = `${table.schema}.${table.name}`;
           try {
-            await client.query(`analyze ${quoted(table.schema)}.${quoted(table.name)}`);
+            await client.query(`analyze ${quoteIdent(table.schema)}.${quoteIdent(table.name)}`);
             analyzed.push(name);
           } catch (err) {
             // One table that cannot be analyzed (dropped meanwhile, say) does not keep the others waiting.

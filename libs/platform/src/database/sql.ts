@@ -38,6 +38,9 @@ export async function pingDatabase(db: Sql): Promise<void> {
   await execute(db, 'select 1');
 }
 
+/** An identifier (a table, a schema, a database) as PostgreSQL reads it quoted: `"` doubled inside. */
+export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
 /** What a plain `pg` client (`pg.Client`, a pool's client) offers: its answer holds the rows. */
 export interface PgClient {
   query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { connectTimeoutMs, withOwnConnection } from '../database/database';
-import { oneRow, rows } from '../database/sql';
+import { oneRow, quoteIdent, rows } from '../database/sql';
 import { type EventRow, toRecorded } from '../event-store/recorded';
 import { PipelinedWrites } from './pipelined-writes';
 import { ProjectionRegistry } from './projector';
@@ -67,7 +67,7 @@ export class ProjectionRebuilder {
     onVacuum?: (tables: number) => void,
   ): Promise<RebuildResult> {
     const names = [...new Set(this.projections.all().flatMap((p) => p.tables))];
-    const tables = names.map((t) => `"${t}"`).join(', ');
+    const tables = names.map(quoteIdent).join(', ');
     const started = performance.now();
     const progress = await this.replay(tables, onProgress);
     const replayed = performance.now();
