@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
-import { dataSourceOptions, withOwnConnection } from './database';
+import { dataSourceOptions } from './database';
 import { PLANNER_STATISTICS_LOCK, PlannerStatistics, staleTables } from './planner-statistics';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -23,8 +23,12 @@ describe('planner statistics where autovacuum does not keep them', () => {
     (await dataSource.query(`select last_analyze from pg_stat_user_tables where relname = $1`, [table]))[0]
       .last_analyze as Date | null;
 
+  // Read on the pool's connection that wrote the rows: a backend flushes its change counters at its
+  // next statement, but only after ten idle seconds when another connection asks.
   const staleNames = async () =>
-    (await withOwnConnection(config.databaseUrl, {}, staleTables)).map((t) => `${t.schema}.${t.name}`);
+    (await staleTables({ query: async (sql) => ({ rows: await dataSource.query(sql) }) })).map(
+      (t) => `${t.schema}.${t.name}`,
+    );
 
   /** The server's change counters reach pg_stat_user_tables once flushed. */
   const untilStale = async (qualifiedName: string) => {
