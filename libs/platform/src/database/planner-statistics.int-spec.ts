@@ -1,7 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { dataSourceOptions } from './database';
+import { EmbeddedPostgres } from './embedded-postgres';
 import { PLANNER_STATISTICS_LOCK, PlannerStatistics, staleTables } from './planner-statistics';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -26,7 +30,7 @@ describe('planner statistics where autovacuum does not keep them', () => {
   // Read on the pool's connection that wrote the rows: a backend flushes its change counters at its
   // next statement, but only after ten idle seconds when another connection asks.
   const staleNames = async () =>
-    (await staleTables({ query: async (sql) => ({ rows: await dataSource.query(sql) }) })).map(
+    (await staleTables({ query: async (sql, params) => ({ rows: await dataSource.query(sql, params) }) })).map(
       (t) => `${t.schema}.${t.name}`,
     );
 
@@ -78,7 +82,7 @@ describe('planner statistics where autovacuum does not keep them', () => {
     await dataSource.query(`insert into queues."Jobs" select generate_series(1, 100)`);
     await untilStale('queues.Jobs');
     expect(await lastAnalyzed('projects_like')).toBeNull();
-    const statistics = new PlannerStatistics(config, true);
+    const statistics = new PlannerStatistics(config, dataSource, true);
     const analyzed = await statistics.analyzeIfUnattended();
     if (serverAutovacuum === 'on') {
       expect(analyzed).toEqual([]);
@@ -100,7 +104,7 @@ describe('planner statistics where autovacuum does not keep them', () => {
     await other.connect();
     try {
       await other.query(`select pg_advisory_lock($1)`, [PLANNER_STATISTICS_LOCK]);
-      expect(await new PlannerStatistics(config, true).analyzeIfUnattended()).toEqual([]);
+      expect(await new PlannerStatistics(config, dataSource, true).analyzeIfUnattended()).toEqual([]);
       expect(await lastAnalyzed('held')).toBeNull();
     } finally {
       await other.end();
@@ -113,5 +117,65 @@ describe('planner statistics where autovacuum does not keep them', () => {
     // Other settings still come from the pool's options beside it.
     const [{ statement_timeout }] = await dataSource.query(`show statement_timeout`);
     expect(statement_timeout).toBe('30s');
+  });
+});
+
+describe('planner statistics and vacuum on the embedded database (PGlite runs no autovacuum)', () => {
+  let dir: string;
+  let server: EmbeddedPostgres;
+  let dataSource: DataSource;
+  let config: LodeConfig;
+
+  const tableStats = async (table: string) =>
+    (
+      await dataSource.query(
+        `select n_dead_tup::int as dead, last_analyze, last_vacuum from pg_stat_user_tables where relname = $1`,
+        [table],
+      )
+    )[0] as { dead: number; last_analyze: Date | null; last_vacuum: Date | null };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lode-emb-stats-'));
+    server = await EmbeddedPostgres.start(join(dir, 'pglite'), join(dir, 'run'));
+    config = Object.assign(new LodeConfig(), { databaseUrl: server.url, embeddedDatabase: true });
+    dataSource = await new DataSource(dataSourceOptions(config)).initialize();
+  }, 60_000);
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('analyzes the changed tables, vacuums those full of dead rows, and leaves the small ones alone', async () => {
+    await dataSource.query(`create table churned (id int primary key, v text)`);
+    await dataSource.query(`insert into churned select g, 'x' from generate_series(1, 1000) g`);
+    // 900 dead rows against 100 live: past autovacuum's vacuum rule (50 + a fifth of the live rows).
+    await dataSource.query(`delete from churned where id > 100`);
+    await dataSource.query(`create table grown (id int)`);
+    await dataSource.query(`insert into grown select generate_series(1, 300)`);
+    await dataSource.query(`create table few (id int)`);
+    await dataSource.query(`insert into few select generate_series(1, 20)`);
+    const [{ statement_timeout: before }] = await dataSource.query(`show statement_timeout`);
+    // PGlite says autovacuum is on, but nothing in it ever runs one.
+    expect((await dataSource.query(`show autovacuum`))[0].autovacuum).toBe('on');
+
+    const done = await new PlannerStatistics(config, dataSource, true).analyzeIfUnattended();
+
+    expect(done).toEqual(['public.churned', 'public.grown']);
+    const churned = await tableStats('churned');
+    expect(churned.last_vacuum).toBeInstanceOf(Date);
+    expect(churned.last_analyze).toBeInstanceOf(Date);
+    const grown = await tableStats('grown');
+    expect(grown.last_analyze).toBeInstanceOf(Date);
+    expect(grown.last_vacuum).toBeNull();
+    expect((await tableStats('few')).last_analyze).toBeNull();
+    await dataSource.query(`select pg_stat_force_next_flush()`);
+    expect((await tableStats('churned')).dead).toBe(0);
+    const [{ reltuples }] = await dataSource.query(`select reltuples from pg_class where relname = 'grown'`);
+    expect(Number(reltuples)).toBe(300);
+    // The one session's settings are everyone's: the pass changed none.
+    expect((await dataSource.query(`show statement_timeout`))[0].statement_timeout).toBe(before);
+    // Nothing stale is left for the next pass.
+    expect(await new PlannerStatistics(config, dataSource, true).analyzeIfUnattended()).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { LodeConfig } from '../config/lode-config';
 import { connectTimeoutMs, withOwnConnection } from './database';
 import { quoteIdent, type PgClient } from './sql';
@@ -18,18 +19,25 @@ export const PLANNER_STATISTICS_LOCK = 7_402_116;
 export interface StaleTable {
   schema: string;
   name: string;
+  /** Holds more dead rows than autovacuum's rule allows (asked for only where Lode also vacuums). */
+  needsVacuum: boolean;
 }
 
 /**
  * The user tables changed enough since their last analysis to need another, by autovacuum's own
  * rule (autovacuum_analyze_threshold 50 + autovacuum_analyze_scale_factor 0.1 of the rows): a table
- * never analyzed counts every row it holds as a change.
+ * never analyzed counts every row it holds as a change. With `vacuum`, also those whose dead rows
+ * pass autovacuum's vacuum rule (autovacuum_vacuum_threshold 50 + autovacuum_vacuum_scale_factor
+ * 0.2 of the rows), marked `needsVacuum`.
  */
-export async function staleTables(client: PgClient): Promise<StaleTable[]> {
+export async function staleTables(client: PgClient, { vacuum = false } = {}): Promise<StaleTable[]> {
   const { rows } = await client.query(
-    `select schemaname::text as schema, relname::text as name from pg_stat_user_tables
-      where n_mod_since_analyze > 50 + 0.1 * n_live_tup
+    `select schemaname::text as schema, relname::text as name,
+            $1::boolean and n_dead_tup > 50 + 0.2 * n_live_tup as "needsVacuum"
+       from pg_stat_user_tables
+      where n_mod_since_analyze > 50 + 0.1 * n_live_tup or ($1::boolean and n_dead_tup > 50 + 0.2 * n_live_tup)
       order by schemaname, relname`,
+    [vacuum],
   );
   return rows as StaleTable[];
 }
@@ -41,6 +49,13 @@ export async function staleTables(client: PgClient): Promise<StaleTable[]> {
  * nested loop scanning every namespace for each project, the caller's projects searched row by row
  * instead of hashed), against some 30 ms once analyzed. With autovacuum on (PostgreSQL's default)
  * this does nothing. Vacuuming, which autovacuum also does, stays the operator's (the start-up warns).
+ *
+ * The embedded database (PGlite) runs no autovacuum at all, whatever its `autovacuum` setting says,
+ * and has no operator's vacuumdb beside it: there this also vacuums the tables autovacuum's rule
+ * would, so the outbox's and the read models' dead rows do not pile up. It works on PGlite's one
+ * session through the pool, a statement at a time (each holds the session only while it runs: an
+ * analysis or vacuum of an embedded installation's tables takes milliseconds), with no advisory lock
+ * (one process serves the embedded database) and no SET (it would change the session for everyone).
  */
 @Injectable()
 export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -50,19 +65,21 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
 
   constructor(
     private readonly config: LodeConfig,
+    private readonly dataSource: DataSource,
     @Optional() @Inject(PLANNER_STATISTICS_ACTIVE) private readonly active: boolean = false,
   ) {}
 
   onApplicationBootstrap(): void {
-    // The embedded database has no autovacuum and one session, which an analysis would hold: left out.
-    if (!this.active || this.config.embeddedDatabase) return;
+    if (!this.active) return;
     this.timer = setInterval(() => void this.analyzeIfUnattended(), INTERVAL_MS);
     this.timer.unref();
   }
 
-  onApplicationShutdown(): void {
-    // A pass under way is not waited for: its connection is its own, and ends with the process.
+  async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    // On a server a pass under way is not waited for: its connection is its own, and ends with the
+    // process. On PGlite it runs on the pool about to close: its statements take milliseconds.
+    if (this.config.embeddedDatabase) await this.running;
   }
 
   /**
@@ -71,8 +88,50 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
    * is not doubled.
    */
   analyzeIfUnattended(): Promise<string[]> {
-    this.running ??= this.pass().finally(() => (this.running = undefined));
+    this.running ??= (this.config.embeddedDatabase ? this.embeddedPass() : this.pass()).finally(
+      () => (this.running = undefined),
+    );
     return this.running;
+  }
+
+  /** On PGlite: analyzes, and vacuums, what autovacuum would have; answers the tables done (`schema.table`). */
+  private async embeddedPass(): Promise<string[]> {
+    const session = {
+      query: async (sql: string, params?: unknown[]) => ({ rows: await this.dataSource.query(sql, params) }),
+    };
+    try {
+      // The one backend reports its change counters at most once a second, after a statement; this
+      // asks it to at the end of this one, so the next read sees every change made so far.
+      await session.query(`select pg_stat_force_next_flush()`);
+      const stale = await staleTables(session, { vacuum: true });
+      return await this.upkeep(stale, (table) =>
+        session.query(`${table.needsVacuum ? 'vacuum (analyze)' : 'analyze'} ${qualified(table)}`),
+      );
+    } catch (err) {
+      this.logger.warn(`could not analyze the tables: ${String(err)}`);
+      return [];
+    }
+  }
+
+  /** Runs `statement` for each table, going on past one that fails; logs and answers those done. */
+  private async upkeep(tables: StaleTable[], statement: (table: StaleTable) => Promise<unknown>): Promise<string[]> {
+    const done: string[] = [];
+    for (const table of tables) {
+      const name = `${table.schema}.${table.name}`;
+      try {
+        await statement(table);
+        done.push(name);
+      } catch (err) {
+        // One table that cannot be analyzed (dropped meanwhile, say) does not keep the others waiting.
+        this.logger.warn(`could not analyze ${name}: ${String(err)}`);
+      }
+    }
+    const vacuumed = tables.filter((t) => t.needsVacuum && done.includes(`${t.schema}.${t.name}`)).length;
+    if (done.length)
+      this.logger.log(
+        `analyzed ${done.length} table(s) autovacuum leaves alone${vacuumed ? ` (${vacuumed} vacuumed too)` : ''}: ${done.join(', ')}`,
+      );
+    return done;
   }
 
   /**
@@ -95,20 +154,7 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
           PLANNER_STATISTICS_LOCK,
         ]);
         if (!lock.rows[0].locked) return [];
-        const analyzed: string[] = [];
-        for (const table of await staleTables(client)) {
-          const name = `${table.schema}.${table.name}`;
-          try {
-            await client.query(`analyze ${quoteIdent(table.schema)}.${quoteIdent(table.name)}`);
-            analyzed.push(name);
-          } catch (err) {
-            // One table that cannot be analyzed (dropped meanwhile, say) does not keep the others waiting.
-            this.logger.warn(`could not analyze ${name}: ${String(err)}`);
-          }
-        }
-        if (analyzed.length)
-          this.logger.log(`analyzed ${analyzed.length} table(s) autovacuum leaves alone: ${analyzed.join(', ')}`);
-        return analyzed;
+        return this.upkeep(await staleTables(client), (table) => client.query(`analyze ${qualified(table)}`));
       });
     } catch (err) {
       this.logger.warn(`could not analyze the tables: ${String(err)}`);
@@ -116,3 +162,5 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
     }
   }
 }
+
+const qualified = (table: StaleTable) => `${quoteIdent(table.schema)}.${quoteIdent(table.name)}`;
