@@ -97,7 +97,7 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
   /** On PGlite: analyzes, and vacuums, what autovacuum would have; answers the tables done (`schema.table`). */
   private async embeddedPass(): Promise<string[]> {
     const session = {
-      query: async (sql: string, params?: unknown[]) => ({ rows: await this.dataSource.query(sql, params) }),
+      query: async (sql: string, params?: unknown[]) => ({ rows: await this.dataSource.query<unknown[]>(sql, params) }),
     };
     try {
       // The one backend reports its change counters at most once a second, after a statement; this
