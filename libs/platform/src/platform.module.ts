@@ -5,6 +5,7 @@ import { EventStore } from './event-store/event-store';
 import { PgEventStore } from './event-store/pg-event-store';
 import { DATABASE_WATCH_ACTIVE, DatabaseWatch } from './database/database-watch';
 import { PLANNER_STATISTICS_ACTIVE, PlannerStatistics } from './database/planner-statistics';
+import { IdleMemoryTrim } from './runtime/idle-memory-trim';
 import { PreparedStatements } from './database/prepared-statements';
 import { EmbeddedTransactionRouting } from './database/transaction-scope';
 import { DependencyProbe } from './dependency-probe';
@@ -64,6 +65,7 @@ export class PlatformModule {
         RequestRateLimits,
         Metrics,
         { provide: EventLoopWatch, useFactory: () => new EventLoopWatch() },
+        IdleMemoryTrim,
         // Only where workers run without HTTP (LODE_ROLE=worker), and only on LODE_WORKER_HEALTH_PORT.
         ...(!options.http && options.relay ? [WorkerHealthServer] : []),
       ],

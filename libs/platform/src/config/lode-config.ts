@@ -50,6 +50,11 @@ export class LodeConfig {
    * a slice of the list; a walk longer than a quarter of this pages through git. 0 turns it off.
    */
   commitListCacheBytes = 32 * 1024 * 1024;
+  /**
+   * LODE_IDLE_MEMORY_TRIM: once a burst of work is over and the process idles, one memory-reducing
+   * collection hands V8's spare heap pages back to the system (IdleMemoryTrim).
+   */
+  idleMemoryTrim = true;
   /** Bytes of commits (id, people, dates, message) kept as read for commit lists and blame; 0 keeps none. */
   commitCacheBytes = 16 * 1024 * 1024;
   /** Bytes of tree listings (a tree's entries never change) kept for the tree and file APIs; 0 keeps none. */
@@ -304,6 +309,8 @@ export class LodeConfig {
       throw new Error(`LODE_GPG_KEY_CREATE_ANSWER must be array or object, not ${gpgAnswer}`);
     c.gpgKeyCreateAnswer = gpgAnswer;
     c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
+    c.idleMemoryTrim =
+      env.LODE_IDLE_MEMORY_TRIM === undefined || env.LODE_IDLE_MEMORY_TRIM === '' || bool(env.LODE_IDLE_MEMORY_TRIM);
     return c;
   }
 

@@ -52,6 +52,16 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly idleMemoryTrims = new Counter({
+    name: 'lode_idle_memory_trims_total',
+    help: 'Memory-reducing collections run when the process idled after a burst of work (LODE_IDLE_MEMORY_TRIM)',
+    registers: [this.registry],
+  });
+  readonly idleMemoryTrimmedBytes = new Counter({
+    name: 'lode_idle_memory_trimmed_bytes_total',
+    help: 'Resident bytes those collections gave back to the system',
+    registers: [this.registry],
+  });
   constructor(
     private readonly dataSource: DataSource,
     private readonly queues: QueueHandles,

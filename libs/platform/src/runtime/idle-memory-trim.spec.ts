@@ -1,0 +1,54 @@
+import { LodeConfig } from '../config/lode-config';
+import { BurstEnd, IdleMemoryTrim } from './idle-memory-trim';
+
+const busy = (active: number) => ({ active, utilization: active / 2000 });
+const quiet = { active: 10, utilization: 0.005 };
+
+describe('BurstEnd: when a burst of work is over', () => {
+  it('trims at the first idle tick after five seconds of busy loop, then counts anew', () => {
+    const burst = new BurstEnd();
+    expect(burst.tick(busy(1900))).toBe(false);
+    expect(burst.tick(busy(1900))).toBe(false);
+    // 3.8 s of work so far: an idle tick is not the end of a burst yet.
+    expect(burst.tick(quiet)).toBe(false);
+    expect(burst.tick(busy(1900))).toBe(false); // 5.7 s, but still busy
+    expect(burst.tick(quiet)).toBe(true);
+    // Idle ticks after a trim never trim again until new work adds up.
+    for (let i = 0; i < 100; i++) expect(burst.tick(quiet)).toBe(false);
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900));
+    expect(burst.tick(quiet)).toBe(true);
+  });
+
+  it('never trims under steady light use, however long it lasts', () => {
+    const burst = new BurstEnd();
+    // 5 % of the loop, all day: work adds up, but no tick is idle.
+    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(100))).toBe(false);
+  });
+});
+
+describe('IdleMemoryTrim', () => {
+  it("runs V8's memory-reducing collection: the heap it grew for garbage goes back", () => {
+    const counted: number[] = [];
+    const metrics = {
+      idleMemoryTrims: { inc: () => counted.push(1) },
+      idleMemoryTrimmedBytes: { inc: (n: number) => counted.push(n) },
+    };
+    const trim = new IdleMemoryTrim(new LodeConfig(), metrics as never);
+    // Some 100 MB of short-lived objects, as a burst of requests leaves behind.
+    const burst = () => {
+      let kept = 0;
+      for (let round = 0; round < 20; round++) {
+        const rows: unknown[] = [];
+        for (let i = 0; i < 100_000; i++) rows.push({ i, text: `row ${i} of round ${round}` });
+        kept += rows.length;
+      }
+      return kept;
+    };
+    expect(burst()).toBe(2_000_000);
+    const heapBefore = process.memoryUsage().heapTotal;
+    const freed = trim.trim();
+    expect(process.memoryUsage().heapTotal).toBeLessThan(heapBefore);
+    expect(freed).toBeGreaterThanOrEqual(0);
+    expect(counted).toEqual([1, freed]);
+  });
+});
