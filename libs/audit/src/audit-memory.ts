@@ -37,21 +37,35 @@ const FORGET_MANY_SQL = `delete from audit_entities where (entity_type, entity_i
 const likePrefix = (from: string) => `${from.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`;
 const MOVES_WITH_PREFIX = new Set<RememberedType>(['Group', 'Project']);
 
-/** The table itself: the live projector's memory. */
+/**
+ * The table itself: the live projector's memory, for one event. An event's description and what it
+ * leaves in mind often ask for the same entry (a project's creation: its namespace and its author,
+ * several times each), so what was read is kept for the event; a write drops the entry, a move of
+ * paths all of them, so a later recall reads the table again. Not kept longer: a transaction's
+ * nested part can roll back to its savepoint, and the next event starts afresh.
+ */
 export function tableAuditMemory(db: EntityManager): AuditMemory {
+  const read = new Map<string, Remembered | undefined>();
+  const keyOf = (type: RememberedType, id: number) => `${type}:${id}`;
   return {
     async recall(type, id) {
-      const found = (await db.query(RECALL_SQL, [type, id])) as Remembered[];
-      return found[0];
+      const key = keyOf(type, id);
+      if (read.has(key)) return read.get(key);
+      const found = ((await db.query(RECALL_SQL, [type, id])) as Remembered[])[0];
+      read.set(key, found);
+      return found;
     },
     async put(type, id, path, name, state) {
+      read.delete(keyOf(type, id));
       await db.query(PUT_SQL, [type, id, path, name, JSON.stringify(state)]);
     },
     async forget(type, id) {
+      read.set(keyOf(type, id), undefined);
       await db.query(FORGET_SQL, [type, id]);
     },
     async movePrefix(from, to) {
       if (!from || !to || from === to) return;
+      read.clear();
       await db.query(MOVE_PREFIX_SQL, [from, to, likePrefix(from)]);
     },
   };
