@@ -95,7 +95,7 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     const freed = Math.max(0, before - process.memoryUsage.rss());
     this.metrics.idleMemoryTrims.inc();
     this.metrics.idleMemoryTrimmedBytes.inc(freed);
-    this.logger.debug?.(
+    this.logger.debug(
       `idle: collected in ${Math.round(performance.now() - started)} ms, ${Math.round(freed / 1048576)} MB given back`,
     );
     return freed;
