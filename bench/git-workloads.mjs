@@ -103,7 +103,11 @@ function packBetween(dir, from, to) {
 async function rawPush(agent, lode, project, from, to, pack) {
   const base = `${lode.origin}/${project.path_with_namespace}.git`;
   const Authorization = `Basic ${Buffer.from(`root:${lode.rootToken}`).toString('base64')}`;
-  const refs = await send(agent, `${base}/info/refs?service=git-receive-pack`, { headers: { Authorization } });
+  // The advertisement is a GET: sent again when a kept-alive socket was closed under it (status 0,
+  // the server's keep-alive timeout meeting the client's reuse), as git's client would reconnect.
+  let refs = await send(agent, `${base}/info/refs?service=git-receive-pack`, { headers: { Authorization } });
+  for (let retry = 0; refs.status === 0 && retry < 2; retry++)
+    refs = await send(agent, `${base}/info/refs?service=git-receive-pack`, { headers: { Authorization } });
   if (refs.status !== 200) throw new Error(`info/refs: ${refs.status}`);
   const command = `${from} ${to} refs/heads/master\0report-status\n`;
   const body = Buffer.concat([
@@ -185,6 +189,7 @@ export const GIT_WORKLOADS = [
         const phase = async (perSecond) => {
           const pushes = [];
           const lastPush = new Map();
+          let failed;
           const begin = performance.now();
           const total = perSecond * seconds;
           for (let k = 0; k < total; k++) {
@@ -195,14 +200,19 @@ export const GIT_WORKLOADS = [
             const step = steps.get(project.id) + 1;
             steps.set(project.id, step);
             // A project's pushes go in order (each a fast-forward of the last); a late one waits for its predecessor.
+            // A failed push fails the workload (thrown after the phase), not the whole bench run.
             const p = (lastPush.get(project.id) ?? Promise.resolve()).then(async () => {
+              if (failed) return;
               const start = performance.now();
               await rawPush(agent, ctx.lode, project, chain.ids[step - 1], chain.ids[step], packs[step]);
               pushes.push({ key: `${project.id}:${chain.ids[step]}`, start, end: performance.now() });
+            }).catch((err) => {
+              failed ??= err;
             });
             lastPush.set(project.id, p);
           }
           await Promise.all(lastPush.values());
+          if (failed) throw failed;
           const pushSeconds = (performance.now() - begin) / 1000;
           await until(() => pushes.every((p) => rx.arrivals.has(p.key)), 30_000);
           // A push is recorded before git's client reads the end of its answer, so a hook can arrive
