@@ -26,6 +26,13 @@ import { memoryMb, startLode } from './support.mjs';
 import { repository, WORKLOADS } from './workloads.mjs';
 
 const args = process.argv.slice(2);
+/**
+ * A server's memory is judged at rest: right after a workload V8's heap is wherever its last
+ * collection left it, and once the process idles it hands its spare pages back
+ * (LODE_IDLE_MEMORY_TRIM: a 2 s tick of idle loop after 5 s of work). Both figures are logged.
+ */
+const REST_MS = 6000;
+
 const quick = args.includes('--quick');
 const json = args.includes('--json');
 const split = args.includes('--split');
@@ -234,13 +241,6 @@ async function heapSnapshot(pid, dir) {
 }
 
 /** The server's RSS (anonymous and file pages) and V8's heap (used of total, from its metrics), in MB. */
-/**
- * A server's memory is judged at rest: right after a workload V8's heap is wherever its last
- * collection left it, and once the process idles it hands its spare pages back
- * (LODE_IDLE_MEMORY_TRIM: a 2 s tick of idle loop after 5 s of work). Both figures are logged.
- */
-const REST_MS = 6000;
-
 async function restedRss(lode) {
   await new Promise((r) => setTimeout(r, REST_MS));
   return memoryMb(lode.pid).rss;
