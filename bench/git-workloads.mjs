@@ -201,14 +201,16 @@ export const GIT_WORKLOADS = [
             steps.set(project.id, step);
             // A project's pushes go in order (each a fast-forward of the last); a late one waits for its predecessor.
             // A failed push fails the workload (thrown after the phase), not the whole bench run.
-            const p = (lastPush.get(project.id) ?? Promise.resolve()).then(async () => {
-              if (failed) return;
-              const start = performance.now();
-              await rawPush(agent, ctx.lode, project, chain.ids[step - 1], chain.ids[step], packs[step]);
-              pushes.push({ key: `${project.id}:${chain.ids[step]}`, start, end: performance.now() });
-            }).catch((err) => {
-              failed ??= err;
-            });
+            const p = (lastPush.get(project.id) ?? Promise.resolve())
+              .then(async () => {
+                if (failed) return;
+                const start = performance.now();
+                await rawPush(agent, ctx.lode, project, chain.ids[step - 1], chain.ids[step], packs[step]);
+                pushes.push({ key: `${project.id}:${chain.ids[step]}`, start, end: performance.now() });
+              })
+              .catch((err) => {
+                failed ??= err;
+              });
             lastPush.set(project.id, p);
           }
           await Promise.all(lastPush.values());
@@ -297,8 +299,7 @@ export const GIT_WORKLOADS = [
     id: 'SSH-CLONE',
     ownDataset: true,
     name: 'git clone of the synthetic repository (bare, over SSH)',
-    target:
-      "<= 1.3 x cloning through OpenSSH's sshd (git-upload-pack run directly), one and 10 at once",
+    target: "<= 1.3 x cloning through OpenSSH's sshd (git-upload-pack run directly), one and 10 at once",
     run: async (ctx) => {
       if (!existsSync(SSHD)) return { skipped: `${SSHD} is missing (Debian: apt-get install openssh-server)` };
       const repo = await ctx.syntheticRepository(ctx);
