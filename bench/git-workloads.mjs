@@ -105,9 +105,9 @@ async function rawPush(agent, lode, project, from, to, pack) {
   const Authorization = `Basic ${Buffer.from(`root:${lode.rootToken}`).toString('base64')}`;
   // The advertisement is a GET: sent again when a kept-alive socket was closed under it (status 0,
   // the server's keep-alive timeout meeting the client's reuse), as git's client would reconnect.
-  let refs = await send(agent, `${base}/info/refs?service=git-receive-pack`, { headers: { Authorization } });
-  for (let retry = 0; refs.status === 0 && retry < 2; retry++)
-    refs = await send(agent, `${base}/info/refs?service=git-receive-pack`, { headers: { Authorization } });
+  const advertise = () => send(agent, `${base}/info/refs?service=git-receive-pack`, { headers: { Authorization } });
+  let refs = await advertise();
+  for (let retry = 0; refs.status === 0 && retry < 2; retry++) refs = await advertise();
   if (refs.status !== 200) throw new Error(`info/refs: ${refs.status}`);
   const command = `${from} ${to} refs/heads/master\0report-status\n`;
   const body = Buffer.concat([

@@ -159,7 +159,7 @@ try {
         if (w.id === 'PERF-3') {
           ctx.rssAfterReadsAtOnceMb = memoryMb(lode.pid).rss;
           log(`after PERF-3: ${await memoryFigures(lode)}`);
-          ctx.rssAfterReadsMb = await restedRss(lode);
+          ctx.rssAfterReadsMb = (await memoryAtRest(lode)).rss;
           log(`after PERF-3, ${REST_MS / 1000} s at rest: ${await memoryFigures(lode)}`);
         }
         // Every workload's mark on the server's memory, to find which one raises the end's figure.
@@ -181,8 +181,7 @@ try {
   }
   const atOnce = memoryMb(lode.pid);
   log(`at the end: ${await memoryFigures(lode)}`);
-  await restedRss(lode);
-  const rss = memoryMb(lode.pid);
+  const rss = await memoryAtRest(lode);
   log(`at the end, ${REST_MS / 1000} s at rest: ${await memoryFigures(lode)}`);
   if (snapshotDir) log(`heap snapshot: ${await heapSnapshot(lode.pid, snapshotDir)}`);
   const document = {
@@ -240,12 +239,13 @@ async function heapSnapshot(pid, dir) {
   return 'not written within 120 s';
 }
 
-/** The server's RSS (anonymous and file pages) and V8's heap (used of total, from its metrics), in MB. */
-async function restedRss(lode) {
+/** The server's memory (memoryMb's figures) once it has been left alone for REST_MS. */
+async function memoryAtRest(lode) {
   await new Promise((r) => setTimeout(r, REST_MS));
-  return memoryMb(lode.pid).rss;
+  return memoryMb(lode.pid);
 }
 
+/** The server's RSS (anonymous and file pages) and V8's heap (used of total, from its metrics), in MB. */
 async function memoryFigures(lode) {
   const m = memoryMb(lode.pid);
   const rss = `RSS ${Math.round(m.rss)} MB (anonymous ${Math.round(m.anon)}, files ${Math.round(m.file)})`;
