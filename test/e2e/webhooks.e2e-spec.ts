@@ -234,12 +234,26 @@ describe('webhook deliveries for pushes', () => {
     expect(at('/a')).toHaveLength(aBefore + 1);
   });
 
+  /**
+   * Until every job the pushes queued has finished: each fan-out and each delivery's retries went
+   * through the outbox, whose row is marked finished when its job completes or runs out of attempts.
+   * (/redirect's 302 is a failure, so its retries run 200, 400 and 800 ms apart after its push's
+   * fan-out, which /slow's 1 s timeout holds up: a fixed wait here raced its last attempt.)
+   */
+  async function deliveriesSettled(): Promise<void> {
+    await eventually(async () => {
+      const [{ n }] = await t.db.query(`select count(*)::int as n from outbox where finished_at is null`);
+      return n === 0;
+    }, 20_000);
+  }
+
   it('sends nothing again when the read models are rebuilt', async () => {
-    await new Promise((r) => setTimeout(r, 1500)); // let retries of the earlier tests settle
+    await deliveriesSettled();
     const count = received.length;
     const [{ n }] = await t.db.query(`select count(*)::int as n from hook_delivery_log`);
     await t.app.get(ProjectionRebuilder).rebuild();
     await new Promise((r) => setTimeout(r, 1000));
+    await deliveriesSettled(); // a fan-out the rebuild queued would have sent by now
     expect(received.length).toBe(count);
     const [{ n: after }] = await t.db.query(`select count(*)::int as n from hook_delivery_log`);
     expect(after).toBe(n);

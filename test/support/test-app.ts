@@ -63,6 +63,9 @@ export function testConfig(overrides: Partial<LodeConfig> = {}): LodeConfig {
   config.sshPort = 0;
   config.sshExternalHost = 'lode.test';
   config.sshExternalPort = 22;
+  // Many apps share a Jest worker's heap with the runner: a last-resort collection there only pauses
+  // the suite (and each app would run its own). The trim has its own test (idle-memory-trim.spec.ts).
+  config.idleMemoryTrim = false;
   Object.assign(config, overrides);
   return config;
 }
