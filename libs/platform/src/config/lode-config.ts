@@ -252,8 +252,7 @@ export class LodeConfig {
       waitMs: int(env.LODE_GIT_BUDGET_WAIT_MS, budget.waitMs, 'LODE_GIT_BUDGET_WAIT_MS'),
       queue: int(env.LODE_GIT_BUDGET_QUEUE, budget.queue, 'LODE_GIT_BUDGET_QUEUE'),
       nice: Math.min(19, int(env.LODE_GIT_NICE, budget.nice, 'LODE_GIT_NICE')),
-      spawnHelper:
-        env.LODE_GIT_SPAWN_HELPER === undefined || env.LODE_GIT_SPAWN_HELPER === '' || bool(env.LODE_GIT_SPAWN_HELPER),
+      spawnHelper: boolDefaultTrue(env.LODE_GIT_SPAWN_HELPER),
     };
     c.logLevel = env.LODE_LOG_LEVEL || c.logLevel;
     const format = env.LODE_LOG_FORMAT || (process.stdout.isTTY ? 'pretty' : 'json');
@@ -308,9 +307,8 @@ export class LodeConfig {
     if (gpgAnswer !== 'array' && gpgAnswer !== 'object')
       throw new Error(`LODE_GPG_KEY_CREATE_ANSWER must be array or object, not ${gpgAnswer}`);
     c.gpgKeyCreateAnswer = gpgAnswer;
-    c.gravatar = env.LODE_GRAVATAR === undefined || env.LODE_GRAVATAR === '' || bool(env.LODE_GRAVATAR);
-    c.idleMemoryTrim =
-      env.LODE_IDLE_MEMORY_TRIM === undefined || env.LODE_IDLE_MEMORY_TRIM === '' || bool(env.LODE_IDLE_MEMORY_TRIM);
+    c.gravatar = boolDefaultTrue(env.LODE_GRAVATAR);
+    c.idleMemoryTrim = boolDefaultTrue(env.LODE_IDLE_MEMORY_TRIM);
     return c;
   }
 
@@ -345,6 +343,11 @@ function int(value: string | undefined, fallback: number, name: string): number 
 
 function bool(value: string | undefined): boolean {
   return value !== undefined && /^(1|true|yes|on)$/i.test(value);
+}
+
+/** A switch that is on unless set to something other than 1, true, yes or on. */
+function boolDefaultTrue(value: string | undefined): boolean {
+  return value === undefined || value === '' || bool(value);
 }
 
 /** The heavy git work budget's settings (LodeConfig.gitBudget). */

@@ -116,17 +116,18 @@ export class PlannerStatistics implements OnApplicationBootstrap, OnApplicationS
   /** Runs `statement` for each table, going on past one that fails; logs and answers those done. */
   private async upkeep(tables: StaleTable[], statement: (table: StaleTable) => Promise<unknown>): Promise<string[]> {
     const done: string[] = [];
+    let vacuumed = 0;
     for (const table of tables) {
       const name = `${table.schema}.${table.name}`;
       try {
         await statement(table);
         done.push(name);
+        if (table.needsVacuum) vacuumed += 1;
       } catch (err) {
-        // One table that cannot be analyzed (dropped meanwhile, say) does not keep the others waiting.
-        this.logger.warn(`could not analyze ${name}: ${String(err)}`);
+        // One table that cannot be kept (dropped meanwhile, say) does not keep the others waiting.
+        this.logger.warn(`could not ${table.needsVacuum ? 'vacuum' : 'analyze'} ${name}: ${String(err)}`);
       }
     }
-    const vacuumed = tables.filter((t) => t.needsVacuum && done.includes(`${t.schema}.${t.name}`)).length;
     if (done.length)
       this.logger.log(
         `analyzed ${done.length} table(s) autovacuum leaves alone${vacuumed ? ` (${vacuumed} vacuumed too)` : ''}: ${done.join(', ')}`,
