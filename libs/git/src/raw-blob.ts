@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
 import { trackProcess } from './process-gauges';
 import { PassThrough } from 'node:stream';
-import { CatFilePool, parseHeader } from './cat-file';
+import { BytesLru } from './bytes-lru';
+import { CatFilePool, parseHeader, type ObjectHeader } from './cat-file';
 import type { HeldBlob, RawBlob } from './git-repositories';
 
 const SHA = /^[0-9a-f]{4,64}$/i;
@@ -31,6 +32,12 @@ const SNIFF = 8000;
 const HELD_BLOB_BYTES = 1024 * 1024;
 
 /**
+ * What `<commit>:<path>` names, kept by commit id and path: a commit's tree never changes, so the
+ * answer holds for as long as the commit exists. A few hundred bytes each; 2 MB keeps some 10,000.
+ */
+const PATH_ENTRY_CACHE_BYTES = 2 * 1024 * 1024;
+
+/**
  * Raw blob reads. The size comes first, from the repository's long-lived `git cat-file` (no process
  * start per request); a small blob's bytes come through the same process and are sent with one
  * write, a larger one streams from a `git cat-file --batch` of its own, so a 100 MB blob neither
@@ -38,6 +45,8 @@ const HELD_BLOB_BYTES = 1024 * 1024;
  */
 export class RawBlobs {
   private readonly pool = new CatFilePool();
+  /** `<commit>:<path>`'s header by repository, commit id and path. */
+  private readonly pathEntries = new BytesLru<ObjectHeader>(PATH_ENTRY_CACHE_BYTES, 4096);
 
   async open(repo: string, sha: string): Promise<HeldBlob | RawBlob | undefined> {
     if (!SHA.test(sha)) return undefined;
@@ -57,8 +66,8 @@ export class RawBlobs {
 
   /**
    * The commit `ref` names and the small blob at `file` in it, through the repository's long-lived
-   * cat-file process (three pipe round trips, no process start, no libgit2 thread-pool job): what the
-   * files API reads. `undefined` when this path cannot answer (a name cat-file might read otherwise
+   * cat-file process (three pipe round trips, two for a path read before at that commit; no process
+   * start, no libgit2 thread-pool job): what the files API reads. `undefined` when this path cannot answer (a name cat-file might read otherwise
    * than libgit2, or die on; a blob larger than HELD_BLOB_BYTES; the process failed): the caller
    * reads through libgit2 then. `{ commit: undefined }` when the ref names no commit, `file`
    * undefined when the path is no blob at that commit (missing, a directory, a submodule).
@@ -73,7 +82,7 @@ export class RawBlobs {
       const commit = await this.pool.info(repo, `${ref}^{commit}`);
       if (!commit) return { commit: undefined };
       if (commit.type !== 'commit') return undefined;
-      const entry = await this.pool.info(repo, `${commit.sha}:${file}`);
+      const entry = await this.pathEntry(repo, commit.sha, file);
       if (!entry || entry.type !== 'blob') return { commit: commit.sha };
       if (entry.size > HELD_BLOB_BYTES) return undefined;
       const answer = await this.pool.contents(repo, entry.sha);
@@ -82,6 +91,20 @@ export class RawBlobs {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * The object at `file` in the commit, read once per commit and path: a file read again at an
+   * unchanged tip costs two pipe round trips (the ref, the bytes), as the raw blob read does.
+   */
+  private async pathEntry(repo: string, commit: string, file: string): Promise<ObjectHeader | undefined> {
+    const key = `${repo}\0${commit}\0${file}`;
+    const kept = this.pathEntries.get(key);
+    if (kept) return kept;
+    const entry = await this.pool.info(repo, `${commit}:${file}`);
+    // A miss is not kept: rare, and a transient one (a pack being replaced) must not stick.
+    if (entry) this.pathEntries.set(key, entry, 2 * key.length + 128);
+    return entry;
   }
 
   /** Ends the long-lived cat-file processes (at shutdown). */
