@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createUser } from '../support/seed';
 import { TcpProxy } from '../support/tcp-proxy';
-import { eventually, startTestApp, TEST_REDIS, type TestApp } from '../support/test-app';
+import { eventually, outboxFinished, startTestApp, TEST_REDIS, type TestApp } from '../support/test-app';
 
 // A 1x1 transparent PNG.
 const PNG = Buffer.from(
@@ -50,15 +50,13 @@ describe('outbox relay into BullMQ', () => {
 
   const pending = async () =>
     Number((await t.db.query(`select count(*) from outbox where dispatched_at is null`))[0].count);
-  // A row is done when its job's processor recorded it finished (after the files went: wait for it).
-  const unfinished = async () =>
-    Number((await t.db.query(`select count(*) from outbox where finished_at is null`))[0].count);
 
   it('delivers a job for each UserDeleted event while Redis is up', async () => {
     const { id, dir } = await userWithAvatar();
     expect((await t.http().delete(`/api/v4/users/${id}`).set('PRIVATE-TOKEN', t.rootToken)).status).toBe(204);
     await eventually(() => !existsSync(dir));
-    await eventually(async () => (await unfinished()) === 0);
+    // A row is done when its job's processor recorded it finished (after the files went: wait for it).
+    await outboxFinished(t);
     expect(await pending()).toBe(0);
   });
 

@@ -6,7 +6,14 @@ import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { OwnRedis } from '../support/redis-server';
 import { createUser } from '../support/seed';
-import { dropDatabase, eventually, startTestApp, type TestApp, describeOnServers } from '../support/test-app';
+import {
+  dropDatabase,
+  eventually,
+  outboxFinished,
+  startTestApp,
+  type TestApp,
+  describeOnServers,
+} from '../support/test-app';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver';
 
 const QUEUES = ['git', 'webhooks', 'maintenance', 'groups'];
@@ -99,11 +106,7 @@ describeOnServers('a Redis that loses its data', () => {
         30_000,
         200,
       );
-      await eventually(
-        async () => (await t.db.query(`select count(*)::int as n from outbox where finished_at is null`))[0].n === 0,
-        30_000,
-        200,
-      );
+      await outboxFinished(t, 30_000, 200);
       await new Promise((r) => setTimeout(r, 500));
       expect(receiver.received).toHaveLength(3);
       expect(new Set(receiver.received.map((d) => String(d.headers['x-gitlab-event-uuid']))).size).toBe(3);

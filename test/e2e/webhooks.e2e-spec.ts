@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
-import { eventually, startTestApp, type TestApp } from '../support/test-app';
+import { eventually, outboxFinished, startTestApp, type TestApp } from '../support/test-app';
 import { startWebhookReceiver, type Delivery, type WebhookReceiver } from '../support/webhook-receiver';
 
 const ZERO = '0'.repeat(40);
@@ -234,26 +234,15 @@ describe('webhook deliveries for pushes', () => {
     expect(at('/a')).toHaveLength(aBefore + 1);
   });
 
-  /**
-   * Until every job the pushes queued has finished: each fan-out and each delivery's retries went
-   * through the outbox, whose row is marked finished when its job completes or runs out of attempts.
-   * (/redirect's 302 is a failure, so its retries run 200, 400 and 800 ms apart after its push's
-   * fan-out, which /slow's 1 s timeout holds up: a fixed wait here raced its last attempt.)
-   */
-  async function deliveriesSettled(): Promise<void> {
-    await eventually(async () => {
-      const [{ n }] = await t.db.query(`select count(*)::int as n from outbox where finished_at is null`);
-      return n === 0;
-    }, 20_000);
-  }
-
   it('sends nothing again when the read models are rebuilt', async () => {
-    await deliveriesSettled();
+    // Not a fixed wait: /redirect's 302 is a failure, so its retries run 200, 400 and 800 ms apart
+    // after its push's fan-out, which /slow's 1 s timeout holds up, and a fixed 1.5 s raced the last.
+    await outboxFinished(t, 20_000);
     const count = received.length;
     const [{ n }] = await t.db.query(`select count(*)::int as n from hook_delivery_log`);
     await t.app.get(ProjectionRebuilder).rebuild();
     await new Promise((r) => setTimeout(r, 1000));
-    await deliveriesSettled(); // a fan-out the rebuild queued would have sent by now
+    await outboxFinished(t, 20_000); // a fan-out the rebuild queued would have sent by now
     expect(received.length).toBe(count);
     const [{ n: after }] = await t.db.query(`select count(*)::int as n from hook_delivery_log`);
     expect(after).toBe(n);

@@ -162,6 +162,18 @@ export async function clearRedis(redisUrl: string, prefix: string): Promise<void
   }
 }
 
+/**
+ * Until every outbox row's job has finished (completed, or out of attempts): all the background work
+ * the test's writes queued, webhook fan-outs and their delivery retries included, is done.
+ */
+export async function outboxFinished(t: Pick<TestApp, 'db'>, timeoutMs = 10_000, everyMs = 100): Promise<void> {
+  await eventually(
+    async () => (await t.db.query(`select count(*)::int as n from outbox where finished_at is null`))[0].n === 0,
+    timeoutMs,
+    everyMs,
+  );
+}
+
 /** Polls `check` until it stops throwing (or returns true), up to `timeoutMs`. */
 export async function eventually<T>(check: () => Promise<T> | T, timeoutMs = 10_000, everyMs = 100): Promise<T> {
   const until = Date.now() + timeoutMs;

@@ -67,9 +67,9 @@ export class RawBlobs {
   /**
    * The commit `ref` names and the small blob at `file` in it, through the repository's long-lived
    * cat-file process (three pipe round trips, two for a path read before at that commit; no process
-   * start, no libgit2 thread-pool job): what the files API reads. `undefined` when this path cannot answer (a name cat-file might read otherwise
-   * than libgit2, or die on; a blob larger than HELD_BLOB_BYTES; the process failed): the caller
-   * reads through libgit2 then. `{ commit: undefined }` when the ref names no commit, `file`
+   * start, no libgit2 thread-pool job): what the files API reads. `undefined` when this path cannot
+   * answer (a name cat-file might read otherwise than libgit2, or die on; a blob larger than
+   * HELD_BLOB_BYTES; the process failed): the caller reads through libgit2 then. `{ commit: undefined }` when the ref names no commit, `file`
    * undefined when the path is no blob at that commit (missing, a directory, a submodule).
    */
   async fileAt(
