@@ -379,8 +379,12 @@ export abstract class GitRepositories {
   ): Promise<{ path: string; projectId?: number }[]>;
   /** Files and directories half-written by a process that died, untouched for `olderThanMs` (paths). */
   abstract leftoverTemporaries(olderThanMs: number): Promise<string[]>;
-  /** Commits reachable from `branch` (0 when it does not exist) and the repository's size on disk. */
-  abstract statistics(repo: RepoRef, branch: string | null): Promise<RepositoryStatistics>;
+  /**
+   * Commits reachable from `branch` (0 when it does not exist) and the repository's size on disk.
+   * `refs`: the repository's refs as just read (`refs()`), where the caller has them: the branch's
+   * tip is then taken from them instead of asked of git again.
+   */
+  abstract statistics(repo: RepoRef, branch: string | null, refs?: Map<string, string>): Promise<RepositoryStatistics>;
   /** The branch HEAD names, or undefined when HEAD is detached or the repository is unreadable. */
   abstract headBranch(repo: RepoRef): Promise<string | undefined>;
   /** Points HEAD at `branch`, so clones check it out. */

@@ -119,6 +119,13 @@ describe('LocalGitRepositories', () => {
     expect((await git.statistics(repo, 'main')).commitCount).toBe(1);
     expect((await git.statistics(repo, 'counted')).commitCount).toBe(4);
     expect((await git.statistics(repo, 'missing')).commitCount).toBe(0);
+    // The tip taken from refs the caller has just read (a push's record): the same counts.
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'sixth'], work);
+    await push('HEAD:refs/heads/counted');
+    const refs = await git.refs(repo);
+    expect((await git.statistics(repo, 'counted', refs)).commitCount).toBe(5);
+    expect((await git.statistics(repo, 'main', refs)).commitCount).toBe(1);
+    expect((await git.statistics(repo, 'missing', refs)).commitCount).toBe(0);
   });
 
   it('packs loose objects once they pile up past 256, keeping every object, reachable or not', async () => {

@@ -215,10 +215,10 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    * when the branch has only moved forward since (every API commit, most pushes), so recording a push
    * walks what the push added, not the whole history (30 ms at 1,000 loose commits, growing).
    */
-  async statistics(repo: RepoRef, branch: string | null): Promise<RepositoryStatistics> {
+  async statistics(repo: RepoRef, branch: string | null, refs?: Map<string, string>): Promise<RepositoryStatistics> {
     const path = this.path(repo);
     const [commitCount, store] = await Promise.all([
-      branch === null ? 0 : this.commitCount(path, branch),
+      branch === null ? 0 : this.commitCount(path, branch, refs),
       cli.objectStore(path),
     ]);
     if (store.loose >= LOOSE_OBJECTS_TO_PACK || store.packs >= PACKS_TO_ROLL_UP) this.repackSoon(path);
@@ -246,8 +246,8 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     await Promise.all([...this.repacking.values()]);
   }
 
-  private async commitCount(path: string, branch: string): Promise<number> {
-    const tip = await cli.branchTip(path, branch);
+  private async commitCount(path: string, branch: string, refs?: Map<string, string>): Promise<number> {
+    const tip = refs ? refs.get(`refs/heads/${branch}`) : await cli.branchTip(path, branch);
     if (!tip) return 0;
     const last = this.lastCounts.get(path);
     let count: number | undefined;

@@ -79,9 +79,15 @@ export class RefUpdateHooks {
     return {
       env: {
         // Command-line scope (git 2.31+): above any configuration inside the repository itself.
-        GIT_CONFIG_COUNT: '1',
+        GIT_CONFIG_COUNT: '2',
         GIT_CONFIG_KEY_0: 'core.hooksPath',
         GIT_CONFIG_VALUE_0: this.listening.hooksPath,
+        // receive-pack's `git gc --auto` after every push (one more git process each) never finds
+        // work here: Lode repacks a repository itself once its loose objects or packs pile up (the
+        // push statistics' repack, far below gc's thresholds) and housekeeping runs `git gc`, as
+        // GitLab runs its own housekeeping after pushes.
+        GIT_CONFIG_KEY_1: 'receive.autogc',
+        GIT_CONFIG_VALUE_1: 'false',
         LODE_HOOK_PORT: String(this.listening.port),
         LODE_HOOK_SECRET: secret,
       },

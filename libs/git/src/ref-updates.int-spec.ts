@@ -59,3 +59,52 @@ describe('describeRefUpdates of a chain', () => {
     expect(described[0].totalCommitsCount).toBe(2);
   });
 });
+
+/**
+ * A branch update's total is the number of commits `git log` showed while it shows fewer than the
+ * payload's 20; from 20 on it is counted by `git rev-list` (the payload still shows the last 20).
+ */
+describe('describeRefUpdates counting the commits of one update', () => {
+  const tmp = tempDirs();
+  let bare: string;
+  const tips: string[] = [];
+
+  beforeAll(async () => {
+    const work = tmp.make();
+    bare = join(tmp.make(), 'r.git');
+    await gitOk(['init', '-q', '-b', 'master', work]);
+    await gitOk(['init', '-q', '--bare', bare]);
+    for (let i = 0; i <= 21; i++) {
+      await gitOk(['commit', '-q', '--allow-empty', '-m', `commit ${i}`], work);
+      tips.push((await gitOk(['rev-parse', 'HEAD'], work)).trim());
+    }
+    await gitOk(['push', '-q', bare, 'master'], work);
+  });
+  afterAll(() => tmp.removeAll());
+
+  it.each([1, 19, 20, 21])('counts %i commits, showing at most the last 20', async (n) => {
+    const [described] = await describeRefUpdates(
+      bare,
+      [{ ref: 'refs/heads/master', before: tips[0], after: tips[n] }],
+      'master',
+    );
+    expect(described.totalCommitsCount).toBe(n);
+    expect(described.commits.map((c) => c.id)).toEqual(tips.slice(Math.max(1, n - 19), n + 1));
+  });
+
+  it('counts a new branch against the base, and the first branch from its root', async () => {
+    const [first] = await describeRefUpdates(
+      bare,
+      [{ ref: 'refs/heads/master', before: '0'.repeat(40), after: tips[21] }],
+      null,
+    );
+    expect(first.totalCommitsCount).toBe(22);
+    expect(first.commits).toHaveLength(20);
+    const [topic] = await describeRefUpdates(
+      bare,
+      [{ ref: 'refs/heads/topic', before: '0'.repeat(40), after: tips[21] }],
+      'master',
+    );
+    expect(topic).toMatchObject({ totalCommitsCount: 0, commits: [] });
+  });
+});

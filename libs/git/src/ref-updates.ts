@@ -123,10 +123,14 @@ async function describe(path: string, c: RefCommand, base: string | null): Promi
   const range = [c.after];
   if (!isZero(c.before)) range.push(`^${c.before}`);
   else if (base && `refs/heads/${base}` !== c.ref) range.push(`^refs/heads/${base}`);
-  const count = await read(path, ['rev-list', '--count', ...range, '--']);
-  update.totalCommitsCount = parseInt(count.trim(), 10) || 0;
-  if (update.totalCommitsCount > 0)
-    update.commits = (await commits(path, [`--max-count=${PAYLOAD_COMMITS}`, ...range])).reverse();
+  // The shown commits first: fewer than the payload's 20 are all of them, and their number is the
+  // total (a push of a few commits costs one git process, not two); 20 may be a part of more.
+  update.commits = (await commits(path, [`--max-count=${PAYLOAD_COMMITS}`, ...range])).reverse();
+  update.totalCommitsCount = update.commits.length;
+  if (update.commits.length === PAYLOAD_COMMITS) {
+    const count = await read(path, ['rev-list', '--count', ...range, '--']);
+    update.totalCommitsCount = parseInt(count.trim(), 10) || 0;
+  }
   return update;
 }
 

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { EventEmitterAsyncResource } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
+import { getPriority, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { commandStarted, trackProcess } from './process-gauges';
@@ -110,6 +110,29 @@ interface Helper {
   process: ChildProcess;
   socketPath: string;
   ready: Promise<void>;
+  /** How far below this process's CPU priority the helper runs (its children inherit it). */
+  nice: number;
+}
+
+const NICE = '/usr/bin/nice';
+const HAS_NICE = existsSync(NICE);
+
+/**
+ * `file args...` to run at `level` below the priority of the process that starts it: through `nice`
+ * (so the level holds from the child's first instruction and its own children inherit it), where
+ * there is a level to set and a `nice` on the machine.
+ */
+export function atNiceLevel(file: string, args: string[], level: number): [string, string[]] {
+  return level > 0 && HAS_NICE ? [NICE, ['-n', String(level), file, ...args]] : [file, args];
+}
+
+/**
+ * The command for the helper to start at `level`: the helper itself runs at the level it was started
+ * with, so its children need no `nice` in front (an exec of /usr/bin/nice each: two per push over
+ * HTTP) unless another level is asked for.
+ */
+function forHelper(h: Helper, file: string, args: string[], level: number): [string, string[]] {
+  return atNiceLevel(file, args, level - h.nice);
 }
 
 let helper: Helper | undefined;
@@ -132,7 +155,7 @@ interface HandedOff {
 const TAKE_TIMEOUT_MS = 10_000;
 let nextId = 1;
 
-function start(): Helper {
+function start(level: number): Helper {
   // A directory only this user may enter (mkdtemp makes it 0700): the socket starts any process.
   const socketPath = join(mkdtempSync(join(tmpdir(), 'lode-spawn-')), 'helper.sock');
   const child = trackProcess(
@@ -141,6 +164,19 @@ function start(): Helper {
       serialization: 'advanced',
     }),
   );
+  // Lowered while Node is still starting in it, long before it listens and starts any child: every
+  // child it starts then inherits the level, as under `nice`.
+  let nice = 0;
+  if (level > 0 && child.pid !== undefined) {
+    try {
+      // Relative to ours, as `nice -n` is: setPriority takes an absolute level.
+      const own = getPriority(0);
+      setPriority(child.pid, Math.min(19, own + level));
+      nice = Math.min(19, own + level) - own;
+    } catch {
+      // Its children get `nice` in front instead.
+    }
+  }
   let listening!: () => void;
   let failed!: (err: Error) => void;
   const ready = new Promise<void>((resolve, reject) => ((listening = resolve), (failed = reject)));
@@ -166,7 +202,7 @@ function start(): Helper {
   };
   child.on('exit', gone);
   child.on('error', gone);
-  const h: Helper = { process: child, socketPath, ready };
+  const h: Helper = { process: child, socketPath, ready, nice };
   idle(h);
   return h;
 }
@@ -298,15 +334,16 @@ class HelpedChild extends EventEmitterAsyncResource {
 
 /**
  * Starts `file` with `args` from the spawn helper (started on first use, and again when it died),
- * with piped standard input, output and error; answers at once, like `spawn`.
+ * with piped standard input, output and error, `nice` levels below this process's CPU priority;
+ * answers at once, like `spawn`.
  */
-export function spawnFromHelper(file: string, args: string[], options: SpawnOptions): ChildProcess {
-  helper ??= start();
+export function spawnFromHelper(file: string, args: string[], options: SpawnOptions, nice = 0): ChildProcess {
+  helper ??= start(nice);
   const id = nextId++;
   const child = new HelpedChild(id, helper);
   running.set(id, child);
   idle();
-  child.begin(file, args, options).catch((err: unknown) => child.fail(err as Error));
+  child.begin(...forHelper(helper, file, args, nice), options).catch((err: unknown) => child.fail(err as Error));
   return child as unknown as ChildProcess;
 }
 
@@ -343,6 +380,8 @@ export async function sendFileFromHelper(
   args: string[],
   handedOver: () => void,
   limit = HANDED_OFF_LIMIT,
+  /** Levels below this process's CPU priority the process runs at. */
+  nice = 0,
 ): Promise<boolean> {
   // Each is a process until its client has read it all, which a client that stops reading never
   // does: past the limit the caller answers itself, as it does with the helper off. The slot is
@@ -355,7 +394,7 @@ export async function sendFileFromHelper(
     released = true;
   };
   try {
-    return await handOver(socket, head, file, args, handedOver, release);
+    return await handOver(socket, head, file, args, handedOver, release, nice);
   } finally {
     release();
   }
@@ -372,9 +411,11 @@ async function handOver(
   handedOver: () => void,
   /** Called once the download is in `handedOff`, which then counts it. */
   counted: () => void,
+  nice: number,
 ): Promise<boolean> {
-  helper ??= start();
+  helper ??= start(nice);
   const h = helper;
+  [file, args] = forHelper(h, file, args, nice);
   if (
     !(await h.ready.then(
       () => true,

@@ -95,11 +95,21 @@ describe('GitWorkBudget', () => {
   });
 
   it('starts git children at a lower CPU priority than its own process, from the helper or from this process', async () => {
-    for (const [level, spawnHelper] of [
-      [10, true],
-      [10, false],
-      [0, true],
+    // The helper runs at the level of the budget that started it: a budget asking for more than
+    // that (5, then 10) gets `nice` in front of its children.
+    for (const [level, spawnHelper, helperStartedAt] of [
+      [10, true, 10],
+      [10, false, undefined],
+      [0, true, 0],
+      [10, true, 5],
     ] as const) {
+      stopSpawnHelper();
+      if (helperStartedAt !== undefined && helperStartedAt !== level) {
+        const first = budget({ nice: helperStartedAt, spawnHelper: true }).spawn('git', ['--version'], {
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
+        await new Promise((r) => first.once('close', r));
+      }
       const b = budget({ nice: level, spawnHelper });
       // `git cat-file --batch` answers what it reads and runs until its input ends.
       const child = b.spawn('git', ['cat-file', '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { existsSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import type { Socket } from 'node:net';
-import { sendFileFromHelper, spawnFromHelper } from './spawn-helper';
+import { atNiceLevel, sendFileFromHelper, spawnFromHelper } from './spawn-helper';
 
 /** The kinds of heavy git work, each with its own slots. */
 export type GitWorkKind = 'archive' | 'clone' | 'push' | 'walk';
@@ -68,8 +68,7 @@ export interface GitWorkLaneStats {
   abandoned: number;
 }
 
-const NICE = '/usr/bin/nice';
-const HAS_NICE = existsSync(NICE);
+const HAS_NICE = existsSync('/usr/bin/nice');
 
 /**
  * The process's budget for heavy git work (cold archives, clones and fetches, pushes, compares and
@@ -168,15 +167,16 @@ export class GitWorkBudget {
   }
 
   /**
-   * Starts a heavy git child (or its compressor) at the budget's nice level, through `nice` so the
-   * level holds from its first instruction and its own children (pack-objects) inherit it; without
-   * `nice` on the machine, reniced right after the start.
+   * Starts a heavy git child (or its compressor) at the budget's nice level: from the helper, which
+   * runs at that level itself (its children inherit it); without the helper through `nice`, so the
+   * level holds from the child's first instruction and its own children (pack-objects) inherit it,
+   * or, without `nice` on the machine, reniced right after the start.
    */
   spawn(file: string, args: string[], options: SpawnOptions): ChildProcess {
     const level = this.settings.nice;
     // From the small helper process, not this big one (spawn-helper.ts says why).
-    const start = this.settings.spawnHelper ? spawnFromHelper : spawn;
-    const child = start(...this.commandLine(file, args), options);
+    if (this.settings.spawnHelper) return spawnFromHelper(file, args, options, level);
+    const child = spawn(...atNiceLevel(file, args, level), options);
     if (level > 0 && !HAS_NICE && child.pid !== undefined) {
       try {
         // Relative to ours, as `nice -n` is: setPriority takes an absolute level.
@@ -196,14 +196,7 @@ export class GitWorkBudget {
    */
   sendFile(socket: Socket, head: string, file: string, handedOver: () => void): Promise<boolean> {
     if (!this.settings.spawnHelper) return Promise.resolve(false);
-    return sendFileFromHelper(socket, head, ...this.commandLine('cat', ['--', file]), handedOver);
-  }
-
-  /** `file args...` through `nice` at the budget's level, where there is one and a level to set. */
-  private commandLine(file: string, args: string[]): [string, string[]] {
-    return this.settings.nice > 0 && HAS_NICE
-      ? [NICE, ['-n', String(this.settings.nice), file, ...args]]
-      : [file, args];
+    return sendFileFromHelper(socket, head, 'cat', ['--', file], handedOver, undefined, this.settings.nice);
   }
 
   /** For the metrics. */

@@ -35,7 +35,7 @@ export class PushInspector {
     const [updates, described, statistics] = await Promise.all([
       this.git.describeRefUpdates(repo, moved, existingBase),
       gaps.length ? this.git.describeRefUpdates(repo, gaps, existingBase) : Promise.resolve([]),
-      this.git.statistics(repo, base),
+      this.git.statistics(repo, base, refs),
     ]);
     return { own: { updates, defaultBranch, statistics }, gaps: described };
   }

@@ -161,13 +161,19 @@ export class PushRecorder {
   ): Promise<string | undefined> {
     const branches = updates.filter((u) => isBranchRef(u.ref));
     if (!branches.length) return undefined;
-    const [rules, refs] = await Promise.all([
+    // Whether the repository is empty decides only for a push that creates a branch: an update from
+    // an existing tip cannot move in an empty repository (git compares its `before` with the ref),
+    // whatever the rules say of it. So git is asked only when a branch is created.
+    const createsABranch = branches.some((u) => isZeroSha(u.before));
+    const [rules, empty] = await Promise.all([
       this.protectedBranches.forProject(project.id),
-      this.git.refs(projectRepo(project.id)),
+      createsABranch
+        ? this.git.refs(projectRepo(project.id)).then((refs) => ![...refs.keys()].some(isBranchRef))
+        : false,
     ]);
     const repository = {
       defaultBranch: project.default_branch,
-      empty: ![...refs.keys()].some(isBranchRef),
+      empty,
       defaultBranchProtection: this.config.defaultBranchProtection,
     };
     for (const u of branches) {
