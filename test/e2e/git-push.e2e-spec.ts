@@ -204,6 +204,32 @@ describe('pushes recorded as RepositoryPushed', () => {
     });
   });
 
+  it("counts the default branch's commits in each push's statistics, through fast-forwards and a rewrite", async () => {
+    const p = await project('Counted');
+    const dir = await workingCopy(3);
+    const remote = url(p.path_with_namespace, owner.token);
+    const commit = (m: string) => gitOk(['commit', '-q', '--allow-empty', '-m', m], dir);
+    await gitOk(['push', '-q', remote, 'master'], dir);
+    // The first push protected master; the force push below needs it unprotected.
+    const unprotected = await t
+      .http()
+      .delete(`/api/v4/projects/${p.id}/protected_branches/master`)
+      .set('PRIVATE-TOKEN', owner.token);
+    expect(unprotected.status).toBe(204);
+    await commit('four');
+    await commit('five');
+    await gitOk(['push', '-q', remote, 'master'], dir);
+    // Rewritten to two commits fewer than the last push, then moved forward again by one.
+    await gitOk(['reset', '-q', '--hard', 'HEAD~3'], dir);
+    await commit('rewritten');
+    await gitOk(['push', '-q', '--force', remote, 'master'], dir);
+    await commit('after the rewrite');
+    await gitOk(['push', '-q', remote, 'master'], dir);
+    // A push of another branch keeps counting the default branch.
+    await gitOk(['push', '-q', remote, 'master:topic'], dir);
+    expect((await pushes(p.id)).map((e) => e.statistics.commitCount)).toEqual([3, 5, 3, 4, 4]);
+  });
+
   it('keeps the newest 20 commits of a long push and counts them all', async () => {
     const p = await project('Long');
     const dir = await workingCopy(25);

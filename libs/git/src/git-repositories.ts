@@ -233,6 +233,13 @@ export interface Archive {
 }
 
 /** A ref update a push proposes, before git applies it. */
+/** A branch's move from `from` to `to` that is a fast-forward bringing `commits` commits. */
+export interface FastForward {
+  from: string;
+  to: string;
+  commits: number;
+}
+
 export interface ProposedRefUpdate extends RefCommand {
   /** Neither side is zero and the old tip is not an ancestor of the new one (a force push). */
   forced: boolean;
@@ -382,9 +389,16 @@ export abstract class GitRepositories {
   /**
    * Commits reachable from `branch` (0 when it does not exist) and the repository's size on disk.
    * `refs`: the repository's refs as just read (`refs()`), where the caller has them: the branch's
-   * tip is then taken from them instead of asked of git again.
+   * tip is then taken from them instead of asked of git again. `fastForwards`: moves of the branch
+   * known to be fast-forwards (a push's updates the pre-receive check saw were not forced, with the
+   * commits each brought), which let a count step forward without asking git.
    */
-  abstract statistics(repo: RepoRef, branch: string | null, refs?: Map<string, string>): Promise<RepositoryStatistics>;
+  abstract statistics(
+    repo: RepoRef,
+    branch: string | null,
+    refs?: Map<string, string>,
+    fastForwards?: FastForward[],
+  ): Promise<RepositoryStatistics>;
   /** The branch HEAD names, or undefined when HEAD is detached or the repository is unreadable. */
   abstract headBranch(repo: RepoRef): Promise<string | undefined>;
   /** Points HEAD at `branch`, so clones check it out. */

@@ -21,6 +21,7 @@ export {
   type Contributor,
   type FileDiff,
   type FileAtRef,
+  type FastForward,
   type FileEntry,
   type GitHttpOptions,
   type FileAction,

@@ -126,6 +126,26 @@ describe('LocalGitRepositories', () => {
     expect((await git.statistics(repo, 'counted', refs)).commitCount).toBe(5);
     expect((await git.statistics(repo, 'main', refs)).commitCount).toBe(1);
     expect((await git.statistics(repo, 'missing', refs)).commitCount).toBe(0);
+    // Known fast-forwards from the last count to the tip step it forward without a walk: the count
+    // is what they say (a made-up 100 here shows they were used); ones that do not lead from the
+    // last count to the tip are ignored and git counts (from the last count, made up or not).
+    const last = refs.get('refs/heads/counted')!;
+    expect((await git.statistics(repo, 'counted', refs)).commitCount).toBe(5);
+    const tips: string[] = [];
+    for (const m of ['seventh', 'eighth']) {
+      await gitOk(['commit', '-q', '--allow-empty', '-m', m], work);
+      tips.push((await gitOk(['rev-parse', 'HEAD'], work)).trim());
+    }
+    await push('HEAD:refs/heads/counted');
+    const stepped = [
+      { from: last, to: tips[0], commits: 1 },
+      { from: tips[0], to: tips[1], commits: 100 },
+    ];
+    expect((await git.statistics(repo, 'counted', await git.refs(repo), stepped)).commitCount).toBe(106);
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'ninth'], work);
+    await push('HEAD:refs/heads/counted');
+    const elsewhere = [{ from: tips[0], to: tips[1], commits: 100 }];
+    expect((await git.statistics(repo, 'counted', undefined, elsewhere)).commitCount).toBe(107);
   });
 
   it('packs loose objects once they pile up past 256, keeping every object, reachable or not', async () => {

@@ -22,6 +22,7 @@ import {
   type Contributor,
   type FileDiff,
   type FileAtRef,
+  type FastForward,
   type FileEntry,
   type GitHttpOptions,
   type NewCommit,
@@ -215,10 +216,15 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    * when the branch has only moved forward since (every API commit, most pushes), so recording a push
    * walks what the push added, not the whole history (30 ms at 1,000 loose commits, growing).
    */
-  async statistics(repo: RepoRef, branch: string | null, refs?: Map<string, string>): Promise<RepositoryStatistics> {
+  async statistics(
+    repo: RepoRef,
+    branch: string | null,
+    refs?: Map<string, string>,
+    fastForwards: FastForward[] = [],
+  ): Promise<RepositoryStatistics> {
     const path = this.path(repo);
     const [commitCount, store] = await Promise.all([
-      branch === null ? 0 : this.commitCount(path, branch, refs),
+      branch === null ? 0 : this.commitCount(path, branch, refs, fastForwards),
       cli.objectStore(path),
     ]);
     if (store.loose >= LOOSE_OBJECTS_TO_PACK || store.packs >= PACKS_TO_ROLL_UP) this.repackSoon(path);
@@ -246,14 +252,19 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     await Promise.all([...this.repacking.values()]);
   }
 
-  private async commitCount(path: string, branch: string, refs?: Map<string, string>): Promise<number> {
+  private async commitCount(
+    path: string,
+    branch: string,
+    refs: Map<string, string> | undefined,
+    fastForwards: FastForward[],
+  ): Promise<number> {
     const tip = refs ? refs.get(`refs/heads/${branch}`) : await cli.branchTip(path, branch);
     if (!tip) return 0;
     const last = this.lastCounts.get(path);
     let count: number | undefined;
     if (last?.tip === tip) count = last.count;
     else if (last) {
-      const ahead = await cli.commitsAhead(path, last.tip, tip);
+      const ahead = stepsForward(last.tip, tip, fastForwards) ?? (await cli.commitsAhead(path, last.tip, tip));
       if (ahead !== undefined) count = last.count + ahead;
     }
     count ??= await cli.countCommits(path, tip);
@@ -587,4 +598,20 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
       },
     };
   }
+}
+
+/**
+ * The commits from `from` to `tip` when known fast-forwards lead from one to the other, one after
+ * another (a push's update, or the repository API's chain of one-commit updates); undefined otherwise.
+ */
+function stepsForward(from: string, tip: string, fastForwards: FastForward[]): number | undefined {
+  let at = from;
+  let commits = 0;
+  for (let steps = 0; at !== tip && steps < fastForwards.length; steps++) {
+    const step = fastForwards.find((f) => f.from === at);
+    if (!step) return undefined;
+    at = step.to;
+    commits += step.commits;
+  }
+  return at === tip ? commits : undefined;
 }

@@ -79,7 +79,7 @@ export class RefUpdateHooks {
     return {
       env: {
         // Command-line scope (git 2.31+): above any configuration inside the repository itself.
-        GIT_CONFIG_COUNT: '2',
+        GIT_CONFIG_COUNT: '3',
         GIT_CONFIG_KEY_0: 'core.hooksPath',
         GIT_CONFIG_VALUE_0: this.listening.hooksPath,
         // receive-pack's `git gc --auto` after every push (one more git process each) never finds
@@ -88,6 +88,13 @@ export class RefUpdateHooks {
         // GitLab runs its own housekeeping after pushes.
         GIT_CONFIG_KEY_1: 'receive.autogc',
         GIT_CONFIG_VALUE_1: 'false',
+        // receive-pack's connectivity check (`rev-list --objects ... --not --all --alternate-refs`)
+        // runs in the push's quarantine, where the repository's own object store is an alternate:
+        // git starts a `for-each-ref` in the repository to list that alternate's refs, which are
+        // the very refs `--all` already names. `true` lists none, and git execs it directly (no
+        // shell, no git start-up).
+        GIT_CONFIG_KEY_2: 'core.alternateRefsCommand',
+        GIT_CONFIG_VALUE_2: 'true',
         LODE_HOOK_PORT: String(this.listening.port),
         LODE_HOOK_SECRET: secret,
       },

@@ -25,18 +25,24 @@ export class PushInspector {
     projectDefaultBranch: string | null,
     refs: Map<string, string>,
     gaps: RefCommand[] = [],
+    /** Whether an update of `moved` is a fast-forward (the pre-receive check saw it unforced). */
+    isFastForward: (update: RefCommand) => boolean = () => false,
   ): Promise<{ own: InspectedPush; gaps: RefUpdate[] }> {
     const defaultBranch = await this.chooseDefaultBranch(repo, [...gaps, ...moved], projectDefaultBranch, refs);
     // New branches are compared with the default branch as it is after this push (GitLab's heuristic).
     const base = defaultBranch ?? projectDefaultBranch;
     const existingBase = base !== null && refs.has(`refs/heads/${base}`) ? base : null;
-    // Side by side: none reads what another computes, and the statistics' git processes then add
-    // nothing to the push's time beyond the describing ones.
-    const [updates, described, statistics] = await Promise.all([
+    const [updates, described] = await Promise.all([
       this.git.describeRefUpdates(repo, moved, existingBase),
       gaps.length ? this.git.describeRefUpdates(repo, gaps, existingBase) : Promise.resolve([]),
-      this.git.statistics(repo, base, refs),
     ]);
+    // After the descriptions: a fast-forward of the default branch has had its commits counted
+    // there, so the statistics' commit count steps forward by them instead of asking git.
+    const baseRef = `refs/heads/${base}`;
+    const fastForwards = updates
+      .filter((u) => u.ref === baseRef && !isZero(u.before) && !isZero(u.after) && isFastForward(u))
+      .map((u) => ({ from: u.before, to: u.after, commits: u.totalCommitsCount }));
+    const statistics = await this.git.statistics(repo, base, refs, fastForwards);
     return { own: { updates, defaultBranch, statistics }, gaps: described };
   }
 

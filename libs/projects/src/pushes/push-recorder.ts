@@ -72,6 +72,8 @@ export class PushRecorder {
   ): PushSession {
     let pendingId: string | undefined;
     let proposed: RefCommand[] = [];
+    /** The updates the check saw were fast-forwards (`ref before after`). */
+    const fastForwards = new Set<string>();
     const origin = options.viaApi ? 'api' : 'git';
     return {
       check: async (updates) => {
@@ -80,6 +82,7 @@ export class PushRecorder {
           (await this.tagRefusal(project, updates, branchCaller));
         if (refusal) return refusal;
         proposed = updates.map(({ ref, before, after }) => ({ ref, before, after }));
+        for (const u of updates) if (!u.forced) fastForwards.add(updateKey(u));
         pendingId = await this.pending.begin(project.id, proposed, pusher);
         return undefined;
       },
@@ -87,7 +90,7 @@ export class PushRecorder {
         if (pendingId === undefined) return;
         if (moved === false) return this.pending.forget(pendingId);
         if (this.config.faultPauseBeforePushRecordMs > 0) await sleep(this.config.faultPauseBeforePushRecordMs);
-        await this.record(project, pusher, proposed, pendingId, origin);
+        await this.record(project, pusher, proposed, pendingId, origin, (u) => fastForwards.has(updateKey(u)));
       },
     };
   }
@@ -106,6 +109,8 @@ export class PushRecorder {
     commands: RefCommand[],
     pendingPushId: string,
     origin = 'git',
+    /** Whether an update is a fast-forward, where the push's check knew it (the reconciler does not). */
+    isFastForward?: (update: RefCommand) => boolean,
   ): Promise<void> {
     const repo = projectRepo(project.id);
     for (let attempt = 1, moved = 0; ;) {
@@ -120,7 +125,14 @@ export class PushRecorder {
         ]);
         const plan = planChain(own, refs, heads, others);
         const gapCommands = plan.gaps.map((g) => (g.kind === 'step' ? g.step.update : g.update));
-        const push = await this.inspector.inspect(repo, plan.moved, project.default_branch, refs, gapCommands);
+        const push = await this.inspector.inspect(
+          repo,
+          plan.moved,
+          project.default_branch,
+          refs,
+          gapCommands,
+          isFastForward,
+        );
         const gaps = plan.gaps.map((g, i) => ({
           pendingPushId: g.kind === 'step' ? g.step.pendingPushId : undefined,
           userId: g.kind === 'step' ? g.step.pusher.id : pusher.id,
@@ -214,3 +226,5 @@ export class PushRecorder {
     return undefined;
   }
 }
+
+const updateKey = (u: RefCommand) => `${u.ref} ${u.before} ${u.after}`;
