@@ -1,7 +1,10 @@
+import { repositoryPath } from '@app/git';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { git, gitOk } from '../support/git';
 import { createToken, createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -179,6 +182,106 @@ describe('git over smart HTTP', () => {
     const tags = await gitOk(['ls-remote', '--tags', remote]);
     expect(tags).toContain('refs/tags/v1.0');
     expect(tags).toContain('refs/tags/v1.1');
+  });
+
+  /**
+   * What `git http-backend` itself answers (run as the CGI it is, on the same repository): its
+   * headers and body. Lode starts the services without it and must answer the same.
+   */
+  function httpBackend(
+    projectId: number,
+    method: 'GET' | 'POST',
+    pathInfo: string,
+    query: string,
+    protocol = '',
+    body?: Buffer,
+  ): { headers: Record<string, string>; body: Buffer } {
+    const repo = repositoryPath(t.config.dataDir, projectId);
+    const out = spawnSync('/usr/lib/git-core/git-http-backend', [], {
+      input: body,
+      env: {
+        PATH: process.env.PATH,
+        GIT_PROJECT_ROOT: dirname(repo),
+        PATH_INFO: `/${basename(repo)}/${pathInfo}`,
+        GIT_HTTP_EXPORT_ALL: '1',
+        QUERY_STRING: query,
+        REQUEST_METHOD: method,
+        REMOTE_USER: 'git',
+        GIT_PROTOCOL: protocol,
+        ...(body ? { CONTENT_TYPE: 'application/x-git-upload-pack-request', CONTENT_LENGTH: String(body.length) } : {}),
+      },
+    }).stdout;
+    const end = out.indexOf('\r\n\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of out.subarray(0, end).toString().split('\r\n')) {
+      const colon = line.indexOf(':');
+      headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+    }
+    return { headers, body: out.subarray(end + 4) };
+  }
+
+  it('answers the advertisements and an upload-pack request byte for byte as git http-backend does, with its headers', async () => {
+    await commitAndPush(url(pub.path_with_namespace, developer.token), 'advertised.txt');
+    const auth = { Authorization: `Basic ${Buffer.from(`git:${developer.token}`).toString('base64')}` };
+    for (const [service, protocol] of [
+      ['git-upload-pack', ''],
+      ['git-upload-pack', 'version=2'],
+      ['git-receive-pack', ''],
+    ] as const) {
+      const query = `service=${service}`;
+      const res = await fetch(`http://${base}/${pub.path_with_namespace}.git/info/refs?${query}`, {
+        headers: { ...auth, ...(protocol ? { 'Git-Protocol': protocol } : {}) },
+      });
+      const git = httpBackend(pub.id, 'GET', 'info/refs', query, protocol);
+      expect(res.status).toBe(200);
+      for (const h of ['content-type', 'cache-control', 'pragma', 'expires'])
+        expect([h, res.headers.get(h)]).toEqual([h, git.headers[h]]);
+      const body = Buffer.from(await res.arrayBuffer());
+      expect(body.toString()).toBe(git.body.toString());
+      // v0 starts with the service's name; v2 with its version line.
+      expect(body.toString()).toMatch(
+        protocol ? /^000eversion 2\n/ : new RegExp(`^[0-9a-f]{4}# service=${service}\n0000`),
+      );
+    }
+    // A protocol v2 ls-refs request, plain and gzipped (git gzips its larger requests).
+    const lsRefs = Buffer.from('0014command=ls-refs\n00010009peel\n0000');
+    const git = httpBackend(pub.id, 'POST', 'git-upload-pack', '', 'version=2', lsRefs);
+    expect(git.body.toString()).toContain(' refs/heads/master\n');
+    for (const gzipped of [false, true]) {
+      const res = await fetch(`http://${base}/${pub.path_with_namespace}.git/git-upload-pack`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-git-upload-pack-request',
+          'Git-Protocol': 'version=2',
+          ...(gzipped ? { 'Content-Encoding': 'gzip' } : {}),
+        },
+        body: gzipped ? gzipSync(lsRefs) : lsRefs,
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe(git.headers['content-type']);
+      expect(res.headers.get('cache-control')).toBe(git.headers['cache-control']);
+      expect(Buffer.from(await res.arrayBuffer()).toString()).toBe(git.body.toString());
+    }
+  });
+
+  it("refuses a service request of the wrong content type (415, git http-backend's words) and a body that is not gzip (400)", async () => {
+    const wrongType = await fetch(`http://${base}/${pub.path_with_namespace}.git/git-upload-pack`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/plain' },
+      body: '0000',
+    });
+    expect(wrongType.status).toBe(415);
+    expect(await wrongType.text()).toBe(
+      "Expected POST with Content-Type 'application/x-git-upload-pack-request', but received 'text/plain' instead.\n",
+    );
+    const notGzip = await fetch(`http://${base}/${pub.path_with_namespace}.git/git-upload-pack`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-git-upload-pack-request', 'Content-Encoding': 'gzip' },
+      body: 'not gzip at all',
+    });
+    expect(notGzip.status).toBe(400);
+    // The server goes on serving.
+    await gitOk(['ls-remote', url(pub.path_with_namespace)]);
   });
 
   it('leaves the API alone', async () => {

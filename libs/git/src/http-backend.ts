@@ -1,15 +1,30 @@
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import type { StartChild } from './work-budget';
-import { trackProcess } from './process-gauges';
-import { basename, dirname } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createGunzip } from 'node:zlib';
 import type { GitHttpOptions } from './git-repositories';
+import { trackProcess } from './process-gauges';
+import type { StartChild } from './work-budget';
 
-const BACKEND = '/usr/lib/git-core/git-http-backend';
+/** The two services of smart HTTP, by the request's path or `?service=`. */
+const SERVICES = new Set(['upload-pack', 'receive-pack']);
+
+/** A protocol request git itself would pass on: `version=2`, possibly with other `key=value` pairs. */
+const GIT_PROTOCOL = /^[\w.=:-]{1,256}$/;
+
+/** `git http-backend`'s `hdr_nocache`: nothing of smart HTTP may be cached. */
+const NO_CACHE = {
+  Expires: 'Fri, 01 Jan 1980 00:00:00 GMT',
+  Pragma: 'no-cache',
+  'Cache-Control': 'no-cache, max-age=0, must-revalidate',
+};
 
 /**
- * Serves one smart-HTTP request for the bare repository at `repoPath` by running git's own CGI,
- * `git http-backend` (protocol v2, shallow and partial clones, whatever the installed git speaks).
+ * Serves one smart-HTTP request for the bare repository at `repoPath` the way `git http-backend`
+ * does, without starting it: the CGI's own work is a few headers, the `# service=` preamble and an
+ * inflated request body, and then it runs `git upload-pack` or `git receive-pack` and waits. Started
+ * directly, that is one process fewer for each of a push's two requests and a clone's two or more
+ * (GitLab's Workhorse runs the services through Gitaly the same way). Whatever the installed git
+ * speaks still works (protocol v2, shallow and partial clones): the services are git's own.
  * Bodies are streamed both ways with back-pressure: a pack is never held in memory.
  * `service` is the part after the repository (`info/refs`, `git-upload-pack`, `git-receive-pack`).
  */
@@ -22,91 +37,103 @@ export function serveGitHttp(
   options: GitHttpOptions = {},
   /** The ref-update hook's environment for this push (`RefUpdateHooks.register`), and its release. */
   hook?: { env: NodeJS.ProcessEnv; release: () => void },
-  /** How the CGI is started: the work budget's `spawn` (at its nice level). */
+  /** How git is started: the work budget's `spawn` (at its nice level). */
   start: StartChild = spawn,
-): ChildProcess {
-  const query = new URL(req.url ?? '/', 'http://x').search.slice(1);
+): ChildProcess | undefined {
+  const advertisement = service === 'info/refs';
+  const name = (
+    advertisement ? (new URL(req.url ?? '/', 'http://x').searchParams.get('service') ?? '') : service
+  ).replace(/^git-/, '');
+  if (!SERVICES.has(name)) {
+    hook?.release();
+    res.writeHead(403, { 'Content-Type': 'text/plain' }).end('Unsupported service\n');
+    return undefined;
+  }
+  const protocol = header(req, 'git-protocol');
+  const headers: Record<string, string> = {
+    ...NO_CACHE,
+    'Content-Type': `application/x-git-${name}-${advertisement ? 'advertisement' : 'result'}`,
+  };
+  if (!advertisement) {
+    // http-backend's `check_content_type`, in its words.
+    const expected = `application/x-git-${name}-request`;
+    const received = header(req, 'content-type');
+    if (received !== expected) {
+      hook?.release();
+      res
+        .writeHead(415, { ...NO_CACHE, 'Content-Type': 'text/plain' })
+        .end(`Expected POST with Content-Type '${expected}', but received '${received || '(null)'}' instead.\n`);
+      return undefined;
+    }
+  }
+  // http-backend's `run_service`: receive-pack's reflog entries name the pusher.
+  const user = remoteUser || 'anonymous';
+  const address = (req as IncomingMessage & { ip?: string }).ip ?? req.socket.remoteAddress ?? '';
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
-    // The CGI resolves PATH_INFO under GIT_PROJECT_ROOT; giving it only the repository's own
-    // directory keeps it from ever reaching another project's repository.
-    GIT_PROJECT_ROOT: dirname(repoPath),
-    PATH_INFO: `/${basename(repoPath)}/${service}`,
-    // Our code decided access already; without this the CGI wants a `git-daemon-export-ok` file.
-    GIT_HTTP_EXPORT_ALL: '1',
-    QUERY_STRING: query,
-    REQUEST_METHOD: req.method ?? 'GET',
-    CONTENT_TYPE: header(req, 'content-type'),
-    // receive-pack is refused by the CGI when REMOTE_USER is empty.
-    REMOTE_USER: remoteUser,
-    // Express' `req.ip` where there is one: the client behind a trusted proxy (LODE_TRUSTED_PROXIES).
-    REMOTE_ADDR: (req as IncomingMessage & { ip?: string }).ip ?? req.socket.remoteAddress ?? '',
-    // Without it the CGI silently falls back to protocol v0.
-    GIT_PROTOCOL: header(req, 'git-protocol'),
-    // git gzips large upload-pack requests; the CGI inflates them only when told.
-    HTTP_CONTENT_ENCODING: header(req, 'content-encoding'),
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_COMMITTER_NAME: user,
+    GIT_COMMITTER_EMAIL: `${user}@http.${address || '(none)'}`,
+    ...hook?.env,
   };
-  const length = header(req, 'content-length');
-  if (length) env.CONTENT_LENGTH = length;
-  Object.assign(env, hook?.env);
-
-  const cgi = trackProcess(
-    start(BACKEND, [], { env, stdio: ['pipe', 'pipe', 'pipe'] }) as ChildProcessWithoutNullStreams,
+  // Without it the service silently speaks protocol v0.
+  if (protocol && GIT_PROTOCOL.test(protocol)) env.GIT_PROTOCOL = protocol;
+  const args = advertisement ? [name, '--advertise-refs', repoPath] : [name, '--stateless-rpc', repoPath];
+  const child = trackProcess(
+    start('git', args, { env, stdio: ['pipe', 'pipe', 'pipe'] }) as ChildProcessWithoutNullStreams,
   );
   const stop = () => {
-    if (cgi.exitCode === null && cgi.signalCode === null) cgi.kill();
+    if (child.exitCode === null && child.signalCode === null) child.kill();
   };
   // A client that goes away mid-pack must not leave upload-pack or receive-pack running.
   res.on('close', stop);
-  cgi.on('close', () => hook?.release());
-  cgi.on('error', () => fail(res, 500));
-  // The CGI may exit before reading the whole body (an error, a refused push): ignore EPIPE.
-  cgi.stdin.on('error', () => undefined);
-  cgi.stderr.resume();
-  req.pipe(cgi.stdin);
-
-  let head = Buffer.alloc(0);
-  const onHead = (chunk: Buffer) => {
-    head = Buffer.concat([head, chunk]);
-    let end = head.indexOf('\r\n\r\n');
-    let sep = 4;
-    if (end < 0) {
-      end = head.indexOf('\n\n');
-      sep = 2;
-    }
-    if (end < 0) {
-      if (head.length > 64 * 1024) {
-        stop();
-        fail(res, 502);
-      }
-      return;
-    }
-    cgi.stdout.off('data', onHead);
-    cgi.stdout.off('end', onEarlyEnd);
-    let status = 200;
-    for (const line of head.subarray(0, end).toString('latin1').split(/\r?\n/)) {
-      const m = /^([^:]+):\s*(.*)$/.exec(line);
-      if (!m) continue;
-      if (m[1].toLowerCase() === 'status') status = parseInt(m[2], 10) || 500;
-      else res.setHeader(m[1], m[2]);
-    }
-    res.statusCode = status;
-    const rest = head.subarray(end + sep);
-    if (rest.length) res.write(rest);
-    // pipe() pauses the CGI whenever the socket's buffer is full.
-    const { beforeEnd } = options;
-    if (!beforeEnd) return void cgi.stdout.pipe(res);
-    cgi.stdout.pipe(res, { end: false });
-    cgi.on('close', (code) => {
-      beforeEnd(code === 0)
-        .catch(() => undefined)
-        .finally(() => res.end());
+  child.on('close', () => hook?.release());
+  child.on('error', () => fail(res, 500));
+  // git may exit before reading the whole body (an error, a refused push): ignore EPIPE.
+  child.stdin.on('error', () => undefined);
+  child.stderr.resume();
+  const encoding = header(req, 'content-encoding');
+  if (advertisement) child.stdin.end();
+  else if (encoding === 'gzip' || encoding === 'x-gzip') {
+    // git gzips large upload-pack requests (http-backend's `inflate_request`).
+    const gunzip = createGunzip();
+    gunzip.on('error', () => {
+      stop();
+      fail(res, 400, 'The request body is not valid gzip\n');
     });
+    req.pipe(gunzip).pipe(child.stdin);
+  } else req.pipe(child.stdin);
+
+  // The head goes with git's first bytes, so a service that fails before saying anything (a
+  // repository gone from the disk) is a 500 rather than a 200 with an empty body.
+  let started = false;
+  const begin = () => {
+    if (started || res.headersSent) return;
+    started = true;
+    res.writeHead(200, headers);
+    // http-backend's preamble: the service's name first, except in protocol v2 (determined as
+    // git's `determine_protocol_version_server`: any `version=2` among the colon-separated keys).
+    if (advertisement && !protocol.split(':').includes('version=2'))
+      res.write(`${pktLine(`# service=git-${name}\n`)}0000`);
   };
-  const onEarlyEnd = () => fail(res, 502);
-  cgi.stdout.on('data', onHead);
-  cgi.stdout.on('end', onEarlyEnd);
-  return cgi;
+  child.stdout.once('data', begin);
+  const { beforeEnd } = options;
+  // pipe() pauses git whenever the socket's buffer is full.
+  child.stdout.pipe(res, { end: false });
+  child.on('close', (code) => {
+    if (!started && code !== 0) return fail(res, 500);
+    begin();
+    if (!beforeEnd) return void res.end();
+    beforeEnd(code === 0)
+      .catch(() => undefined)
+      .finally(() => res.end());
+  });
+  return child;
+}
+
+/** One pkt-line: four hex digits of length (themselves included), then the payload. */
+function pktLine(payload: string): string {
+  return (Buffer.byteLength(payload) + 4).toString(16).padStart(4, '0') + payload;
 }
 
 function header(req: IncomingMessage, name: string): string {
@@ -114,7 +141,7 @@ function header(req: IncomingMessage, name: string): string {
   return Array.isArray(v) ? v.join(', ') : (v ?? '');
 }
 
-export function fail(res: ServerResponse, status: number): void {
-  if (!res.headersSent) res.writeHead(status, { 'Content-Type': 'text/plain' }).end();
+export function fail(res: ServerResponse, status: number, message?: string): void {
+  if (!res.headersSent) res.writeHead(status, { 'Content-Type': 'text/plain' }).end(message);
   else res.destroy();
 }

@@ -512,6 +512,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
         release?.();
         throw err;
       }
+      if (!cgi) return release?.();
       if (release) {
         cgi.once('close', release);
         cgi.once('error', release);
