@@ -39,7 +39,7 @@ export class AuditEventProjection implements Projector {
 async function record(e: Recorded, db: EntityManager, memory: AuditMemory): Promise<void> {
   const recall: Recall = (type, id) => memory.recall(type, id);
   if (audited(e)) {
-    const entries = (await describe(e, recall)).slice(0, ENTRIES_PER_EVENT);
+    const entries = (await describe(e, recall, (keys) => memory.recallMany(keys))).slice(0, ENTRIES_PER_EVENT);
     for (const [ordinal, entry] of entries.entries())
       await db.query(
         `insert into audit_events (id, global_position, author_id, entity_type, entity_id, details, created_at)

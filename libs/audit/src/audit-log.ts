@@ -21,6 +21,8 @@ export interface Remembered {
   state: Record<string, unknown>;
 }
 export type Recall = (type: RememberedType, id: number) => Promise<Remembered | undefined>;
+/** Several recalls at once, in order (the table's memory asks them in one statement). */
+export type RecallMany = (keys: readonly (readonly [RememberedType, number])[]) => Promise<(Remembered | undefined)[]>;
 
 export interface AuditEntry {
   authorId: number;
@@ -153,15 +155,34 @@ function valueChanges(changes: Record<string, unknown>, before: Record<string, u
 }
 
 /** Every entry an audited event makes, in order (their ordinals make their ids). */
-export async function describe(e: Recorded, recall: Recall): Promise<AuditEntry[]> {
+export async function describe(
+  e: Recorded,
+  recall: Recall,
+  recallMany: RecallMany = async (keys) => {
+    const found: (Remembered | undefined)[] = [];
+    for (const [type, id] of keys) found.push(await recall(type, id));
+    return found;
+  },
+): Promise<AuditEntry[]> {
   const m = e.metadata;
   const authorId = m.actorId!;
   const entity = entityOf(e) ?? { type: 'User' as const, id: authorId };
-  const self = await recall(entity.type, entity.id);
-  const author = await recall('User', authorId);
-  const token = m.tokenId !== undefined ? await recall('Token', m.tokenId) : undefined;
-  const sudo = m.sudoBy !== undefined ? await recall('User', m.sudoBy) : undefined;
-  const impersonator = m.impersonatedBy !== undefined ? await recall('User', m.impersonatedBy) : undefined;
+  // Every entry names these: asked together (one statement against the table, not up to five).
+  const asked: (readonly [RememberedType, number])[] = [
+    [entity.type, entity.id],
+    ['User', authorId],
+  ];
+  const at = (type: RememberedType, id: number | undefined) => (id === undefined ? -1 : asked.push([type, id]) - 1);
+  const [tokenAt, sudoAt, impersonatorAt] = [
+    at('Token', m.tokenId),
+    at('User', m.sudoBy),
+    at('User', m.impersonatedBy),
+  ];
+  const found = await recallMany(asked);
+  const [self, author] = found;
+  const token = found[tokenAt];
+  const sudo = found[sudoAt];
+  const impersonator = found[impersonatorAt];
   const entityPath = self?.path ?? pathFromEvent(e);
   const itself = { id: entity.id, type: entity.type, details: entityPath };
 

@@ -9,6 +9,8 @@ import type { Remembered, RememberedType } from './audit-log';
  */
 export interface AuditMemory {
   recall(type: RememberedType, id: number): Promise<Remembered | undefined>;
+  /** `recall` of each key, in order. */
+  recallMany(keys: readonly (readonly [RememberedType, number])[]): Promise<(Remembered | undefined)[]>;
   put(type: RememberedType, id: number, path: string | null, name: string | null, state: State): Promise<void>;
   forget(type: RememberedType, id: number): Promise<void>;
   /**
@@ -21,6 +23,8 @@ export interface AuditMemory {
 type State = Record<string, unknown>;
 
 const RECALL_SQL = `select path, name, state from audit_entities where entity_type = $1 and entity_id = $2`;
+const RECALL_MANY_SQL = `select entity_type, entity_id, path, name, state from audit_entities
+  where (entity_type, entity_id) in (select * from unnest($1::text[], $2::int[]))`;
 const PUT_SQL = `insert into audit_entities (entity_type, entity_id, path, name, state) values ($1, $2, $3, $4, $5)
   on conflict (entity_type, entity_id) do update set path = excluded.path, name = excluded.name, state = excluded.state`;
 const FORGET_SQL = `delete from audit_entities where entity_type = $1 and entity_id = $2`;
@@ -47,13 +51,31 @@ const MOVES_WITH_PREFIX = new Set<RememberedType>(['Group', 'Project']);
 export function tableAuditMemory(db: EntityManager): AuditMemory {
   const read = new Map<string, Remembered | undefined>();
   const keyOf = (type: RememberedType, id: number) => `${type}:${id}`;
+  const recall = async (type: RememberedType, id: number) => {
+    const key = keyOf(type, id);
+    if (read.has(key)) return read.get(key);
+    const found = ((await db.query(RECALL_SQL, [type, id])) as Remembered[])[0];
+    read.set(key, found);
+    return found;
+  };
   return {
-    async recall(type, id) {
-      const key = keyOf(type, id);
-      if (read.has(key)) return read.get(key);
-      const found = ((await db.query(RECALL_SQL, [type, id])) as Remembered[])[0];
-      read.set(key, found);
-      return found;
+    recall,
+    async recallMany(keys) {
+      const missing = keys.filter(([type, id]) => !read.has(keyOf(type, id)));
+      if (missing.length === 1) await recall(...missing[0]);
+      else if (missing.length) {
+        const rows = (await db.query(RECALL_MANY_SQL, [
+          missing.map(([t]) => t),
+          missing.map(([, id]) => id),
+        ])) as (Remembered & {
+          entity_type: RememberedType;
+          entity_id: number;
+        })[];
+        for (const [type, id] of missing) read.set(keyOf(type, id), undefined);
+        for (const { entity_type, entity_id, path, name, state } of rows)
+          read.set(keyOf(entity_type, entity_id), { path, name, state });
+      }
+      return keys.map(([type, id]) => read.get(keyOf(type, id)));
     },
     async put(type, id, path, name, state) {
       read.delete(keyOf(type, id));
@@ -110,6 +132,11 @@ export class HeldAuditMemory {
   over(db: EntityManager): AuditMemory {
     return {
       recall: (type, id) => this.recall(db, type, id),
+      recallMany: async (keys) => {
+        const found: (Remembered | undefined)[] = [];
+        for (const [type, id] of keys) found.push(await this.recall(db, type, id));
+        return found;
+      },
       put: async (type, id, path, name, state) => {
         this.hold(type, id, { path: asText(path), name: asText(name), state: asJsonb(state) as State }, true);
         await this.keepWithinBudget(db);
