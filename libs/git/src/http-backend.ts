@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { access } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import type { GitHttpOptions } from './git-repositories';
 import { trackProcess } from './process-gauges';
@@ -49,7 +50,9 @@ export function serveGitHttp(
     res.writeHead(403, { 'Content-Type': 'text/plain' }).end('Unsupported service\n');
     return undefined;
   }
-  const protocol = header(req, 'git-protocol');
+  // Passed on only when it looks like what git sends; the preamble below follows what was passed.
+  const sent = header(req, 'git-protocol');
+  const protocol = GIT_PROTOCOL.test(sent) ? sent : '';
   const headers: Record<string, string> = {
     ...NO_CACHE,
     'Content-Type': `application/x-git-${name}-${advertisement ? 'advertisement' : 'result'}`,
@@ -77,7 +80,7 @@ export function serveGitHttp(
     ...hook?.env,
   };
   // Without it the service silently speaks protocol v0.
-  if (protocol && GIT_PROTOCOL.test(protocol)) env.GIT_PROTOCOL = protocol;
+  if (protocol) env.GIT_PROTOCOL = protocol;
   const args = advertisement ? [name, '--advertise-refs', repoPath] : [name, '--stateless-rpc', repoPath];
   const child = trackProcess(
     start('git', args, { env, stdio: ['pipe', 'pipe', 'pipe'] }) as ChildProcessWithoutNullStreams,
@@ -85,10 +88,24 @@ export function serveGitHttp(
   const stop = () => {
     if (child.exitCode === null && child.signalCode === null) child.kill();
   };
+  /** Answered otherwise (a spawn error, a body that is not gzip): git's output is not sent. */
+  let answered = false;
+  const refuse = (status: number, message?: string) => {
+    if (answered) return;
+    answered = true;
+    stop();
+    // Whatever git still says goes nowhere (never written to a response already ended).
+    child.stdout.unpipe(res);
+    child.stdout.resume();
+    fail(res, status, message);
+  };
   // A client that goes away mid-pack must not leave upload-pack or receive-pack running.
   res.on('close', stop);
   child.on('close', () => hook?.release());
-  child.on('error', () => fail(res, 500));
+  child.on('error', () => {
+    hook?.release();
+    refuse(500);
+  });
   // git may exit before reading the whole body (an error, a refused push): ignore EPIPE.
   child.stdin.on('error', () => undefined);
   child.stderr.resume();
@@ -97,18 +114,16 @@ export function serveGitHttp(
   else if (encoding === 'gzip' || encoding === 'x-gzip') {
     // git gzips large upload-pack requests (http-backend's `inflate_request`).
     const gunzip = createGunzip();
-    gunzip.on('error', () => {
-      stop();
-      fail(res, 400, 'The request body is not valid gzip\n');
-    });
+    gunzip.on('error', () => refuse(400, 'The request body is not valid gzip\n'));
     req.pipe(gunzip).pipe(child.stdin);
   } else req.pipe(child.stdin);
 
-  // The head goes with git's first bytes, so a service that fails before saying anything (a
-  // repository gone from the disk) is a 500 rather than a 200 with an empty body.
+  // The head goes with git's first bytes, so a service that fails before saying anything is
+  // answered as http-backend would have refused it: 404 for a repository gone from the disk
+  // (its `enter_repo`), 500 otherwise, rather than a 200 with an empty body.
   let started = false;
   const begin = () => {
-    if (started || res.headersSent) return;
+    if (started || answered || res.headersSent) return;
     started = true;
     res.writeHead(200, headers);
     // http-backend's preamble: the service's name first, except in protocol v2 (determined as
@@ -117,17 +132,35 @@ export function serveGitHttp(
       res.write(`${pktLine(`# service=git-${name}\n`)}0000`);
   };
   child.stdout.once('data', begin);
-  const { beforeEnd } = options;
   // pipe() pauses git whenever the socket's buffer is full.
   child.stdout.pipe(res, { end: false });
-  child.on('close', (code) => {
-    if (!started && code !== 0) return fail(res, 500);
-    begin();
-    if (!beforeEnd) return void res.end();
-    beforeEnd(code === 0)
-      .catch(() => undefined)
-      .finally(() => res.end());
+  // The answer ends once git's output has all been handed to the response: a child started by the
+  // spawn helper reports its exit as soon as its socket ends, with output the response has not
+  // taken yet still buffered (a clone to a slow client).
+  const drained = new Promise<void>((resolve) => {
+    if (child.stdout.readableEnded) return resolve();
+    child.stdout.once('end', resolve);
+    res.once('close', resolve);
   });
+  const { beforeEnd } = options;
+  child.on('close', (code) => {
+    const silent = !started && code !== 0;
+    if (!silent) begin();
+    // A push's record runs whatever git's status (its refs may have moved before a failure or a
+    // kill) and before the client hears the end.
+    void (beforeEnd ? beforeEnd(code === 0).catch(() => undefined) : Promise.resolve())
+      .then(() => (silent ? refuseSilent() : drained))
+      .finally(() => {
+        if (!answered) res.end();
+      });
+  });
+  const refuseSilent = async () => {
+    const exists = await access(repoPath).then(
+      () => true,
+      () => false,
+    );
+    refuse(exists ? 500 : 404, exists ? undefined : 'Repository not found\n');
+  };
   return child;
 }
 

@@ -92,6 +92,22 @@ describe('describeRefUpdates counting the commits of one update', () => {
     expect(described.commits.map((c) => c.id)).toEqual(tips.slice(Math.max(1, n - 19), n + 1));
   });
 
+  it('keeps a commit whose message holds the record separator whole, and counts it once', async () => {
+    const work = tmp.make();
+    await gitOk(['clone', '-q', bare, work]);
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'odd \x01 byte'], work);
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'plain'], work);
+    const head = (await gitOk(['rev-parse', 'HEAD'], work)).trim();
+    await gitOk(['push', '-q', 'origin', 'HEAD:refs/heads/odd'], work);
+    const [described] = await describeRefUpdates(
+      bare,
+      [{ ref: 'refs/heads/odd', before: tips[21], after: head }],
+      'master',
+    );
+    expect(described.totalCommitsCount).toBe(2);
+    expect(described.commits.map((c) => c.message)).toEqual(['odd \x01 byte\n', 'plain\n']);
+  });
+
   it('counts a new branch against the base, and the first branch from its root', async () => {
     const [first] = await describeRefUpdates(
       bare,

@@ -77,7 +77,7 @@ async function chainCommits(path: string, chain: RefCommand[]): Promise<PushedCo
     '--',
   ]);
   const byId = new Map<string, { parents: string; commit: PushedCommit }>();
-  for (const record of out.split(RECORD).filter(Boolean)) {
+  for (const record of commitRecords(out)) {
     const cut = record.indexOf(FIELD, record.indexOf(FIELD) + 1);
     const commit = parseCommit(record.slice(0, record.indexOf(FIELD)) + record.slice(cut));
     byId.set(commit.id, { parents: record.slice(record.indexOf(FIELD) + 1, cut), commit });
@@ -146,7 +146,16 @@ async function commits(path: string, args: string[]): Promise<PushedCommit[]> {
     ...args,
     '--',
   ]);
-  return out.split(RECORD).filter(Boolean).map(parseCommit);
+  return commitRecords(out).map(parseCommit);
+}
+
+/**
+ * `git log`'s records, each starting at RECORD and a commit id: a RECORD byte inside a commit
+ * message (git keeps control bytes) does not start a record, so it neither splits a commit nor
+ * counts as one more (a push's total is the number of records when it is under 20).
+ */
+function commitRecords(out: string): string[] {
+  return out.split(new RegExp(`${RECORD}(?=[0-9a-f]{40,64}${FIELD})`)).filter(Boolean);
 }
 
 function parseCommit(record: string): PushedCommit {

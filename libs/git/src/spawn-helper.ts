@@ -165,7 +165,9 @@ function start(level: number): Helper {
     }),
   );
   // Lowered while Node is still starting in it, long before it listens and starts any child: every
-  // child it starts then inherits the level, as under `nice`.
+  // child it starts then inherits the level, as under `nice`. The helper's own few instructions per
+  // child (start, relay stderr and exit) run at that level too: under load they wait with the git
+  // work they serve, not ahead of the API.
   let nice = 0;
   if (level > 0 && child.pid !== undefined) {
     try {

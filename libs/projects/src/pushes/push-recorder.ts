@@ -173,13 +173,14 @@ export class PushRecorder {
   ): Promise<string | undefined> {
     const branches = updates.filter((u) => isBranchRef(u.ref));
     if (!branches.length) return undefined;
-    // Whether the repository is empty decides only for a push that creates a branch: an update from
-    // an existing tip cannot move in an empty repository (git compares its `before` with the ref),
-    // whatever the rules say of it. So git is asked only when a branch is created.
-    const createsABranch = branches.some((u) => isZeroSha(u.before));
+    // Whether the repository is empty decides only for a push that creates or deletes a branch: an
+    // update from one tip to another cannot move in an empty repository (git compares its `before`
+    // with the ref), whatever the rules say of it. (A deletion of a branch that does not exist is
+    // no move either, but an empty protected repository refuses it: that refusal is kept.)
+    const createsOrDeletes = branches.some((u) => isZeroSha(u.before) || isZeroSha(u.after));
     const [rules, empty] = await Promise.all([
       this.protectedBranches.forProject(project.id),
-      createsABranch
+      createsOrDeletes
         ? this.git.refs(projectRepo(project.id)).then((refs) => ![...refs.keys()].some(isBranchRef))
         : false,
     ]);
