@@ -24,6 +24,15 @@ export type Recall = (type: RememberedType, id: number) => Promise<Remembered | 
 /** Several recalls at once, in order (the table's memory asks them in one statement). */
 export type RecallMany = (keys: readonly (readonly [RememberedType, number])[]) => Promise<(Remembered | undefined)[]>;
 
+/** RecallMany as one `recall` after another (a memory with nothing to batch). */
+export const recallEach =
+  (recall: Recall): RecallMany =>
+  async (keys) => {
+    const found: (Remembered | undefined)[] = [];
+    for (const [type, id] of keys) found.push(await recall(type, id));
+    return found;
+  };
+
 export interface AuditEntry {
   authorId: number;
   entityType: AuditEntityType;
@@ -158,11 +167,7 @@ function valueChanges(changes: Record<string, unknown>, before: Record<string, u
 export async function describe(
   e: Recorded,
   recall: Recall,
-  recallMany: RecallMany = async (keys) => {
-    const found: (Remembered | undefined)[] = [];
-    for (const [type, id] of keys) found.push(await recall(type, id));
-    return found;
-  },
+  recallMany: RecallMany = recallEach(recall),
 ): Promise<AuditEntry[]> {
   const m = e.metadata;
   const authorId = m.actorId!;

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import type { Remembered, RememberedType } from './audit-log';
+import { recallEach, type Remembered, type RememberedType } from './audit-log';
 
 /**
  * What the audit projector remembers (`audit_entities`): names, paths, current values and members,
@@ -130,13 +130,10 @@ export class HeldAuditMemory {
 
   /** The memory for one event's statements, written back (when it must) through `db`. */
   over(db: EntityManager): AuditMemory {
+    const recall = (type: RememberedType, id: number) => this.recall(db, type, id);
     return {
-      recall: (type, id) => this.recall(db, type, id),
-      recallMany: async (keys) => {
-        const found: (Remembered | undefined)[] = [];
-        for (const [type, id] of keys) found.push(await this.recall(db, type, id));
-        return found;
-      },
+      recall,
+      recallMany: recallEach(recall),
       put: async (type, id, path, name, state) => {
         this.hold(type, id, { path: asText(path), name: asText(name), state: asJsonb(state) as State }, true);
         await this.keepWithinBudget(db);

@@ -232,7 +232,6 @@ export interface Archive {
   cached: boolean;
 }
 
-/** A ref update a push proposes, before git applies it. */
 /** A branch's move from `from` to `to` that is a fast-forward bringing `commits` commits. */
 export interface FastForward {
   from: string;
@@ -240,6 +239,7 @@ export interface FastForward {
   commits: number;
 }
 
+/** A ref update a push proposes, before git applies it. */
 export interface ProposedRefUpdate extends RefCommand {
   /** Neither side is zero and the old tip is not an ancestor of the new one (a force push). */
   forced: boolean;

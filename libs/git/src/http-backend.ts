@@ -3,14 +3,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { access } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import type { GitHttpOptions } from './git-repositories';
+import { GIT_PROTOCOL } from './pack-service';
 import { trackProcess } from './process-gauges';
 import type { StartChild } from './work-budget';
 
 /** The two services of smart HTTP, by the request's path or `?service=`. */
 const SERVICES = new Set(['upload-pack', 'receive-pack']);
-
-/** A protocol request git itself would pass on: `version=2`, possibly with other `key=value` pairs. */
-const GIT_PROTOCOL = /^[\w.=:-]{1,256}$/;
 
 /** `git http-backend`'s `hdr_nocache`: nothing of smart HTTP may be cached. */
 const NO_CACHE = {

@@ -11,7 +11,7 @@ const SUBCOMMANDS: Record<GitPackService, string> = {
 };
 
 /** A protocol request git itself would pass on: `version=2`, possibly with other `key=value` pairs. */
-const GIT_PROTOCOL = /^[\w.=:-]{1,256}$/;
+export const GIT_PROTOCOL = /^[\w.=:-]{1,256}$/;
 
 /**
  * Runs one git service over a byte stream (git over SSH: the channel is the stream), the way sshd

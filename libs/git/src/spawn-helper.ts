@@ -115,7 +115,23 @@ interface Helper {
 }
 
 const NICE = '/usr/bin/nice';
-const HAS_NICE = existsSync(NICE);
+export const HAS_NICE = existsSync(NICE);
+
+/**
+ * Lowers a started process's CPU priority by `level` below this process's (as `nice -n` does:
+ * setPriority takes an absolute level, at most 19): how far below it now runs, 0 when it could not
+ * be lowered (the process already gone).
+ */
+export function lowerPriority(pid: number, level: number): number {
+  try {
+    const own = getPriority(0);
+    const lowered = Math.min(19, own + level);
+    setPriority(pid, lowered);
+    return lowered - own;
+  } catch {
+    return 0;
+  }
+}
 
 /**
  * `file args...` to run at `level` below the priority of the process that starts it: through `nice`
@@ -168,17 +184,8 @@ function start(level: number): Helper {
   // child it starts then inherits the level, as under `nice`. The helper's own few instructions per
   // child (start, relay stderr and exit) run at that level too: under load they wait with the git
   // work they serve, not ahead of the API.
-  let nice = 0;
-  if (level > 0 && child.pid !== undefined) {
-    try {
-      // Relative to ours, as `nice -n` is: setPriority takes an absolute level.
-      const own = getPriority(0);
-      setPriority(child.pid, Math.min(19, own + level));
-      nice = Math.min(19, own + level) - own;
-    } catch {
-      // Its children get `nice` in front instead.
-    }
-  }
+  // Where it could not be lowered, its children get `nice` in front instead.
+  const nice = level > 0 && child.pid !== undefined ? lowerPriority(child.pid, level) : 0;
   let listening!: () => void;
   let failed!: (err: Error) => void;
   const ready = new Promise<void>((resolve, reject) => ((listening = resolve), (failed = reject)));

@@ -1,9 +1,7 @@
 import { Unavailable, type GitBudgetSettings } from '@app/platform';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { getPriority, setPriority } from 'node:os';
 import type { Socket } from 'node:net';
-import { atNiceLevel, sendFileFromHelper, spawnFromHelper } from './spawn-helper';
+import { atNiceLevel, HAS_NICE, lowerPriority, sendFileFromHelper, spawnFromHelper } from './spawn-helper';
 
 /** The kinds of heavy git work, each with its own slots. */
 export type GitWorkKind = 'archive' | 'clone' | 'push' | 'walk';
@@ -67,8 +65,6 @@ export interface GitWorkLaneStats {
   /** Waiters whose client went away before they got a slot. */
   abandoned: number;
 }
-
-const HAS_NICE = existsSync('/usr/bin/nice');
 
 /**
  * The process's budget for heavy git work (cold archives, clones and fetches, pushes, compares and
@@ -177,14 +173,8 @@ export class GitWorkBudget {
     // From the small helper process, not this big one (spawn-helper.ts says why).
     if (this.settings.spawnHelper) return spawnFromHelper(file, args, options, level);
     const child = spawn(...atNiceLevel(file, args, level), options);
-    if (level > 0 && !HAS_NICE && child.pid !== undefined) {
-      try {
-        // Relative to ours, as `nice -n` is: setPriority takes an absolute level.
-        setPriority(child.pid, Math.min(19, getPriority(0) + level));
-      } catch {
-        // The child may already be gone; it ran at our priority.
-      }
-    }
+    // The child may already be gone: it ran at our priority.
+    if (level > 0 && !HAS_NICE && child.pid !== undefined) lowerPriority(child.pid, level);
     return child;
   }
 
