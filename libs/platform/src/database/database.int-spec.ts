@@ -1,6 +1,6 @@
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 import { LodeConfig } from '../config/lode-config';
-import { ensureDatabase, runMigrations, withOwnConnection } from './database';
+import { dataSourceOptions, ensureDatabase, runMigrations, withOwnConnection } from './database';
 
 const SERVER = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -115,4 +115,41 @@ describe('withOwnConnection', () => {
     }
     expect(open).toBe(0);
   });
+});
+
+describe("the pool's idle connections", () => {
+  const applicationName = `lode-idle-pool-${process.pid}`;
+  const config = Object.assign(new LodeConfig(), {
+    databaseUrl: SERVER,
+    embeddedDatabase: false,
+    dbConnectTimeoutMs: 2000,
+    dbStatementTimeoutMs: 30_000,
+  });
+  const pool = new Pool({
+    ...(dataSourceOptions(config).extra as object),
+    connectionString: SERVER,
+    application_name: applicationName,
+  });
+  const admin = new Client({ connectionString: SERVER });
+  const open = async () =>
+    (
+      await admin.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where application_name = $1`, [
+        applicationName,
+      ])
+    ).rows[0].n;
+
+  beforeAll(() => admin.connect());
+  afterAll(async () => {
+    await pool.end();
+    await admin.end();
+  });
+
+  it('are kept through a quiet spell longer than pg closes them after (10 s), not opened again for the next load', async () => {
+    // Three statements at once hold three connections.
+    await Promise.all([1, 2, 3].map(() => pool.query('select pg_sleep(0.05)')));
+    expect(await open()).toBe(3);
+    await new Promise((r) => setTimeout(r, 11_000));
+    expect(await open()).toBe(3);
+    expect(pool.totalCount).toBe(3);
+  }, 20_000);
 });

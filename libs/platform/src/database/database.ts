@@ -120,6 +120,13 @@ function poolOptions(config: LodeConfig): Record<string, unknown> {
   const statement = config.dbStatementTimeoutMs;
   return {
     max: 20,
+    // Idle connections are kept (pg closes them after 10 s by default). A load arriving after a quiet
+    // spell otherwise opens up to 20 backends at once, each planning Lode's statements afresh: measured
+    // (bench/RESULTS.md, twelfth session) 100 creations a second after 20-25 s of quiet answered
+    // 400-800 ms for their first 2-3 s with the default, under 250 ms with the connections kept. A
+    // process holds no more connections than its busiest moment needed; a dead one is dropped by the
+    // pool on its error, as before.
+    idleTimeoutMillis: 0,
     connectionTimeoutMillis: connectTimeoutMs(config),
     application_name: `lode-${config.role}`,
     keepAlive: true,
