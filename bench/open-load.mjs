@@ -6,6 +6,7 @@
 // back and then wait for the next one-second tick, so requests arrive in bursts at the start of
 // every second; and it "corrects" latencies with an expected interval of ceil(1 / rate) = 1 ms,
 // which fills the histogram with synthetic 1, 2, 3 ... ms samples. Both distort P50/P90/P99.
+import { appendFileSync } from 'node:fs';
 import http from 'node:http';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -42,7 +43,9 @@ export async function openLoad(url, { rate, duration, headers = {}, method, body
   const latencies = [];
   let non2xx = 0;
   let errors = 0;
+  const timeline = process.env.LODE_BENCH_TIMELINE ? [] : undefined;
   const record = (status, ms) => {
+    timeline?.push(`${Math.round(performance.now() - start - ms)}\t${Math.round(ms)}\t${status}`);
     if (status === 0) errors++;
     else if (status < 200 || status > 299) non2xx++;
     else latencies.push(ms);
@@ -60,6 +63,13 @@ export async function openLoad(url, { rate, duration, headers = {}, method, body
     inflight.push(fire(due, record, agent));
   }
   await Promise.all(inflight);
+  // LODE_BENCH_TIMELINE=FILE: every answer as `ms after the start it was sent<TAB>ms it took<TAB>status`,
+  // under a `# start <epoch ms>` line, to find when in a run the slow ones came.
+  if (timeline)
+    appendFileSync(
+      process.env.LODE_BENCH_TIMELINE,
+      `# start ${Math.round(performance.timeOrigin + start)}\n${timeline.join('\n')}\n`,
+    );
   const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
   latencies.sort((a, b) => a - b);

@@ -15,6 +15,10 @@
 //                                   (after the RSS is read), to see what its heap holds
 //   LODE_BENCH_KEEP_DB=1 npm run bench ...   keep the run's database (lode_bench_<id>) to study its
 //                                   outbox and read models afterwards; drop it yourself
+//   LODE_BENCH_TIMELINE=FILE npm run bench ...   every open-load answer (sent at, took, status) into
+//                                   FILE, to see when in a run the slow ones came
+//   LODE_BENCH_LOG_LEVEL=info npm run bench ...  the server's log level (warn otherwise), with
+//                                   2> FILE: its requests and background passes beside the timeline
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
 import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';

@@ -65,7 +65,7 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     LODE_DATA_DIR: dataDir,
     LODE_ROOT_TOKEN: rootToken,
     LODE_REDIS_PREFIX: `lode-bench-${id}`,
-    LODE_LOG_LEVEL: 'warn',
+    LODE_LOG_LEVEL: process.env.LODE_BENCH_LOG_LEVEL ?? 'warn',
     LODE_SSH_PORT: options.ssh ? String(port + 1) : '0',
     LODE_SSH_HOST: '127.0.0.1',
     NODE_ENV: 'production',

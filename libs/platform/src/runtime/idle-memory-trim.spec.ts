@@ -1,28 +1,39 @@
 import { LodeConfig } from '../config/lode-config';
-import { BurstEnd, IdleMemoryTrim } from './idle-memory-trim';
+import { BurstEnd, IdleMemoryTrim, TRIM_ABOVE_BYTES } from './idle-memory-trim';
 
 const busy = (active: number) => ({ active, utilization: active / 2000 });
 const quiet = { active: 10, utilization: 0.005 };
+const large = TRIM_ABOVE_BYTES + 1;
 
 describe('BurstEnd: when a burst of work is over', () => {
   it('trims at the first idle tick after five seconds of busy loop, then counts anew', () => {
     const burst = new BurstEnd();
-    expect(burst.tick(busy(1900))).toBe(false);
-    expect(burst.tick(busy(1900))).toBe(false);
+    expect(burst.tick(busy(1900), large)).toBe(false);
+    expect(burst.tick(busy(1900), large)).toBe(false);
     // 3.8 s of work so far: an idle tick is not the end of a burst yet.
-    expect(burst.tick(quiet)).toBe(false);
-    expect(burst.tick(busy(1900))).toBe(false); // 5.7 s, but still busy
-    expect(burst.tick(quiet)).toBe(true);
+    expect(burst.tick(quiet, large)).toBe(false);
+    expect(burst.tick(busy(1900), large)).toBe(false); // 5.7 s, but still busy
+    expect(burst.tick(quiet, large)).toBe(true);
     // Idle ticks after a trim never trim again until new work adds up.
-    for (let i = 0; i < 100; i++) expect(burst.tick(quiet)).toBe(false);
-    for (let i = 0; i < 3; i++) burst.tick(busy(1900));
-    expect(burst.tick(quiet)).toBe(true);
+    for (let i = 0; i < 100; i++) expect(burst.tick(quiet, large)).toBe(false);
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), large);
+    expect(burst.tick(quiet, large)).toBe(true);
+  });
+
+  it('leaves a process at or under TRIM_ABOVE_BYTES alone when its burst ends, and waits for the next burst', () => {
+    const burst = new BurstEnd();
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), TRIM_ABOVE_BYTES);
+    expect(burst.tick(quiet, TRIM_ABOVE_BYTES)).toBe(false);
+    // That burst is over: growing later while idle does not make it trim.
+    for (let i = 0; i < 10; i++) expect(burst.tick(quiet, large)).toBe(false);
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), large);
+    expect(burst.tick(quiet, large)).toBe(true);
   });
 
   it('never trims under steady light use, however long it lasts', () => {
     const burst = new BurstEnd();
     // 5 % of the loop, all day: work adds up, but no tick is idle.
-    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(100))).toBe(false);
+    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(100), large)).toBe(false);
   });
 });
 

@@ -15,6 +15,15 @@ const IDLE_UTILIZATION = 0.02;
  * takes some 100-300 ms on two cores, so it is kept for after real work.
  */
 const BUSY_BEFORE_TRIM_MS = 5_000;
+/**
+ * A trim runs only when the process holds more than this. It costs the next burst: the pages given
+ * back are faulted in again and the heap regrown through extra collections, so the first second of
+ * load after one answered up to 300 ms where it answered 100 ms without (bench/RESULTS.md, twelfth
+ * session: GET /projects/:id at 500 req/s, 157 of its first 500 answers over 50 ms). Below this the
+ * memory given back is worth less than that; above it (a server's high-water mark after its heaviest
+ * workloads, 340 MB and more) it is what keeps the process near its resting size.
+ */
+export const TRIM_ABOVE_BYTES = 256 * 1024 * 1024;
 
 /** V8's own collection, with the options Node's `--expose-gc` function takes. */
 type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
@@ -26,12 +35,15 @@ type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resor
 export class BurstEnd {
   private busyMs = 0;
 
-  /** Counts one tick's loop use; answers whether to trim now (and starts counting anew if so). */
-  tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>): boolean {
+  /**
+   * Counts one tick's loop use; answers whether to trim now: a burst has ended (counting starts anew
+   * then) and the process holds more than TRIM_ABOVE_BYTES.
+   */
+  tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>, residentBytes: number): boolean {
     this.busyMs += use.active;
     if (use.utilization >= IDLE_UTILIZATION || this.busyMs < BUSY_BEFORE_TRIM_MS) return false;
     this.busyMs = 0;
-    return true;
+    return residentBytes > TRIM_ABOVE_BYTES;
   }
 }
 
@@ -45,6 +57,12 @@ export class BurstEnd {
  * runs that collection (`flavor: 'last-resort'`, which Node's `--expose-gc` function offers; the
  * function is fetched without the command-line flag). The pause (100-300 ms on two cores) falls
  * where nothing waits; a request arriving during it waits that long, once per burst.
+ *
+ * The collection also shrinks V8's young generation to its minimum (1 MB a semi-space by default).
+ * The next burst then scavenged every few milliseconds and promoted its requests' short-lived objects
+ * (measured, bench/RESULTS.md twelfth session: 100 project creations a second answered up to 800 ms
+ * for their first seconds after a trim); `npm start` sets `--min-semi-space-size` to the maximum so
+ * the young generation keeps its size.
  */
 @Injectable()
 export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -74,7 +92,7 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     const now = performance.eventLoopUtilization();
     const use = performance.eventLoopUtilization(now, this.last);
     this.last = now;
-    if (this.burst.tick(use)) this.trim();
+    if (this.burst.tick(use, process.memoryUsage.rss())) this.trim();
   }
 
   /** One memory-reducing collection; answers the resident bytes it gave back (0 when it could not run). */
