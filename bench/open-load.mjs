@@ -63,6 +63,7 @@ export async function openLoad(url, { rate, duration, headers = {}, method, body
     inflight.push(fire(due, record, agent));
   }
   await Promise.all(inflight);
+  const elapsed = (performance.now() - start) / 1000;
   // LODE_BENCH_TIMELINE=FILE: every answer as `ms after the start it was sent<TAB>ms it took<TAB>status`,
   // under a `# start <epoch ms>` line, to find when in a run the slow ones came.
   if (timeline)
@@ -70,7 +71,6 @@ export async function openLoad(url, { rate, duration, headers = {}, method, body
       process.env.LODE_BENCH_TIMELINE,
       `# start ${Math.round(performance.timeOrigin + start)}\n${timeline.join('\n')}\n`,
     );
-  const elapsed = (performance.now() - start) / 1000;
   agent.destroy();
   latencies.sort((a, b) => a - b);
   const at = (p) => Math.ceil(percentile(latencies, p));

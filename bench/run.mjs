@@ -32,8 +32,9 @@ import { repository, WORKLOADS } from './workloads.mjs';
 const args = process.argv.slice(2);
 /**
  * A server's memory is judged at rest: right after a workload V8's heap is wherever its last
- * collection left it, and once the process idles it hands its spare pages back
- * (LODE_IDLE_MEMORY_TRIM: a 2 s tick of idle loop after 5 s of work). Both figures are logged.
+ * collection left it, and once the process idles it hands its spare pages back when it holds more
+ * than 256 MB (LODE_IDLE_MEMORY_TRIM: a 2 s tick of idle loop after 5 s of work). Both figures are
+ * logged.
  */
 const REST_MS = 6000;
 
