@@ -269,6 +269,98 @@ describe('the cache of public project answers', () => {
     }
   });
 
+  /** A public project with one small file, and that file's blob id. */
+  async function projectWithBlob(
+    content = `kept blob ${unique()}\n`,
+  ): Promise<{ id: number; blob: string; content: string }> {
+    const p = await publicProject();
+    const made = await as(owner.token)
+      .post(`/projects/${p.id}/repository/files/notes.txt`)
+      .send({ branch: 'master', commit_message: 'notes', content });
+    expect(made.status).toBe(201);
+    const tree = await as(owner.token).get(`/projects/${p.id}/repository/tree?ref=master`);
+    const blob = (tree.body as Json[]).find((e) => e.name === 'notes.txt')!.id as string;
+    return { id: p.id, blob, content };
+  }
+  const rawUrl = (id: number, blob: string) => `/api/v4/projects/${id}/repository/blobs/${blob}/raw`;
+  const raw = (id: number, blob: string, http: Http = t.http) => http().get(rawUrl(id, blob));
+  const fastBlobs = (app: INestApplication = t.app) => metric(app, 'lode_public_blob_answers_total');
+
+  /** Reads a blob anonymously until the answer comes from before the route (the counter moves), and returns it. */
+  async function servedFast(id: number, blob: string, app: INestApplication = t.app, http: Http = t.http) {
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const before = await fastBlobs(app);
+      const res = await raw(id, blob, http);
+      expect(res.status).toBe(200);
+      if ((await fastBlobs(app)) === before + 1) return res;
+    }
+    throw new Error(`project ${id}: no raw read came from memory`);
+  }
+
+  it("answers an anonymous raw read of a public project's kept blob from memory, as the route does", async () => {
+    const { id, blob, content } = await projectWithBlob();
+    const routed = await raw(id, blob);
+    expect(routed.status).toBe(200);
+    const fast = await servedFast(id, blob);
+    expect(fast.text).toBe(content);
+    for (const h of [
+      'content-type',
+      'content-length',
+      'content-disposition',
+      'x-content-type-options',
+      'content-security-policy',
+      'x-frame-options',
+    ])
+      expect(fast.headers[h]).toBe(routed.headers[h]);
+    expect(fast.headers['x-request-id']).toMatch(/\S/);
+    expect(await metric(t.app, 'lode_blob_cache_hits_total')).toBeGreaterThan(0);
+    expect(await metric(t.app, 'lode_blob_cache_bytes')).toBeGreaterThan(0);
+
+    // What the fast path never answers: credentials (a bad token is still refused), a parameter, an
+    // abbreviated id, another project's id for the same blob, a missing blob.
+    const before = await fastBlobs();
+    expect((await raw(id, blob).set('PRIVATE-TOKEN', 'nope')).status).toBe(401);
+    expect((await t.http().get(`${rawUrl(id, blob)}?private_token=nope`)).status).toBe(401);
+    expect((await as(fan.token).get(`/projects/${id}/repository/blobs/${blob}/raw`)).text).toBe(content);
+    expect((await raw(id, blob.slice(0, 12))).text).toBe(content);
+    const other = await publicProject();
+    const elsewhere = await raw(other.id, blob);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body).toEqual({ message: '404 Blob Not Found' });
+    expect(await fastBlobs()).toBe(before);
+  });
+
+  it('never answers a raw read of a project made private, deleted, or never public', async () => {
+    const { id, blob, content } = await projectWithBlob();
+    await servedFast(id, blob);
+    expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'private' })).status).toBe(200);
+    expect((await raw(id, blob)).status).toBe(404);
+    expect((await as(owner.token).get(`/projects/${id}/repository/blobs/${blob}/raw`)).text).toBe(content);
+    expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'public' })).status).toBe(200);
+    expect((await servedFast(id, blob)).text).toBe(content);
+    // A change to another project leaves this one remembered: the very next read is answered from memory.
+    const neighbour = await publicProject();
+    expect((await as(owner.token).put(`/projects/${neighbour.id}`).send({ description: 'elsewhere' })).status).toBe(
+      200,
+    );
+    const before = await fastBlobs();
+    expect((await raw(id, blob)).text).toBe(content);
+    expect(await fastBlobs()).toBe(before + 1);
+    expect((await as(owner.token).delete(`/projects/${id}`)).status).toBe(202);
+    expect((await raw(id, blob)).status).toBe(404);
+
+    const hidden = await createProject(t, { visibility: 'private' }, owner.token);
+    const made = await as(owner.token)
+      .post(`/projects/${hidden.id}/repository/files/secret.txt`)
+      .send({ branch: 'master', commit_message: 'secret', content: 'secret\n' });
+    expect(made.status).toBe(201);
+    const secret = (await as(owner.token).get(`/projects/${hidden.id}/repository/tree`)).body[0].id as string;
+    // The blob is kept (the owner read it) but the project was never found public.
+    expect((await as(owner.token).get(`/projects/${hidden.id}/repository/blobs/${secret}/raw`)).status).toBe(200);
+    expect((await raw(hidden.id, secret)).status).toBe(404);
+    expect((await raw(hidden.id, secret)).status).toBe(404);
+  });
+
   // Two applications on one database share nothing but it (as security.e2e-spec.ts's second API process).
   describeOnServers('a second Lode on the same database', () => {
     const other = secondAppFor(() => t);
@@ -283,6 +375,16 @@ describe('the cache of public project answers', () => {
         const name = `Round ${round} ${unique()}`;
         expect((await as(owner.token).put(`/projects/${p.id}`).send({ visibility: 'public', name })).status).toBe(200);
         expect((await anon(p.id, otherHttp)).body.name).toBe(name);
+      }
+    });
+
+    it("never answers a raw read of a project's blob after the first made it private", async () => {
+      const { id, blob, content } = await projectWithBlob();
+      for (let round = 0; round < 3; round += 1) {
+        expect((await servedFast(id, blob, other.app(), otherHttp)).text).toBe(content);
+        expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'private' })).status).toBe(200);
+        expect((await raw(id, blob, otherHttp)).status).toBe(404);
+        expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'public' })).status).toBe(200);
       }
     });
 

@@ -20,7 +20,8 @@ import {
   sendClientError,
 } from '@app/platform';
 import { PublicProjectAnswers, publicProjectAnswersMiddleware } from '@app/projects';
-import { GitHttpMiddleware } from '@app/repositories';
+import { GitHttpMiddleware, publicBlobMiddleware } from '@app/repositories';
+import { GitRepositories } from '@app/git';
 import { WebPages } from '@app/web';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
@@ -90,7 +91,13 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   // An anonymous GET /api/v4/projects/<id> of a public project, answered from memory before the Nest
   // pipeline when the answer is kept (libs/projects' PublicProjectAnswers says when that is safe).
   const answers = optional(app, PublicProjectAnswers);
-  if (answers) app.use(publicProjectAnswersMiddleware(answers, app.get(RequestRateLimits, { strict: false })));
+  if (answers) {
+    const limits = app.get(RequestRateLimits, { strict: false });
+    app.use(publicProjectAnswersMiddleware(answers, limits));
+    // So is an anonymous raw read of a public project's blob by its full id, when the bytes are kept.
+    const git = optional(app, GitRepositories);
+    if (git) app.use(publicBlobMiddleware(answers, git, limits, app.get(Metrics)));
+  }
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
   // process serves no HTTP side, as in a worker-only test module).
   const git = gitMiddleware(app);

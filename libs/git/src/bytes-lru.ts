@@ -11,6 +11,11 @@ export class BytesLru<V> {
     private readonly largest: number,
   ) {}
 
+  /** The most one value may cost and still be kept. */
+  get largestBytes(): number {
+    return this.largest;
+  }
+
   /** The bytes kept now. */
   get bytes(): number {
     return this.total;

@@ -2,6 +2,7 @@ import { Metrics } from '@app/platform';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { Counter, Gauge } from 'prom-client';
 import { GitProcessGauges } from './process-gauges';
+import { GitRepositories } from './git-repositories';
 import { GIT_WORK_KINDS, GitWorkBudget, type GitWorkLaneStats } from './work-budget';
 
 /** Registers the git port's gauges with the process's metrics (read at scrape time). */
@@ -10,6 +11,7 @@ export class GitMetrics implements OnModuleInit {
   constructor(
     private readonly metrics: Metrics,
     private readonly budget: GitWorkBudget,
+    private readonly git: GitRepositories,
   ) {}
 
   onModuleInit(): void {
@@ -28,8 +30,23 @@ export class GitMetrics implements OnModuleInit {
       'git archive processes started by this process (cold archives; one per archive however many ask at once)',
       GitProcessGauges.archivesStarted,
     );
-    const budget = this.budget;
+    const git = this.git;
     const registers = [this.metrics.registry];
+    this.metrics.gauge(
+      'lode_blob_cache_bytes',
+      'Bytes of small blobs kept in memory by id (LODE_BLOB_CACHE_BYTES)',
+      () => git.blobCache().bytes,
+    );
+    new Counter({
+      name: 'lode_blob_cache_hits_total',
+      help: 'Blob reads (raw blobs, the files API) answered from the blobs kept in memory',
+      registers,
+      collect(this: Counter) {
+        this.reset();
+        this.inc(git.blobCache().hits);
+      },
+    });
+    const budget = this.budget;
     const labelNames = ['kind'] as const;
     /** A series per kind from the budget's figures, read at scrape time. */
     const perKind = (read: (s: GitWorkLaneStats) => number) =>

@@ -421,6 +421,13 @@ export abstract class GitRepositories {
   abstract blob(repo: RepoRef, sha: string): Promise<BlobInfo | undefined>;
   /** A blob's bytes for a raw download: small ones whole, large ones streamed. */
   abstract rawBlob(repo: RepoRef, sha: string): Promise<HeldBlob | RawBlob | undefined>;
+  /**
+   * The small blob `sha` (a full object id) when this process keeps it in memory (LODE_BLOB_CACHE_BYTES),
+   * at once and without git; undefined otherwise (not kept, abbreviated, large), and `rawBlob` reads it.
+   */
+  abstract keptBlob(repo: RepoRef, sha: string): HeldBlob | undefined;
+  /** The bytes of small blobs kept in memory, and how many reads they answered. */
+  abstract blobCache(): { bytes: number; hits: number };
   /** Branches by name, each with its tip and whether `defaultBranch` contains it. */
   abstract branches(repo: RepoRef, defaultBranch: string | undefined): Promise<Branch[]>;
   /** GitLab's compare: commits reachable from `to` and not from `from`, diffs from their merge base to `to`. */

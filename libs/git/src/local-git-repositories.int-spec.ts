@@ -243,6 +243,56 @@ describe('LocalGitRepositories', () => {
     expect(again).toMatchObject({ cached: true, size: first.size, etag: first.etag });
   });
 
+  it('keeps small blobs read by id in memory (LODE_BLOB_CACHE_BYTES), by full id and repository only', async () => {
+    writeFileSync(join(work, 'tiny.txt'), 'hi\n');
+    writeFileSync(join(work, 'big.bin'), Buffer.alloc(100 * 1024, 7));
+    await gitOk(['add', 'tiny.txt', 'big.bin'], work);
+    await gitOk(['commit', '-q', '-m', 'blobs'], work);
+    await gitOk(['push', '-q', repositoryPath(dataDir, 7), 'HEAD:refs/heads/blobs'], work);
+    const entries = (await git.tree(repo, 'blobs', '', false))!;
+    const tiny = entries.find((e) => e.name === 'tiny.txt')!.id;
+    const big = entries.find((e) => e.name === 'big.bin')!.id;
+    const hits = () => git.blobCache().hits;
+
+    expect(git.keptBlob(repo, tiny)).toBeUndefined();
+    // Read by an abbreviation: kept by the full id it names, never looked up by one.
+    expect(await git.rawBlob(repo, tiny.slice(0, 10))).toMatchObject({ sha: tiny, size: 3 });
+    expect(git.keptBlob(repo, tiny.slice(0, 10))).toBeUndefined();
+    const kept = git.keptBlob(repo, tiny)!;
+    expect(kept).toMatchObject({ sha: tiny, size: 3, binary: false, content: Buffer.from('hi\n') });
+    // Memory of its own, not a view into one of Node's shared 8 KB slabs.
+    expect(kept.content.buffer.byteLength).toBe(3);
+    const before = hits();
+    expect(await git.rawBlob(repo, tiny)).toBe(kept);
+    expect(hits()).toBe(before + 1);
+    // Another repository holds no such blob: never answered from this one's.
+    expect(git.keptBlob(projectRepo(8), tiny)).toBeUndefined();
+    // Over 64 KB: read whole (under 1 MB) but not kept.
+    expect(await git.rawBlob(repo, big)).toMatchObject({ sha: big, size: 100 * 1024, binary: false });
+    expect(git.keptBlob(repo, big)).toBeUndefined();
+    expect(git.blobCache().bytes).toBeGreaterThan(3);
+    expect(git.blobCache().bytes).toBeLessThan(4096);
+    // The files API reads the kept bytes after the path's entry.
+    const file = await git.fileAtRef(repo, 'blobs', 'tiny.txt');
+    expect(file?.file).toMatchObject({ blobId: tiny, content: Buffer.from('hi\n') });
+    expect(hits()).toBe(before + 2);
+  });
+
+  it('keeps no blob when LODE_BLOB_CACHE_BYTES is 0', async () => {
+    const config = new LodeConfig();
+    config.dataDir = dataDir;
+    config.blobCacheBytes = 0;
+    const uncached = new LocalGitRepositories(config);
+    try {
+      const [entry] = (await uncached.tree(repo, 'blobs', '', false))!.filter((e) => e.name === 'tiny.txt');
+      expect(await uncached.rawBlob(repo, entry.id)).toMatchObject({ size: 3 });
+      expect(uncached.keptBlob(repo, entry.id)).toBeUndefined();
+      expect(uncached.blobCache()).toEqual({ bytes: 0, hits: 0 });
+    } finally {
+      await uncached.onModuleDestroy();
+    }
+  });
+
   it('clones a fork from its source and removes a repository with its archive cache', async () => {
     const fork = projectRepo(31);
     await git.cloneBare(repo, fork);

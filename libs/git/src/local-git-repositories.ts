@@ -97,7 +97,7 @@ const ABANDONED_CREATION_MS = 60 * 60_000;
 export class LocalGitRepositories extends GitRepositories implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Git');
   private readonly reads: NodegitRepositories;
-  private readonly rawBlobs = new RawBlobs();
+  private readonly rawBlobs: RawBlobs;
   private readonly archives: ArchiveStore;
   private readonly hooks: RefUpdateHooks;
   private readonly counts = new PromiseCache<number>(HISTORY_CACHE);
@@ -121,6 +121,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     const heavy = this.budget;
     this.archives = new ArchiveStore(config.dataDir, this.budget);
     this.commitLists = new CommitListCache(config.commitListCacheBytes);
+    this.rawBlobs = new RawBlobs(config.blobCacheBytes);
     this.reads = new NodegitRepositories(
       config.commitCacheBytes,
       (walk) => heavy.run('walk', () => walk(heavy.settings.nice)),
@@ -305,6 +306,14 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
 
   rawBlob(repo: RepoRef, sha: string): Promise<HeldBlob | RawBlob | undefined> {
     return this.rawBlobs.open(this.path(repo), sha);
+  }
+
+  keptBlob(repo: RepoRef, sha: string): HeldBlob | undefined {
+    return this.rawBlobs.kept(this.path(repo), sha);
+  }
+
+  blobCache(): { bytes: number; hits: number } {
+    return this.rawBlobs.blobCache;
   }
 
   branches(repo: RepoRef, defaultBranch: string | undefined): Promise<Branch[]> {

@@ -6,6 +6,11 @@ import { CatFilePool, parseHeader, type ObjectHeader } from './cat-file';
 import type { HeldBlob, RawBlob } from './git-repositories';
 
 const SHA = /^[0-9a-f]{4,64}$/i;
+/**
+ * A blob's whole id as git prints it (SHA-1 or SHA-256, lower case): only such a name is kept by, since
+ * an abbreviation that names one object today can name two after a push.
+ */
+export const FULL_OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 const HEADER_LIMIT = 256;
 /**
  * Ref names the cat-file path resolves: branch, tag and commit-id spellings only, which git and
@@ -37,6 +42,11 @@ const HELD_BLOB_BYTES = 1024 * 1024;
  */
 const PATH_ENTRY_CACHE_BYTES = 2 * 1024 * 1024;
 
+/** The largest blob kept in memory by id: small files are what is read most often, one at a time. */
+const KEPT_BLOB_LARGEST = 64 * 1024;
+/** What a kept blob costs beyond its bytes (the entry, the object, the key). */
+const KEPT_BLOB_OVERHEAD = 256;
+
 /**
  * Raw blob reads. The size comes first, from the repository's long-lived `git cat-file` (no process
  * start per request); a small blob's bytes come through the same process and are sent with one
@@ -47,9 +57,50 @@ export class RawBlobs {
   private readonly pool = new CatFilePool();
   /** `<commit>:<path>`'s header by repository, commit id and path. */
   private readonly pathEntries = new BytesLru<ObjectHeader>(PATH_ENTRY_CACHE_BYTES, 4096);
+  /**
+   * Small blobs by repository and full id (LODE_BLOB_CACHE_BYTES): an object's bytes never change, and
+   * a repository's path is never reused by another project (ids are not), so an entry is never stale.
+   */
+  private readonly blobs: BytesLru<HeldBlob>;
+  private blobHits = 0;
+
+  constructor(blobCacheBytes = 0) {
+    this.blobs = new BytesLru<HeldBlob>(blobCacheBytes, Math.min(KEPT_BLOB_LARGEST, blobCacheBytes / 4));
+  }
+
+  /** The blob `sha` (a full id) of `repo` when it is kept in memory; no git, no wait. */
+  kept(repo: string, sha: string): HeldBlob | undefined {
+    if (!FULL_OBJECT_ID.test(sha)) return undefined;
+    const blob = this.blobs.get(`${repo}\0${sha}`);
+    if (blob) this.blobHits += 1;
+    return blob;
+  }
+
+  /** The bytes kept of small blobs, and how many reads they answered. */
+  get blobCache(): { bytes: number; hits: number } {
+    return { bytes: this.blobs.bytes, hits: this.blobHits };
+  }
+
+  /** A held blob from cat-file's answer, kept when small. */
+  private held(repo: string, sha: string, content: Buffer): HeldBlob {
+    const key = `${repo}\0${sha}`;
+    const cost = content.length + 2 * key.length + KEPT_BLOB_OVERHEAD;
+    // A small Buffer is a view into one of Node's shared 8 KB slabs: kept as it is, a 10-byte file
+    // would hold a whole slab. A kept blob gets memory of its own, so the bound counts what is held.
+    let own = content;
+    if (cost <= this.blobs.largestBytes && content.byteLength !== content.buffer.byteLength) {
+      own = Buffer.allocUnsafeSlow(content.length);
+      content.copy(own);
+    }
+    const blob = { sha, size: own.length, binary: own.subarray(0, SNIFF).includes(0), content: own };
+    this.blobs.set(key, blob, cost);
+    return blob;
+  }
 
   async open(repo: string, sha: string): Promise<HeldBlob | RawBlob | undefined> {
     if (!SHA.test(sha)) return undefined;
+    const kept = this.kept(repo, sha);
+    if (kept) return kept;
     let header;
     try {
       header = await this.pool.info(repo, sha);
@@ -60,8 +111,7 @@ export class RawBlobs {
     if (header.size > HELD_BLOB_BYTES) return openRawBlob(repo, header.sha);
     const answer = await this.pool.contents(repo, header.sha).catch(() => undefined);
     if (!answer) return openRawBlob(repo, header.sha);
-    const { content } = answer;
-    return { sha: header.sha, size: content.length, binary: content.subarray(0, SNIFF).includes(0), content };
+    return this.held(repo, header.sha, answer.content);
   }
 
   /**
@@ -85,9 +135,14 @@ export class RawBlobs {
       const entry = await this.pathEntry(repo, commit.sha, file);
       if (!entry || entry.type !== 'blob') return { commit: commit.sha };
       if (entry.size > HELD_BLOB_BYTES) return undefined;
+      const kept = this.kept(repo, entry.sha);
+      if (kept) return { commit: commit.sha, file: { sha: entry.sha, content: kept.content } };
       const answer = await this.pool.contents(repo, entry.sha);
       if (!answer) return undefined;
-      return { commit: commit.sha, file: { sha: entry.sha, content: answer.content } };
+      return {
+        commit: commit.sha,
+        file: { sha: entry.sha, content: this.held(repo, entry.sha, answer.content).content },
+      };
     } catch {
       return undefined;
     }

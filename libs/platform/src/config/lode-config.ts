@@ -60,6 +60,11 @@ export class LodeConfig {
   /** Bytes of tree listings (a tree's entries never change) kept for the tree and file APIs; 0 keeps none. */
   treeCacheBytes = 16 * 1024 * 1024;
   /**
+   * Bytes of small blobs (up to 64 KB each) kept as read by full id for the raw blob and files APIs (a
+   * blob's bytes never change); 0 keeps none.
+   */
+  blobCacheBytes = 8 * 1024 * 1024;
+  /**
    * The heavy git work budget (libs/git's GitWorkBudget): how many of each kind run at once in one
    * process, sized from the core count, how long a request waits for a slot (then 503 with
    * Retry-After), how many may wait, and the nice level git children start at (0: the server's own).
@@ -240,6 +245,7 @@ export class LodeConfig {
     );
     c.commitCacheBytes = int(env.LODE_COMMIT_CACHE_BYTES, c.commitCacheBytes, 'LODE_COMMIT_CACHE_BYTES');
     c.treeCacheBytes = int(env.LODE_TREE_CACHE_BYTES, c.treeCacheBytes, 'LODE_TREE_CACHE_BYTES');
+    c.blobCacheBytes = int(env.LODE_BLOB_CACHE_BYTES, c.blobCacheBytes, 'LODE_BLOB_CACHE_BYTES');
     const budget = c.gitBudget;
     // 0 would refuse every request of its kind: a slot count is at least 1. Each variable is spelt
     // out below, as the settings test finds them in this source.

@@ -1,5 +1,10 @@
-import type { Recorded } from '@app/platform';
-import { ALL_PUBLIC_PROJECTS, publicProjectInvalidationRoute, publicProjectKey } from './public-project-answers';
+import { Invalidations, LodeConfig, type Metrics, type Recorded } from '@app/platform';
+import {
+  ALL_PUBLIC_PROJECTS,
+  PublicProjectAnswers,
+  publicProjectInvalidationRoute,
+  publicProjectKey,
+} from './public-project-answers';
 
 const event = (type: string, data: Record<string, unknown>): Recorded =>
   ({
@@ -51,5 +56,65 @@ describe('publicProjectInvalidationRoute', () => {
   it('leaves answers alone for events that name no project and change no namespace', () => {
     for (const type of ['UserActivityRecorded', 'AccessTokenCreated', 'GroupMemberAdded', 'SshKeyAdded', 'UserCreated'])
       expect(keys(type, { userId: 4, groupId: 2 })).toEqual([]);
+  });
+});
+
+describe('PublicProjectAnswers: projects remembered public for anonymous reads of their code', () => {
+  /** One process on the embedded database: `caughtUp` holds at once, so only the evictions decide. */
+  const answers = (projectCacheBytes = 8 * 1024 * 1024) => {
+    const config = new LodeConfig();
+    config.embeddedDatabase = true;
+    config.projectCacheBytes = projectCacheBytes;
+    const metricsSink = { counter: () => ({ inc: () => undefined }), gauge: () => undefined } as unknown as Metrics;
+    return new PublicProjectAnswers(config, new Invalidations(config), metricsSink);
+  };
+
+  it('remembers a project an anonymous read found public, until an eviction names it', async () => {
+    const a = answers();
+    expect(await a.isPublic(7)).toBe(false);
+    a.notePublic(7, a.epoch);
+    a.notePublic(8, a.epoch);
+    expect(await a.isPublic(7)).toBe(true);
+    a.evict([publicProjectKey(7)]);
+    expect(await a.isPublic(7)).toBe(false);
+    expect(await a.isPublic(8)).toBe(true);
+    a.evict([ALL_PUBLIC_PROJECTS]);
+    expect(await a.isPublic(8)).toBe(false);
+    a.notePublic(8, a.epoch);
+    a.evict('all');
+    expect(await a.isPublic(8)).toBe(false);
+  });
+
+  it('does not remember a read that an eviction of its project (or of all) overtook', async () => {
+    const a = answers();
+    const before = a.epoch;
+    a.evict([publicProjectKey(7)]);
+    a.notePublic(7, before);
+    expect(await a.isPublic(7)).toBe(false);
+    // Another project's eviction leaves the read alone.
+    const second = a.epoch;
+    a.evict([publicProjectKey(9)]);
+    a.notePublic(7, second);
+    expect(await a.isPublic(7)).toBe(true);
+    const third = a.epoch;
+    a.evict('all');
+    a.notePublic(8, third);
+    expect(await a.isPublic(8)).toBe(false);
+  });
+
+  it('remembers nothing when LODE_PROJECT_CACHE_BYTES is 0', async () => {
+    const a = answers(0);
+    a.notePublic(7, a.epoch);
+    expect(await a.isPublic(7)).toBe(false);
+  });
+
+  it('remembers at most 50,000 projects, the least recently asked out first', async () => {
+    const a = answers();
+    for (let id = 1; id <= 50_000; id += 1) a.notePublic(id, a.epoch);
+    expect(await a.isPublic(1)).toBe(true); // asked: now the most recent
+    a.notePublic(50_001, a.epoch);
+    expect(await a.isPublic(2)).toBe(false);
+    expect(await a.isPublic(1)).toBe(true);
+    expect(await a.isPublic(50_001)).toBe(true);
   });
 });

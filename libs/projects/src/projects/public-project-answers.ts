@@ -17,6 +17,8 @@ export const ALL_PUBLIC_PROJECTS = 'public-project:*';
 
 /** How many projects' last evictions are remembered one by one (see `evictedAt`). */
 const MAX_EVICTION_MARKS = 10_000;
+/** How many projects are remembered as public for anonymous reads of their code (`isPublic`), least recently used out. */
+const MAX_PUBLIC_IDS = 50_000;
 /** What a cached answer costs beyond its bytes (the Map entry, the Buffer object): counted against the limit. */
 const ENTRY_OVERHEAD = 128;
 
@@ -75,6 +77,10 @@ export const publicProjectInvalidationRoute: InvalidationRoute = (event: Recorde
  * An answer read while an eviction of it (or of everything) landed is not kept (`epoch`). Only anonymous answers are kept:
  * they are the same for every anonymous caller, while a signed-in caller's carries their own
  * `permissions` and what their membership lets them see.
+ *
+ * Beside the answers it remembers which projects an anonymous read last found public (`notePublic`,
+ * `isPublic`), under the same evictions: what lets an anonymous raw read of a blob by id (immutable
+ * bytes) be answered without the project's query (libs/repositories' `publicBlobMiddleware`).
  */
 @Injectable()
 export class PublicProjectAnswers {
@@ -89,6 +95,8 @@ export class PublicProjectAnswers {
    * kept, while evictions of other projects (a background job's event) leave its read alone.
    */
   private readonly evictedAt = new Map<number, number>();
+  /** Projects an anonymous read found public since their last eviction, least recently used first. */
+  private readonly publicIds = new Set<number>();
   private readonly hits: { inc(by?: number): void };
   private readonly misses: { inc(by?: number): void };
 
@@ -153,6 +161,29 @@ export class PublicProjectAnswers {
     }
   }
 
+  /**
+   * Remembers that an anonymous caller may read project `projectId` (its row, read after `epoch` was
+   * taken, said public), unless an eviction of it landed since.
+   */
+  notePublic(projectId: number, epoch: number): void {
+    if (this.config.projectCacheBytes <= 0) return;
+    if (this.allEvictedAt > epoch || (this.evictedAt.get(projectId) ?? 0) > epoch) return;
+    if (this.publicIds.has(projectId)) return;
+    this.publicIds.add(projectId);
+    if (this.publicIds.size > MAX_PUBLIC_IDS) this.publicIds.delete(this.publicIds.values().next().value as number);
+  }
+
+  /**
+   * Whether project `projectId` is public as far as anonymous callers go, once every earlier eviction
+   * has been heard; false when not remembered (the caller asks the database).
+   */
+  async isPublic(projectId: number): Promise<boolean> {
+    if (!this.publicIds.has(projectId) || !(await this.invalidations.caughtUp())) return false;
+    if (!this.publicIds.delete(projectId)) return false; // evicted while the fence was out
+    this.publicIds.add(projectId);
+    return true;
+  }
+
   /** Forgets the answers named by `keys`, or all of them. */
   evict(keys: readonly string[] | 'all'): void {
     this.evictions += 1;
@@ -173,12 +204,14 @@ export class PublicProjectAnswers {
 
   private forgetAll(): void {
     this.entries.clear();
+    this.publicIds.clear();
     this.bytes = 0;
     this.evictedAt.clear();
     this.allEvictedAt = this.evictions;
   }
 
   private drop(projectId: number): void {
+    this.publicIds.delete(projectId);
     const kept = this.entries.get(projectId);
     if (!kept) return;
     this.entries.delete(projectId);
@@ -196,7 +229,7 @@ const PROJECT_ROUTE = '/api/v4/projects/:id';
  * (PRIVATE-TOKEN, Authorization, JOB-TOKEN), no `sudo`, and no body that could carry `private_token`.
  * The query string is already empty (PROJECT_URL).
  */
-function plainlyAnonymous(req: Request): boolean {
+export function plainlyAnonymous(req: Request): boolean {
   const h = req.headers;
   return (
     h['private-token'] === undefined &&

@@ -12,7 +12,13 @@ import {
   ToStringArray,
   type Actor,
 } from '@app/platform';
-import { ProjectQueries, ProtectedBranchPolicy, ProtectedBranchQueries, type ProjectRow } from '@app/projects';
+import {
+  ProjectQueries,
+  ProtectedBranchPolicy,
+  ProtectedBranchQueries,
+  PublicProjectAnswers,
+  type ProjectRow,
+} from '@app/projects';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Response } from 'express';
@@ -59,6 +65,7 @@ export class RepositoryReadsController {
     private readonly git: GitRepositories,
     private readonly config: LodeConfig,
     private readonly protectedBranches: ProtectedBranchQueries,
+    private readonly publicProjects: PublicProjectAnswers,
   ) {}
 
   /** The default ref: the project's default branch, else what HEAD names. */
@@ -84,12 +91,18 @@ export class RepositoryReadsController {
     return { size: blob.size, encoding: 'base64', content: blob.content.toString('base64'), sha: blob.sha };
   }
 
-  /** The blob's bytes, streamed (see sendRawBlob for the headers that keep a browser from running them). */
+  /**
+   * The blob's bytes, streamed (see sendRawBlob for the headers that keep a browser from running them).
+   * An anonymous read of a public project is remembered, so the next one of a blob kept in memory is
+   * answered before this route (`publicBlobMiddleware`).
+   */
   @Get('blobs/:sha/raw')
   async raw(@Param('id') id: string, @Param('sha') sha: string, @Res() res: Response, @CurrentActor() actor?: Actor) {
-    const { repo } = await readableRepository(this.projects, id, actor);
+    const epoch = this.publicProjects.epoch;
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     const blob = await this.git.rawBlob(repo, sha);
     if (!blob) throw new NotFound('Blob');
+    if (!actor && project.visibility === 'public') this.publicProjects.notePublic(project.id, epoch);
     sendRawBlob(res, blob);
   }
 
