@@ -1,6 +1,10 @@
 import { Metrics } from '@app/platform';
 import { type INestApplication } from '@nestjs/common';
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import request from 'supertest';
+import { gitOk, tempDirs } from '../support/git';
 import { client, createGroup, createProject, unique } from '../support/groups';
 import { createUser, type SeededUser } from '../support/seed';
 import { describeOnServers, secondAppFor, startTestApp, type TestApp } from '../support/test-app';
@@ -361,6 +365,85 @@ describe('the cache of public project answers', () => {
     expect((await raw(hidden.id, secret)).status).toBe(404);
   });
 
+  const fileUrl = (id: number, ref = 'master', path = 'notes.txt') =>
+    `/api/v4/projects/${id}/repository/files/${encodeURIComponent(path)}?ref=${ref}`;
+  const file = (id: number, http: Http = t.http, ref = 'master') => http().get(fileUrl(id, ref));
+  const fastFiles = (app: INestApplication = t.app) => metric(app, 'lode_public_file_answers_total');
+  const text = (res: { body: Json }) => Buffer.from(res.body.content as string, 'base64').toString();
+
+  /** Reads a file anonymously until the answer comes from before the route, and returns it. */
+  async function fileFast(id: number, app: INestApplication = t.app, http: Http = t.http, ref = 'master') {
+    for (let attempt = 0; attempt < 10; attempt += 1) {
+      const before = await fastFiles(app);
+      const res = await file(id, http, ref);
+      expect(res.status).toBe(200);
+      if ((await fastFiles(app)) === before + 1) return res;
+    }
+    throw new Error(`project ${id}: no files API read came from memory`);
+  }
+  const update = (id: number, content: string, branch = 'master') =>
+    as(owner.token).put(`/projects/${id}/repository/files/notes.txt`).send({ branch, commit_message: 'edit', content });
+
+  it('answers an anonymous files API read of a public project from memory, as the route does', async () => {
+    const { id, content } = await projectWithBlob();
+    const routed = await file(id);
+    expect(routed.status).toBe(200);
+    const fast = await fileFast(id);
+    expect(fast.text).toBe(routed.text);
+    expect(text(fast)).toBe(content);
+    const gitlabHeaders = Object.keys(routed.headers).filter((h) => h.startsWith('x-gitlab-'));
+    expect(gitlabHeaders).toEqual(expect.arrayContaining(['x-gitlab-blob-id', 'x-gitlab-commit-id', 'x-gitlab-ref']));
+    for (const h of [...gitlabHeaders, 'content-type', 'content-length', 'x-content-type-options', 'x-frame-options'])
+      expect(fast.headers[h]).toBe(routed.headers[h]);
+
+    // Never for credentials, another parameter, or a signed-in caller's read.
+    const before = await fastFiles();
+    expect((await file(id).set('PRIVATE-TOKEN', 'nope')).status).toBe(401);
+    expect((await t.http().get(`${fileUrl(id)}&private_token=nope`)).status).toBe(401);
+    expect(text(await as(fan.token).get(`/projects/${id}/repository/files/notes.txt?ref=master`))).toBe(content);
+    expect((await t.http().get(`${fileUrl(id)}&unused=1`)).status).toBe(200);
+    expect(await fastFiles()).toBe(before);
+  });
+
+  it('never answers a file read stale after the branch moved, was deleted, or the project turned private', async () => {
+    const { id } = await projectWithBlob();
+    await fileFast(id);
+    expect((await update(id, 'second\n')).status).toBe(200);
+    expect(text(await file(id))).toBe('second\n');
+    expect(text(await fileFast(id))).toBe('second\n');
+    // Another branch's read is its own answer; deleting the branch ends it.
+    expect((await as(owner.token).post(`/projects/${id}/repository/branches?branch=side&ref=master`)).status).toBe(201);
+    expect(text(await fileFast(id, t.app, t.http, 'side'))).toBe('second\n');
+    expect((await as(owner.token).delete(`/projects/${id}/repository/branches/side`)).status).toBe(204);
+    expect((await file(id, t.http, 'side')).status).toBe(404);
+    await fileFast(id);
+    expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'private' })).status).toBe(200);
+    expect((await file(id)).status).toBe(404);
+  });
+
+  it('never answers a file read stale after a git push over HTTP', async () => {
+    const tmp = tempDirs();
+    try {
+      const { id } = await projectWithBlob();
+      const project = (await as(owner.token).get(`/projects/${id}`)).body as Json;
+      if (!t.app.getHttpServer().listening) await t.app.listen(0, '127.0.0.1');
+      const port = (t.app.getHttpServer().address() as AddressInfo).port;
+      const remote = `http://git:${owner.token}@127.0.0.1:${port}/${project.path_with_namespace}.git`;
+      const dir = tmp.make();
+      await gitOk(['clone', '-q', remote, dir]);
+      for (const round of [1, 2]) {
+        await fileFast(id);
+        writeFileSync(join(dir, 'notes.txt'), `pushed ${round}\n`);
+        await gitOk(['commit', '-q', '-am', `push ${round}`], dir);
+        await gitOk(['push', '-q', 'origin', 'master'], dir);
+        // The push's answer came after its record, whose event evicted the kept answer.
+        expect(text(await file(id))).toBe(`pushed ${round}\n`);
+      }
+    } finally {
+      tmp.removeAll();
+    }
+  });
+
   // Two applications on one database share nothing but it (as security.e2e-spec.ts's second API process).
   describeOnServers('a second Lode on the same database', () => {
     const other = secondAppFor(() => t);
@@ -385,6 +468,15 @@ describe('the cache of public project answers', () => {
         expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'private' })).status).toBe(200);
         expect((await raw(id, blob, otherHttp)).status).toBe(404);
         expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'public' })).status).toBe(200);
+      }
+    });
+
+    it('never answers a file read stale after the first moved its branch', async () => {
+      const { id } = await projectWithBlob();
+      for (let round = 0; round < 3; round += 1) {
+        await fileFast(id, other.app(), otherHttp);
+        expect((await update(id, `round ${round}\n`)).status).toBe(200);
+        expect(text(await file(id, otherHttp))).toBe(`round ${round}\n`);
       }
     });
 

@@ -20,7 +20,7 @@ import {
   sendClientError,
 } from '@app/platform';
 import { PublicProjectAnswers, publicProjectAnswersMiddleware } from '@app/projects';
-import { GitHttpMiddleware, publicBlobMiddleware } from '@app/repositories';
+import { GitHttpMiddleware, publicRepositoryReadsMiddleware } from '@app/repositories';
 import { GitRepositories } from '@app/git';
 import { WebPages } from '@app/web';
 import type { INestApplication, LogLevel } from '@nestjs/common';
@@ -94,9 +94,9 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   if (answers) {
     const limits = app.get(RequestRateLimits, { strict: false });
     app.use(publicProjectAnswersMiddleware(answers, limits));
-    // So is an anonymous raw read of a public project's blob by its full id, when the bytes are kept.
+    // So are an anonymous raw read of a public project's blob by its full id and a files API read, when kept.
     const git = optional(app, GitRepositories);
-    if (git) app.use(publicBlobMiddleware(answers, git, limits, app.get(Metrics)));
+    if (git) app.use(publicRepositoryReadsMiddleware(answers, git, limits, app.get(Metrics)));
   }
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
   // process serves no HTTP side, as in a worker-only test module).

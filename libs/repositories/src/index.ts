@@ -8,7 +8,7 @@ export { GitSshServer } from './ssh/git-ssh-server';
 export { GitAccess } from './transport/git-access';
 /** A blob's bytes as a download no browser renders as a page (the raw endpoints and the web pages' raw view). */
 export { sendRawBlob } from './http/raw-response';
-/** An anonymous raw read of a public project's blob by id, answered from memory before the Nest pipeline. */
-export { publicBlobMiddleware } from './http/public-blob.middleware';
+/** Anonymous raw blob and files API reads of public projects, answered from memory before the Nest pipeline. */
+export { publicRepositoryReadsMiddleware } from './http/public-repository-reads.middleware';
 /** A commit's archive, cached and in the git work budget (the archive endpoints and the web pages' `/-/archive/`). */
 export { sendArchive } from './http/archive-response';

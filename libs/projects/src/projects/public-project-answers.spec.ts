@@ -118,3 +118,54 @@ describe('PublicProjectAnswers: projects remembered public for anonymous reads o
     expect(await a.isPublic(50_001)).toBe(true);
   });
 });
+
+describe('PublicProjectAnswers: anonymous answers kept by URL', () => {
+  const answers = (projectCacheBytes = 8 * 1024 * 1024) => {
+    const config = new LodeConfig();
+    config.embeddedDatabase = true;
+    config.projectCacheBytes = projectCacheBytes;
+    const metricsSink = { counter: () => ({ inc: () => undefined }), gauge: () => undefined } as unknown as Metrics;
+    return new PublicProjectAnswers(config, new Invalidations(config), metricsSink);
+  };
+  const answer = (text: string) => ({ body: Buffer.from(text), headers: [['X-Gitlab-Ref', 'master']] as const });
+  const url = (id: number, n = 0) => `/api/v4/projects/${id}/repository/files/f${n}?ref=master`;
+
+  it('answers a URL of its own project until an event names the project', async () => {
+    const a = answers();
+    a.keepUrl(7, url(7), answer('seven'), a.epoch);
+    a.keepUrl(7, url(7, 1), answer('seven again'), a.epoch);
+    a.keepUrl(8, url(8), answer('eight'), a.epoch);
+    expect((await a.lookupUrl(7, url(7)))?.body.toString()).toBe('seven');
+    // Asked as another project's, it is not that project's answer.
+    expect(await a.lookupUrl(8, url(7))).toBeUndefined();
+    a.evict([publicProjectKey(7)]);
+    expect(await a.lookupUrl(7, url(7))).toBeUndefined();
+    expect(await a.lookupUrl(7, url(7, 1))).toBeUndefined();
+    expect((await a.lookupUrl(8, url(8)))?.body.toString()).toBe('eight');
+    expect(a.urlCache.entries).toBe(1);
+    a.evict('all');
+    expect(a.urlCache).toEqual({ bytes: 0, entries: 0 });
+  });
+
+  it('does not keep an answer read before an eviction of its project landed', async () => {
+    const a = answers();
+    const before = a.epoch;
+    a.evict([publicProjectKey(7)]);
+    a.keepUrl(7, url(7), answer('stale'), before);
+    expect(await a.lookupUrl(7, url(7))).toBeUndefined();
+  });
+
+  it('keeps within LODE_PROJECT_CACHE_BYTES, the least recently used out first, and nothing at 0', async () => {
+    const a = answers(16 * 1024);
+    for (let n = 0; n < 40; n += 1) a.keepUrl(7, url(7, n), answer('x'.repeat(500)), a.epoch);
+    expect(a.urlCache.bytes).toBeLessThanOrEqual(16 * 1024);
+    expect(await a.lookupUrl(7, url(7, 0))).toBeUndefined();
+    expect(await a.lookupUrl(7, url(7, 39))).toBeDefined();
+    // One answer over a sixteenth of the budget is not kept.
+    a.keepUrl(9, url(9), answer('y'.repeat(2000)), a.epoch);
+    expect(await a.lookupUrl(9, url(9))).toBeUndefined();
+    const off = answers(0);
+    off.keepUrl(7, url(7), answer('seven'), off.epoch);
+    expect(await off.lookupUrl(7, url(7))).toBeUndefined();
+  });
+});

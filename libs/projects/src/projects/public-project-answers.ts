@@ -80,8 +80,18 @@ export const publicProjectInvalidationRoute: InvalidationRoute = (event: Recorde
  *
  * Beside the answers it remembers which projects an anonymous read last found public (`notePublic`,
  * `isPublic`), under the same evictions: what lets an anonymous raw read of a blob by id (immutable
- * bytes) be answered without the project's query (libs/repositories' `publicBlobMiddleware`).
+ * bytes) be answered without the project's query (libs/repositories' `publicRepositoryReadsMiddleware`). And it
+ * keeps other anonymous answers of a public project by request URL (`keepUrl`, `lookupUrl`: the files
+ * API's), under the same evictions too, within a second budget of LODE_PROJECT_CACHE_BYTES: what such
+ * an answer shows of the repository changes only with a ref move, and every ref move is recorded as
+ * an event naming the project before the push or write that made it is answered.
  */
+/** A serialized answer kept for replay: its body and the headers the route set beyond the common ones. */
+export interface KeptAnswer {
+  body: Buffer;
+  headers: readonly (readonly [string, string])[];
+}
+
 @Injectable()
 export class PublicProjectAnswers {
   private readonly entries = new Map<number, Buffer>();
@@ -97,6 +107,10 @@ export class PublicProjectAnswers {
   private readonly evictedAt = new Map<number, number>();
   /** Projects an anonymous read found public since their last eviction, least recently used first. */
   private readonly publicIds = new Set<number>();
+  /** Anonymous answers by request URL, least recently used first, and the URLs kept of each project. */
+  private readonly urlAnswers = new Map<string, { projectId: number; answer: KeptAnswer; cost: number }>();
+  private readonly urlsOf = new Map<number, Set<string>>();
+  private urlBytes = 0;
   private readonly hits: { inc(by?: number): void };
   private readonly misses: { inc(by?: number): void };
 
@@ -119,6 +133,11 @@ export class PublicProjectAnswers {
       'lode_project_cache_entries',
       'Answers held by the cache of public project answers',
       () => this.entries.size,
+    );
+    metrics.gauge(
+      'lode_project_url_cache_bytes',
+      'Bytes held of anonymous answers of public projects kept by URL (the files API)',
+      () => this.urlBytes,
     );
   }
 
@@ -184,6 +203,53 @@ export class PublicProjectAnswers {
     return true;
   }
 
+  /**
+   * Keeps an anonymous answer of public project `projectId` to the request `url` (read after `epoch`
+   * was taken), unless an eviction of the project landed since.
+   */
+  keepUrl(projectId: number, url: string, answer: KeptAnswer, epoch: number): void {
+    const limit = this.config.projectCacheBytes;
+    if (limit <= 0 || this.allEvictedAt > epoch || (this.evictedAt.get(projectId) ?? 0) > epoch) return;
+    if (this.urlAnswers.has(url)) return; // as current, and compared by identity (see `keep`)
+    let cost = answer.body.length + 2 * url.length + ENTRY_OVERHEAD;
+    for (const [name, value] of answer.headers) cost += 2 * (name.length + value.length);
+    if (cost > limit / 16) return;
+    this.urlAnswers.set(url, { projectId, answer, cost });
+    let urls = this.urlsOf.get(projectId);
+    if (!urls) this.urlsOf.set(projectId, (urls = new Set()));
+    urls.add(url);
+    this.urlBytes += cost;
+    for (const [oldest] of this.urlAnswers) {
+      if (this.urlBytes <= limit) break;
+      this.dropUrl(oldest);
+    }
+  }
+
+  /** The kept anonymous answer to `url` of project `projectId`, once every earlier eviction has been heard. */
+  async lookupUrl(projectId: number, url: string): Promise<KeptAnswer | undefined> {
+    const kept = this.urlAnswers.get(url);
+    if (!kept || kept.projectId !== projectId) return undefined;
+    if (!(await this.invalidations.caughtUp()) || this.urlAnswers.get(url) !== kept) return undefined;
+    this.urlAnswers.delete(url);
+    this.urlAnswers.set(url, kept);
+    return kept.answer;
+  }
+
+  /** Bytes and entries of the answers kept by URL. */
+  get urlCache(): { bytes: number; entries: number } {
+    return { bytes: this.urlBytes, entries: this.urlAnswers.size };
+  }
+
+  private dropUrl(url: string): void {
+    const kept = this.urlAnswers.get(url);
+    if (!kept) return;
+    this.urlAnswers.delete(url);
+    this.urlBytes -= kept.cost;
+    const urls = this.urlsOf.get(kept.projectId);
+    urls?.delete(url);
+    if (urls?.size === 0) this.urlsOf.delete(kept.projectId);
+  }
+
   /** Forgets the answers named by `keys`, or all of them. */
   evict(keys: readonly string[] | 'all'): void {
     this.evictions += 1;
@@ -205,6 +271,9 @@ export class PublicProjectAnswers {
   private forgetAll(): void {
     this.entries.clear();
     this.publicIds.clear();
+    this.urlAnswers.clear();
+    this.urlsOf.clear();
+    this.urlBytes = 0;
     this.bytes = 0;
     this.evictedAt.clear();
     this.allEvictedAt = this.evictions;
@@ -212,6 +281,7 @@ export class PublicProjectAnswers {
 
   private drop(projectId: number): void {
     this.publicIds.delete(projectId);
+    for (const url of this.urlsOf.get(projectId) ?? []) this.dropUrl(url);
     const kept = this.entries.get(projectId);
     if (!kept) return;
     this.entries.delete(projectId);

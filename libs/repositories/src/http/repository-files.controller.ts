@@ -1,11 +1,12 @@
 import { GitRepositories, type FileEntry, type RepoRef } from '@app/git';
 import { CurrentActor, GitlabParams, NotFound, type Actor } from '@app/platform';
-import { ProjectQueries } from '@app/projects';
-import { Controller, Get, Head, Param, Res } from '@nestjs/common';
+import { ProjectQueries, PublicProjectAnswers } from '@app/projects';
+import { Controller, Get, Head, Param, Req, Res } from '@nestjs/common';
 import { IsDefined, IsString } from 'class-validator';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { serializeBlameRange } from './commit.serializer';
+import { FILE_URL } from './public-repository-reads.middleware';
 import { sendRawBlob } from './raw-response';
 import { readableRepository } from './readable-repository';
 
@@ -40,15 +41,21 @@ const headerValue = (value: string) =>
   );
 
 /** GitLab's `set_http_headers`: `file_name` becomes `X-Gitlab-File-Name`, and so on for every key. */
-function setFileHeaders(res: Response, data: FileData): void {
+function fileHeaders(data: FileData): [string, string][] {
+  const headers: [string, string][] = [];
   for (const [key, value] of Object.entries(data)) {
     if (value === undefined) continue;
     const name = key
       .split('_')
       .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
       .join('-');
-    res.setHeader(`X-Gitlab-${name}`, headerValue(String(value ?? '')));
+    headers.push([`X-Gitlab-${name}`, headerValue(String(value ?? ''))]);
   }
+  return headers;
+}
+
+function setFileHeaders(res: Response, data: FileData): void {
+  for (const [name, value] of fileHeaders(data)) res.setHeader(name, value);
 }
 
 /**
@@ -61,6 +68,7 @@ export class RepositoryFilesController {
   constructor(
     private readonly projects: ProjectQueries,
     private readonly git: GitRepositories,
+    private readonly publicProjects: PublicProjectAnswers,
   ) {}
 
   /** GitLab's `assign_file_vars!`: the caller may read the code and the ref names a commit. */
@@ -73,14 +81,15 @@ export class RepositoryFilesController {
 
   /** The file read whole at the ref, and its metadata: the JSON answer, HEAD and blame. */
   private async wholeFile(id: string, path: string, ref: string, actor: Actor | undefined) {
-    const { repo } = await readableRepository(this.projects, id, actor);
+    const { project, repo } = await readableRepository(this.projects, id, actor);
     // Ref, commit and blob in one read (small blobs: the raw endpoint's cat-file process).
     const found = await this.git.fileAtRef(repo, ref, path);
     if (!found) throw new NotFound('Commit');
     const { commitId, file } = found;
     if (!file) throw new NotFound('File');
     const sha256 = createHash('sha256').update(file.content).digest('hex');
-    return { repo, commitId, file, data: await this.data(repo, ref, commitId, file, file.content.length, sha256) };
+    const data = await this.data(repo, ref, commitId, file, file.content.length, sha256);
+    return { project, repo, commitId, file, data };
   }
 
   private async data(repo: RepoRef, ref: string, commitId: string, file: FileEntry, size: number, sha256?: string) {
@@ -114,18 +123,33 @@ export class RepositoryFilesController {
     res.status(200).end();
   }
 
-  /** The file whole, base64, with its metadata; the same metadata in X-Gitlab-* headers. */
+  /**
+   * The file whole, base64, with its metadata; the same metadata in X-Gitlab-* headers. An anonymous
+   * answer of a public project is kept by its URL, so the next one is answered before this route
+   * (`publicRepositoryReadsMiddleware`) until an event names the project (a ref move is one).
+   */
   @Get(':file_path')
   async get(
     @Param('id') id: string,
     @Param('file_path') path: string,
     @GitlabParams() q: FileDto,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
     @CurrentActor() actor?: Actor,
   ) {
-    const { file, data } = await this.wholeFile(id, path, q.ref, actor);
-    setFileHeaders(res, data);
-    return { ...data, content: file.content.toString('base64') };
+    const epoch = this.publicProjects.epoch;
+    const { project, file, data } = await this.wholeFile(id, path, q.ref, actor);
+    const headers = fileHeaders(data);
+    for (const [name, value] of headers) res.setHeader(name, value);
+    const answer = { ...data, content: file.content.toString('base64') };
+    if (!actor && project.visibility === 'public' && FILE_URL.test(req.originalUrl))
+      this.publicProjects.keepUrl(
+        project.id,
+        req.originalUrl,
+        { body: Buffer.from(JSON.stringify(answer)), headers },
+        epoch,
+      );
+    return answer;
   }
 
   /**
