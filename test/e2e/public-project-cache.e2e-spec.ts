@@ -421,6 +421,21 @@ describe('the cache of public project answers', () => {
     expect((await file(id)).status).toBe(404);
   });
 
+  it("never keeps an answer a GET's body chose (a body's parameters are laid over the query's)", async () => {
+    const { id, content } = await projectWithBlob();
+    expect((await as(owner.token).post(`/projects/${id}/repository/branches?branch=other&ref=master`)).status).toBe(
+      201,
+    );
+    expect((await update(id, 'other\n', 'other')).status).toBe(200);
+    for (let round = 0; round < 3; round += 1) {
+      const chosen = await t.http().get(fileUrl(id)).send({ ref: 'other' });
+      expect(chosen.status).toBe(200);
+      expect(text(chosen)).toBe('other\n');
+    }
+    expect(text(await file(id))).toBe(content);
+    expect(text(await fileFast(id))).toBe(content);
+  });
+
   it('never answers a file read stale after a git push over HTTP', async () => {
     const tmp = tempDirs();
     try {
@@ -469,6 +484,24 @@ describe('the cache of public project answers', () => {
         expect((await raw(id, blob, otherHttp)).status).toBe(404);
         expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'public' })).status).toBe(200);
       }
+    });
+
+    it('never answers a file read of a project the first made private or deleted', async () => {
+      const { id } = await projectWithBlob();
+      await fileFast(id, other.app(), otherHttp);
+      expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'private' })).status).toBe(200);
+      expect((await file(id, otherHttp)).status).toBe(404);
+      expect((await as(owner.token).put(`/projects/${id}`).send({ visibility: 'public' })).status).toBe(200);
+      await fileFast(id, other.app(), otherHttp);
+      expect((await as(owner.token).delete(`/projects/${id}`)).status).toBe(202);
+      expect((await file(id, otherHttp)).status).toBe(404);
+    });
+
+    it('never answers a raw read of a project the first deleted', async () => {
+      const { id, blob } = await projectWithBlob();
+      await servedFast(id, blob, other.app(), otherHttp);
+      expect((await as(owner.token).delete(`/projects/${id}`)).status).toBe(202);
+      expect((await raw(id, blob, otherHttp)).status).toBe(404);
     });
 
     it('never answers a file read stale after the first moved its branch', async () => {

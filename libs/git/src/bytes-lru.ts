@@ -29,6 +29,15 @@ export class BytesLru<V> {
     return kept.value;
   }
 
+  /** Forgets every value whose key `drop` names (a scan of them all: for rare events). */
+  deleteWhere(drop: (key: string) => boolean): void {
+    for (const [key, kept] of this.kept)
+      if (drop(key)) {
+        this.kept.delete(key);
+        this.total -= kept.bytes;
+      }
+  }
+
   /** Keeps `value` (unless too large, or kept already by a racing caller), then forgets the oldest past the bound. */
   set(key: string, value: V, bytes: number): void {
     if (bytes > this.largest || this.kept.has(key)) return;

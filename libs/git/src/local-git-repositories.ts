@@ -178,12 +178,18 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     this.reads.forget(this.path(target));
   }
 
-  gc(repo: RepoRef): Promise<void> {
-    return cli.gc(this.path(repo));
+  /**
+   * Housekeeping may prune objects: this process's kept blobs of the repository go with it. (Another
+   * process keeps its own until they fall out; git prunes only objects unreachable for two weeks.)
+   */
+  async gc(repo: RepoRef): Promise<void> {
+    await cli.gc(this.path(repo));
+    this.rawBlobs.forget(this.path(repo));
   }
 
   async remove(repo: RepoRef): Promise<void> {
     this.reads.forget(this.path(repo));
+    this.rawBlobs.forget(this.path(repo));
     await cli.removeRepository(this.path(repo));
     await cli.removeRepository(cli.archiveCachePath(this.config.dataDir, repo.projectId));
   }

@@ -59,7 +59,9 @@ export class RawBlobs {
   private readonly pathEntries = new BytesLru<ObjectHeader>(PATH_ENTRY_CACHE_BYTES, 4096);
   /**
    * Small blobs by repository and full id (LODE_BLOB_CACHE_BYTES): an object's bytes never change, and
-   * a repository's path is never reused by another project (ids are not), so an entry is never stale.
+   * a repository's path is never reused by another project (ids are not). What can end is the object
+   * itself: housekeeping's `git gc` prunes unreachable objects (two weeks after they became so, git's
+   * default) and a removed repository takes all, so `forget` drops a repository's blobs then.
    */
   private readonly blobs: BytesLru<HeldBlob>;
   private blobHits = 0;
@@ -74,6 +76,12 @@ export class RawBlobs {
     const blob = this.blobs.get(`${repo}\0${sha}`);
     if (blob) this.blobHits += 1;
     return blob;
+  }
+
+  /** Drops the kept blobs of `repo` (after housekeeping pruned objects, or the repository went). */
+  forget(repo: string): void {
+    const prefix = `${repo}\0`;
+    this.blobs.deleteWhere((key) => key.startsWith(prefix));
   }
 
   /** The bytes kept of small blobs, and how many reads they answered. */

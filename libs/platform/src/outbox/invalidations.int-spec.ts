@@ -59,6 +59,22 @@ describe('Invalidations.caughtUp', () => {
     expect(await stopped.caughtUp()).toBe(false);
   });
 
+  it('announces keys without an event: this process hears them at once, another through NOTIFY', async () => {
+    const announcer = new Invalidations(
+      Object.assign(new LodeConfig(), { databaseUrl: TEST_PG, embeddedDatabase: false }),
+    );
+    const own: string[] = [];
+    announcer.subscribe((keys) => own.push(...(keys === 'all' ? ['*all*'] : keys)));
+    await announcer.announce(['announced:1'], writer);
+    expect(own).toEqual(['announced:1']);
+    expect(await invalidations.caughtUp()).toBe(true);
+    expect(heard).toContain('announced:1');
+    // A database that cannot take the NOTIFY leaves the local eviction done and throws nothing.
+    const gone = { query: () => Promise.reject(new Error('connection terminated')) };
+    await expect(announcer.announce(['announced:2'], gone)).resolves.toBeUndefined();
+    expect(own).toEqual(['announced:1', 'announced:2']);
+  });
+
   it('answers true at once on the embedded database, which one process serves', async () => {
     const embedded = new Invalidations(Object.assign(new LodeConfig(), { databaseUrl: '', embeddedDatabase: true }));
     expect(await embedded.caughtUp()).toBe(true);

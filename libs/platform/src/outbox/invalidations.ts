@@ -72,6 +72,21 @@ export class Invalidations implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   /**
+   * Evicts `keys` in this process at once and asks every other process to, with a NOTIFY of its own:
+   * for a change made without its event (a push git applied whose record failed). Best effort: a
+   * NOTIFY that cannot be sent is left to the event written later (the push reconciler's record).
+   */
+  async announce(
+    keys: readonly string[],
+    db: { query(sql: string, params: unknown[]): Promise<unknown> },
+  ): Promise<void> {
+    this.publish(keys);
+    await db
+      .query('select pg_notify($1, $2)', [INVALIDATION_CHANNEL, Invalidations.payload(keys)])
+      .catch(() => undefined);
+  }
+
+  /**
    * True once every notification committed before this call has reached the subscribers; false when
    * that cannot be known (the LISTEN connection is down). A cache may serve an entry only after this.
    *

@@ -169,3 +169,43 @@ describe('PublicProjectAnswers: anonymous answers kept by URL', () => {
     expect(await off.lookupUrl(7, url(7))).toBeUndefined();
   });
 });
+
+describe('PublicProjectAnswers: an eviction heard while the fence is out', () => {
+  /** `caughtUp` answers when the test says: what a NOTIFY arriving during the fence's round trip looks like. */
+  class HeldFence extends Invalidations {
+    release: () => void = () => undefined;
+    override caughtUp(): Promise<boolean> {
+      return new Promise((resolve) => (this.release = () => resolve(true)));
+    }
+  }
+  const setUp = () => {
+    const config = new LodeConfig();
+    config.projectCacheBytes = 8 * 1024 * 1024;
+    const fence = new HeldFence(config);
+    const metricsSink = { counter: () => ({ inc: () => undefined }), gauge: () => undefined } as unknown as Metrics;
+    return { a: new PublicProjectAnswers(config, fence, metricsSink), fence };
+  };
+
+  it('is not public once an eviction of it landed during the fence', async () => {
+    const { a, fence } = setUp();
+    a.notePublic(7, a.epoch);
+    const asked = a.isPublic(7);
+    a.evict([publicProjectKey(7)]);
+    fence.release();
+    expect(await asked).toBe(false);
+  });
+
+  it('answers no URL evicted during the fence, nor one replaced meanwhile', async () => {
+    const { a, fence } = setUp();
+    const url = '/api/v4/projects/7/repository/files/f?ref=master';
+    a.keepUrl(7, url, { body: Buffer.from('old'), headers: [] }, a.epoch);
+    const asked = a.lookupUrl(7, url);
+    a.evict([publicProjectKey(7)]);
+    a.keepUrl(7, url, { body: Buffer.from('new'), headers: [] }, a.epoch);
+    fence.release();
+    expect(await asked).toBeUndefined();
+    const again = a.lookupUrl(7, url);
+    fence.release();
+    expect((await again)?.body.toString()).toBe('new');
+  });
+});

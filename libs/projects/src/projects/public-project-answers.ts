@@ -22,6 +22,18 @@ const MAX_PUBLIC_IDS = 50_000;
 /** What a cached answer costs beyond its bytes (the Map entry, the Buffer object): counted against the limit. */
 const ENTRY_OVERHEAD = 128;
 
+/**
+ * `text` in memory of its own: a small Buffer made the usual way is a view into one of Node's shared
+ * 8 KB slabs, which a kept answer would hold whole while the budget counts only its own bytes.
+ */
+export function ownBuffer(text: string | Buffer): Buffer {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  if (bytes.byteLength === bytes.buffer.byteLength) return bytes;
+  const own = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(own);
+  return own;
+}
+
 const idOf = (data: unknown, field: string): number | undefined => {
   const v = data && typeof data === 'object' ? (data as Record<string, unknown>)[field] : undefined;
   return typeof v === 'number' && Number.isInteger(v) ? v : undefined;
@@ -167,7 +179,7 @@ export class PublicProjectAnswers {
     // One already kept is as current (evictions remove, never replace) and may be awaited by lookups
     // that compare it by identity: replacing it would send them all to the database.
     if (this.entries.has(projectId)) return;
-    const body = Buffer.from(JSON.stringify(answer));
+    const body = ownBuffer(JSON.stringify(answer));
     const cost = body.length + ENTRY_OVERHEAD;
     // One answer may not push out a sixteenth of the others (a description can be long).
     if (cost > limit / 16) return;
@@ -214,7 +226,7 @@ export class PublicProjectAnswers {
     let cost = answer.body.length + 2 * url.length + ENTRY_OVERHEAD;
     for (const [name, value] of answer.headers) cost += 2 * (name.length + value.length);
     if (cost > limit / 16) return;
-    this.urlAnswers.set(url, { projectId, answer, cost });
+    this.urlAnswers.set(url, { projectId, answer: { ...answer, body: ownBuffer(answer.body) }, cost });
     let urls = this.urlsOf.get(projectId);
     if (!urls) this.urlsOf.set(projectId, (urls = new Set()));
     urls.add(url);

@@ -1,13 +1,15 @@
 import { GitRepositories, projectRepo, type ProposedRefUpdate, type RefCommand, type RefUpdateCheck } from '@app/git';
-import { LodeConfig, type Actor } from '@app/platform';
+import { Invalidations, LodeConfig, type Actor } from '@app/platform';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { DataSource } from 'typeorm';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProtectedBranchPolicy, type BranchCaller } from '../protected-refs/protected-branch';
 import { ProtectedBranchQueries } from '../protected-refs/protected-branch.queries';
 import { ProtectedTagPolicy } from '../protected-refs/protected-tag';
 import { ProtectedTagQueries } from '../protected-refs/protected-tag.queries';
 import type { ProjectRow } from '../projects/project.queries';
+import { publicProjectKey } from '../projects/public-project-answers';
 import { PendingPushes, type Pusher } from './pending-pushes';
 import { PushInspector } from './push-inspector';
 import { ChainMoved, RecordRepositoryPush } from './record-repository-push.command';
@@ -57,6 +59,8 @@ export class PushRecorder {
     private readonly inspector: PushInspector,
     private readonly config: LodeConfig,
     private readonly recorded: RecordedRefs,
+    private readonly invalidations: Invalidations,
+    private readonly db: DataSource,
   ) {}
 
   /**
@@ -156,6 +160,9 @@ export class PushRecorder {
           this.logger.error(
             `push to project ${project.id} by ${pusher.username} could not be recorded yet (${String(err)}); the reconciler will record it`,
           );
+          // Its refs moved with no event yet to say so: what every process keeps of the project's
+          // anonymous answers (a file at a ref) is evicted now, not when the reconciler records it.
+          await this.invalidations.announce([publicProjectKey(project.id)], this.db);
           return;
         }
         await sleep(250 * 2 ** attempt);

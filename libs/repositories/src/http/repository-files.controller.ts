@@ -1,6 +1,6 @@
 import { GitRepositories, type FileEntry, type RepoRef } from '@app/git';
 import { CurrentActor, GitlabParams, NotFound, type Actor } from '@app/platform';
-import { ProjectQueries, PublicProjectAnswers } from '@app/projects';
+import { plainlyAnonymous, ProjectQueries, PublicProjectAnswers } from '@app/projects';
 import { Controller, Get, Head, Param, Req, Res } from '@nestjs/common';
 import { IsDefined, IsString } from 'class-validator';
 import type { Request, Response } from 'express';
@@ -142,7 +142,7 @@ export class RepositoryFilesController {
     const headers = fileHeaders(data);
     for (const [name, value] of headers) res.setHeader(name, value);
     const answer = { ...data, content: file.content.toString('base64') };
-    if (!actor && project.visibility === 'public' && FILE_URL.test(req.originalUrl))
+    if (!actor && project.visibility === 'public' && this.answersItsUrl(req, q.ref))
       this.publicProjects.keepUrl(
         project.id,
         req.originalUrl,
@@ -173,6 +173,17 @@ export class RepositoryFilesController {
     const sha256 = 'content' in blob ? createHash('sha256').update(blob.content).digest('hex') : undefined;
     setFileHeaders(res, await this.data(repo, q.ref, commit.id, file, blob.size, sha256));
     sendRawBlob(res, blob);
+  }
+
+  /**
+   * Whether the answer is the one every anonymous GET of this URL gets: the URL is the middleware's, no
+   * body or credential header was sent, and the `ref` read is the URL's own (a body's parameters are
+   * laid over the query's, and one caller's body must not choose what the next caller reads).
+   */
+  private answersItsUrl(req: Request, ref: string): boolean {
+    const url = req.originalUrl;
+    if (!FILE_URL.test(url) || !plainlyAnonymous(req)) return false;
+    return new URL(url, 'http://lode').searchParams.get('ref') === ref;
   }
 
   /** GitLab's blame: ranges of consecutive lines last changed by one commit, top to bottom. */
