@@ -421,6 +421,21 @@ describe('the cache of public project answers', () => {
     expect((await file(id)).status).toBe(404);
   });
 
+  it('never answers a file read at a tag stale after the tag was deleted and made again elsewhere', async () => {
+    const { id, content } = await projectWithBlob();
+    const tag = (ref: string) => as(owner.token).post(`/projects/${id}/repository/tags`).send({ tag_name: 'v1', ref });
+    expect((await tag('master')).status).toBe(201);
+    expect(text(await fileFast(id, t.app, t.http, 'v1'))).toBe(content);
+    expect((await update(id, 'after the tag\n')).status).toBe(200);
+    // The branch moved, the tag did not: still the tagged content (read anew: the project's event evicted it).
+    expect(text(await file(id, t.http, 'v1'))).toBe(content);
+    await fileFast(id, t.app, t.http, 'v1');
+    expect((await as(owner.token).delete(`/projects/${id}/repository/tags/v1`)).status).toBe(204);
+    expect((await file(id, t.http, 'v1')).status).toBe(404);
+    expect((await tag('master')).status).toBe(201);
+    expect(text(await file(id, t.http, 'v1'))).toBe('after the tag\n');
+  });
+
   it("never keeps an answer a GET's body chose (a body's parameters are laid over the query's)", async () => {
     const { id, content } = await projectWithBlob();
     expect((await as(owner.token).post(`/projects/${id}/repository/branches?branch=other&ref=master`)).status).toBe(
