@@ -1,3 +1,4 @@
+import { GitRepositories } from '@app/git';
 import {
   GitlabErrorFilter,
   GitlabExpressAdapter,
@@ -21,7 +22,6 @@ import {
 } from '@app/platform';
 import { PublicProjectAnswers, publicProjectAnswersMiddleware } from '@app/projects';
 import { GitHttpMiddleware, publicRepositoryReadsMiddleware } from '@app/repositories';
-import { GitRepositories } from '@app/git';
 import { WebPages } from '@app/web';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
@@ -95,8 +95,8 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
     const limits = app.get(RequestRateLimits, { strict: false });
     app.use(publicProjectAnswersMiddleware(answers, limits));
     // So are an anonymous raw read of a public project's blob by its full id and a files API read, when kept.
-    const git = optional(app, GitRepositories);
-    if (git) app.use(publicRepositoryReadsMiddleware(answers, git, limits, app.get(Metrics)));
+    const repositories = optional(app, GitRepositories);
+    if (repositories) app.use(publicRepositoryReadsMiddleware(answers, repositories, limits, app.get(Metrics)));
   }
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
   // process serves no HTTP side, as in a worker-only test module).

@@ -1,3 +1,4 @@
+import { ownBuffer } from '@app/platform';
 import { spawn } from 'node:child_process';
 import { trackProcess } from './process-gauges';
 import { PassThrough } from 'node:stream';
@@ -10,7 +11,7 @@ const SHA = /^[0-9a-f]{4,64}$/i;
  * A blob's whole id as git prints it (SHA-1 or SHA-256, lower case): only such a name is kept by, since
  * an abbreviation that names one object today can name two after a push.
  */
-export const FULL_OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const FULL_OBJECT_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 const HEADER_LIMIT = 256;
 /**
  * Ref names the cat-file path resolves: branch, tag and commit-id spellings only, which git and
@@ -93,13 +94,8 @@ export class RawBlobs {
   private held(repo: string, sha: string, content: Buffer): HeldBlob {
     const key = `${repo}\0${sha}`;
     const cost = content.length + 2 * key.length + KEPT_BLOB_OVERHEAD;
-    // A small Buffer is a view into one of Node's shared 8 KB slabs: kept as it is, a 10-byte file
-    // would hold a whole slab. A kept blob gets memory of its own, so the bound counts what is held.
-    let own = content;
-    if (cost <= this.blobs.largestBytes && content.byteLength !== content.buffer.byteLength) {
-      own = Buffer.allocUnsafeSlow(content.length);
-      content.copy(own);
-    }
+    // A kept blob holds memory of its own, so the bound counts what is held (see ownBuffer).
+    const own = cost <= this.blobs.largestBytes ? ownBuffer(content) : content;
     const blob = { sha, size: own.length, binary: own.subarray(0, SNIFF).includes(0), content: own };
     this.blobs.set(key, blob, cost);
     return blob;

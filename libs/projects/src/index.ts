@@ -16,6 +16,7 @@ export {
 } from './projects/project.queries';
 export { allProjectIds, projectExistsSql } from './projects/project-sql';
 export {
+  answeringBeforeRoute,
   plainlyAnonymous,
   PublicProjectAnswers,
   publicProjectAnswersMiddleware,

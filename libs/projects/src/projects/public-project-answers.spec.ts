@@ -59,18 +59,26 @@ describe('publicProjectInvalidationRoute', () => {
   });
 });
 
-describe('PublicProjectAnswers: projects remembered public for anonymous reads of their code', () => {
-  /** One process on the embedded database: `caughtUp` holds at once, so only the evictions decide. */
-  const answers = (projectCacheBytes = 8 * 1024 * 1024) => {
-    const config = new LodeConfig();
-    config.embeddedDatabase = true;
-    config.projectCacheBytes = projectCacheBytes;
-    const metricsSink = { counter: () => ({ inc: () => undefined }), gauge: () => undefined } as unknown as Metrics;
-    return new PublicProjectAnswers(config, new Invalidations(config), metricsSink);
-  };
+/** Takes every metric and keeps none: the class under test only registers them. */
+const metricsSink = { counter: () => ({ inc: () => undefined }), gauge: () => undefined } as unknown as Metrics;
 
+/**
+ * Answers on one process of the embedded database, where `caughtUp` holds at once and only the
+ * evictions decide; or on `fence`, an Invalidations of the test's own.
+ */
+function answersOn(
+  projectCacheBytes = 8 * 1024 * 1024,
+  fence?: (config: LodeConfig) => Invalidations,
+): PublicProjectAnswers {
+  const config = new LodeConfig();
+  config.embeddedDatabase = fence === undefined;
+  config.projectCacheBytes = projectCacheBytes;
+  return new PublicProjectAnswers(config, fence ? fence(config) : new Invalidations(config), metricsSink);
+}
+
+describe('PublicProjectAnswers: projects remembered public for anonymous reads of their code', () => {
   it('remembers a project an anonymous read found public, until an eviction names it', async () => {
-    const a = answers();
+    const a = answersOn();
     expect(await a.isPublic(7)).toBe(false);
     a.notePublic(7, a.epoch);
     a.notePublic(8, a.epoch);
@@ -86,7 +94,7 @@ describe('PublicProjectAnswers: projects remembered public for anonymous reads o
   });
 
   it('does not remember a read that an eviction of its project (or of all) overtook', async () => {
-    const a = answers();
+    const a = answersOn();
     const before = a.epoch;
     a.evict([publicProjectKey(7)]);
     a.notePublic(7, before);
@@ -103,13 +111,13 @@ describe('PublicProjectAnswers: projects remembered public for anonymous reads o
   });
 
   it('remembers nothing when LODE_PROJECT_CACHE_BYTES is 0', async () => {
-    const a = answers(0);
+    const a = answersOn(0);
     a.notePublic(7, a.epoch);
     expect(await a.isPublic(7)).toBe(false);
   });
 
   it('remembers at most 50,000 projects, the least recently asked out first', async () => {
-    const a = answers();
+    const a = answersOn();
     for (let id = 1; id <= 50_000; id += 1) a.notePublic(id, a.epoch);
     expect(await a.isPublic(1)).toBe(true); // asked: now the most recent
     a.notePublic(50_001, a.epoch);
@@ -120,18 +128,11 @@ describe('PublicProjectAnswers: projects remembered public for anonymous reads o
 });
 
 describe('PublicProjectAnswers: anonymous answers kept by URL', () => {
-  const answers = (projectCacheBytes = 8 * 1024 * 1024) => {
-    const config = new LodeConfig();
-    config.embeddedDatabase = true;
-    config.projectCacheBytes = projectCacheBytes;
-    const metricsSink = { counter: () => ({ inc: () => undefined }), gauge: () => undefined } as unknown as Metrics;
-    return new PublicProjectAnswers(config, new Invalidations(config), metricsSink);
-  };
   const answer = (text: string) => ({ body: Buffer.from(text), headers: [['X-Gitlab-Ref', 'master']] as const });
   const url = (id: number, n = 0) => `/api/v4/projects/${id}/repository/files/f${n}?ref=master`;
 
   it('answers a URL of its own project until an event names the project', async () => {
-    const a = answers();
+    const a = answersOn();
     a.keepUrl(7, url(7), answer('seven'), a.epoch);
     a.keepUrl(7, url(7, 1), answer('seven again'), a.epoch);
     a.keepUrl(8, url(8), answer('eight'), a.epoch);
@@ -148,7 +149,7 @@ describe('PublicProjectAnswers: anonymous answers kept by URL', () => {
   });
 
   it('does not keep an answer read before an eviction of its project landed', async () => {
-    const a = answers();
+    const a = answersOn();
     const before = a.epoch;
     a.evict([publicProjectKey(7)]);
     a.keepUrl(7, url(7), answer('stale'), before);
@@ -156,7 +157,7 @@ describe('PublicProjectAnswers: anonymous answers kept by URL', () => {
   });
 
   it('keeps within LODE_PROJECT_CACHE_BYTES, the least recently used out first, and nothing at 0', async () => {
-    const a = answers(16 * 1024);
+    const a = answersOn(16 * 1024);
     for (let n = 0; n < 40; n += 1) a.keepUrl(7, url(7, n), answer('x'.repeat(500)), a.epoch);
     expect(a.urlCache.bytes).toBeLessThanOrEqual(16 * 1024);
     expect(await a.lookupUrl(7, url(7, 0))).toBeUndefined();
@@ -164,7 +165,7 @@ describe('PublicProjectAnswers: anonymous answers kept by URL', () => {
     // One answer over a sixteenth of the budget is not kept.
     a.keepUrl(9, url(9), answer('y'.repeat(2000)), a.epoch);
     expect(await a.lookupUrl(9, url(9))).toBeUndefined();
-    const off = answers(0);
+    const off = answersOn(0);
     off.keepUrl(7, url(7), answer('seven'), off.epoch);
     expect(await off.lookupUrl(7, url(7))).toBeUndefined();
   });
@@ -179,11 +180,9 @@ describe('PublicProjectAnswers: an eviction heard while the fence is out', () =>
     }
   }
   const setUp = () => {
-    const config = new LodeConfig();
-    config.projectCacheBytes = 8 * 1024 * 1024;
-    const fence = new HeldFence(config);
-    const metricsSink = { counter: () => ({ inc: () => undefined }), gauge: () => undefined } as unknown as Metrics;
-    return { a: new PublicProjectAnswers(config, fence, metricsSink), fence };
+    let fence!: HeldFence;
+    const a = answersOn(undefined, (config) => (fence = new HeldFence(config)));
+    return { a, fence };
   };
 
   it('is not public once an eviction of it landed during the fence', async () => {

@@ -2,6 +2,7 @@ import {
   Invalidations,
   LodeConfig,
   Metrics,
+  ownBuffer,
   RequestRateLimits,
   type DomainEvent,
   type InvalidationRoute,
@@ -21,18 +22,6 @@ const MAX_EVICTION_MARKS = 10_000;
 const MAX_PUBLIC_IDS = 50_000;
 /** What a cached answer costs beyond its bytes (the Map entry, the Buffer object): counted against the limit. */
 const ENTRY_OVERHEAD = 128;
-
-/**
- * `text` in memory of its own: a small Buffer made the usual way is a view into one of Node's shared
- * 8 KB slabs, which a kept answer would hold whole while the budget counts only its own bytes.
- */
-export function ownBuffer(text: string | Buffer): Buffer {
-  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
-  if (bytes.byteLength === bytes.buffer.byteLength) return bytes;
-  const own = Buffer.allocUnsafeSlow(bytes.length);
-  bytes.copy(own);
-  return own;
-}
 
 const idOf = (data: unknown, field: string): number | undefined => {
   const v = data && typeof data === 'object' ? (data as Record<string, unknown>)[field] : undefined;
@@ -77,6 +66,12 @@ export const publicProjectInvalidationRoute: InvalidationRoute = (event: Recorde
   }
 };
 
+/** A serialized answer kept for replay: its body and the headers the route set beyond the common ones. */
+export interface KeptAnswer {
+  body: Buffer;
+  headers: readonly (readonly [string, string])[];
+}
+
 /**
  * The serialized anonymous answer of `GET /api/v4/projects/:id` for public projects, kept in memory
  * and bounded by bytes (LODE_PROJECT_CACHE_BYTES, least recently used out first).
@@ -98,12 +93,6 @@ export const publicProjectInvalidationRoute: InvalidationRoute = (event: Recorde
  * an answer shows of the repository changes only with a ref move, and every ref move is recorded as
  * an event naming the project before the push or write that made it is answered.
  */
-/** A serialized answer kept for replay: its body and the headers the route set beyond the common ones. */
-export interface KeptAnswer {
-  body: Buffer;
-  headers: readonly (readonly [string, string])[];
-}
-
 @Injectable()
 export class PublicProjectAnswers {
   private readonly entries = new Map<number, Buffer>();
@@ -324,6 +313,22 @@ export function plainlyAnonymous(req: Request): boolean {
 }
 
 /**
+ * What an answer sent from memory before the Nest pipeline still owes as the route `route`: the
+ * unauthenticated rate limit counts it as the guard counts a request (and may refuse it), and the
+ * request log and duration metric name it by the route's template (routeOf reads Express's matched
+ * route; no Express route ran).
+ */
+export async function answeringBeforeRoute(
+  req: Request,
+  res: Response,
+  limits: RequestRateLimits,
+  route: string,
+): Promise<void> {
+  await limits.count({ address: req.ip ?? 'unknown' }, res);
+  (req as Request & { route?: { path: string } }).route = { path: route };
+}
+
+/**
  * Answers an anonymous `GET /api/v4/projects/<id>` from `PublicProjectAnswers` before the Nest
  * pipeline (guard, pipes, interceptors, the route), which is most of such a request's cost once the
  * project's query is gone. It runs after the request id, the request log, the security headers and
@@ -339,9 +344,7 @@ export function publicProjectAnswersMiddleware(
   const serve = async (id: number, req: Request, res: Response, next: NextFunction) => {
     const body = await answers.lookup(id);
     if (!body) return next();
-    await limits.count({ address: req.ip ?? 'unknown' }, res);
-    // routeOf (the request log) reads Express's matched route; no Express route ran.
-    (req as Request & { route?: { path: string } }).route = { path: PROJECT_ROUTE };
+    await answeringBeforeRoute(req, res, limits, PROJECT_ROUTE);
     res.statusCode = 200;
     res.setHeader('Content-Type', 'application/json');
     res.setHeader('Content-Length', body.length);

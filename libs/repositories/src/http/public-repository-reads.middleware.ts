@@ -1,6 +1,6 @@
 import { projectRepo, type GitRepositories } from '@app/git';
 import type { Metrics, RequestRateLimits } from '@app/platform';
-import { plainlyAnonymous, type PublicProjectAnswers } from '@app/projects';
+import { answeringBeforeRoute, plainlyAnonymous, type PublicProjectAnswers } from '@app/projects';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { sendRawBlob } from './raw-response';
 
@@ -47,24 +47,18 @@ export function publicRepositoryReadsMiddleware(
     'lode_public_file_answers_total',
     'Anonymous files API reads of public projects answered from memory before the route',
   );
-  /** What both answers share once found: the rate limit, and the route's name for the request log. */
-  const answering = async (req: Request, res: Response, route: string) => {
-    await limits.count({ address: req.ip ?? 'unknown' }, res);
-    // routeOf (the request log) reads Express's matched route; no Express route ran.
-    (req as Request & { route?: { path: string } }).route = { path: route };
-  };
   const blob = async (id: number, sha: string, req: Request, res: Response, next: NextFunction) => {
     if (!(await answers.isPublic(id))) return next();
     const kept = git.keptBlob(projectRepo(id), sha);
     if (!kept) return next();
-    await answering(req, res, RAW_BLOB_ROUTE);
+    await answeringBeforeRoute(req, res, limits, RAW_BLOB_ROUTE);
     blobsAnswered.inc();
     sendRawBlob(res, kept);
   };
   const file = async (id: number, req: Request, res: Response, next: NextFunction) => {
     const kept = await answers.lookupUrl(id, req.originalUrl);
     if (!kept) return next();
-    await answering(req, res, FILE_ROUTE);
+    await answeringBeforeRoute(req, res, limits, FILE_ROUTE);
     filesAnswered.inc();
     res.statusCode = 200;
     for (const [name, value] of kept.headers) res.setHeader(name, value);

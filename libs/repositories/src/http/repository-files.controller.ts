@@ -54,8 +54,11 @@ function fileHeaders(data: FileData): [string, string][] {
   return headers;
 }
 
-function setFileHeaders(res: Response, data: FileData): void {
-  for (const [name, value] of fileHeaders(data)) res.setHeader(name, value);
+/** Sets them on the answer, and answers them (the files API keeps them beside a kept body). */
+function setFileHeaders(res: Response, data: FileData): [string, string][] {
+  const headers = fileHeaders(data);
+  for (const [name, value] of headers) res.setHeader(name, value);
+  return headers;
 }
 
 /**
@@ -139,8 +142,7 @@ export class RepositoryFilesController {
   ) {
     const epoch = this.publicProjects.epoch;
     const { project, file, data } = await this.wholeFile(id, path, q.ref, actor);
-    const headers = fileHeaders(data);
-    for (const [name, value] of headers) res.setHeader(name, value);
+    const headers = setFileHeaders(res, data);
     const answer = { ...data, content: file.content.toString('base64') };
     if (!actor && project.visibility === 'public' && this.answersItsUrl(req, q.ref))
       this.publicProjects.keepUrl(
