@@ -10,7 +10,7 @@
 // The server runs with the node options `npm start` uses, plus NODE_ARGS; its environment is this one's
 // (LODE_IDLE_MEMORY_TRIM=false, say).
 import { openLoad, send } from './open-load.mjs';
-import { startLode } from './support.mjs';
+import { memoryMb, startLode } from './support.mjs';
 
 const setting = (name, fallback) => Number(process.env[name] ?? fallback);
 const quietMs = setting('QUIET_MS', 25_000);
@@ -59,8 +59,10 @@ async function burst(seconds) {
 try {
   console.log(`warm-up, ${warmSeconds} s:`, await burst(warmSeconds));
   for (let i = 1; i <= bursts; i++) {
+    const busy = Math.round(memoryMb(lode.pid).rss);
     await new Promise((resolve) => setTimeout(resolve, quietMs));
-    console.log(`after ${quietMs / 1000} s of quiet (${i}):`, await burst(burstSeconds));
+    const rested = Math.round(memoryMb(lode.pid).rss);
+    console.log(`after ${quietMs / 1000} s of quiet (${i}, RSS ${busy} -> ${rested} MB):`, await burst(burstSeconds));
   }
 } finally {
   await lode.stop();

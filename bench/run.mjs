@@ -265,8 +265,11 @@ async function heapFigures(lode) {
         headers: { 'PRIVATE-TOKEN': lode.rootToken },
       })
     ).text();
-    const mb = (name) => Math.round(Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN) / 1048576);
-    return `V8 heap ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`;
+    const value = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    const mb = (name) => Math.round(value(name) / 1048576);
+    // The idle trims so far: how many, what they gave back, and how long they held the loop.
+    const trims = `${value('lode_idle_memory_trims_total')} idle trims (${mb('lode_idle_memory_trimmed_bytes_total')} MB, ${Math.round(value('lode_idle_memory_trim_seconds_total') * 1000)} ms)`;
+    return `V8 heap ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB; ${trims}`;
   } catch (err) {
     return `metrics unreadable: ${err.message}`;
   }

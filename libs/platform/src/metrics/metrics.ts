@@ -54,12 +54,17 @@ export class Metrics {
   });
   readonly idleMemoryTrims = new Counter({
     name: 'lode_idle_memory_trims_total',
-    help: 'Memory-reducing collections run when the process idled after a burst of work (LODE_IDLE_MEMORY_TRIM)',
+    help: 'Collections run when the process idled after a burst of work (LODE_IDLE_MEMORY_TRIM): a full one, then a memory-reducing one if it stays idle',
     registers: [this.registry],
   });
   readonly idleMemoryTrimmedBytes = new Counter({
     name: 'lode_idle_memory_trimmed_bytes_total',
     help: 'Resident bytes those collections gave back to the system',
+    registers: [this.registry],
+  });
+  readonly idleMemoryTrimSeconds = new Counter({
+    name: 'lode_idle_memory_trim_seconds_total',
+    help: 'Time those collections held the event loop (a request arriving meanwhile waits for it)',
     registers: [this.registry],
   });
   constructor(

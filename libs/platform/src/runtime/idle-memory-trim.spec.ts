@@ -5,61 +5,90 @@ const busy = (active: number) => ({ active, utilization: active / 2000 });
 const quiet = { active: 10, utilization: 0.005 };
 const large = TRIM_ABOVE_BYTES + 1;
 
-describe('BurstEnd: when a burst of work is over', () => {
-  it('trims at the first idle tick after five seconds of busy loop, then counts anew', () => {
+describe('BurstEnd: when a burst of work is over, and what to collect', () => {
+  it('collects fully at the first idle tick after five seconds of busy loop, then counts anew', () => {
     const burst = new BurstEnd();
-    expect(burst.tick(busy(1900), large)).toBe(false);
-    expect(burst.tick(busy(1900), large)).toBe(false);
+    expect(burst.tick(busy(1900), large)).toBeUndefined();
+    expect(burst.tick(busy(1900), large)).toBeUndefined();
     // 3.8 s of work so far: an idle tick is not the end of a burst yet.
-    expect(burst.tick(quiet, large)).toBe(false);
-    expect(burst.tick(busy(1900), large)).toBe(false); // 5.7 s, but still busy
-    expect(burst.tick(quiet, large)).toBe(true);
+    expect(burst.tick(quiet, large)).toBeUndefined();
+    expect(burst.tick(busy(1900), large)).toBeUndefined(); // 5.7 s, but still busy
+    expect(burst.tick(quiet, large)).toBe('full');
+    // Still idle and still large at the next tick: the memory-reducing collection, once.
+    expect(burst.tick(quiet, large)).toBe('reducing');
     // Idle ticks after a trim never trim again until new work adds up.
-    for (let i = 0; i < 100; i++) expect(burst.tick(quiet, large)).toBe(false);
+    for (let i = 0; i < 100; i++) expect(burst.tick(quiet, large)).toBeUndefined();
     for (let i = 0; i < 3; i++) burst.tick(busy(1900), large);
-    expect(burst.tick(quiet, large)).toBe(true);
+    expect(burst.tick(quiet, large)).toBe('full');
+  });
+
+  it('runs no memory-reducing collection into a burst that began right after the full one', () => {
+    const burst = new BurstEnd();
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), large);
+    expect(burst.tick(quiet, large)).toBe('full');
+    // The next workload arrived within the two seconds: no long pause lands in it.
+    expect(burst.tick(busy(1900), large)).toBeUndefined();
+    expect(burst.tick(quiet, large)).toBeUndefined();
+    // Its own end is judged as any burst's: 1.9 s of it so far.
+    for (let i = 0; i < 2; i++) burst.tick(busy(1900), large);
+    expect(burst.tick(quiet, large)).toBe('full');
+  });
+
+  it('skips the memory-reducing collection once the full one brought the process under the line', () => {
+    const burst = new BurstEnd();
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), large);
+    expect(burst.tick(quiet, large)).toBe('full');
+    expect(burst.tick(quiet, TRIM_ABOVE_BYTES)).toBeUndefined();
+    for (let i = 0; i < 10; i++) expect(burst.tick(quiet, large)).toBeUndefined();
   });
 
   it('leaves a process at or under TRIM_ABOVE_BYTES alone when its burst ends, and waits for the next burst', () => {
     const burst = new BurstEnd();
     for (let i = 0; i < 3; i++) burst.tick(busy(1900), TRIM_ABOVE_BYTES);
-    expect(burst.tick(quiet, TRIM_ABOVE_BYTES)).toBe(false);
+    expect(burst.tick(quiet, TRIM_ABOVE_BYTES)).toBeUndefined();
     // That burst is over: growing later while idle does not make it trim.
-    for (let i = 0; i < 10; i++) expect(burst.tick(quiet, large)).toBe(false);
+    for (let i = 0; i < 10; i++) expect(burst.tick(quiet, large)).toBeUndefined();
     for (let i = 0; i < 3; i++) burst.tick(busy(1900), large);
-    expect(burst.tick(quiet, large)).toBe(true);
+    expect(burst.tick(quiet, large)).toBe('full');
   });
 
   it('never trims under steady light use, however long it lasts', () => {
     const burst = new BurstEnd();
     // 5 % of the loop, all day: work adds up, but no tick is idle.
-    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(100), large)).toBe(false);
+    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(100), large)).toBeUndefined();
   });
 });
 
 describe('IdleMemoryTrim', () => {
-  it("runs V8's memory-reducing collection: the heap it grew for garbage goes back", () => {
-    const counted: number[] = [];
-    const metrics = {
-      idleMemoryTrims: { inc: () => counted.push(1) },
-      idleMemoryTrimmedBytes: { inc: (n: number) => counted.push(n) },
-    };
-    const trim = new IdleMemoryTrim(new LodeConfig(), metrics as never);
-    // Some 100 MB of short-lived objects, as a burst of requests leaves behind.
-    const burst = () => {
-      let kept = 0;
-      for (let round = 0; round < 20; round++) {
-        const rows: unknown[] = [];
-        for (let i = 0; i < 100_000; i++) rows.push({ i, text: `row ${i} of round ${round}` });
-        kept += rows.length;
-      }
-      return kept;
-    };
-    expect(burst()).toBe(2_000_000);
-    const heapBefore = process.memoryUsage().heapTotal;
-    const freed = trim.trim();
-    expect(process.memoryUsage().heapTotal).toBeLessThan(heapBefore);
-    expect(freed).toBeGreaterThanOrEqual(0);
-    expect(counted).toEqual([1, freed]);
-  });
+  it.each(['full', 'reducing'] as const)(
+    'runs the %s collection: the heap grown for garbage shrinks, the pause is counted',
+    (kind) => {
+      const counted: number[] = [];
+      let heldSeconds = -1;
+      const metrics = {
+        idleMemoryTrims: { inc: () => counted.push(1) },
+        idleMemoryTrimmedBytes: { inc: (n: number) => counted.push(n) },
+        idleMemoryTrimSeconds: { inc: (s: number) => (heldSeconds = s) },
+      };
+      const trim = new IdleMemoryTrim(new LodeConfig(), metrics as never);
+      // Some 100 MB of short-lived objects, as a burst of requests leaves behind.
+      const burst = () => {
+        let kept = 0;
+        for (let round = 0; round < 20; round++) {
+          const rows: unknown[] = [];
+          for (let i = 0; i < 100_000; i++) rows.push({ i, text: `row ${i} of round ${round}` });
+          kept += rows.length;
+        }
+        return kept;
+      };
+      expect(burst()).toBe(2_000_000);
+      const heapBefore = process.memoryUsage().heapTotal;
+      const freed = trim.trim(kind);
+      expect(process.memoryUsage().heapTotal).toBeLessThan(heapBefore);
+      expect(freed).toBeGreaterThanOrEqual(0);
+      expect(counted).toEqual([1, freed]);
+      expect(heldSeconds).toBeGreaterThan(0);
+      expect(heldSeconds).toBeLessThan(60);
+    },
+  );
 });

@@ -25,25 +25,45 @@ const BUSY_BEFORE_TRIM_MS = 5_000;
  */
 export const TRIM_ABOVE_BYTES = 256 * 1024 * 1024;
 
+/**
+ * The collections a trim runs: `full`, an ordinary full collection (the heap shrinks to what is alive;
+ * tens of milliseconds), and `reducing`, V8's memory-reducing one (Node's `last-resort` flavor: up to
+ * seven collections, compacting everything, so that V8 hands its pooled pages back; 100 ms to over a
+ * second on a large heap).
+ */
+export type TrimKind = 'full' | 'reducing';
+
 /** V8's own collection, with the options Node's `--expose-gc` function takes. */
-type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'regular' | 'last-resort' }) => void;
 
 /**
- * Decides, tick by tick, when a burst of work has ended: enough busy time since the last trim, then
- * a tick of idle loop. Kept apart from the timer and V8 so the rule is tested as it is.
+ * Decides, tick by tick, when a burst of work has ended and what to collect: enough busy time since
+ * the last trim, then a tick of idle loop, for the full collection; and when the next tick is idle
+ * too, for the memory-reducing one. Kept apart from the timer and V8 so the rule is tested as it is.
  */
 export class BurstEnd {
   private busyMs = 0;
+  /** The last tick ran the full collection: the next one decides on the memory-reducing one. */
+  private collected = false;
 
   /**
-   * Counts one tick's loop use; answers whether to trim now: a burst has ended (counting starts anew
-   * then) and the process holds more than TRIM_ABOVE_BYTES.
+   * Counts one tick's loop use; answers what to collect now, if anything: `full` when a burst has
+   * ended (counting starts anew then) and the process holds more than TRIM_ABOVE_BYTES; `reducing` at
+   * the tick after that one, when the loop is still idle and the process still holds more.
    */
-  tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>, residentBytes: number): boolean {
+  tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>, residentBytes: number): TrimKind | undefined {
     this.busyMs += use.active;
-    if (use.utilization >= IDLE_UTILIZATION || this.busyMs < BUSY_BEFORE_TRIM_MS) return false;
+    const idle = use.utilization < IDLE_UTILIZATION;
+    if (this.collected) {
+      this.collected = false;
+      // Busy again, a new burst has begun: its own end decides.
+      if (idle) return residentBytes > TRIM_ABOVE_BYTES ? 'reducing' : undefined;
+    }
+    if (!idle || this.busyMs < BUSY_BEFORE_TRIM_MS) return undefined;
     this.busyMs = 0;
-    return residentBytes > TRIM_ABOVE_BYTES;
+    if (residentBytes <= TRIM_ABOVE_BYTES) return undefined;
+    this.collected = true;
+    return 'full';
   }
 }
 
@@ -53,16 +73,23 @@ export class BurstEnd {
  * for reuse: resident memory that only a memory-reducing collection gives back, and V8's own memory
  * reducer did not run in 30 idle seconds. Measured on a synthetic load (Node 24): 267 MB anonymous
  * after it, 248 MB after an ordinary full collection (the heap itself down to 6 MB), 80 MB after a
- * memory-reducing one. So once the loop has been busy for a while and then idles for a tick, this
- * runs that collection (`flavor: 'last-resort'`, which Node's `--expose-gc` function offers; the
- * function is fetched without the command-line flag). The pause (100-300 ms on two cores) falls
- * where nothing waits; a request arriving during it waits that long, once per burst.
+ * memory-reducing one.
  *
- * The collection also shrinks V8's young generation to its minimum (1 MB a semi-space by default).
- * The next burst then scavenged every few milliseconds and promoted its requests' short-lived objects
- * (measured, bench/RESULTS.md twelfth session: 100 project creations a second answered up to 800 ms
- * for their first seconds after a trim); `npm start` sets `--min-semi-space-size` to the maximum so
- * the young generation keeps its size.
+ * So it runs in two steps, each on a tick of idle loop: once the loop has been busy for a while, an
+ * ordinary full collection (some 40 ms), and when the loop is still idle two seconds later and the
+ * process still over TRIM_ABOVE_BYTES, the memory-reducing collection. The pause of that second one
+ * grows with the heap (100-300 ms after light workloads, 1,119 ms once in a full benchmark run,
+ * bench/RESULTS.md fourteenth session), and a request arriving meanwhile waits all of it: when it was
+ * the first step, a burst that followed the last within two seconds (100 project creations a second)
+ * queued behind it and answered in seconds. Now such a burst meets the short pause, and the long one
+ * runs only after two seconds of quiet. The collector is Node's `--expose-gc` function, fetched
+ * without the command-line flag.
+ *
+ * A memory-reducing collection also shrinks V8's young generation to its minimum (1 MB a semi-space
+ * by default). The next burst then scavenged every few milliseconds and promoted its requests'
+ * short-lived objects (measured, bench/RESULTS.md twelfth session: 100 project creations a second
+ * answered up to 800 ms for their first seconds after a trim); `npm start` sets
+ * `--min-semi-space-size` to the maximum so the young generation keeps its size.
  */
 @Injectable()
 export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -92,16 +119,17 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     const now = performance.eventLoopUtilization();
     const use = performance.eventLoopUtilization(now, this.last);
     this.last = now;
-    if (this.burst.tick(use, process.memoryUsage.rss())) this.trim();
+    const kind = this.burst.tick(use, process.memoryUsage.rss());
+    if (kind) this.trim(kind);
   }
 
-  /** One memory-reducing collection; answers the resident bytes it gave back (0 when it could not run). */
-  trim(): number {
+  /** One collection; answers the resident bytes it gave back (0 when it could not run). */
+  trim(kind: TrimKind): number {
     const before = process.memoryUsage.rss();
     const started = performance.now();
     try {
       this.collect ??= collector();
-      this.collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+      this.collect({ type: 'major', execution: 'sync', flavor: kind === 'full' ? 'regular' : 'last-resort' });
     } catch (err) {
       // Never fatal: the process keeps its memory, as without this.
       this.logger.warn(`could not collect: ${String(err)}`);
@@ -111,10 +139,12 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     // The loop was held by the collection: not counted as the next tick's work.
     this.last = performance.eventLoopUtilization();
     const freed = Math.max(0, before - process.memoryUsage.rss());
+    const heldMs = performance.now() - started;
     this.metrics.idleMemoryTrims.inc();
     this.metrics.idleMemoryTrimmedBytes.inc(freed);
+    this.metrics.idleMemoryTrimSeconds.inc(heldMs / 1000);
     this.logger.debug(
-      `idle: collected in ${Math.round(performance.now() - started)} ms, ${Math.round(freed / 1048576)} MB given back`,
+      `idle: ${kind} collection in ${Math.round(heldMs)} ms, ${Math.round(freed / 1048576)} MB given back`,
     );
     return freed;
   }
