@@ -48,6 +48,19 @@ describe('LocalGitRepositories', () => {
     await expect(git.init(projectRepo(8), 'bad name')).rejects.toThrow(/bad branch name/);
   });
 
+  it('reads a repository not on disk yet (a fork being copied) as an empty one, and the real one once it is there', async () => {
+    const later = projectRepo(77);
+    expect(await git.resolveCommit(later, 'master')).toBeUndefined();
+    expect(await git.fileAtRef(later, 'master', 'README.md')).toBeUndefined();
+    expect(await git.tree(later, 'master', '', false)).toBeUndefined();
+    expect(await git.branches(later, 'master')).toEqual([]);
+    // Nothing of the empty stand-in is kept for it: once the repository is made, reads find its commits.
+    await git.init(later, 'master');
+    await gitOk(['push', '-q', repositoryPath(dataDir, 77), 'HEAD:refs/heads/master'], work);
+    const head = (await gitOk(['rev-parse', 'HEAD'], work)).trim();
+    expect((await git.resolveCommit(later, 'master'))?.id).toBe(head);
+  });
+
   it("writes what git's own `init --bare --template=` writes, with pushes over HTTP on, and git reads it as such", async () => {
     await git.init(projectRepo(9), 'trunk/next');
     const ours = repositoryPath(dataDir, 9);

@@ -1,4 +1,7 @@
 import { loadPackage } from '@app/platform';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { CommitInfoCache } from './commit-lists';
 import { contributorsFromLog } from './contributors-log';
 import { TreeListingCache } from './tree-cache';
@@ -105,7 +108,7 @@ interface Repo {
   createRevWalk(): Revwalk;
 }
 interface NodegitApi {
-  Repository: { openBare(path: string): Promise<Repo> };
+  Repository: { openBare(path: string): Promise<Repo>; init(path: string, isBare: number): Promise<Repo> };
   Revparse: { single(repo: Repo, spec: string): Promise<GitObject> };
   Object: {
     TYPE: { COMMIT: number; BLOB: number };
@@ -227,6 +230,7 @@ function commitInfo(c: Commit): CommitInfo {
  */
 export class NodegitRepositories {
   private readonly open = new Map<string, Promise<Repo>>();
+  private empty?: Promise<Repo>;
   private readonly commitCache: CommitInfoCache;
   private readonly treeCache: TreeListingCache;
   private readonly contributorCache = new Map<string, Promise<Contributor[]>>();
@@ -253,11 +257,31 @@ export class NodegitRepositories {
       this.open.set(path, repo);
       return repo;
     }
-    repo = NodeGit.Repository.openBare(path);
-    repo.catch(() => this.open.delete(path));
+    repo = NodeGit.Repository.openBare(path).catch(async (err: unknown) => {
+      this.open.delete(path);
+      // A project whose repository is not on disk yet (a fork still being copied) reads as an empty
+      // one, as GitLab's does while it imports: every read finds nothing (404 Commit Not Found and
+      // the like), never a 500. Not kept: the next read opens the real one once it is there.
+      if (!existsSync(path)) return this.emptyRepository();
+      throw err;
+    });
     this.open.set(path, repo);
     while (this.open.size > OPEN_REPOSITORIES) this.open.delete(this.open.keys().next().value as string);
     return repo;
+  }
+
+  /**
+   * An empty bare repository of this process's own (a private temporary directory, removed when the
+   * process exits), opened once: what reads find where a project's repository is not on disk yet.
+   */
+  private emptyRepository(): Promise<Repo> {
+    this.empty ??= (async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'lode-empty-'));
+      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+      return NodeGit.Repository.init(join(dir, 'empty.git'), 1);
+    })();
+    this.empty.catch(() => (this.empty = undefined));
+    return this.empty;
   }
 
   /** Forgets a repository's handle (after a push, refs are re-read from disk anyway; after removal it must go). */
