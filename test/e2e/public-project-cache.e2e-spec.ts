@@ -1,13 +1,14 @@
 import { Metrics } from '@app/platform';
 import { type INestApplication } from '@nestjs/common';
-import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
 import { gitOk, tempDirs } from '../support/git';
 import { client, createGroup, createProject, unique } from '../support/groups';
 import { createUser, type SeededUser } from '../support/seed';
-import { describeOnServers, secondAppFor, startTestApp, type TestApp } from '../support/test-app';
+import { describeOnServers, eventually, freePort, secondAppFor, startTestApp, type TestApp } from '../support/test-app';
 
 /** A 1×1 PNG, the smallest valid avatar. */
 const PNG = Buffer.from(
@@ -472,6 +473,129 @@ describe('the cache of public project answers', () => {
     } finally {
       tmp.removeAll();
     }
+  });
+
+  /** The id of a branch's tip, as its owner reads it. */
+  const tip = async (id: number, branch: string) =>
+    (await as(owner.token).get(`/projects/${id}/repository/branches/${branch}`)).body.commit.id as string;
+
+  it('never answers a file read stale after a cherry-pick or a revert onto the branch through the API', async () => {
+    const { id, content } = await projectWithBlob();
+    expect((await as(owner.token).post(`/projects/${id}/repository/branches?branch=side&ref=master`)).status).toBe(201);
+    expect((await update(id, 'picked\n', 'side')).status).toBe(200);
+    const picked = await tip(id, 'side');
+
+    expect(text(await fileFast(id))).toBe(content);
+    const pick = await as(owner.token).post(`/projects/${id}/repository/commits/${picked}/cherry_pick`).send({
+      branch: 'master',
+    });
+    expect(pick.status).toBe(201);
+    expect(pick.body.id).toBe(await tip(id, 'master'));
+    expect(text(await file(id))).toBe('picked\n');
+    expect(text(await fileFast(id))).toBe('picked\n');
+
+    const revert = await as(owner.token).post(`/projects/${id}/repository/commits/${pick.body.id}/revert`).send({
+      branch: 'master',
+    });
+    expect(revert.status).toBe(201);
+    expect(revert.body.id).toBe(await tip(id, 'master'));
+    expect(text(await file(id))).toBe(content);
+    expect(text(await fileFast(id))).toBe(content);
+  });
+
+  it("never answers a fork's file read stale, before its copy finished or after a change, nor its source's", async () => {
+    const source = await projectWithBlob();
+    expect(text(await fileFast(source.id))).toBe(source.content);
+    const forked = await as(fan.token).post(`/projects/${source.id}/fork`);
+    expect(forked.status).toBe(201);
+    const forkId = forked.body.id as number;
+    // Until the background job has copied the repository the fork has no file to answer (its
+    // repository reads as an empty one: 404, as GitLab answers while it imports), and nothing
+    // answered then is kept: every read up to the first 200 went to the route (none was answered from
+    // memory), and that 200 is the copy's content.
+    const fastBefore = await fastFiles();
+    const early: number[] = [];
+    await eventually(
+      async () => {
+        const res = await file(forkId);
+        early.push(res.status);
+        expect(res.status).toBe(200);
+        expect(text(res)).toBe(source.content);
+      },
+      20_000,
+      50,
+    );
+    for (const status of early.slice(0, -1)) expect(status).toBe(404);
+    expect(await fastFiles()).toBe(fastBefore);
+    await eventually(
+      async () => (await as(fan.token).get(`/projects/${forkId}`)).body.import_status === 'finished',
+      20_000,
+    );
+    expect(text(await fileFast(forkId))).toBe(source.content);
+    expect(text(await fileFast(source.id))).toBe(source.content);
+
+    const changed = await as(fan.token)
+      .put(`/projects/${forkId}/repository/files/notes.txt`)
+      .send({ branch: 'master', commit_message: 'fork edit', content: 'changed in the fork\n' });
+    expect(changed.status).toBe(200);
+    expect(text(await file(forkId))).toBe('changed in the fork\n');
+    expect(text(await fileFast(forkId))).toBe('changed in the fork\n');
+    // The fork's push names the fork only: the source's kept answer is still its own, and still kept.
+    const before = await fastFiles();
+    expect(text(await file(source.id))).toBe(source.content);
+    expect(await fastFiles()).toBe(before + 1);
+  });
+
+  // Git over SSH needs the SSH server, which this file's app does not start (and a second app on its
+  // configuration would contend for the port): an app of its own.
+  describe('over SSH', () => {
+    let s: TestApp;
+    let pusher: SeededUser;
+    let sshPort: number;
+    const keys = tempDirs();
+    let key: string;
+
+    beforeAll(async () => {
+      sshPort = await freePort();
+      s = await startTestApp({ sshPort, sshHost: '127.0.0.1' });
+      pusher = await createUser(s);
+      key = join(keys.make(), 'pusher');
+      execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
+      const added = await client(s, pusher.token)
+        .post('/user/keys')
+        .send({ title: 'pusher', key: readFileSync(`${key}.pub`, 'utf8').trim() });
+      expect(added.status).toBe(201);
+    }, 60_000);
+    afterAll(async () => {
+      keys.removeAll();
+      await s?.close();
+    });
+
+    it('never answers a file read stale after a git push over SSH', async () => {
+      const p = await createProject(s, { visibility: 'public' }, pusher.token);
+      const made = await client(s, pusher.token)
+        .post(`/projects/${p.id}/repository/files/notes.txt`)
+        .send({ branch: 'master', commit_message: 'notes', content: 'over ssh 0\n' });
+      expect(made.status).toBe(201);
+      const sshEnv = {
+        GIT_SSH_COMMAND: `ssh -F /dev/null -i ${key} -p ${sshPort} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`,
+      };
+      const dir = keys.make();
+      await gitOk(
+        ['clone', '-q', `ssh://git@127.0.0.1:${sshPort}/${p.path_with_namespace}.git`, dir],
+        undefined,
+        sshEnv,
+      );
+      expect(text(await fileFast(p.id, s.app, s.http))).toBe('over ssh 0\n');
+      for (const round of [1, 2]) {
+        writeFileSync(join(dir, 'notes.txt'), `over ssh ${round}\n`);
+        await gitOk(['commit', '-q', '-am', `push ${round}`], dir);
+        await gitOk(['push', '-q', 'origin', 'master'], dir, sshEnv);
+        // The push was recorded (its event evicting the kept answer) before the session's exit status.
+        expect(text(await file(p.id, s.http))).toBe(`over ssh ${round}\n`);
+        expect(text(await fileFast(p.id, s.app, s.http))).toBe(`over ssh ${round}\n`);
+      }
+    });
   });
 
   // Two applications on one database share nothing but it (as security.e2e-spec.ts's second API process).
