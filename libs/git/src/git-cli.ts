@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import type { Dirent } from 'node:fs';
+import { statSync, type Dirent } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CommandFailed, runCommand } from './command-runner';
 import { validRefName } from './ref-names';
@@ -19,6 +19,22 @@ import { ownerGone, ownerTag, parseOwnerTag } from '@app/platform';
 export function repositoryPath(dataDir: string, projectId: number): string {
   const hash = createHash('sha256').update(String(projectId)).digest('hex');
   return join(dataDir, 'repositories', '@hashed', hash.slice(0, 2), hash.slice(2, 4), `${hash}.git`);
+}
+
+/**
+ * Whether the repository at `path` (as `repositoryPath` names it) is not on disk yet, a fork still
+ * being copied, rather than lost: its directory does not exist while the repositories' root
+ * (`<dataDir>/repositories/@hashed`) does. A missing root (a data volume not mounted) or any error
+ * other than "no such entry" (permissions) is not this: reads then fail loudly instead of finding an
+ * empty repository.
+ */
+export function notOnDiskYet(path: string): boolean {
+  try {
+    if (statSync(path, { throwIfNoEntry: false })) return false;
+    return statSync(dirname(dirname(dirname(path))), { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false;
+  }
 }
 
 /** Where a project's cached repository archives live; removed with its repository. */

@@ -1,5 +1,5 @@
 import { CommitIdList } from './commit-lists';
-import { read } from './git-cli';
+import { notOnDiskYet, read } from './git-cli';
 import type { CommitStats, RefName } from './git-repositories';
 
 /*
@@ -150,7 +150,11 @@ export async function listTags(path: string, name?: string): Promise<TagRef[]> {
     'for-each-ref',
     `--format=${RECORD}%(refname)%00%(objectname)%00%(objecttype)%00%(contents)`,
     name === undefined ? 'refs/tags/' : `refs/tags/${name}`,
-  ]);
+  ]).catch((err: unknown) => {
+    // A repository not on disk yet (a fork being copied) has no tags.
+    if (notOnDiskYet(path)) return '';
+    throw err;
+  });
   return out
     .split(RECORD)
     .filter(Boolean)

@@ -54,11 +54,20 @@ describe('LocalGitRepositories', () => {
     expect(await git.fileAtRef(later, 'master', 'README.md')).toBeUndefined();
     expect(await git.tree(later, 'master', '', false)).toBeUndefined();
     expect(await git.branches(later, 'master')).toEqual([]);
-    // Nothing of the empty stand-in is kept for it: once the repository is made, reads find its commits.
-    await git.init(later, 'master');
-    await gitOk(['push', '-q', repositoryPath(dataDir, 77), 'HEAD:refs/heads/master'], work);
+    expect(await git.tags(later)).toEqual([]);
+    expect(await git.tag(later, 'v1')).toBeUndefined();
+    expect(await git.refs(later)).toEqual(new Map());
+    expect((await git.commitLog(later, { all: true, offset: 0, limit: 20, withStats: false })).commits).toEqual([]);
+    // Made behind this object's back, as another process's copy is: nothing of the empty stand-in
+    // was kept for the path, so the next read finds the commit.
+    const path = repositoryPath(dataDir, 77);
+    await gitOk(['init', '-q', '--bare', path]);
+    await gitOk(['push', '-q', path, 'HEAD:refs/heads/master'], work);
     const head = (await gitOk(['rev-parse', 'HEAD'], work)).trim();
     expect((await git.resolveCommit(later, 'master'))?.id).toBe(head);
+    // A directory that is there but is no repository is no "not there yet": it fails as before.
+    mkdirSync(repositoryPath(dataDir, 78), { recursive: true });
+    await expect(git.resolveCommit(projectRepo(78), 'master')).rejects.toThrow();
   });
 
   it("writes what git's own `init --bare --template=` writes, with pushes over HTTP on, and git reads it as such", async () => {

@@ -2,6 +2,7 @@ import { LodeConfig } from '@app/platform';
 import { Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { ArchiveStore } from './archive-store';
 import { CommitListCache } from './commit-lists';
 import * as cli from './git-cli';
@@ -126,6 +127,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
       config.commitCacheBytes,
       (walk) => heavy.run('walk', () => walk(heavy.settings.nice)),
       config.treeCacheBytes,
+      join(config.dataDir, 'cache', 'empty.git'),
     );
     this.hooks = new RefUpdateHooks(config.dataDir);
   }

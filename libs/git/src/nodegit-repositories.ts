@@ -1,7 +1,6 @@
 import { loadPackage } from '@app/platform';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { notOnDiskYet } from './git-cli';
 import { CommitInfoCache } from './commit-lists';
 import { contributorsFromLog } from './contributors-log';
 import { TreeListingCache } from './tree-cache';
@@ -238,13 +237,16 @@ export class NodegitRepositories {
   /**
    * `commitCacheBytes`: the bound of the commits kept for commit lists and blame (LODE_COMMIT_CACHE_BYTES);
    * `coldWalk` runs a contributors' cold history walk: in the work budget's slots, at its nice level;
-   * `treeCacheBytes`: the bound of the tree listings kept (LODE_TREE_CACHE_BYTES).
+   * `treeCacheBytes`: the bound of the tree listings kept (LODE_TREE_CACHE_BYTES);
+   * `emptyRepositoryPath`: where the empty repository read in place of one not on disk yet is made
+   * (without it, such a read fails).
    */
   constructor(
     commitCacheBytes = 0,
     private readonly coldWalk: (walk: (nice: number) => Promise<Contributor[]>) => Promise<Contributor[]> = (walk) =>
       walk(0),
     treeCacheBytes = 0,
+    private readonly emptyRepositoryPath?: string,
   ) {
     this.commitCache = new CommitInfoCache(commitCacheBytes);
     this.treeCache = new TreeListingCache(treeCacheBytes);
@@ -262,7 +264,9 @@ export class NodegitRepositories {
       // A project whose repository is not on disk yet (a fork still being copied) reads as an empty
       // one, as GitLab's does while it imports: every read finds nothing (404 Commit Not Found and
       // the like), never a 500. Not kept: the next read opens the real one once it is there.
-      if (!existsSync(path)) return this.emptyRepository();
+      if (this.emptyRepositoryPath && notOnDiskYet(path)) return this.emptyRepository(this.emptyRepositoryPath);
+      // Renamed into place between the failed open and the look: open it.
+      if (existsSync(path)) return NodeGit.Repository.openBare(path);
       throw err;
     });
     this.open.set(path, repo);
@@ -271,15 +275,12 @@ export class NodegitRepositories {
   }
 
   /**
-   * An empty bare repository of this process's own (a private temporary directory, removed when the
-   * process exits), opened once: what reads find where a project's repository is not on disk yet.
+   * The empty bare repository reads find where a project's repository is not on disk yet, made once
+   * at `emptyRepositoryPath` (under the data directory: Lode's own, never another user's) and opened
+   * once. Made again by any process is harmless: git init of an existing repository changes nothing.
    */
-  private emptyRepository(): Promise<Repo> {
-    this.empty ??= (async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'lode-empty-'));
-      process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-      return NodeGit.Repository.init(join(dir, 'empty.git'), 1);
-    })();
+  private emptyRepository(at: string): Promise<Repo> {
+    this.empty ??= NodeGit.Repository.init(at, 1);
     this.empty.catch(() => (this.empty = undefined));
     return this.empty;
   }

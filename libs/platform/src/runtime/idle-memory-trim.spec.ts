@@ -82,9 +82,12 @@ describe('IdleMemoryTrim', () => {
         return kept;
       };
       expect(burst()).toBe(2_000_000);
-      const heapBefore = process.memoryUsage().heapTotal;
+      const before = process.memoryUsage();
       const freed = trim.trim(kind);
-      expect(process.memoryUsage().heapTotal).toBeLessThan(heapBefore);
+      const after = process.memoryUsage();
+      // Both collect the garbage; the memory-reducing one also gives the heap's emptied pages up.
+      expect(after.heapUsed).toBeLessThan(before.heapUsed);
+      if (kind === 'reducing') expect(after.heapTotal).toBeLessThan(before.heapTotal);
       expect(freed).toBeGreaterThanOrEqual(0);
       expect(counted).toEqual([1, freed]);
       expect(heldSeconds).toBeGreaterThan(0);
