@@ -286,11 +286,17 @@ describe('pushes recorded before git says ok', () => {
 
   it('forgets a written-down push that moved nothing, and one whose project is gone', async () => {
     const p = await project('Nothing Moved');
-    await t.db.query(`insert into pending_pushes (project_id, updates, pusher) values ($1, $2, $3), (999999, $2, $3)`, [
-      p.id,
-      JSON.stringify([{ ref: 'refs/heads/master', before: ZERO, after: 'a'.repeat(40) }]),
-      JSON.stringify({ id: owner.id, username: owner.username }),
-    ]);
+    // Written down a minute ago: `reconcile(0)` takes what is older than now, and in embedded mode
+    // (PGlite's clock) a row inserted in the same instant as the claim is not.
+    await t.db.query(
+      `insert into pending_pushes (project_id, updates, pusher, created_at)
+       values ($1, $2, $3, now() - interval '1 minute'), (999999, $2, $3, now() - interval '1 minute')`,
+      [
+        p.id,
+        JSON.stringify([{ ref: 'refs/heads/master', before: ZERO, after: 'a'.repeat(40) }]),
+        JSON.stringify({ id: owner.id, username: owner.username }),
+      ],
+    );
     expect(await t.app.get(PushReconciler).reconcile(0)).toBe(2);
     expect(await written(p.id)).toBe(0);
     expect(await written(999999)).toBe(0);
