@@ -345,6 +345,14 @@ export async function read(path: string, args: string[]): Promise<string> {
   return git(args, path);
 }
 
+/** A `for-each-ref` listing (`args` after it): nothing for a repository not on disk yet, which has no refs. */
+export async function readRefListing(path: string, args: string[]): Promise<string> {
+  return git(['for-each-ref', ...args], path).catch((err: unknown) => {
+    if (notOnDiskYet(path)) return '';
+    throw err;
+  });
+}
+
 const ZERO = /^0+$/;
 
 /**

@@ -1,5 +1,5 @@
 import { CommitIdList } from './commit-lists';
-import { notOnDiskYet, read } from './git-cli';
+import { read, readRefListing } from './git-cli';
 import type { CommitStats, RefName } from './git-repositories';
 
 /*
@@ -146,15 +146,10 @@ export interface TagRef {
 
 /** Every tag by name, or only the tag `name` (a pattern for-each-ref may widen, so the caller compares names). */
 export async function listTags(path: string, name?: string): Promise<TagRef[]> {
-  const out = await read(path, [
-    'for-each-ref',
+  const out = await readRefListing(path, [
     `--format=${RECORD}%(refname)%00%(objectname)%00%(objecttype)%00%(contents)`,
     name === undefined ? 'refs/tags/' : `refs/tags/${name}`,
-  ]).catch((err: unknown) => {
-    // A repository not on disk yet (a fork being copied) has no tags.
-    if (notOnDiskYet(path)) return '';
-    throw err;
-  });
+  ]);
   return out
     .split(RECORD)
     .filter(Boolean)

@@ -1,4 +1,4 @@
-import { notOnDiskYet, read } from './git-cli';
+import { read, readRefListing } from './git-cli';
 import type { PushedCommit, RefCommand, RefUpdate } from './git-repositories';
 
 /** GitLab's push payload shows at most this many commits (`data_builder/push.rb`). */
@@ -10,11 +10,7 @@ const FIELD = '\x02';
 
 /** Every ref of the repository at `path` and the object it holds (`git for-each-ref`). */
 export async function listRefs(path: string): Promise<Map<string, string>> {
-  // A repository not on disk yet (a fork being copied) has no refs.
-  const out = await read(path, ['for-each-ref', '--format=%(objectname) %(refname)']).catch((err: unknown) => {
-    if (notOnDiskYet(path)) return '';
-    throw err;
-  });
+  const out = await readRefListing(path, ['--format=%(objectname) %(refname)']);
   const refs = new Map<string, string>();
   for (const line of out.split('\n')) {
     const sp = line.indexOf(' ');
