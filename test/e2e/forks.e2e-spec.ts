@@ -1,9 +1,12 @@
 import { repositoryPath } from '@app/git';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
 import { GitJobsProcessor } from '../../libs/projects/src/repository-jobs/git-jobs';
+import { FORK_COPY_WAIT_MS } from '../../libs/repositories/src/writes/repository-ready';
+import { git as runGit } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, startTestApp, type TestApp } from '../support/test-app';
 
@@ -134,6 +137,97 @@ describe('forks, fork relations and housekeeping', () => {
       .post(`/projects/${forkId}/repository/files/x.md`)
       .send({ branch: 'topic', start_branch: 'master', commit_message: 'x', content: 'x' });
     expect(elsewhere.status).toBe(201);
+  });
+
+  it('holds writes and git requests to a fork until its copy finishes, then refuses them with 409 and 404', async () => {
+    const upstream = (await as(owner.token).post('/projects').send({ name: 'Held back', visibility: 'public' })).body;
+    const first = await as(owner.token)
+      .post(`/projects/${upstream.id}/repository/files/README.md`)
+      .send({ branch: 'master', commit_message: 'first', content: 'hi' });
+    expect(first.status).toBe(201);
+    const worker = t.app.get(GitJobsProcessor).worker;
+    // The git worker held: the fork's copy stays scheduled, its repository not on disk.
+    await worker.pause();
+    const res = await as(other.token).post(`/projects/${upstream.id}/fork`);
+    const forkId: number = res.body.id;
+    try {
+      expect([res.status, res.body.import_status]).toEqual([201, 'scheduled']);
+      expect(existsSync(repositoryPath(t.config.dataDir, forkId))).toBe(false);
+      // Reads see an empty repository meanwhile.
+      expect((await as(other.token).get(`/projects/${forkId}/repository/branches`)).body).toEqual([]);
+      // Every kind of write waits for the copy, then is refused in GitLab's words; git too (404).
+      const refusal = { message: 'A repository for this project does not exist yet.' };
+      await t.app.listen(0, '127.0.0.1');
+      const { port } = t.app.getHttpServer().address() as AddressInfo;
+      const url = `http://${other.username}:${other.token}@127.0.0.1:${port}/${other.username}/held-back.git`;
+      const startedAt = Date.now();
+      const [file, commit, branch, tag, clone, push] = await Promise.all([
+        as(other.token)
+          .post(`/projects/${forkId}/repository/files/x.md`)
+          .send({ branch: 'master', commit_message: 'x', content: 'x' }),
+        as(other.token)
+          .post(`/projects/${forkId}/repository/commits`)
+          .send({
+            branch: 'topic',
+            commit_message: 'x',
+            actions: [{ action: 'create', file_path: 'y', content: 'y' }],
+          }),
+        as(other.token).post(`/projects/${forkId}/repository/branches`).send({ branch: 'b', ref: 'master' }),
+        as(other.token).post(`/projects/${forkId}/repository/tags`).send({ tag_name: 'v1', ref: 'master' }),
+        t
+          .http()
+          .get(`/${other.username}/held-back.git/info/refs?service=git-upload-pack`)
+          .auth(other.username, other.token),
+        runGit(['ls-remote', url]),
+      ]);
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(FORK_COPY_WAIT_MS);
+      for (const refused of [file, commit, branch, tag]) expect([refused.status, refused.body]).toEqual([409, refusal]);
+      expect([clone.status, clone.text]).toEqual([404, `${refusal.message}\n`]);
+      expect(push.status).not.toBe(0);
+      expect(push.out).toContain('not found');
+      // Nothing was written anywhere: no repository, nothing in the empty one reads are served from.
+      expect(existsSync(repositoryPath(t.config.dataDir, forkId))).toBe(false);
+      const emptyObjects = join(t.config.dataDir, 'cache', 'empty.git', 'objects');
+      const written = existsSync(emptyObjects)
+        ? readdirSync(emptyObjects).filter((name) => name !== 'info' && name !== 'pack')
+        : [];
+      expect(written).toEqual([]);
+      // A write arriving while the copy is under way waits for it and lands on the copy, once the
+      // default branch's protection is there: a developer's write to it is refused, the owner's lands.
+      const developer = await createUser(t);
+      expect(
+        (await as(other.token).post(`/projects/${forkId}/members`).send({ user_id: developer.id, access_level: 30 }))
+          .status,
+      ).toBe(201);
+      const waiting = Promise.all([
+        as(other.token)
+          .post(`/projects/${forkId}/repository/files/owner.md`)
+          .send({ branch: 'master', commit_message: 'owner', content: 'o' }),
+        as(developer.token)
+          .post(`/projects/${forkId}/repository/files/developer.md`)
+          .send({ branch: 'master', commit_message: 'developer', content: 'd' }),
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      worker.resume();
+      const [byOwner, byDeveloper] = await waiting;
+      expect(byOwner.status).toBe(201);
+      expect([byDeveloper.status, byDeveloper.body]).toEqual([
+        400,
+        { message: 'You are not allowed to push into this branch' },
+      ]);
+    } finally {
+      worker.resume();
+    }
+    const tree = (await as(other.token).get(`/projects/${forkId}/repository/tree?ref=master`)).body;
+    expect(tree.map((e: { path: string }) => e.path).sort()).toEqual(['README.md', 'owner.md']);
+    expect((await as(other.token).get(`/projects/${forkId}`)).body.import_status).toBe('finished');
+    // Once copied, git serves it.
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const listed = await runGit([
+      'ls-remote',
+      `http://${other.username}:${other.token}@127.0.0.1:${port}/${other.username}/held-back.git`,
+    ]);
+    expect([listed.status, listed.out]).toEqual([0, expect.stringContaining('refs/heads/master')]);
   });
 
   it('answers 409 when the target namespace has the name already', async () => {

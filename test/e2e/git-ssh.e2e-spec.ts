@@ -3,6 +3,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { repositoryPath } from '@app/git';
+import { GitJobsProcessor } from '../../libs/projects/src/repository-jobs/git-jobs';
 import { git, gitOk, tempDirs } from '../support/git';
 import { createUser, type SeededUser } from '../support/seed';
 import { eventually, freePort, startTestApp, type TestApp } from '../support/test-app';
@@ -321,6 +322,34 @@ describe('git over SSH', () => {
     const refused = await git(['push', sshUrl(`${owner.username}/new-name`), 'master:more'], dir, env);
     expect(refused.status).not.toBe(0);
     expect(refused.out).toContain('GitLab: You are not allowed to push code to this project.');
+  });
+
+  it("refuses a fork's repository until its copy finishes, in GitLab's words, and serves it after", async () => {
+    const p = await project(owner, 'Copied Later', 'public');
+    const dir = await workingCopy(['x']);
+    await gitOk(['push', '-q', sshUrl(p.path_with_namespace), 'master'], dir, sshEnv(keys.owner));
+    const worker = t.app.get(GitJobsProcessor).worker;
+    await worker.pause();
+    let forkPath = '';
+    try {
+      const fork = await t.http().post(`/api/v4/projects/${p.id}/fork`).set('PRIVATE-TOKEN', other.token);
+      expect([fork.status, fork.body.import_status]).toEqual([201, 'scheduled']);
+      forkPath = fork.body.path_with_namespace;
+      const [clone, push] = await Promise.all([
+        git(['ls-remote', sshUrl(forkPath)], undefined, sshEnv(keys.other)),
+        git(['push', sshUrl(forkPath), 'master:more'], dir, sshEnv(keys.other)),
+      ]);
+      for (const refused of [clone, push]) {
+        expect(refused.status).not.toBe(0);
+        expect(refused.out).toContain('A repository for this project does not exist yet.');
+      }
+    } finally {
+      worker.resume();
+    }
+    await eventually(
+      async () => (await git(['ls-remote', sshUrl(forkPath)], undefined, sshEnv(keys.other))).status === 0,
+    );
+    await gitOk(['push', '-q', sshUrl(forkPath), 'master:more'], dir, sshEnv(keys.other));
   });
 
   it('stops a key the moment it is deleted, and a blocked user at once', async () => {

@@ -46,7 +46,7 @@ describe('API commits on one branch in groups', () => {
     const writes = t.app.get(RepositoryWrites);
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    void writes.exclusive({ id: projectId }, 'refs/heads/master', () => held);
+    void writes.exclusive({ id: projectId, import_status: 'none' }, 'refs/heads/master', () => held);
     const answers = Promise.all(bodies.map((b) => api(user, 'post', `/projects/${projectId}/repository/commits`, b)));
     await eventually(() => writes.waiting({ id: projectId }, 'master') === bodies.length, 30_000, 20);
     release();

@@ -95,10 +95,12 @@ export async function initBare(path: string, defaultBranch = 'master'): Promise<
 }
 
 /**
- * A fork's repository: a local bare clone sharing the source's objects by hard link. Replaces a
- * partial copy left by an earlier attempt.
+ * A fork's repository: a local bare clone sharing the source's objects by hard link. A copy an
+ * earlier attempt landed (its recording failed after) is kept: it lands by one rename, so it is
+ * whole, and it may already hold the fork's own pushes, which a fresh copy would lose.
  */
 export async function cloneBare(source: string, target: string): Promise<void> {
+  if (await exists(target)) return;
   await mkdir(dirname(target), { recursive: true });
   const tmp = temporaryFor(target);
   try {

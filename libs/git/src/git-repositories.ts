@@ -366,7 +366,7 @@ export abstract class GitRepositories {
   abstract settled(repo: RepoRef): Promise<void>;
   /** Project ids whose repository `init` made but whose creation a dead process never settled. */
   abstract abandonedCreations(): Promise<number[]>;
-  /** A fork's repository: a local bare clone of `source` (hard-linked objects), replacing a partial copy of an earlier attempt. */
+  /** A fork's repository: a local bare clone of `source` (hard-linked objects); a copy an earlier attempt landed is kept. */
   abstract cloneBare(source: RepoRef, target: RepoRef): Promise<void>;
   /** Housekeeping: `git gc` and `pack-refs`. */
   abstract gc(repo: RepoRef): Promise<void>;

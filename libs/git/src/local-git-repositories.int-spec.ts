@@ -319,6 +319,11 @@ describe('LocalGitRepositories', () => {
     const fork = projectRepo(31);
     await git.cloneBare(repo, fork);
     expect(await git.refs(fork)).toEqual(await git.refs(repo));
+    // The job made again (its recording failed after the copy landed) keeps the copy and what the fork got since.
+    const [, tip] = [...(await git.refs(fork))].find(([ref]) => ref.startsWith('refs/heads/'))!;
+    expect(await git.moveRef(fork, 'refs/heads/fork-own', '0'.repeat(40), tip)).toBe(true);
+    await git.cloneBare(repo, fork);
+    expect((await git.refs(fork)).get('refs/heads/fork-own')).toBe(tip);
     await expect(git.cloneBare(projectRepo(10), projectRepo(11))).rejects.toThrow(
       /source repository of project 10 is missing/,
     );

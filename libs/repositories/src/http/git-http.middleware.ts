@@ -112,6 +112,11 @@ export class GitHttpMiddleware {
       if (err instanceof GitRefused) throw new Refusal(403, err.message);
       throw err;
     }
+    await this.access.requireRepository(project).catch((err: unknown) => {
+      // Gitlab::GitAccess::NotFoundError: a 404 with its words.
+      if (err instanceof GitRefused) throw new Refusal(404, err.message);
+      throw err;
+    });
     const repo = projectRepo(project.id);
     if (caller && service !== 'info/refs') this.access.recordActivity(caller.actor.id, caller.lastActivityOn);
     if (service !== RECEIVE || !actor) return this.git.serveHttp(req, res, repo, service, actor?.username ?? '');

@@ -264,6 +264,7 @@ export class GitSshServer implements OnApplicationBootstrap, OnApplicationShutdo
         // GitLab 10.x holds a deploy key that may push to no branch rule (`skip_authorization`).
         branchCaller = { deployKey: true };
       }
+      await this.access.requireRepository(project);
     } catch (err) {
       if (err instanceof GitRefused) return finish(channel, 1, err.message);
       throw err;

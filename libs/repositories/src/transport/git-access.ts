@@ -10,6 +10,7 @@ import {
 import { RecordUserActivity, UserQueries } from '@app/users';
 import { Injectable, Logger } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
+import { NO_REPOSITORY, repositoryReady } from '../writes/repository-ready';
 
 /** GitLab's words (`Gitlab::GitAccess`) for a refused git request, which the git client shows its user. */
 export const GIT_REFUSALS = {
@@ -20,6 +21,8 @@ export const GIT_REFUSALS = {
   // so a user's push meets `ChangeAccess#push_checks`' words (later GitLab: "You can't push code to an archived project.").
   archived: 'You are not allowed to push code to this project.',
   deployKeyReadOnly: DEPLOY_KEY_REFUSALS['read-only'],
+  // `check_repository_existence!`, after the access checks: a fork whose copy has not landed.
+  noRepository: NO_REPOSITORY,
 } as const;
 
 /** A git request refused for `message` (one of GIT_REFUSALS); each transport words the status its own way. */
@@ -101,6 +104,14 @@ export class GitAccess {
       scopes: [],
       impersonation: false,
     };
+  }
+
+  /**
+   * GitLab's `check_repository_existence!`, the last check before git runs: a fork's repository still
+   * being copied is waited for a moment, then refused (`GitRefused('noRepository')`).
+   */
+  async requireRepository(project: ProjectRow): Promise<void> {
+    if (!(await repositoryReady(this.projects, project))) throw new GitRefused('noRepository');
   }
 
   /** GitLab counts a clone, fetch or push as the user's activity of the day: at most once a day, never in the way. */

@@ -9,9 +9,10 @@ import {
   type RepoRef,
 } from '@app/git';
 import { BadRequestMessage, Clock, NotFound, type Actor } from '@app/platform';
-import { PushRecorder, ZERO_SHA, type ProjectRow } from '@app/projects';
+import { ProjectQueries, PushRecorder, ZERO_SHA, type ProjectRow } from '@app/projects';
 import { UserQueries } from '@app/users';
 import { Injectable } from '@nestjs/common';
+import { repositoryReady, RepositoryNotThereYet } from './repository-ready';
 
 /**
  * How often a write that lost the race for its branch to another process is made again on the new
@@ -96,6 +97,7 @@ export class RepositoryWrites {
     private readonly pushes: PushRecorder,
     private readonly users: UserQueries,
     private readonly clock: Clock,
+    private readonly projects: ProjectQueries,
   ) {}
 
   /** Makes the commit and answers its sha; `BranchWriteRefused`/`BadRequestMessage` in GitLab's words otherwise. */
@@ -113,7 +115,11 @@ export class RepositoryWrites {
       // branch's running write; requests that arrive meanwhile join it.
       const batch = [request];
       this.open.set(key, batch);
-      void this.exclusive(project, ref, () => this.commitBatch(key, batch));
+      this.exclusive(project, ref, () => this.commitBatch(key, batch)).catch((err: unknown) => {
+        // Refused before the batch was taken (no repository yet): every request in it hears so.
+        if (this.open.get(key) === batch) this.open.delete(key);
+        for (const r of batch) r.reject(err);
+      });
     });
   }
 
@@ -182,9 +188,12 @@ export class RepositoryWrites {
    * Callers that check before they move (a branch or tag created or deleted) run both in here, as a
    * lost swap whose proposed value is the winner's would otherwise still be recorded as a push.
    */
-  exclusive<T>(project: Pick<ProjectRow, 'id'>, ref: string, work: () => Promise<T>): Promise<T> {
+  exclusive<T>(project: Pick<ProjectRow, 'id' | 'import_status'>, ref: string, work: () => Promise<T>): Promise<T> {
     const key = queueKey(project, ref);
-    const run = (this.queues.get(key) ?? Promise.resolve()).catch(() => undefined).then(work);
+    const run = (this.queues.get(key) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => this.repositoryThere(project))
+      .then(work);
     this.queues.set(key, run);
     void run
       .catch(() => undefined)
@@ -192,6 +201,14 @@ export class RepositoryWrites {
         if (this.queues.get(key) === run) this.queues.delete(key);
       });
     return run;
+  }
+
+  /**
+   * A fork's repository is not there until its copy (a job) finishes: a write waits a moment for it,
+   * then is refused with 409 instead of writing into nothing (or into the empty stand-in reads use).
+   */
+  private async repositoryThere(project: Pick<ProjectRow, 'id' | 'import_status'>): Promise<void> {
+    if (!(await repositoryReady(this.projects, project))) throw new RepositoryNotThereYet();
   }
 
   /**

@@ -1,0 +1,47 @@
+import { Conflict } from '@app/platform';
+import { ProjectQueries, type ProjectRow } from '@app/projects';
+
+/**
+ * How long a write or a git transfer waits for a fork's copy to finish before it is refused. The copy
+ * is a job (`fork-repository`) that hard-links the source's objects: well under a second for most
+ * repositories, so a script that forks and then writes at once mostly just waits.
+ */
+export const FORK_COPY_WAIT_MS = 5_000;
+const FORK_COPY_POLL_MS = 100;
+
+/** GitLab's words (`Gitlab::GitAccess`, `no_repo`) for a project whose repository is not there yet. */
+export const NO_REPOSITORY = 'A repository for this project does not exist yet.';
+
+/** A fork's copy scheduled or under way: its repository is not there yet. */
+const COPYING: ReadonlySet<string> = new Set(['scheduled', 'started']);
+
+/**
+ * Whether the project's repository is there to write to or serve. At once from the row in hand for a
+ * project never forked or whose copy finished; for a copy under way, once the job records it finished
+ * (waited for up to FORK_COPY_WAIT_MS): the protection of the fork's default branch comes in the same
+ * events, so no write slips in between the copy landing and its rules. False for a copy that failed
+ * (it will not come) or takes longer, and for a project deleted meanwhile.
+ */
+export async function repositoryReady(
+  projects: ProjectQueries,
+  project: Pick<ProjectRow, 'id' | 'import_status'>,
+): Promise<boolean> {
+  let status = project.import_status;
+  const deadline = Date.now() + FORK_COPY_WAIT_MS;
+  while (COPYING.has(status)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, FORK_COPY_POLL_MS));
+    status = (await projects.findForSystem(project.id))?.import_status ?? 'failed';
+  }
+  return status !== 'failed';
+}
+
+/**
+ * A write to a project whose repository is not there yet: 409, the write conflicting with the
+ * project's state (reads meanwhile see an empty repository, as GitLab's do while it imports).
+ */
+export class RepositoryNotThereYet extends Conflict {
+  constructor() {
+    super(NO_REPOSITORY);
+  }
+}
