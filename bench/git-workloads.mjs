@@ -147,6 +147,17 @@ async function hookedProjects(ctx, count, hooks, rx, chain, name) {
   return projects;
 }
 
+/** The machine's busy CPU time so far (every core, idle and I/O wait left out), from /proc/stat. */
+function machineBusyMs() {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'latin1')
+    .split('\n', 1)[0]
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  // USER_HZ is 100 on Linux: ten milliseconds a tick.
+  return (user + nice + system + irq + softirq + steal) * 10;
+}
+
 /** Waits until `done()` holds, or `ms` pass. */
 async function until(done, ms) {
   const end = performance.now() + ms;
@@ -190,6 +201,7 @@ export const GIT_WORKLOADS = [
           const pushes = [];
           const lastPush = new Map();
           let failed;
+          const busyBefore = machineBusyMs();
           const begin = performance.now();
           const total = perSecond * seconds;
           for (let k = 0; k < total; k++) {
@@ -216,6 +228,8 @@ export const GIT_WORKLOADS = [
           await Promise.all(lastPush.values());
           if (failed) throw failed;
           const pushSeconds = (performance.now() - begin) / 1000;
+          // Both cores' busy time over the phase (server, helpers, git, PostgreSQL, this harness) per push.
+          const cpuMsPerPush = Math.round((machineBusyMs() - busyBefore) / Math.max(1, pushes.length));
           await until(() => pushes.every((p) => rx.arrivals.has(p.key)), 30_000);
           // A push is recorded before git's client reads the end of its answer, so a hook can arrive
           // a hair before the push "ends" here: such a delivery counts as 0 ms.
@@ -227,6 +241,7 @@ export const GIT_WORKLOADS = [
             offered: perSecond,
             pushes: pushes.length,
             pushRate: Math.round(pushes.length / pushSeconds),
+            cpuMsPerPush,
             missing: pushes.length - latencies.length,
             pushP50: percentile(durations, 50),
             pushP99: percentile(durations, 99),
@@ -246,7 +261,7 @@ export const GIT_WORKLOADS = [
     },
     check: ({ deliveriesPerSecond, delivered, full, sustained }) => {
       const phase = (f) =>
-        `${f.offered} pushes/s offered, ${f.pushRate}/s done (push P50/P99 ${f.pushP50}/${f.pushP99} ms): ` +
+        `${f.offered} pushes/s offered, ${f.pushRate}/s done (push P50/P99 ${f.pushP50}/${f.pushP99} ms, ${f.cpuMsPerPush} ms CPU each): ` +
         `push end to receipt P50/P90/P99 ${f.p50}/${f.p90}/${f.p99} ms${f.missing ? `, ${f.missing} never arrived` : ''}`;
       return {
         met:
