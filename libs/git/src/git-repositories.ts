@@ -391,13 +391,16 @@ export abstract class GitRepositories {
    * `refs`: the repository's refs as just read (`refs()`), where the caller has them: the branch's
    * tip is then taken from them instead of asked of git again. `fastForwards`: moves of the branch
    * known to be fast-forwards (a push's updates the pre-receive check saw were not forced, with the
-   * commits each brought), which let a count step forward without asking git.
+   * commits each brought), which let a count step forward without asking git. `sizeMaxAgeMs`: a
+   * size this process measured of the repository at most that long ago is answered again instead of
+   * measured anew (0, the default: measured now).
    */
   abstract statistics(
     repo: RepoRef,
     branch: string | null,
     refs?: Map<string, string>,
     fastForwards?: FastForward[],
+    sizeMaxAgeMs?: number,
   ): Promise<RepositoryStatistics>;
   /** The branch HEAD names, or undefined when HEAD is detached or the repository is unreadable. */
   abstract headBranch(repo: RepoRef): Promise<string | undefined>;
@@ -471,6 +474,11 @@ export abstract class GitRepositories {
   abstract blame(repo: RepoRef, sha: string, path: string): Promise<BlameRange[]>;
   /** Every ref and the object it holds (`refs/heads/...`, `refs/tags/...`). */
   abstract refs(repo: RepoRef): Promise<Map<string, string>>;
+  /**
+   * The refs among `names` (full names) that exist and the object each holds, as `refs` shows them,
+   * read from the ref store without listing every ref (no git process).
+   */
+  abstract refsNamed(repo: RepoRef, names: readonly string[]): Promise<Map<string, string>>;
   /**
    * What accepted ref updates brought: commits and tag messages as GitLab's push hooks show them. A
    * new branch shows the commits `baseBranch` (an existing branch, or null) lacks.

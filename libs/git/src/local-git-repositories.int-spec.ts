@@ -1,5 +1,6 @@
 import { LodeConfig } from '@app/platform';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { gitOk, tempDirs } from '../../../test/support/git';
@@ -168,6 +169,56 @@ describe('LocalGitRepositories', () => {
     await push('HEAD:refs/heads/counted');
     const elsewhere = [{ from: tips[0], to: tips[1], commits: 100 }];
     expect((await git.statistics(repo, 'counted', undefined, elsewhere)).commitCount).toBe(107);
+  });
+
+  it('reads named refs as for-each-ref lists them, loose or packed, moved since the last read', async () => {
+    const named = projectRepo(19);
+    await git.init(named, 'main');
+    const target = repositoryPath(dataDir, 19);
+    const push = (spec: string) => gitOk(['push', '-q', '--force', target, spec], work);
+    await push('HEAD:refs/heads/main');
+    await gitOk(['tag', '-a', '-m', 'annotated', 'named-v1'], work);
+    await push('refs/tags/named-v1');
+    const names = ['refs/heads/main', 'refs/tags/named-v1', 'refs/heads/missing', 'refs/heads/a..b'];
+    const listed = async () => new Map([...(await git.refs(named))].filter(([ref]) => names.includes(ref)));
+    expect(await git.refsNamed(named, names)).toEqual(await listed());
+    expect((await git.refsNamed(named, names)).get('refs/tags/named-v1')).not.toBe(
+      (await gitOk(['rev-parse', 'named-v1^{commit}'], work)).trim(),
+    );
+    // Packed, then moved again (a loose ref in front of its packed one): read as it stands each time.
+    await gitOk(['pack-refs', '--all'], target);
+    expect(await git.refsNamed(named, names)).toEqual(await listed());
+    await gitOk(['commit', '-q', '--allow-empty', '-m', 'moved'], work);
+    await push('HEAD:refs/heads/main');
+    expect((await git.refsNamed(named, ['refs/heads/main'])).get('refs/heads/main')).toBe(
+      (await gitOk(['rev-parse', 'HEAD'], work)).trim(),
+    );
+    expect(await git.refsNamed(named, names)).toEqual(await listed());
+  });
+
+  it('answers a size it measured within sizeMaxAgeMs again, and measures anew past it or when asked to', async () => {
+    const weighed = projectRepo(18);
+    await git.init(weighed, 'main');
+    const target = repositoryPath(dataDir, 18);
+    const first = (await git.statistics(weighed, 'main')).repositorySize;
+    // A push of a few kilobytes of incompressible content: the store grows.
+    writeFileSync(join(work, 'noise.bin'), randomBytes(64 * 1024));
+    await gitOk(['add', 'noise.bin'], work);
+    await gitOk(['commit', '-q', '-m', 'noise'], work);
+    await gitOk(['push', '-q', target, 'HEAD:refs/heads/main'], work);
+    expect((await git.statistics(weighed, 'main', undefined, [], 60_000)).repositorySize).toBe(first);
+    const grown = (await git.statistics(weighed, 'main')).repositorySize;
+    expect(grown).toBeGreaterThan(first + 60 * 1024);
+    expect((await git.statistics(weighed, 'main', undefined, [], 60_000)).repositorySize).toBe(grown);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    // Another push, and a measure older than the allowed age: measured again.
+    writeFileSync(join(work, 'more.bin'), randomBytes(64 * 1024));
+    await gitOk(['add', 'more.bin'], work);
+    await gitOk(['commit', '-q', '-m', 'more'], work);
+    await gitOk(['push', '-q', target, 'HEAD:refs/heads/main'], work);
+    expect((await git.statistics(weighed, 'main', undefined, [], 20)).repositorySize).toBeGreaterThan(
+      grown + 60 * 1024,
+    );
   });
 
   it('packs loose objects once they pile up past 256, keeping every object, reachable or not', async () => {

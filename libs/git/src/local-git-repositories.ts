@@ -52,7 +52,7 @@ import { NodegitRepositories } from './nodegit-repositories';
 import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
 import { RefUpdateHooks } from './ref-update-hooks';
-import { describeRefUpdates, listRefs } from './ref-updates';
+import { describeRefUpdates, listRefs, PAYLOAD_COMMITS } from './ref-updates';
 import { sizedFiles, tarOfDirectory, type SizedFile } from './repository-contents';
 import type { Readable } from 'node:stream';
 import { BUDGET_RETRY_AFTER_S, GitBudgetExceeded, GitWorkBudget, type GitWorkKind } from './work-budget';
@@ -84,6 +84,9 @@ class PromiseCache<T> {
  * through the git command line run from the command helper (see command-runner.ts), or streamed
  * (`git http-backend`, `git archive`) where the output is large.
  */
+/** A missing side of a ref update: forty (or sixty-four) zeros. */
+const ZERO = /^0+$/;
+
 /** Loose objects past which the statistics start a repack (some 64 API commits' worth). */
 const LOOSE_OBJECTS_TO_PACK = 256;
 /** Packs past which they are rolled together (a geometric repack leaves a handful). */
@@ -104,6 +107,8 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   private readonly counts = new PromiseCache<number>(HISTORY_CACHE);
   /** Per repository, the branch tip whose commit count this process took last (a count is immutable per commit). */
   private readonly lastCounts = new Map<string, { tip: string; count: number }>();
+  /** Per repository, the object store's size this process measured last, and when (`performance.now()`). */
+  private readonly lastSizes = new Map<string, { bytes: number; at: number }>();
   private readonly lastCommits = new PromiseCache<string | undefined>(HISTORY_CACHE);
   /** Background repacks running, by repository path (one at a time each). */
   private readonly repacking = new Map<string, Promise<void>>();
@@ -129,7 +134,9 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
       config.treeCacheBytes,
       join(config.dataDir, 'cache', 'empty.git'),
     );
-    this.hooks = new RefUpdateHooks(config.dataDir);
+    this.hooks = new RefUpdateHooks(config.dataDir, (objects, quarantine, pairs) =>
+      this.reads.ancestry(objects, quarantine, pairs),
+    );
   }
 
   /**
@@ -230,14 +237,30 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     branch: string | null,
     refs?: Map<string, string>,
     fastForwards: FastForward[] = [],
+    sizeMaxAgeMs = 0,
   ): Promise<RepositoryStatistics> {
     const path = this.path(repo);
-    const [commitCount, store] = await Promise.all([
+    const [commitCount, repositorySize] = await Promise.all([
       branch === null ? 0 : this.commitCount(path, branch, refs, fastForwards),
-      cli.objectStore(path),
+      this.objectStoreSize(path, sizeMaxAgeMs),
     ]);
+    return { commitCount, repositorySize };
+  }
+
+  /**
+   * The object store's bytes: measured (`count-objects`, which also decides a repack), or the last
+   * measure this process took of it when that is at most `maxAgeMs` old.
+   */
+  private async objectStoreSize(path: string, maxAgeMs: number): Promise<number> {
+    const last = this.lastSizes.get(path);
+    if (last && performance.now() - last.at <= maxAgeMs) return last.bytes;
+    const at = performance.now();
+    const store = await cli.objectStore(path);
     if (store.loose >= LOOSE_OBJECTS_TO_PACK || store.packs >= PACKS_TO_ROLL_UP) this.repackSoon(path);
-    return { commitCount, repositorySize: store.bytes };
+    this.lastSizes.delete(path);
+    this.lastSizes.set(path, { bytes: store.bytes, at });
+    if (this.lastSizes.size > HISTORY_CACHE) this.lastSizes.delete(this.lastSizes.keys().next().value as string);
+    return store.bytes;
   }
 
   /**
@@ -252,7 +275,11 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     const run = cli
       .repackIncrementally(path)
       .catch((err: unknown) => this.logger.warn(`repack of ${path} failed: ${String(err)}`))
-      .finally(() => this.repacking.delete(path));
+      .finally(() => {
+        this.repacking.delete(path);
+        // Packed, the store weighs less: the next statistics measure it again.
+        this.lastSizes.delete(path);
+      });
     this.repacking.set(path, run);
   }
 
@@ -489,8 +516,28 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     return listRefs(this.path(repo));
   }
 
-  describeRefUpdates(repo: RepoRef, updates: RefCommand[], baseBranch: string | null): Promise<RefUpdate[]> {
-    return describeRefUpdates(this.path(repo), updates, baseBranch);
+  refsNamed(repo: RepoRef, names: readonly string[]): Promise<Map<string, string>> {
+    return this.reads.refsNamed(this.path(repo), names);
+  }
+
+  /**
+   * A branch moved forward by a plain line of commits (most pushes, every API commit) is described
+   * from libgit2 in process; the rest (new branches, tags, deletions, merges, rewrites, more than
+   * the payload's 20 commits) by git, in the updates' order.
+   */
+  async describeRefUpdates(repo: RepoRef, updates: RefCommand[], baseBranch: string | null): Promise<RefUpdate[]> {
+    const path = this.path(repo);
+    const inProcess = await Promise.all(
+      updates.map(async (u): Promise<RefUpdate | undefined> => {
+        if (!u.ref.startsWith('refs/heads/') || ZERO.test(u.before) || ZERO.test(u.after)) return undefined;
+        const commits = await this.reads.commitLine(path, u.before, u.after, PAYLOAD_COMMITS);
+        if (!commits) return undefined;
+        return { ...u, checkoutSha: u.after, commits, totalCommitsCount: commits.length, message: null };
+      }),
+    );
+    const rest = updates.filter((_, i) => !inProcess[i]);
+    const described = rest.length ? await describeRefUpdates(path, rest, baseBranch) : [];
+    return inProcess.map((update) => update ?? described.shift()!);
   }
 
   /**
@@ -511,7 +558,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     const start = (release?: () => void) => {
       const hook =
         options?.checkRefUpdates && service === 'git-receive-pack'
-          ? this.hooks.register(options.checkRefUpdates)
+          ? this.hooks.register(options.checkRefUpdates, this.path(repo))
           : undefined;
       let cgi;
       try {
@@ -590,7 +637,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
         try {
           const hook =
             options?.checkRefUpdates && service === 'git-receive-pack'
-              ? this.hooks.register(options.checkRefUpdates)
+              ? this.hooks.register(options.checkRefUpdates, this.path(repo))
               : undefined;
           session = servePack(this.path(repo), service, io, options, hook, this.budget.spawn.bind(this.budget));
           if (gone.signal.aborted) session.cancel();

@@ -15,6 +15,7 @@ import type {
   Contributor,
   FileDiff,
   FileEntry,
+  PushedCommit,
   TreeEntry,
 } from './git-repositories';
 
@@ -95,10 +96,20 @@ interface DiffStats {
   insertions(): number;
   deletions(): number;
 }
+interface DiffDelta {
+  status(): number;
+  oldFile(): DiffFile;
+  newFile(): DiffFile;
+}
 interface Diff {
+  numDeltas(): number;
+  getDelta(index: number): DiffDelta;
   findSimilar(options: { flags: number }): Promise<void>;
   patches(): Promise<Patch[]>;
   getStats(): Promise<DiffStats>;
+}
+interface Odb {
+  addDiskAlternate(objectsDir: string): Promise<number>;
 }
 interface Repo {
   getCommit(oid: Oid): Promise<Commit>;
@@ -107,23 +118,31 @@ interface Repo {
   createRevWalk(): Revwalk;
 }
 interface NodegitApi {
-  Repository: { openBare(path: string): Promise<Repo>; init(path: string, isBare: number): Promise<Repo> };
+  Repository: {
+    openBare(path: string): Promise<Repo>;
+    init(path: string, isBare: number): Promise<Repo>;
+    wrapOdb(odb: Odb): Promise<Repo>;
+  };
+  Odb: { open(objectsDir: string): Promise<Odb> };
   Revparse: { single(repo: Repo, spec: string): Promise<GitObject> };
   Object: {
-    TYPE: { COMMIT: number; BLOB: number };
+    TYPE: { ANY: number; COMMIT: number; BLOB: number };
     lookupPrefix(repo: Repo, oid: Oid, length: number, type: number): Promise<GitObject>;
   };
   Oid: { fromString(sha: string): Oid };
   Commit: {
     extractSignature(repo: Repo, oid: Oid, field: string): Promise<{ signature: string; signedData: string }>;
   };
-  Reference: { TYPE: { ALL: number } };
+  Reference: { TYPE: { ALL: number }; nameToId(repo: Repo, name: string): Promise<Oid> };
+  Error: { CODE: { ENOTFOUND: number; EINVALIDSPEC: number } };
   Graph: { descendantOf(repo: Repo, commit: Oid, ancestor: Oid): Promise<number | boolean> };
   Revwalk: { SORT: { TOPOLOGICAL: number; TIME: number } };
   Merge: { base(repo: Repo, one: Oid, two: Oid): Promise<Oid> };
   Diff: {
     FIND: { RENAMES: number };
-    treeToTree(repo: Repo, from: Tree | null, to: Tree, options: null): Promise<Diff>;
+    OPTION: { INCLUDE_TYPECHANGE: number };
+    DELTA: { ADDED: number; DELETED: number };
+    treeToTree(repo: Repo, from: Tree | null, to: Tree, options: { flags: number } | null): Promise<Diff>;
   };
 }
 
@@ -473,6 +492,115 @@ export class NodegitRepositories {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Each of `names` that exists and the object it holds (a tag's own object, not the commit it tags,
+   * as `for-each-ref` shows it). libgit2 reads a loose ref's file at every lookup and the packed refs
+   * again once their file changed, so a ref git has just moved reads as moved.
+   */
+  async refsNamed(path: string, names: readonly string[]): Promise<Map<string, string>> {
+    const repo = await this.repository(path);
+    const found = await Promise.all(
+      names.map((name) =>
+        NodeGit.Reference.nameToId(repo, name).then(
+          (id) => [name, id.tostrS()] as const,
+          (err: unknown) => {
+            // Missing, or not a ref name at all: not there. Anything else (unreadable) fails the read.
+            const errno = (err as { errno?: number }).errno;
+            if (errno === NodeGit.Error.CODE.ENOTFOUND || errno === NodeGit.Error.CODE.EINVALIDSPEC) return undefined;
+            throw err;
+          },
+        ),
+      ),
+    );
+    return new Map(found.filter((entry): entry is readonly [string, string] => entry !== undefined));
+  }
+
+  /**
+   * The commits a fast-forward from `before` to `after` brought, oldest first, each with the files it
+   * added, modified and removed against its parent, as `git log --name-status --no-renames` shows them
+   * (GitLab's push hook commits): when they are a plain line of at most `max` commits of one parent
+   * each, from `before`. Undefined for anything else (a merge, a longer line, a rewrite, an object
+   * missing), which git describes. A push of a few commits then starts no git process here.
+   */
+  async commitLine(path: string, before: string, after: string, max: number): Promise<PushedCommit[] | undefined> {
+    const repo = await this.repository(path);
+    const line: Commit[] = [];
+    for (let id = after; id !== before;) {
+      if (line.length >= max) return undefined;
+      const commit = await repo.getCommit(NodeGit.Oid.fromString(id)).catch(() => undefined);
+      const parents = commit?.parents();
+      if (!commit || parents?.length !== 1) return undefined;
+      line.push(commit);
+      id = parents[0].tostrS();
+    }
+    if (!line.length) return undefined;
+    // The parent of each is the next one in the line (the last one's is `before`): trees read once.
+    const parentOf = async (i: number) =>
+      i + 1 < line.length ? line[i + 1] : repo.getCommit(NodeGit.Oid.fromString(before)).catch(() => undefined);
+    const commits = await Promise.all(
+      line.map(async (commit, i) => {
+        const parent = await parentOf(i);
+        return parent ? this.pushedCommit(repo, commit, parent) : undefined;
+      }),
+    );
+    return commits.some((c) => c === undefined) ? undefined : (commits as PushedCommit[]).reverse();
+  }
+
+  private async pushedCommit(repo: Repo, commit: Commit, parent: Commit): Promise<PushedCommit> {
+    const [from, to] = await Promise.all([parent.getTree(), commit.getTree()]);
+    // A file that became a symlink (or back) is one change, as git's `T`, which the hook counts as modified.
+    const diff = await NodeGit.Diff.treeToTree(repo, from, to, { flags: NodeGit.Diff.OPTION.INCLUDE_TYPECHANGE });
+    const pushed: PushedCommit = {
+      id: commit.sha(),
+      message: commit.message(),
+      timestamp: iso(commit.committer()),
+      author: { name: commit.author().name(), email: commit.author().email() },
+      added: [],
+      modified: [],
+      removed: [],
+    };
+    for (let i = 0, n = diff.numDeltas(); i < n; i++) {
+      const delta = diff.getDelta(i);
+      const status = delta.status();
+      if (status === NodeGit.Diff.DELTA.ADDED) pushed.added.push(delta.newFile().path());
+      else if (status === NodeGit.Diff.DELTA.DELETED) pushed.removed.push(delta.oldFile().path());
+      else pushed.modified.push(delta.newFile().path());
+    }
+    return pushed;
+  }
+
+  /**
+   * RefUpdateHooks' `QuarantineAncestry`: a repository of the object stores alone (the push's
+   * quarantine first, the repository's own behind it), opened for this one question and not kept:
+   * the quarantine is gone once the push ends.
+   */
+  async ancestry(
+    objects: string,
+    quarantine: string | undefined,
+    pairs: readonly (readonly [string, string])[],
+  ): Promise<boolean[]> {
+    const odb = await NodeGit.Odb.open(quarantine ?? objects);
+    if (quarantine) await odb.addDiskAlternate(objects);
+    const repo = await NodeGit.Repository.wrapOdb(odb);
+    const commitOf = (sha: string) =>
+      NodeGit.Object.lookupPrefix(repo, NodeGit.Oid.fromString(sha), sha.length, NodeGit.Object.TYPE.ANY)
+        .then((o) => o.peel(NodeGit.Object.TYPE.COMMIT))
+        .then((o) => o.id().tostrS())
+        .catch(() => undefined);
+    return Promise.all(
+      pairs.map(async ([ancestor, descendant]) => {
+        const [from, to] = await Promise.all([commitOf(ancestor), commitOf(descendant)]);
+        if (!from || !to) return false;
+        if (from === to) return true;
+        return Boolean(
+          await NodeGit.Graph.descendantOf(repo, NodeGit.Oid.fromString(to), NodeGit.Oid.fromString(from)).catch(
+            () => false,
+          ),
+        );
+      }),
+    );
   }
 
   async branches(path: string, defaultBranch: string | undefined): Promise<Branch[]> {

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { git, gitOk, tempDirs } from '../../../test/support/git';
+import { repositoryPath } from './git-cli';
 import { projectRepo, type ProposedRefUpdate, type RefUpdateCheck } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
 
@@ -124,7 +125,7 @@ describe('ref updates checked before git applies them', () => {
 
   it('refuses a hook whose secret is not a registered push', async () => {
     const { execFile } = await import('node:child_process');
-    const registration = repos['hooks'].register(async () => undefined);
+    const registration = repos['hooks'].register(async () => undefined, repositoryPath(repos['config'].dataDir, 11));
     registration.release();
     const out = await new Promise<{ code: number; err: string }>((resolve) => {
       const child = execFile(

@@ -1,16 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
-import type { ProposedRefUpdate, RefUpdateCheck } from './git-repositories';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { ProposedRefUpdate, RefCommand, RefUpdateCheck } from './git-repositories';
 
 /**
  * The `pre-receive` hook every push runs (git over HTTP and SSH alike): receive-pack has the pack in
- * its quarantine and the refs not yet moved. For each update it works out, with the quarantined
- * objects it alone can see, whether the update is a force push (the old tip not an ancestor of the
- * new), then asks the Lode process that runs the push, over loopback TCP with that push's secret.
- * Lode answers `ok`, or `refused` and the lines to show; git then moves no ref at all and the
- * client reads the lines as `remote: GitLab: ...`. bash and git only: no interpreter to start per push.
+ * its quarantine and the refs not yet moved. The hook hands the updates and where the quarantine is
+ * to the Lode process that runs the push, over loopback TCP with that push's secret; Lode works out
+ * which updates are forced (reading the quarantined objects with libgit2, in process) and answers
+ * `ok`, or `refused` and the lines to show; git then moves no ref at all and the client reads the
+ * lines as `remote: GitLab: ...`. bash alone: no interpreter and no git process to start per push.
  * If Lode cannot be reached the push is refused: nothing moves unchecked.
  */
 const PRE_RECEIVE = `#!/bin/bash
@@ -20,13 +20,9 @@ if ! exec 3<>"/dev/tcp/127.0.0.1/$LODE_HOOK_PORT"; then
   echo "GitLab: Lode could not check this push; try again." >&2
   exit 1
 fi
-printf '%s\\n' "$LODE_HOOK_SECRET" >&3
+printf '%s\\nquarantine=%s\\n' "$LODE_HOOK_SECRET" "$GIT_QUARANTINE_PATH" >&3
 while read -r old new ref; do
-  forced=0
-  if [ -n "\${old//0/}" ] && [ -n "\${new//0/}" ]; then
-    git merge-base --is-ancestor "$old" "$new" 2>/dev/null || forced=1
-  fi
-  printf '%s %s %s %s\\n' "$old" "$new" "$ref" "$forced" >&3
+  printf '%s %s %s\\n' "$old" "$new" "$ref" >&3
 done
 printf '\\n' >&3
 IFS= read -r verdict <&3
@@ -35,6 +31,18 @@ if [ "$verdict" = ok ]; then exit 0; fi
 [ -n "$verdict" ] || echo "GitLab: Lode could not check this push; try again." >&2
 exit 1
 `;
+
+/**
+ * Whether each `[ancestor, descendant]` pair of commit-ish ids is an ancestor and its descendant (or
+ * the same commit), reading the repository's objects (`objects`) and those of a push still in its
+ * quarantine (`quarantine`, when git has one): what `git merge-base --is-ancestor` answers in the
+ * hook. False where an object is missing or no commit.
+ */
+export type QuarantineAncestry = (
+  objects: string,
+  quarantine: string | undefined,
+  pairs: readonly (readonly [string, string])[],
+) => Promise<boolean[]>;
 
 /** What one push's hook may send: a few ref updates, never megabytes. */
 const MAX_REQUEST = 1024 * 1024;
@@ -48,9 +56,12 @@ const MAX_REQUEST = 1024 * 1024;
 export class RefUpdateHooks {
   private listening?: { server: Server; port: number; hooksPath: string };
   private starting?: Promise<void>;
-  private readonly checks = new Map<string, RefUpdateCheck>();
+  private readonly checks = new Map<string, { check: RefUpdateCheck; repositoryPath: string }>();
 
-  constructor(private readonly dataDir: string) {}
+  constructor(
+    private readonly dataDir: string,
+    private readonly ancestry: QuarantineAncestry,
+  ) {}
 
   /** Writes the hook and opens the loopback port; before the first push (the git module's start). */
   start(): Promise<void> {
@@ -72,10 +83,10 @@ export class RefUpdateHooks {
    * The environment for one push's git process; `release` once git has exited. Synchronous, so a
    * transport can start git in the same tick it starts reading the request.
    */
-  register(check: RefUpdateCheck): { env: NodeJS.ProcessEnv; release: () => void } {
+  register(check: RefUpdateCheck, repositoryPath: string): { env: NodeJS.ProcessEnv; release: () => void } {
     if (!this.listening) throw new Error('RefUpdateHooks.start() has not completed');
     const secret = randomBytes(24).toString('hex');
-    this.checks.set(secret, check);
+    this.checks.set(secret, { check, repositoryPath });
     return {
       env: {
         // Command-line scope (git 2.31+): above any configuration inside the repository itself.
@@ -120,7 +131,7 @@ export class RefUpdateHooks {
     return dir;
   }
 
-  /** One hook's request: its secret, `<old> <new> <ref> <forced>` lines, an empty line; then the verdict. */
+  /** One hook's request: its secret, `quarantine=<path>`, `<old> <new> <ref>` lines, an empty line; then the verdict. */
   private serve(socket: Socket): void {
     let buffered = '';
     let answered = false;
@@ -134,24 +145,61 @@ export class RefUpdateHooks {
       const end = buffered.indexOf('\n\n');
       if (end < 0) return;
       answered = true;
-      const [secret, ...lines] = buffered.slice(0, end).split('\n');
-      const check = this.checks.get(secret);
-      if (!check) return void socket.end('refused\nGitLab: Lode could not check this push; try again.\n');
-      const updates = lines.map(parseLine).filter((u): u is ProposedRefUpdate => u !== undefined);
-      check(updates).then(
-        (refusal) => socket.end(refusal === undefined ? 'ok\n' : `refused\n${refusalLines(refusal)}`),
-        () => socket.end('refused\nGitLab: Lode could not check this push; try again.\n'),
-      );
+      const [secret, quarantineLine = '', ...lines] = buffered.slice(0, end).split('\n');
+      // `quarantine=` and nothing when git moves refs without a pack (deletions only).
+      const quarantine = quarantineLine.startsWith('quarantine=') ? quarantineLine.slice('quarantine='.length) : '';
+      const registered = this.checks.get(secret);
+      if (!registered) return void socket.end('refused\nGitLab: Lode could not check this push; try again.\n');
+      const commands = lines.map(parseLine).filter((c): c is RefCommand => c !== undefined);
+      this.withForced(registered.repositoryPath, quarantine, commands)
+        .then((updates) => registered.check(updates))
+        .then(
+          (refusal) => socket.end(refusal === undefined ? 'ok\n' : `refused\n${refusalLines(refusal)}`),
+          () => socket.end('refused\nGitLab: Lode could not check this push; try again.\n'),
+        );
+    });
+  }
+
+  /**
+   * The updates with `forced` set: an update from one commit to another whose old one is not an
+   * ancestor of the new (a creation or a deletion never is). The quarantine the hook names is used
+   * only where it is receive-pack's own, inside the repository this push was registered for.
+   */
+  private async withForced(
+    repositoryPath: string,
+    quarantine: string,
+    commands: RefCommand[],
+  ): Promise<ProposedRefUpdate[]> {
+    const objects = resolve(repositoryPath, 'objects');
+    // git names it from the repository (`<repo>/./objects/tmp_objdir-incoming-...`); a hook runs in the repository.
+    const named = quarantine === '' ? undefined : resolve(repositoryPath, quarantine);
+    const own = named !== undefined && dirname(named) === objects && QUARANTINE.test(basename(named));
+    const moves = commands.filter((c) => !ZERO.test(c.before) && !ZERO.test(c.after));
+    const ancestors = moves.length
+      ? await this.ancestry(
+          objects,
+          own ? quarantine : undefined,
+          moves.map((c) => [c.before, c.after] as const),
+        )
+      : [];
+    return commands.map((c) => {
+      const i = moves.indexOf(c);
+      return { ...c, forced: i >= 0 && !ancestors[i] };
     });
   }
 }
 
-const LINE = /^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (refs\/\S+) ([01])$/;
+const LINE = /^([0-9a-f]{40}|[0-9a-f]{64}) ([0-9a-f]{40}|[0-9a-f]{64}) (refs\/\S+)$/;
 
-function parseLine(line: string): ProposedRefUpdate | undefined {
+function parseLine(line: string): RefCommand | undefined {
   const m = LINE.exec(line);
-  return m ? { before: m[1], after: m[2], ref: m[3], forced: m[4] === '1' } : undefined;
+  return m ? { before: m[1], after: m[2], ref: m[3] } : undefined;
 }
+
+const ZERO = /^0+$/;
+
+/** receive-pack's quarantine: one directory of its own inside the repository's object store. */
+const QUARANTINE = /^tmp_objdir-incoming-[A-Za-z0-9]+$/;
 
 /** gitlab-shell prefixes what its hooks say with `GitLab: `; each line of the refusal gets it. */
 function refusalLines(refusal: string): string {

@@ -10,6 +10,15 @@ export interface InspectedPush {
 }
 
 /**
+ * How old a repository size a push's statistics may take over from an earlier push, instead of
+ * measuring the object store again (a git process per push). GitLab refreshes a project's statistics
+ * after pushes at most once in 15 minutes (`ProjectCacheWorker`'s lease). Lode's commit count is
+ * always exact; the size recorded may leave out what pushes within this long after a measured one
+ * added, until the next push past it or housekeeping measures again.
+ */
+export const PUSH_SIZE_MAX_AGE_MS = 10_000;
+
+/**
  * Works out, after receive-pack has finished, what a push did: for each update that moved its ref
  * (`moved`, see `planChain`), and each earlier move recorded ahead of it (`gaps`), what GitLab's push
  * hook shows (read through the git port). The first push into an empty project also names its
@@ -23,6 +32,7 @@ export class PushInspector {
     repo: RepoRef,
     moved: RefCommand[],
     projectDefaultBranch: string | null,
+    /** The refs as they stand: at least the pushed ones and the default branch; every one while there is no default branch. */
     refs: Map<string, string>,
     gaps: RefCommand[] = [],
     /** Whether an update of `moved` is a fast-forward (the pre-receive check saw it unforced). */
@@ -42,7 +52,7 @@ export class PushInspector {
     const fastForwards = updates
       .filter((u) => u.ref === baseRef && !isZero(u.before) && !isZero(u.after) && isFastForward(u))
       .map((u) => ({ from: u.before, to: u.after, commits: u.totalCommitsCount }));
-    const statistics = await this.git.statistics(repo, base, refs, fastForwards);
+    const statistics = await this.git.statistics(repo, base, refs, fastForwards, PUSH_SIZE_MAX_AGE_MS);
     return { own: { updates, defaultBranch, statistics }, gaps: described };
   }
 

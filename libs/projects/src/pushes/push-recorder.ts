@@ -123,7 +123,7 @@ export class PushRecorder {
         const own = (await this.pending.updatesOf(pendingPushId)) ?? commands;
         const names = [...new Set(own.map((c) => c.ref))];
         const [refs, heads, others] = await Promise.all([
-          this.git.refs(repo),
+          this.refsToRecord(project, names),
           this.recorded.heads(project.id, names),
           this.pending.touching(project.id, names, pendingPushId),
         ]);
@@ -169,6 +169,21 @@ export class PushRecorder {
         attempt++;
       }
     }
+  }
+
+  /**
+   * The refs a record reads: the pushed ones (what they hold now) and the default branch (new
+   * branches are compared with it, and its commits counted), looked up by name: no listing of every
+   * ref (a git process per push). The first push of a project without a default branch lists them
+   * all, as it chooses one among them.
+   */
+  private refsToRecord(
+    project: Pick<ProjectRow, 'id' | 'default_branch'>,
+    names: string[],
+  ): Promise<Map<string, string>> {
+    const repo = projectRepo(project.id);
+    if (project.default_branch === null) return this.git.refs(repo);
+    return this.git.refsNamed(repo, [...new Set([...names, `refs/heads/${project.default_branch}`])]);
   }
 
   /** The first protected-branch refusal among the branch updates, or undefined. */
