@@ -161,7 +161,7 @@ describe('forks, fork relations and housekeeping', () => {
       const { port } = t.app.getHttpServer().address() as AddressInfo;
       const url = `http://${other.username}:${other.token}@127.0.0.1:${port}/${other.username}/held-back.git`;
       const startedAt = Date.now();
-      const [file, commit, branch, tag, clone, push] = await Promise.all([
+      const [file, commit, branch, tag, clone, push, listed] = await Promise.all([
         as(other.token)
           .post(`/projects/${forkId}/repository/files/x.md`)
           .send({ branch: 'master', commit_message: 'x', content: 'x' }),
@@ -178,13 +178,18 @@ describe('forks, fork relations and housekeeping', () => {
           .http()
           .get(`/${other.username}/held-back.git/info/refs?service=git-upload-pack`)
           .auth(other.username, other.token),
+        t
+          .http()
+          .get(`/${other.username}/held-back.git/info/refs?service=git-receive-pack`)
+          .auth(other.username, other.token),
         runGit(['ls-remote', url]),
       ]);
       expect(Date.now() - startedAt).toBeGreaterThanOrEqual(FORK_COPY_WAIT_MS);
       for (const refused of [file, commit, branch, tag]) expect([refused.status, refused.body]).toEqual([409, refusal]);
       expect([clone.status, clone.text]).toEqual([404, `${refusal.message}\n`]);
-      expect(push.status).not.toBe(0);
-      expect(push.out).toContain('not found');
+      expect([push.status, push.text]).toEqual([404, `${refusal.message}\n`]);
+      expect(listed.status).not.toBe(0);
+      expect(listed.out).toContain('not found');
       // Nothing was written anywhere: no repository, nothing in the empty one reads are served from.
       expect(existsSync(repositoryPath(t.config.dataDir, forkId))).toBe(false);
       const emptyObjects = join(t.config.dataDir, 'cache', 'empty.git', 'objects');
@@ -469,6 +474,11 @@ describe('repositories on disk', () => {
     await processor.onFailed(job as never, new Error('job stalled more than allowable limit'));
     const after = (await t.http().get(`/api/v4/projects/${forked.body.id}`).set('PRIVATE-TOKEN', t.rootToken)).body;
     expect(after).toMatchObject({ import_status: 'failed', import_error: 'job stalled more than allowable limit' });
+    // A copy that failed is not waited for: a write is refused at once.
+    const startedAt = Date.now();
+    const write = await root(`/projects/${forked.body.id}/repository/branches`).send({ branch: 'b', ref: 'master' });
+    expect([write.status, write.body]).toEqual([409, { message: 'A repository for this project does not exist yet.' }]);
+    expect(Date.now() - startedAt).toBeLessThan(FORK_COPY_WAIT_MS);
   });
 
   it('removes the repositories of projects deleted with their group (and its subgroups), and no other', async () => {

@@ -42,6 +42,8 @@ interface Commit {
   author(): Signature;
   committer(): Signature;
   parents(): Oid[];
+  /** The `encoding` header, when the commit has one. */
+  messageEncoding(): string | null;
   getTree(): Promise<Tree>;
 }
 interface Tree {
@@ -532,6 +534,9 @@ export class NodegitRepositories {
       const commit = await repo.getCommit(NodeGit.Oid.fromString(id)).catch(() => undefined);
       const parents = commit?.parents();
       if (!commit || parents?.length !== 1) return undefined;
+      // git log re-encodes a commit written in another encoding to UTF-8; libgit2 answers its bytes.
+      const encoding = commit.messageEncoding();
+      if (encoding && !/^utf-?8$/i.test(encoding)) return undefined;
       line.push(commit);
       id = parents[0].tostrS();
     }

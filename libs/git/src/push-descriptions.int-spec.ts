@@ -127,5 +127,17 @@ describe('push descriptions in process and from git', () => {
     const updates = [twenty, merge, longer, created, update(line[1], line[2])];
     const fromGit = await Promise.all(updates.map(async (u) => (await describeRefUpdates(bare, [u], 'master'))[0]));
     expect(await git.describeRefUpdates(repo, updates, 'master')).toEqual(fromGit);
+    // A commit written in another encoding: git log answers it in UTF-8, so git describes it.
+    writeFileSync(join(work, '..', 'latin1'), Buffer.from('caf\xe9 cr\xe8me\n', 'latin1'));
+    await gitOk(
+      ['-c', 'i18n.commitEncoding=ISO-8859-1', 'commit', '-q', '--allow-empty', '-F', join(work, '..', 'latin1')],
+      work,
+    );
+    const latin1 = (await gitOk(['rev-parse', 'HEAD'], work)).trim();
+    await gitOk(['push', '-q', bare, 'master'], work);
+    expect(await reads.commitLine(bare, merged, latin1, PAYLOAD_COMMITS)).toBeUndefined();
+    const described = await git.describeRefUpdates(repo, [update(merged, latin1)], 'master');
+    expect(described).toEqual(await describeRefUpdates(bare, [update(merged, latin1)], 'master'));
+    expect(described[0].commits[0].message).toBe('café crème\n');
   });
 });

@@ -1,5 +1,6 @@
 import { LodeConfig } from '@app/platform';
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -34,7 +35,10 @@ describe('ref updates checked before git applies them', () => {
 
   beforeAll(async () => {
     const config = new LodeConfig();
-    config.dataDir = tmp.make();
+    // Reached through a symlink, as a data directory on a mounted volume often is: git names the
+    // push's quarantine by the real path, and a fast-forward must still read as one.
+    config.dataDir = join(tmp.make(), 'data-link');
+    symlinkSync(tmp.make(), config.dataDir);
     repos = new LocalGitRepositories(config);
     await repos.onModuleInit();
     await repos.init(repo, 'master');
@@ -121,6 +125,48 @@ describe('ref updates checked before git applies them', () => {
     expect(refused.status).not.toBe(0);
     expect(refused.out).toContain('remote: GitLab: Lode could not check this push; try again.');
     expect(await remoteRefs()).toEqual(before);
+  });
+
+  it("refuses a request it cannot read whole, and counts updates as forced where the quarantine is not the push's own", async () => {
+    const bare = repositoryPath(repos['config'].dataDir, 11);
+    const second = (await remoteRefs()).get('refs/heads/master')!;
+    const first = (await gitOk(['rev-parse', `${second}~1`], bare)).trim();
+    expect(first).toMatch(/^[0-9a-f]{40}$/);
+    const registration = repos['hooks'].register(
+      async (updates) => {
+        asked.push(updates);
+        return undefined;
+      },
+      repositoryPath(repos['config'].dataDir, 11),
+    );
+    const ask = (request: string) =>
+      new Promise<string>((resolve) => {
+        let answer = '';
+        const socket = connect(Number(registration.env.LODE_HOOK_PORT), '127.0.0.1', () => socket.write(request));
+        socket.setEncoding('latin1');
+        socket.on('data', (chunk: string) => (answer += chunk));
+        socket.on('close', () => resolve(answer));
+      });
+    const secret = registration.env.LODE_HOOK_SECRET!;
+    try {
+      const refused = 'refused\nGitLab: Lode could not check this push; try again.\n';
+      const count = asked.length;
+      // A hook of the last release (a fourth field, no quarantine line), a cut line, no updates at all.
+      expect(await ask(`${secret}\n${first} ${second} refs/heads/master 0\n\n`)).toBe(refused);
+      expect(await ask(`${secret}\nquarantine=\n${first} ${second} refs/heads/master 0\n\n`)).toBe(refused);
+      expect(await ask(`${secret}\nquarantine=\n${first} ${second.slice(0, 20)}\n\n`)).toBe(refused);
+      expect(await ask(`${secret}\nquarantine=\n\n`)).toBe(refused);
+      expect(asked).toHaveLength(count);
+      // A quarantine elsewhere is not read (the objects are the repository's own here, so the answer holds).
+      expect(
+        await ask(`${secret}\nquarantine=/tmp/tmp_objdir-incoming-abc123\n${first} ${second} refs/heads/master\n\n`),
+      ).toBe('ok\n');
+      expect(asked.at(-1)).toEqual([{ before: first, after: second, ref: 'refs/heads/master', forced: false }]);
+      expect(await ask(`${secret}\nquarantine=\n${second} ${first} refs/heads/master\n\n`)).toBe('ok\n');
+      expect(asked.at(-1)).toEqual([{ before: second, after: first, ref: 'refs/heads/master', forced: true }]);
+    } finally {
+      registration.release();
+    }
   });
 
   it('refuses a hook whose secret is not a registered push', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, realpath, rename, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
+import { Logger } from '@nestjs/common';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ProposedRefUpdate, RefCommand, RefUpdateCheck } from './git-repositories';
 
@@ -56,6 +57,7 @@ const MAX_REQUEST = 1024 * 1024;
 export class RefUpdateHooks {
   private listening?: { server: Server; port: number; hooksPath: string };
   private starting?: Promise<void>;
+  private readonly logger = new Logger('Git');
   private readonly checks = new Map<string, { check: RefUpdateCheck; repositoryPath: string }>();
 
   constructor(
@@ -145,13 +147,21 @@ export class RefUpdateHooks {
       const end = buffered.indexOf('\n\n');
       if (end < 0) return;
       answered = true;
-      const [secret, quarantineLine = '', ...lines] = buffered.slice(0, end).split('\n');
-      // `quarantine=` and nothing when git moves refs without a pack (deletions only).
-      const quarantine = quarantineLine.startsWith('quarantine=') ? quarantineLine.slice('quarantine='.length) : '';
+      const [secret, quarantineLine, ...lines] = buffered.slice(0, end).split('\n');
       const registered = this.checks.get(secret);
-      if (!registered) return void socket.end('refused\nGitLab: Lode could not check this push; try again.\n');
-      const commands = lines.map(parseLine).filter((c): c is RefCommand => c !== undefined);
-      this.withForced(registered.repositoryPath, quarantine, commands)
+      const commands = lines.map(parseLine);
+      // Fails closed: a request this process cannot read whole (a hook of another release, a line
+      // cut short) is refused, never let through with fewer updates than git is about to apply.
+      if (
+        !registered ||
+        !quarantineLine?.startsWith('quarantine=') ||
+        !commands.length ||
+        commands.some((c) => c === undefined)
+      )
+        return void socket.end('refused\nGitLab: Lode could not check this push; try again.\n');
+      // `quarantine=` and nothing when git moves refs without a pack (deletions only).
+      const quarantine = quarantineLine.slice('quarantine='.length);
+      this.withForced(registered.repositoryPath, quarantine, commands as RefCommand[])
         .then((updates) => registered.check(updates))
         .then(
           (refusal) => socket.end(refusal === undefined ? 'ok\n' : `refused\n${refusalLines(refusal)}`),
@@ -171,14 +181,12 @@ export class RefUpdateHooks {
     commands: RefCommand[],
   ): Promise<ProposedRefUpdate[]> {
     const objects = resolve(repositoryPath, 'objects');
-    // git names it from the repository (`<repo>/./objects/tmp_objdir-incoming-...`); a hook runs in the repository.
-    const named = quarantine === '' ? undefined : resolve(repositoryPath, quarantine);
-    const own = named !== undefined && dirname(named) === objects && QUARANTINE.test(basename(named));
+    const own = quarantine === '' ? undefined : await this.ownQuarantine(objects, quarantine);
     const moves = commands.filter((c) => !ZERO.test(c.before) && !ZERO.test(c.after));
     const ancestors = moves.length
       ? await this.ancestry(
           objects,
-          own ? quarantine : undefined,
+          own,
           moves.map((c) => [c.before, c.after] as const),
         )
       : [];
@@ -186,6 +194,25 @@ export class RefUpdateHooks {
       const i = moves.indexOf(c);
       return { ...c, forced: i >= 0 && !ancestors[i] };
     });
+  }
+
+  /**
+   * The quarantine the hook named, when it is receive-pack's own inside `objects`; undefined (and a
+   * warning) otherwise, when the pushed objects cannot be read and every update of one commit to
+   * another counts as forced. git names it from the repository's real path (a hook runs in the
+   * repository, `<repo>/./objects/tmp_objdir-incoming-...`), so both are compared as real paths: a
+   * data directory reached through a symlink is the same directory.
+   */
+  private async ownQuarantine(objects: string, quarantine: string): Promise<string | undefined> {
+    const [real, realObjects] = await Promise.all([
+      realpath(resolve(dirname(objects), quarantine)).catch(() => undefined),
+      realpath(objects).catch(() => undefined),
+    ]);
+    if (real && realObjects && dirname(real) === realObjects && QUARANTINE.test(basename(real))) return real;
+    this.logger.warn(
+      `a push named ${quarantine} as its quarantine, not one of ${objects}: its updates count as forced`,
+    );
+    return undefined;
   }
 }
 
