@@ -265,7 +265,12 @@ async function heapFigures(lode) {
         headers: { 'PRIVATE-TOKEN': lode.rootToken },
       })
     ).text();
-    const value = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+    // A metric's value, summed over its labelled series (the trims count by kind; none yet is 0).
+    const value = (name) =>
+      [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce(
+        (sum, m) => sum + Number(m[1]),
+        0,
+      );
     const mb = (name) => Math.round(value(name) / 1048576);
     // The idle trims so far: how many, what they gave back, and how long they held the loop.
     const trims = `${value('lode_idle_memory_trims_total')} idle trims (${mb('lode_idle_memory_trimmed_bytes_total')} MB, ${Math.round(value('lode_idle_memory_trim_seconds_total') * 1000)} ms)`;

@@ -54,17 +54,20 @@ export class Metrics {
   });
   readonly idleMemoryTrims = new Counter({
     name: 'lode_idle_memory_trims_total',
-    help: 'Collections run when the process idled after a burst of work (LODE_IDLE_MEMORY_TRIM): a full one, then a memory-reducing one if it stays idle',
+    help: 'Collections run when the process idled after a burst of work (LODE_IDLE_MEMORY_TRIM), by kind: full, then reducing (memory-reducing) if it stays idle',
+    labelNames: ['kind'] as const,
     registers: [this.registry],
   });
   readonly idleMemoryTrimmedBytes = new Counter({
     name: 'lode_idle_memory_trimmed_bytes_total',
     help: 'Resident bytes those collections gave back to the system',
+    labelNames: ['kind'] as const,
     registers: [this.registry],
   });
   readonly idleMemoryTrimSeconds = new Counter({
     name: 'lode_idle_memory_trim_seconds_total',
     help: 'Time those collections held the event loop (a request arriving meanwhile waits for it)',
+    labelNames: ['kind'] as const,
     registers: [this.registry],
   });
   constructor(

@@ -66,9 +66,13 @@ describe('IdleMemoryTrim', () => {
       const counted: number[] = [];
       let heldSeconds = -1;
       const metrics = {
-        idleMemoryTrims: { inc: () => counted.push(1) },
-        idleMemoryTrimmedBytes: { inc: (n: number) => counted.push(n) },
-        idleMemoryTrimSeconds: { inc: (s: number) => (heldSeconds = s) },
+        idleMemoryTrims: { inc: (labels: { kind: string }) => counted.push(labels.kind === kind ? 1 : NaN) },
+        idleMemoryTrimmedBytes: {
+          inc: (labels: { kind: string }, n: number) => counted.push(labels.kind === kind ? n : NaN),
+        },
+        idleMemoryTrimSeconds: {
+          inc: (labels: { kind: string }, s: number) => (heldSeconds = labels.kind === kind ? s : NaN),
+        },
       };
       const trim = new IdleMemoryTrim(new LodeConfig(), metrics as never);
       // Some 100 MB of short-lived objects, as a burst of requests leaves behind.

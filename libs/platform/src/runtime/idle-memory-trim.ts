@@ -140,9 +140,9 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     this.last = performance.eventLoopUtilization();
     const freed = Math.max(0, before - process.memoryUsage.rss());
     const heldMs = performance.now() - started;
-    this.metrics.idleMemoryTrims.inc();
-    this.metrics.idleMemoryTrimmedBytes.inc(freed);
-    this.metrics.idleMemoryTrimSeconds.inc(heldMs / 1000);
+    this.metrics.idleMemoryTrims.inc({ kind });
+    this.metrics.idleMemoryTrimmedBytes.inc({ kind }, freed);
+    this.metrics.idleMemoryTrimSeconds.inc({ kind }, heldMs / 1000);
     this.logger.debug(
       `idle: ${kind} collection in ${Math.round(heldMs)} ms, ${Math.round(freed / 1048576)} MB given back`,
     );
