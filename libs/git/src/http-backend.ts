@@ -4,6 +4,7 @@ import { access } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import type { GitHttpOptions } from './git-repositories';
 import { GIT_PROTOCOL } from './pack-service';
+import { pktLine } from './receive-pack-advertisement';
 import { trackProcess } from './process-gauges';
 import type { StartChild } from './work-budget';
 
@@ -11,7 +12,7 @@ import type { StartChild } from './work-budget';
 const SERVICES = new Set(['upload-pack', 'receive-pack']);
 
 /** `git http-backend`'s `hdr_nocache`: nothing of smart HTTP may be cached. */
-const NO_CACHE = {
+export const NO_CACHE = {
   Expires: 'Fri, 01 Jan 1980 00:00:00 GMT',
   Pragma: 'no-cache',
   'Cache-Control': 'no-cache, max-age=0, must-revalidate',
@@ -162,12 +163,7 @@ export function serveGitHttp(
   return child;
 }
 
-/** One pkt-line: four hex digits of length (themselves included), then the payload. */
-function pktLine(payload: string): string {
-  return (Buffer.byteLength(payload) + 4).toString(16).padStart(4, '0') + payload;
-}
-
-function header(req: IncomingMessage, name: string): string {
+export function header(req: IncomingMessage, name: string): string {
   const v = req.headers[name];
   return Array.isArray(v) ? v.join(', ') : (v ?? '');
 }

@@ -1,6 +1,7 @@
 import { LodeConfig } from '@app/platform';
 import { Injectable, Logger, Optional, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { ArchiveStore } from './archive-store';
@@ -46,10 +47,11 @@ import {
   type TreeEntry,
 } from './git-repositories';
 import * as history from './history';
-import { fail, serveGitHttp } from './http-backend';
+import { fail, header, NO_CACHE, serveGitHttp } from './http-backend';
+import { GIT_PROTOCOL, servePack } from './pack-service';
+import { advertisedCapabilities, pktLine, receivePackAdvertisement } from './receive-pack-advertisement';
 import { writeCherryPick, writeCommit, writeRevert, writeTagObject } from './nodegit-commits';
 import { NodegitRepositories } from './nodegit-repositories';
-import { servePack } from './pack-service';
 import { RawBlobs } from './raw-blob';
 import { RefUpdateHooks } from './ref-update-hooks';
 import { describeRefUpdates, listRefs, PAYLOAD_COMMITS } from './ref-updates';
@@ -84,6 +86,16 @@ class PromiseCache<T> {
  * through the git command line run from the command helper (see command-runner.ts), or streamed
  * (`git http-backend`, `git archive`) where the output is large.
  */
+/** Refs past which a push's advertisement is left to git (libgit2 looks each one up). */
+const ADVERTISED_REFS_IN_PROCESS = 1000;
+/** Probes of receive-pack's advertisement that may differ from Lode's before a process leaves them all to git. */
+const PROBES_THAT_MAY_DIFFER = 3;
+/**
+ * Repository settings that change what receive-pack advertises; a repository whose config names
+ * one (in any case, git's keys are case-insensitive) has its advertisement written by git.
+ */
+const ADVERTISEMENT_CONFIG = /objectformat|hiderefs|advertisepushoptions|advertiseatomic|certnonce|shallow|alternate/i;
+
 /** A missing side of a ref update: forty (or sixty-four) zeros. */
 const ZERO = /^0+$/;
 
@@ -109,6 +121,10 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   private readonly lastCounts = new Map<string, { tip: string; count: number }>();
   /** Per repository, the object store's size this process measured last, and when (`performance.now()`). */
   private readonly lastSizes = new Map<string, { bytes: number; at: number }>();
+  /** receive-pack's capabilities, from the first advertisement git made for this process (and whether Lode's matches it). */
+  private receivePackProbe?: Promise<{ capabilities: string } | 'failed' | 'differs'>;
+  /** How many of those probes differed from Lode's advertisement. */
+  private receivePackDiffered = 0;
   private readonly lastCommits = new PromiseCache<string | undefined>(HISTORY_CACHE);
   /** Background repacks running, by repository path (one at a time each). */
   private readonly repacking = new Map<string, Promise<void>>();
@@ -546,6 +562,131 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    * with Retry-After, which git shows as `The requested URL returned error: 503`.
    */
   serveHttp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    repo: RepoRef,
+    service: string,
+    remoteUser: string,
+    options?: GitHttpOptions,
+  ): void {
+    if (
+      service === 'info/refs' &&
+      new URL(req.url ?? '/', 'http://x').searchParams.get('service') === 'git-receive-pack'
+    ) {
+      // Written here where it can be (nothing written when not): git answers the rest.
+      void this.advertiseReceivePack(req, res, repo).then(
+        (answered) => answered || this.serveHttpWithGit(req, res, repo, service, remoteUser, options),
+        () => this.serveHttpWithGit(req, res, repo, service, remoteUser, options),
+      );
+      return;
+    }
+    this.serveHttpWithGit(req, res, repo, service, remoteUser, options);
+  }
+
+  /**
+   * A push's ref advertisement written by Lode (see receive-pack-advertisement.ts): the refs through
+   * libgit2, the capabilities of the one real advertisement this process took. False, with nothing
+   * written, where git must answer: protocol v2 asked for, a repository not on disk, one with
+   * alternates (git adds `.have` lines), more refs than ADVERTISED_REFS_IN_PROCESS.
+   */
+  private async advertiseReceivePack(req: IncomingMessage, res: ServerResponse, repo: RepoRef): Promise<boolean> {
+    const sent = header(req, 'git-protocol');
+    // git's `determine_protocol_version_server`: the highest of the colon-separated `version=0|1|2`
+    // keys (any other value is unknown and ignored).
+    const version = Math.max(
+      0,
+      ...(GIT_PROTOCOL.test(sent) ? sent : '').split(':').map((key) => Number(/^version=([012])$/.exec(key)?.[1] ?? 0)),
+    );
+    const path = this.path(repo);
+    if (version >= 2 || !(await this.advertisableInProcess(path))) return false;
+    const [capabilities, refs] = await Promise.all([
+      this.receivePackCapabilities(path),
+      this.reads.refsUnder(path, ADVERTISED_REFS_IN_PROCESS),
+    ]);
+    if (capabilities === undefined || refs === undefined) return false;
+    // http-backend's preamble, then receive-pack's own (a push is never v2); made before anything is sent.
+    const body = `${pktLine('# service=git-receive-pack\n')}0000${receivePackAdvertisement(refs, capabilities, version === 1)}`;
+    if (res.headersSent || res.destroyed) return true;
+    res.writeHead(200, { ...NO_CACHE, 'Content-Type': 'application/x-git-receive-pack-advertisement' });
+    res.end(body);
+    return true;
+  }
+
+  /**
+   * Whether the repository is one whose advertisement Lode writes: on disk, with the configuration
+   * Lode gives every repository (nothing in it that changes what receive-pack advertises: another
+   * object format, hidden refs, push options, signed pushes), no alternates (git adds `.have` lines)
+   * and not shallow (git adds `shallow` lines). Anything else, a restored repository of another kind
+   * say, is git's to answer.
+   */
+  private async advertisableInProcess(path: string): Promise<boolean> {
+    const [config, alternates, shallow] = await Promise.all([
+      readFile(join(path, 'config'), 'utf8').catch(() => undefined),
+      stat(join(path, 'objects', 'info', 'alternates')).then(
+        () => true,
+        () => false,
+      ),
+      stat(join(path, 'shallow')).then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    return config !== undefined && !ADVERTISEMENT_CONFIG.test(config) && !alternates && !shallow;
+  }
+
+  /**
+   * The capabilities receive-pack advertises, from one real advertisement run with the environment
+   * git gets for a push's (so under the same configuration): with the repository's own configuration
+   * checked (`advertisableInProcess`), they follow git's version and the machine's configuration. The
+   * probe is also the check: Lode's advertisement of the same repository must come out byte for byte
+   * as git's. A probe that failed is made again by the next push, as is one that differed (a ref may
+   * have moved between git's read and Lode's) up to PROBES_THAT_MAY_DIFFER times; after that this
+   * process leaves every advertisement to git (a machine's configuration hiding refs, say).
+   */
+  private receivePackCapabilities(path: string): Promise<string | undefined> {
+    const probe = (this.receivePackProbe ??= this.probeReceivePack(path).catch(() => 'failed' as const));
+    return probe.then((outcome) => {
+      if (this.receivePackProbe === probe) {
+        if (outcome === 'differs') this.receivePackDiffered++;
+        if (outcome === 'failed' || (outcome === 'differs' && this.receivePackDiffered < PROBES_THAT_MAY_DIFFER))
+          this.receivePackProbe = undefined;
+      }
+      return outcome === 'failed' || outcome === 'differs' ? undefined : outcome.capabilities;
+    });
+  }
+
+  private async probeReceivePack(path: string): Promise<{ capabilities: string } | 'failed' | 'differs'> {
+    const [advertised, refs] = await Promise.all([
+      new Promise<Buffer | undefined>((resolve) => {
+        const child = this.budget.spawn('git', ['receive-pack', '--advertise-refs', path], {
+          env: { PATH: process.env.PATH, GIT_TERMINAL_PROMPT: '0' },
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
+        const chunks: Buffer[] = [];
+        let exited: number | null | undefined;
+        let ended = false;
+        const settle = () => ended && exited !== undefined && resolve(exited === 0 ? Buffer.concat(chunks) : undefined);
+        child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
+        child.stdout?.once('end', () => {
+          ended = true;
+          settle();
+        });
+        child.once('error', () => resolve(undefined));
+        child.once('close', (code) => {
+          exited = code;
+          settle();
+        });
+      }),
+      this.reads.refsUnder(path, ADVERTISED_REFS_IN_PROCESS).catch(() => undefined),
+    ]);
+    const capabilities = advertised && advertisedCapabilities(advertised);
+    if (!advertised || capabilities === undefined || refs === undefined) return 'failed';
+    if (Buffer.from(receivePackAdvertisement(refs, capabilities, false)).equals(advertised)) return { capabilities };
+    this.logger.warn("receive-pack's advertisement differed from Lode's; it is asked again at the next push");
+    return 'differs';
+  }
+
+  private serveHttpWithGit(
     req: IncomingMessage,
     res: ServerResponse,
     repo: RepoRef,

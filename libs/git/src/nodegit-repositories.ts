@@ -608,6 +608,17 @@ export class NodegitRepositories {
     );
   }
 
+  /**
+   * Every ref under `refs/` and the object it holds (as `refsNamed`), in no particular order;
+   * undefined when there are more than `max` (one lookup each: git lists many faster).
+   */
+  async refsUnder(path: string, max: number): Promise<[string, string][] | undefined> {
+    const repo = await this.repository(path);
+    const names = (await repo.getReferenceNames(NodeGit.Reference.TYPE.ALL)).filter((n) => n.startsWith('refs/'));
+    if (names.length > max) return undefined;
+    return [...(await this.refsNamed(path, names))];
+  }
+
   async branches(path: string, defaultBranch: string | undefined): Promise<Branch[]> {
     const repo = await this.repository(path);
     const names = await repo.getReferenceNames(NodeGit.Reference.TYPE.ALL);
