@@ -355,7 +355,8 @@ export async function readRefListing(path: string, args: string[]): Promise<stri
   });
 }
 
-const ZERO = /^0+$/;
+/** Git's zero object id: the `before` of a ref created, the `after` of one deleted. */
+export const isZeroSha = (sha: string): boolean => /^0+$/.test(sha);
 
 /**
  * Moves a ref by compare-and-swap (`git update-ref <ref> <new> <old>`, or `-d <ref> <old>`): true when
@@ -363,7 +364,7 @@ const ZERO = /^0+$/;
  */
 export async function moveRef(path: string, ref: string, before: string, after: string): Promise<boolean> {
   if (!/^refs\/(heads|tags)\/[^\s~^:?*[\\]+$/.test(ref) || ref.includes('..')) throw new Error(`bad ref ${ref}`);
-  const args = ZERO.test(after) ? ['update-ref', '-d', ref, before] : ['update-ref', ref, after, before];
+  const args = isZeroSha(after) ? ['update-ref', '-d', ref, before] : ['update-ref', ref, after, before];
   const { code, stderr } = await runCommand('git', args, path).then(
     (r) => ({ code: r.code, stderr: r.stderr.toString() }),
     (err: unknown) => {
@@ -373,6 +374,6 @@ export async function moveRef(path: string, ref: string, before: string, after: 
   );
   if (code === 0) return true;
   const now = (await git(['for-each-ref', '--format=%(objectname)', ref], path)).trim();
-  if (now !== (ZERO.test(before) ? '' : before)) return false;
+  if (now !== (isZeroSha(before) ? '' : before)) return false;
   throw new Error(`git update-ref ${ref} failed: ${stderr.trim()}`);
 }

@@ -80,12 +80,6 @@ class PromiseCache<T> {
   }
 }
 
-/**
- * GitRepositories on the local data directory (`$LODE_DATA_DIR/repositories/@hashed/...`): reads
- * through libgit2 (nodegit), raw blobs through long-lived `git cat-file` processes, and the rest
- * through the git command line run from the command helper (see command-runner.ts), or streamed
- * (`git http-backend`, `git archive`) where the output is large.
- */
 /** Refs past which a push's advertisement is left to git (libgit2 looks each one up). */
 const ADVERTISED_REFS_IN_PROCESS = 1000;
 /** Probes of receive-pack's advertisement that may differ from Lode's before a process leaves them all to git. */
@@ -95,9 +89,6 @@ const PROBES_THAT_MAY_DIFFER = 3;
  * one (in any case, git's keys are case-insensitive) has its advertisement written by git.
  */
 const ADVERTISEMENT_CONFIG = /objectformat|hiderefs|advertisepushoptions|advertiseatomic|certnonce|shallow|alternate/i;
-
-/** A missing side of a ref update: forty (or sixty-four) zeros. */
-const ZERO = /^0+$/;
 
 /** Loose objects past which the statistics start a repack (some 64 API commits' worth). */
 const LOOSE_OBJECTS_TO_PACK = 256;
@@ -109,6 +100,12 @@ const STALE_TEMPORARY_MS = 60_000;
 /** How long another machine's unfinished creation is given before it counts as abandoned. */
 const ABANDONED_CREATION_MS = 60 * 60_000;
 
+/**
+ * GitRepositories on the local data directory (`$LODE_DATA_DIR/repositories/@hashed/...`): reads
+ * through libgit2 (nodegit), raw blobs through long-lived `git cat-file` processes, and the rest
+ * through the git command line run from the command helper (see command-runner.ts), or streamed
+ * (`git http-backend`, `git archive`) where the output is large.
+ */
 @Injectable()
 export class LocalGitRepositories extends GitRepositories implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Git');
@@ -545,7 +542,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     const path = this.path(repo);
     const inProcess = await Promise.all(
       updates.map(async (u): Promise<RefUpdate | undefined> => {
-        if (!u.ref.startsWith('refs/heads/') || ZERO.test(u.before) || ZERO.test(u.after)) return undefined;
+        if (!u.ref.startsWith('refs/heads/') || cli.isZeroSha(u.before) || cli.isZeroSha(u.after)) return undefined;
         const commits = await this.reads.commitLine(path, u.before, u.after, PAYLOAD_COMMITS);
         if (!commits) return undefined;
         return { ...u, checkoutSha: u.after, commits, totalCommitsCount: commits.length, message: null };

@@ -1,11 +1,10 @@
 import { LodeConfig } from '@app/platform';
 import { execFile } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../../../test/support/git';
 import { repositoryPath } from './git-cli';
+import { countHandedToGit, gitHttpTestServer } from './git-http-test-server';
 import { projectRepo } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
 import { pktLine } from './receive-pack-advertisement';
@@ -20,7 +19,7 @@ describe("a push's ref advertisement written in process", () => {
   let repos: LocalGitRepositories;
   /** The instance the server answers with (another one stands for a process started afresh). */
   let serving: LocalGitRepositories;
-  let server: Server;
+  let server: Awaited<ReturnType<typeof gitHttpTestServer>>;
   let base: string;
   let work: string;
   let bare: string;
@@ -49,13 +48,13 @@ describe("a push's ref advertisement written in process", () => {
     return Buffer.from(await res.arrayBuffer()).toString('latin1');
   };
   /** How many requests were handed to git's own services. */
-  let handedToGit = 0;
+  let handedToGit: { readonly count: number };
   const same = async () => {
     for (const protocol of [undefined, 'version=1', 'version=0:foo=bar', 'version=1:version=0', 'version=01']) {
-      const handed = handedToGit;
+      const handed = handedToGit.count;
       expect(await fromLode(protocol)).toBe(await fromGit(protocol));
       // Written in process, with no git process started for it (the first one's capabilities aside).
-      expect(handedToGit).toBe(handed);
+      expect(handedToGit.count).toBe(handed);
     }
   };
   const commit = async (file: string) => {
@@ -72,24 +71,16 @@ describe("a push's ref advertisement written in process", () => {
     await repos.init(repo, 'master');
     serving = repos;
     bare = repositoryPath(config.dataDir, 21);
-    const withGit = repos['serveHttpWithGit'].bind(repos);
-    (repos as unknown as { serveHttpWithGit: typeof withGit }).serveHttpWithGit = (...args) => {
-      handedToGit++;
-      withGit(...args);
-    };
-    server = createServer((req, res) => {
-      const service = /\/(info\/refs|git-upload-pack|git-receive-pack)$/.exec(req.url?.split('?')[0] ?? '')?.[1];
-      if (!service) return void res.writeHead(404).end();
-      serving.serveHttp(req, res, repo, service, 'tester', { checkRefUpdates: async () => undefined });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/repo.git`;
+    handedToGit = countHandedToGit(repos);
+    server = await gitHttpTestServer((req, res, service) =>
+      serving.serveHttp(req, res, repo, service, 'tester', { checkRefUpdates: async () => undefined }),
+    );
+    base = server.url;
     work = tmp.make();
     await gitOk(['init', '-q', '-b', 'master', work]);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await server.close();
     await repos.onModuleDestroy();
     tmp.removeAll();
   });
@@ -118,14 +109,14 @@ describe("a push's ref advertisement written in process", () => {
 
   it("leaves protocol v2 and a repository with alternates to git, and git's push works either way", async () => {
     // Asked for v2, receive-pack speaks v0: git's own answer, without http-backend's preamble.
-    const handed = handedToGit;
+    const handed = handedToGit.count;
     const v2 = await fromLode('version=2');
     expect(v2).toBe((await fromGit('version=2')).slice(`${pktLine('# service=git-receive-pack\n')}0000`.length));
     writeFileSync(join(bare, 'objects', 'info', 'alternates'), `${join(bare, 'objects')}\n`);
     await commit('d');
     await gitOk(['push', '-q', base, 'master'], work);
     expect(await fromLode()).toBe(await fromGit());
-    expect(handedToGit - handed).toBe(1 + 2 + 1); // v2; the push's advertisement and POST; the last
+    expect(handedToGit.count - handed).toBe(1 + 2 + 1); // v2; the push's advertisement and POST; the last
   });
 
   it('leaves to git a repository whose configuration changes the advertisement, and a process whose probes keep differing', async () => {
@@ -133,23 +124,18 @@ describe("a push's ref advertisement written in process", () => {
     config.dataDir = repos['config'].dataDir;
     const fresh = new LocalGitRepositories(config);
     await fresh.onModuleInit();
-    let freshToGit = 0;
-    const withGit = fresh['serveHttpWithGit'].bind(fresh);
-    (fresh as unknown as { serveHttpWithGit: typeof withGit }).serveHttpWithGit = (...args) => {
-      freshToGit++;
-      withGit(...args);
-    };
+    const freshToGit = countHandedToGit(fresh);
     serving = fresh;
     try {
       rmSync(join(bare, 'objects', 'info', 'alternates'));
       // A fresh process writes it, once its probe matched git's.
       expect(await fromLode()).toBe(await fromGit());
-      expect(freshToGit).toBe(0);
+      expect(freshToGit.count).toBe(0);
       // Refs hidden by the repository's configuration: git's answer, which leaves them out.
       await gitOk(['config', 'receive.hideRefs', 'refs/keep'], bare);
       expect(await fromLode()).toBe(await fromGit());
       expect(await fromGit()).not.toContain('refs/keep/other');
-      expect(freshToGit).toBe(1);
+      expect(freshToGit.count).toBe(1);
       await gitOk(['config', '--unset', 'receive.hideRefs'], bare);
       // Probes whose refs differ from git's (a ref moved between the two reads, or the machine's
       // configuration hides some): asked again three times, then every advertisement is git's.
@@ -158,10 +144,10 @@ describe("a push's ref advertisement written in process", () => {
       const refsUnder = reads.refsUnder.bind(reads);
       reads.refsUnder = async (path, max) => (await refsUnder(path, max))?.slice(1);
       for (let i = 0; i < 5; i++) expect(await fromLode()).toBe(await fromGit());
-      expect(freshToGit).toBe(1 + 5);
+      expect(freshToGit.count).toBe(1 + 5);
       reads.refsUnder = refsUnder;
       expect(await fromLode()).toBe(await fromGit());
-      expect(freshToGit).toBe(1 + 5 + 1);
+      expect(freshToGit.count).toBe(1 + 5 + 1);
     } finally {
       serving = repos;
       await fresh.onModuleDestroy();

@@ -1,11 +1,10 @@
 import { LodeConfig } from '@app/platform';
 import { symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { git, gitOk, tempDirs } from '../../../test/support/git';
 import { repositoryPath } from './git-cli';
+import { gitHttpTestServer } from './git-http-test-server';
 import { projectRepo, type ProposedRefUpdate, type RefUpdateCheck } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
 
@@ -18,7 +17,7 @@ const ZERO = '0'.repeat(40);
 describe('ref updates checked before git applies them', () => {
   const tmp = tempDirs();
   let repos: LocalGitRepositories;
-  let server: Server;
+  let server: Awaited<ReturnType<typeof gitHttpTestServer>>;
   let remote: string;
   let work: string;
   const repo = projectRepo(11);
@@ -42,24 +41,20 @@ describe('ref updates checked before git applies them', () => {
     repos = new LocalGitRepositories(config);
     await repos.onModuleInit();
     await repos.init(repo, 'master');
-    server = createServer((req, res) => {
-      const service = /\/(info\/refs|git-upload-pack|git-receive-pack)$/.exec(req.url?.split('?')[0] ?? '')?.[1];
-      if (!service) return void res.writeHead(404).end();
+    server = await gitHttpTestServer((req, res, service) =>
       repos.serveHttp(req, res, repo, service, 'tester', {
         checkRefUpdates: async (updates) => {
           asked.push(updates);
           return answer(updates);
         },
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    remote = `http://127.0.0.1:${(server.address() as AddressInfo).port}/repo.git`;
+      }),
+    );
+    remote = server.url;
     work = tmp.make();
     await gitOk(['init', '-q', '-b', 'master', work]);
   });
   afterAll(async () => {
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await server.close();
     await repos.onModuleDestroy();
     tmp.removeAll();
   });

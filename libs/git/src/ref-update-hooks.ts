@@ -3,6 +3,7 @@ import { chmod, mkdir, realpath, rename, writeFile } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { basename, dirname, join, resolve } from 'node:path';
+import { isZeroSha } from './git-cli';
 import type { ProposedRefUpdate, RefCommand, RefUpdateCheck } from './git-repositories';
 
 /**
@@ -182,7 +183,7 @@ export class RefUpdateHooks {
   ): Promise<ProposedRefUpdate[]> {
     const objects = resolve(repositoryPath, 'objects');
     const own = quarantine === '' ? undefined : await this.ownQuarantine(objects, quarantine);
-    const moves = commands.filter((c) => !ZERO.test(c.before) && !ZERO.test(c.after));
+    const moves = commands.filter((c) => !isZeroSha(c.before) && !isZeroSha(c.after));
     const ancestors = moves.length
       ? await this.ancestry(
           objects,
@@ -222,8 +223,6 @@ function parseLine(line: string): RefCommand | undefined {
   const m = LINE.exec(line);
   return m ? { before: m[1], after: m[2], ref: m[3] } : undefined;
 }
-
-const ZERO = /^0+$/;
 
 /** receive-pack's quarantine: one directory of its own inside the repository's object store. */
 const QUARANTINE = /^tmp_objdir-incoming-[A-Za-z0-9]+$/;

@@ -1,10 +1,9 @@
-import { read, readRefListing } from './git-cli';
+import { isZeroSha, read, readRefListing } from './git-cli';
 import type { PushedCommit, RefCommand, RefUpdate } from './git-repositories';
 
 /** GitLab's push payload shows at most this many commits (`data_builder/push.rb`). */
 export const PAYLOAD_COMMITS = 20;
 
-const isZero = (sha: string) => /^0+$/.test(sha);
 const RECORD = '\x01';
 const FIELD = '\x02';
 
@@ -55,7 +54,7 @@ function chainAt(updates: RefCommand[], i: number): RefCommand[] {
     chain.push(next);
   }
   const branch = chain[0].ref.startsWith('refs/heads/');
-  return branch && !isZero(chain[0].before) && chain.every((c) => !isZero(c.after)) ? chain : chain.slice(0, 1);
+  return branch && !isZeroSha(chain[0].before) && chain.every((c) => !isZeroSha(c.after)) ? chain : chain.slice(0, 1);
 }
 
 /**
@@ -102,7 +101,7 @@ async function describe(path: string, c: RefCommand, base: string | null): Promi
     totalCommitsCount: 0,
     message: null,
   };
-  if (isZero(c.after)) return update;
+  if (isZeroSha(c.after)) return update;
   if (c.ref.startsWith('refs/tags/')) {
     // GitLab's tag push: the tagged commit is the one commit shown, the tag's message is `message`.
     const target = (await read(path, ['rev-parse', '--verify', '-q', `${c.after}^{commit}`]).catch(() => '')).trim();
@@ -121,7 +120,7 @@ async function describe(path: string, c: RefCommand, base: string | null): Promi
   // A branch update shows the commits it added; a new branch those the default branch lacks
   // (all of them for the first branch).
   const range = [c.after];
-  if (!isZero(c.before)) range.push(`^${c.before}`);
+  if (!isZeroSha(c.before)) range.push(`^${c.before}`);
   else if (base && `refs/heads/${base}` !== c.ref) range.push(`^refs/heads/${base}`);
   // The shown commits first: fewer than the payload's 20 are all of them, and their number is the
   // total (a push of a few commits costs one git process, not two); 20 may be a part of more.
