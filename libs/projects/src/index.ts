@@ -15,6 +15,7 @@ export {
   type ProjectSummary,
 } from './projects/project.queries';
 export { allProjectIds, projectExistsSql } from './projects/project-sql';
+export { ProjectChangeNotices, type ProjectNoticeWait } from './projects/project-change-notices';
 export {
   answeringBeforeRoute,
   plainlyAnonymous,

@@ -89,6 +89,7 @@ import { PushReconciler } from './pushes/push-reconciler';
 import { PushRecorder } from './pushes/push-recorder';
 import { RecordRepositoryPushHandler } from './pushes/record-repository-push.command';
 import { ProjectQueries } from './projects/project.queries';
+import { ProjectChangeNotices } from './projects/project-change-notices';
 import { PublicProjectAnswers, publicProjectInvalidationRoute } from './projects/public-project-answers';
 import { ProjectSharingQueries } from './sharing/project-sharing.queries';
 import { ProtectedBranchQueries } from './protected-refs/protected-branch.queries';
@@ -218,6 +219,7 @@ export class ProjectDeployKeyLookup extends DeployKeyLookup {
     ActivityQueries,
     ProjectQueries,
     PublicProjectAnswers,
+    ProjectChangeNotices,
     ProjectSharingQueries,
     DeployKeyQueries,
     PendingPushes,
@@ -235,6 +237,7 @@ export class ProjectDeployKeyLookup extends DeployKeyLookup {
   exports: [
     ProjectQueries,
     PublicProjectAnswers,
+    ProjectChangeNotices,
     ProjectSharingQueries,
     DeployKeyQueries,
     PendingPushes,

@@ -3,6 +3,7 @@ import {
   DEPLOY_KEY_REFUSALS,
   deployKeyLink,
   ProjectAccessPolicy,
+  ProjectChangeNotices,
   ProjectQueries,
   type DeployKeyGrant,
   type ProjectRow,
@@ -48,6 +49,7 @@ export class GitAccess {
     private readonly clock: Clock,
     private readonly commands: CommandBus,
     private readonly users: UserQueries,
+    private readonly notices: ProjectChangeNotices,
   ) {}
 
   /**
@@ -111,7 +113,7 @@ export class GitAccess {
    * being copied is waited for a moment, then refused (`GitRefused('noRepository')`).
    */
   async requireRepository(project: ProjectRow): Promise<void> {
-    if (!(await repositoryReady(this.projects, project))) throw new GitRefused('noRepository');
+    if (!(await repositoryReady(this.projects, this.notices, project))) throw new GitRefused('noRepository');
   }
 
   /** GitLab counts a clone, fetch or push as the user's activity of the day: at most once a day, never in the way. */

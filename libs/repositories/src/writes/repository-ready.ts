@@ -1,5 +1,5 @@
 import { Conflict } from '@app/platform';
-import { ProjectQueries, type ProjectRow } from '@app/projects';
+import { ProjectChangeNotices, ProjectQueries, type ProjectRow } from '@app/projects';
 
 /**
  * How long a write or a git transfer waits for a fork's copy to finish before it is refused. The copy
@@ -7,7 +7,11 @@ import { ProjectQueries, type ProjectRow } from '@app/projects';
  * repositories, so a script that forks and then writes at once mostly just waits.
  */
 export const FORK_COPY_WAIT_MS = 5_000;
-const FORK_COPY_POLL_MS = 100;
+/**
+ * How often a waiting request reads the project again with no notice heard: a fallback only, since the
+ * copy's recorded end is announced to every process (a NOTIFY lost with its connection wakes everyone).
+ */
+const FORK_COPY_RECHECK_MS = 1_000;
 
 /** GitLab's words (`Gitlab::GitAccess`, `no_repo`) for a project whose repository is not there yet. */
 export const NO_REPOSITORY = 'A repository for this project does not exist yet.';
@@ -24,14 +28,27 @@ const COPYING: ReadonlySet<string> = new Set(['scheduled', 'started']);
  */
 export async function repositoryReady(
   projects: ProjectQueries,
+  notices: ProjectChangeNotices,
   project: Pick<ProjectRow, 'id' | 'import_status'>,
+  waitMs = FORK_COPY_WAIT_MS,
 ): Promise<boolean> {
   let status = project.import_status;
-  const deadline = Date.now() + FORK_COPY_WAIT_MS;
+  const deadline = Date.now() + waitMs;
   while (COPYING.has(status)) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, FORK_COPY_POLL_MS));
-    status = (await projects.findForSystem(project.id))?.import_status ?? 'failed';
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    // Listening before reading: an end recorded between the read and the wait is still heard. The
+    // database is read once per notice about the project (or per recheck), not polled: a queue that
+    // never runs the copy costs a waiting request some six reads, not fifty.
+    const notice = notices.wait(project.id, Math.min(left, FORK_COPY_RECHECK_MS));
+    try {
+      status = (await projects.findForSystem(project.id))?.import_status ?? 'failed';
+    } catch (err) {
+      notice.cancel();
+      throw err;
+    }
+    if (!COPYING.has(status)) notice.cancel();
+    await notice.heard;
   }
   return status !== 'failed';
 }

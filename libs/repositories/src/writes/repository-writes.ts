@@ -9,7 +9,7 @@ import {
   type RepoRef,
 } from '@app/git';
 import { BadRequestMessage, Clock, NotFound, type Actor } from '@app/platform';
-import { ProjectQueries, PushRecorder, ZERO_SHA, type ProjectRow } from '@app/projects';
+import { ProjectChangeNotices, ProjectQueries, PushRecorder, ZERO_SHA, type ProjectRow } from '@app/projects';
 import { UserQueries } from '@app/users';
 import { Injectable } from '@nestjs/common';
 import { repositoryReady, RepositoryNotThereYet } from './repository-ready';
@@ -98,6 +98,7 @@ export class RepositoryWrites {
     private readonly users: UserQueries,
     private readonly clock: Clock,
     private readonly projects: ProjectQueries,
+    private readonly notices: ProjectChangeNotices,
   ) {}
 
   /** Makes the commit and answers its sha; `BranchWriteRefused`/`BadRequestMessage` in GitLab's words otherwise. */
@@ -208,7 +209,7 @@ export class RepositoryWrites {
    * then is refused with 409 instead of writing into nothing (or into the empty stand-in reads use).
    */
   private async repositoryThere(project: Pick<ProjectRow, 'id' | 'import_status'>): Promise<void> {
-    if (!(await repositoryReady(this.projects, project))) throw new RepositoryNotThereYet();
+    if (!(await repositoryReady(this.projects, this.notices, project))) throw new RepositoryNotThereYet();
   }
 
   /**
