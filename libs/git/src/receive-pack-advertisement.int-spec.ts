@@ -107,6 +107,16 @@ describe("a push's ref advertisement written in process", () => {
     await same();
   });
 
+  it('shows a broken ref (its object missing), as receive-pack does', async () => {
+    writeFileSync(join(bare, 'refs', 'heads', 'broken'), `${'1'.repeat(40)}\n`);
+    try {
+      expect(await fromGit()).toContain(`${'1'.repeat(40)} refs/heads/broken`);
+      await same();
+    } finally {
+      rmSync(join(bare, 'refs', 'heads', 'broken'));
+    }
+  });
+
   it("leaves protocol v2 and a repository with alternates to git, and git's push works either way", async () => {
     // Asked for v2, receive-pack speaks v0: git's own answer, without http-backend's preamble.
     const handed = handedToGit.count;
