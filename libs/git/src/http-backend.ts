@@ -1,3 +1,4 @@
+import { collectAsStreamed } from '@app/platform';
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { access } from 'node:fs/promises';
@@ -116,6 +117,7 @@ export function serveGitHttp(
     gunzip.on('error', () => refuse(400, 'The request body is not valid gzip\n'));
     req.pipe(gunzip).pipe(child.stdin);
   } else req.pipe(child.stdin);
+  collectAsStreamed(req);
 
   // The head goes with git's first bytes, so a service that fails before saying anything is
   // answered as http-backend would have refused it: 404 for a repository gone from the disk
@@ -131,6 +133,7 @@ export function serveGitHttp(
       res.write(`${pktLine(`# service=git-${name}\n`)}0000`);
   };
   child.stdout.once('data', begin);
+  collectAsStreamed(child.stdout);
   // pipe() pauses git whenever the socket's buffer is full.
   child.stdout.pipe(res, { end: false });
   // The answer ends once git's output has all been handed to the response: a child started by the

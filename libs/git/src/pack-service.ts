@@ -1,3 +1,4 @@
+import { collectAsStreamed } from '@app/platform';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { StartChild } from './work-budget';
 import { trackProcess } from './process-gauges';
@@ -48,6 +49,8 @@ export function servePack(
   io.stdin.on('error', cancel);
   io.stdin.pipe(child.stdin);
   child.stdout.pipe(io.stdout, { end: false });
+  collectAsStreamed(io.stdin);
+  collectAsStreamed(child.stdout);
   child.stderr.pipe(io.stderr, { end: false });
   const exited = new Promise<number>((resolve) => {
     child.on('error', () => resolve(128));

@@ -1,4 +1,4 @@
-import { ownBuffer } from '@app/platform';
+import { collectAsStreamed, ownBuffer } from '@app/platform';
 import { spawn } from 'node:child_process';
 import { trackProcess } from './process-gauges';
 import { PassThrough } from 'node:stream';
@@ -203,6 +203,7 @@ export function openRawBlob(repo: string, sha: string): Promise<RawBlob | undefi
     git.on('error', () => settle(undefined));
     git.stdin.on('error', () => undefined);
     git.stdin.end(`${sha}\n`);
+    collectAsStreamed(git.stdout);
 
     let buffered = Buffer.alloc(0);
     let header: { id: string; size: number } | undefined;

@@ -158,5 +158,6 @@ export {
 } from './custom-attributes';
 /** A Buffer that holds only its own bytes, for caches bounded by bytes. */
 export { ownBuffer } from './runtime/own-buffer';
+export { collectAsStreamed } from './runtime/streamed-memory';
 /** Which process built a half-finished thing, so a later start can tell a dead builder's leftovers. */
 export { THIS_PROCESS, ownerTag, parseOwnerTag, ownerGone, type ProcessOwner } from './process-owner';

@@ -1,9 +1,8 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { LodeConfig } from '../config/lode-config';
 import { Metrics } from '../metrics/metrics';
+import { collector, type Collect } from './streamed-memory';
 
 /** How often the event loop's use is looked at. */
 const TICK_MS = 2_000;
@@ -32,9 +31,6 @@ export const TRIM_ABOVE_BYTES = 256 * 1024 * 1024;
  * second on a large heap).
  */
 export type TrimKind = 'full' | 'reducing';
-
-/** V8's own collection, with the options Node's `--expose-gc` function takes. */
-type Collect = (options: { type: 'major'; execution: 'sync'; flavor: 'regular' | 'last-resort' }) => void;
 
 /**
  * Decides, tick by tick, when a burst of work has ended and what to collect: enough busy time since
@@ -148,10 +144,4 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     );
     return freed;
   }
-}
-
-/** V8's `gc` function, as `--expose-gc` provides it: the flag set now reaches contexts made after it. */
-function collector(): Collect {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as Collect;
 }

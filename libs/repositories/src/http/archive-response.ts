@@ -1,5 +1,5 @@
 import { archiveEtag, type ArchiveExtension, type GitRepositories, type RepoRef } from '@app/git';
-import { hasBody, markAnsweredElsewhere, responseHead } from '@app/platform';
+import { collectAsStreamed, hasBody, markAnsweredElsewhere, responseHead } from '@app/platform';
 import type { Response } from 'express';
 
 /**
@@ -41,6 +41,7 @@ export async function sendArchive(
     if (!res.writableFinished) stream.destroy();
   });
   stream.on('error', () => res.destroy());
+  collectAsStreamed(stream);
   stream.pipe(res);
 }
 

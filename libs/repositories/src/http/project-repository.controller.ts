@@ -1,5 +1,5 @@
 import { GitRepositories, projectRepo } from '@app/git';
-import { AdminOnly, CurrentActor, GitlabParams, NotFound, ToBool, type Actor } from '@app/platform';
+import { AdminOnly, collectAsStreamed, CurrentActor, GitlabParams, NotFound, ToBool, type Actor } from '@app/platform';
 import { ProjectAccessPolicy, ProjectQueries } from '@app/projects';
 import { Controller, Get, Param, Res } from '@nestjs/common';
 import { IsBoolean, IsOptional } from 'class-validator';
@@ -61,6 +61,7 @@ export class ProjectRepositoryController {
       if (!res.writableFinished) stream.destroy();
     });
     stream.on('error', () => res.destroy());
+    collectAsStreamed(stream);
     stream.pipe(res);
   }
 }

@@ -1,0 +1,46 @@
+import type { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/** V8's own collection, with the options Node's `--expose-gc` function takes. */
+export type Collect = (options: {
+  type: 'major' | 'minor';
+  execution: 'sync';
+  flavor?: 'regular' | 'last-resort';
+}) => void;
+
+/** V8's `gc` function, as `--expose-gc` provides it: the flag set now reaches contexts made after it. */
+export function collector(): Collect {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as Collect;
+}
+
+/**
+ * Bytes streamed through the process (every stream together) after which a young-generation
+ * collection runs. Measured on a 100 MB blob from `git cat-file` to an HTTP client (Node 24, 8 MB
+ * semi-spaces, as `npm start` runs): the high-water mark grew 78 MB without, 22-24 MB with it, each
+ * collection some 1.2 ms (14 ms per 100 MB).
+ */
+const STREAMED_BYTES_PER_COLLECTION = 8 * 1024 * 1024;
+
+let streamedSinceCollection = 0;
+let collect: Collect | undefined;
+
+/**
+ * Counts what `stream` passes through the process (a child's output on its way to a client, a file
+ * sent) so that its chunks are collected as it goes. Each chunk a pipe or file read hands Node is a
+ * fresh 64 KB buffer outside V8's heap; it dies as soon as it is written out, but only a collection
+ * frees it, and a stream allocates next to nothing on the heap, so V8 would run one only when those
+ * buffers reach its external-memory limit: a 100 MB read held some 45 MB of dead chunks at a time
+ * (bench PERF-8: `external` 67 MB after it). A young-generation collection every 8 MB streamed
+ * frees them while they are still young.
+ */
+export function collectAsStreamed(stream: Readable): void {
+  stream.on('data', (chunk: { length: number }) => {
+    streamedSinceCollection += chunk.length;
+    if (streamedSinceCollection < STREAMED_BYTES_PER_COLLECTION) return;
+    streamedSinceCollection = 0;
+    collect ??= collector();
+    collect({ type: 'minor', execution: 'sync' });
+  });
+}
