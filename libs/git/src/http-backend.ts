@@ -116,8 +116,11 @@ export function serveGitHttp(
     const gunzip = createGunzip();
     gunzip.on('error', () => refuse(400, 'The request body is not valid gzip\n'));
     req.pipe(gunzip).pipe(child.stdin);
-  } else req.pipe(child.stdin);
-  collectAsStreamed(req);
+    collectAsStreamed(gunzip);
+  } else {
+    req.pipe(child.stdin);
+    collectAsStreamed(req);
+  }
 
   // The head goes with git's first bytes, so a service that fails before saying anything is
   // answered as http-backend would have refused it: 404 for a repository gone from the disk

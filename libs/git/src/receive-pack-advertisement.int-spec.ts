@@ -4,7 +4,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gitOk, tempDirs } from '../../../test/support/git';
 import { repositoryPath } from './git-cli';
-import { countHandedToGit, gitHttpTestServer } from './git-http-test-server';
+import { countHandedToGit, gitHttpTestServer } from '../../../test/support/git-http-server';
 import { projectRepo } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
 import { pktLine } from './receive-pack-advertisement';

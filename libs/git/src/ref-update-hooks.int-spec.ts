@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { git, gitOk, tempDirs } from '../../../test/support/git';
 import { repositoryPath } from './git-cli';
-import { gitHttpTestServer } from './git-http-test-server';
+import { gitHttpTestServer } from '../../../test/support/git-http-server';
 import { projectRepo, type ProposedRefUpdate, type RefUpdateCheck } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
 

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { LodeConfig } from '../config/lode-config';
 import { Metrics } from '../metrics/metrics';
-import { collector, type Collect } from './streamed-memory';
+import { collector } from './streamed-memory';
 
 /** How often the event loop's use is looked at. */
 const TICK_MS = 2_000;
@@ -93,7 +93,6 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
   private timer?: NodeJS.Timeout;
   private last?: EventLoopUtilization;
   private readonly burst = new BurstEnd();
-  private collect?: Collect;
 
   constructor(
     private readonly config: LodeConfig,
@@ -124,8 +123,7 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     const before = process.memoryUsage.rss();
     const started = performance.now();
     try {
-      this.collect ??= collector();
-      this.collect({ type: 'major', execution: 'sync', flavor: kind === 'full' ? 'regular' : 'last-resort' });
+      collector()({ type: 'major', execution: 'sync', flavor: kind === 'full' ? 'regular' : 'last-resort' });
     } catch (err) {
       // Never fatal: the process keeps its memory, as without this.
       this.logger.warn(`could not collect: ${String(err)}`);

@@ -9,10 +9,18 @@ export type Collect = (options: {
   flavor?: 'regular' | 'last-resort';
 }) => void;
 
-/** V8's `gc` function, as `--expose-gc` provides it: the flag set now reaches contexts made after it. */
+let exposed: Collect | undefined;
+
+/**
+ * V8's `gc` function, as `--expose-gc` provides it (the flag set now reaches contexts made after it):
+ * fetched once, so the process makes one context for it.
+ */
 export function collector(): Collect {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as Collect;
+  if (!exposed) {
+    setFlagsFromString('--expose-gc');
+    exposed = runInNewContext('gc') as Collect;
+  }
+  return exposed;
 }
 
 /**
@@ -22,9 +30,15 @@ export function collector(): Collect {
  * collection some 1.2 ms (14 ms per 100 MB).
  */
 const STREAMED_BYTES_PER_COLLECTION = 8 * 1024 * 1024;
+/**
+ * The least time between two of these collections, whatever streams: many clones at once (1 GB/s
+ * together) would otherwise collect 125 times a second, and each collection ages the live young
+ * objects of the requests in flight towards the old generation.
+ */
+const MIN_MS_BETWEEN_COLLECTIONS = 25;
 
 let streamedSinceCollection = 0;
-let collect: Collect | undefined;
+let lastCollection = 0;
 
 /**
  * Counts what `stream` passes through the process (a child's output on its way to a client, a file
@@ -33,14 +47,16 @@ let collect: Collect | undefined;
  * frees it, and a stream allocates next to nothing on the heap, so V8 would run one only when those
  * buffers reach its external-memory limit: a 100 MB read held some 45 MB of dead chunks at a time
  * (bench PERF-8: `external` 67 MB after it). A young-generation collection every 8 MB streamed
- * frees them while they are still young.
+ * frees them while they are still young (at most one every 25 ms).
  */
 export function collectAsStreamed(stream: Readable): void {
   stream.on('data', (chunk: { length: number }) => {
     streamedSinceCollection += chunk.length;
     if (streamedSinceCollection < STREAMED_BYTES_PER_COLLECTION) return;
+    const now = performance.now();
+    if (now - lastCollection < MIN_MS_BETWEEN_COLLECTIONS) return;
     streamedSinceCollection = 0;
-    collect ??= collector();
-    collect({ type: 'minor', execution: 'sync' });
+    lastCollection = now;
+    collector()({ type: 'minor', execution: 'sync' });
   });
 }

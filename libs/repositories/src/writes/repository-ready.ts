@@ -39,7 +39,7 @@ export async function repositoryReady(
     if (left <= 0) return false;
     // Listening before reading: an end recorded between the read and the wait is still heard. The
     // database is read once per notice about the project (or per recheck), not polled: a queue that
-    // never runs the copy costs a waiting request some six reads, not fifty.
+    // never runs the copy costs a waiting request five reads (one a second), not fifty.
     const notice = notices.wait(project.id, Math.min(left, FORK_COPY_RECHECK_MS));
     try {
       status = (await projects.findForSystem(project.id))?.import_status ?? 'failed';

@@ -1,8 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { LocalGitRepositories } from './local-git-repositories';
-
-/** Test support for the git int-specs: not exported from the library's index. */
+import type { LocalGitRepositories } from '../../libs/git/src/local-git-repositories';
 
 /** A smart-HTTP git server on a free local port: `serve` answers each git request with its service. */
 export async function gitHttpTestServer(
