@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { access } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import type { GitHttpOptions } from './git-repositories';
-import { GIT_PROTOCOL } from './pack-service';
+import { GIT_PROTOCOL, requestedProtocolVersion } from './pack-service';
 import { pktLine } from './receive-pack-advertisement';
 import { trackProcess } from './process-gauges';
 import type { StartChild } from './work-budget';
@@ -130,10 +130,8 @@ export function serveGitHttp(
     if (started || answered || res.headersSent) return;
     started = true;
     res.writeHead(200, headers);
-    // http-backend's preamble: the service's name first, except in protocol v2 (determined as
-    // git's `determine_protocol_version_server`: any `version=2` among the colon-separated keys).
-    if (advertisement && !protocol.split(':').includes('version=2'))
-      res.write(`${pktLine(`# service=git-${name}\n`)}0000`);
+    // http-backend's preamble: the service's name first, except in protocol v2.
+    if (advertisement && requestedProtocolVersion(protocol) < 2) res.write(`${pktLine(`# service=git-${name}\n`)}0000`);
   };
   child.stdout.once('data', begin);
   collectAsStreamed(child.stdout);

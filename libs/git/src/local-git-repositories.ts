@@ -48,7 +48,7 @@ import {
 } from './git-repositories';
 import * as history from './history';
 import { fail, header, NO_CACHE, serveGitHttp } from './http-backend';
-import { GIT_PROTOCOL, servePack } from './pack-service';
+import { requestedProtocolVersion, servePack } from './pack-service';
 import { advertisedCapabilities, pktLine, receivePackAdvertisement } from './receive-pack-advertisement';
 import { writeCherryPick, writeCommit, writeRevert, writeTagObject } from './nodegit-commits';
 import { NodegitRepositories } from './nodegit-repositories';
@@ -587,13 +587,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    * alternates (git adds `.have` lines), more refs than ADVERTISED_REFS_IN_PROCESS.
    */
   private async advertiseReceivePack(req: IncomingMessage, res: ServerResponse, repo: RepoRef): Promise<boolean> {
-    const sent = header(req, 'git-protocol');
-    // git's `determine_protocol_version_server`: the highest of the colon-separated `version=0|1|2`
-    // keys (any other value is unknown and ignored).
-    const version = Math.max(
-      0,
-      ...(GIT_PROTOCOL.test(sent) ? sent : '').split(':').map((key) => Number(/^version=([012])$/.exec(key)?.[1] ?? 0)),
-    );
+    const version = requestedProtocolVersion(header(req, 'git-protocol'));
     const path = this.path(repo);
     if (version >= 2 || !(await this.advertisableInProcess(path))) return false;
     const [capabilities, refs] = await Promise.all([

@@ -15,6 +15,16 @@ const SUBCOMMANDS: Record<GitPackService, string> = {
 export const GIT_PROTOCOL = /^[\w.=:-]{1,256}$/;
 
 /**
+ * The protocol version a client's `GIT_PROTOCOL` asks for, as git's `determine_protocol_version_server`
+ * reads it: the highest of the colon-separated `version=0|1|2` keys (any other value is unknown and
+ * ignored); 0 for none, or for a value git would not be passed (not GIT_PROTOCOL).
+ */
+export function requestedProtocolVersion(protocol: string): number {
+  if (!GIT_PROTOCOL.test(protocol)) return 0;
+  return Math.max(0, ...protocol.split(':').map((key) => Number(/^version=([012])$/.exec(key)?.[1] ?? 0)));
+}
+
+/**
  * Runs one git service over a byte stream (git over SSH: the channel is the stream), the way sshd
  * and gitlab-shell run them: `git upload-pack <path>` with the client's bytes on its standard input,
  * its answer and progress on the channel's stdout and stderr. Piped both ways, so a pack is never held
