@@ -2,10 +2,13 @@ import { Invalidations } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import { ALL_PUBLIC_PROJECTS, publicProjectKey } from './public-project-answers';
 
-/** A wait for news of one project: `heard` settles on the first notice or at the timeout, whichever comes first. */
+/**
+ * A wait for news of one project: `heard` settles on the first notice (true) or at the timeout or a
+ * cancel (false), whichever comes first.
+ */
 export interface ProjectNoticeWait {
-  readonly heard: Promise<void>;
-  /** Stops waiting (settles `heard` at once). */
+  readonly heard: Promise<boolean>;
+  /** Stops waiting (settles `heard` at once, with false). */
   cancel(): void;
 }
 
@@ -29,27 +32,28 @@ export class ProjectChangeNotices {
   /** Starts waiting now (a notice after this call is not missed), for at most `timeoutMs`. */
   wait(projectId: number, timeoutMs: number): ProjectNoticeWait {
     const key = publicProjectKey(projectId);
-    let settle!: () => void;
-    const heard = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => settle(), timeoutMs);
-      settle = () => {
+    let settle!: (noticed: boolean) => void;
+    const heard = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => settle(false), timeoutMs);
+      settle = (noticed) => {
         clearTimeout(timer);
         const set = this.waiting.get(key);
-        set?.delete(settle);
+        set?.delete(notify);
         if (set?.size === 0) this.waiting.delete(key);
-        resolve();
+        resolve(noticed);
       };
     });
+    const notify = () => settle(true);
     let set = this.waiting.get(key);
     if (!set) this.waiting.set(key, (set = new Set()));
-    set.add(settle);
-    return { heard, cancel: settle };
+    set.add(notify);
+    return { heard, cancel: () => settle(false) };
   }
 
   private hear(keys: readonly string[] | 'all'): void {
     if (this.waiting.size === 0) return;
     const everyone = keys === 'all' || keys.includes(ALL_PUBLIC_PROJECTS);
     const woken = everyone ? [...this.waiting.keys()] : keys.filter((k) => this.waiting.has(k));
-    for (const key of woken) for (const settle of [...(this.waiting.get(key) ?? [])]) settle();
+    for (const key of woken) for (const notify of [...(this.waiting.get(key) ?? [])]) notify();
   }
 }

@@ -40,6 +40,7 @@ export async function repositoryReady(
     // Listening before reading: an end recorded between the read and the wait is still heard. The
     // database is read once per notice about the project (or per recheck), not polled: a queue that
     // never runs the copy costs a waiting request five reads (one a second), not fifty.
+    const lastWindow = left <= FORK_COPY_RECHECK_MS;
     const notice = notices.wait(project.id, Math.min(left, FORK_COPY_RECHECK_MS));
     try {
       status = (await projects.findForSystem(project.id))?.import_status ?? 'failed';
@@ -47,8 +48,13 @@ export async function repositoryReady(
       notice.cancel();
       throw err;
     }
-    if (!COPYING.has(status)) notice.cancel();
-    await notice.heard;
+    if (!COPYING.has(status)) {
+      notice.cancel();
+      break;
+    }
+    // The deadline's own timer ends the wait: a timer may fire a millisecond before Date.now() reaches
+    // the deadline, which must not buy one more read.
+    if (!(await notice.heard) && lastWindow) return false;
   }
   return status !== 'failed';
 }
