@@ -3,7 +3,7 @@ import { expectShape } from '../contract/shape';
 import { addGroupMember, client, createGroup, unique } from '../support/groups';
 import { expectProject } from '../support/project-shape';
 import { createUser, type SeededUser } from '../support/seed';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { countStatements, startTestApp, type TestApp } from '../support/test-app';
 
 /**
  * The project resource: create, read, update, delete, archive, star, custom attributes, forks list.
@@ -842,6 +842,49 @@ describe('projects API', () => {
       expect(gone.body).toEqual({ message: '404 Not found' });
       expect((await admin().delete(`/projects/${p.id}/custom_attributes/${key}`)).status).toBe(404);
       notFound(await admin().get('/projects/999999/custom_attributes'));
+    });
+  });
+
+  describe('POST /projects statement count', () => {
+    it('creates a personal project, its audit entries and memory in a bounded number of statements', async () => {
+      await make(alice.token); // warm: the token cached, today's activity recorded
+      const counter = countStatements();
+      try {
+        const id = `stmt-${unique()}`;
+        const res = await as(alice.token)
+          .post('/projects')
+          .set('X-Request-Id', id)
+          .send({ name: `Counted ${unique()}` });
+        expect(res.status).toBe(201);
+        // Counted with log_statement = all before the append batch: 29 (the audit projection 8 of them,
+        // the events inserted one by one, the limit and taken checks apart). Fences and the outbox vary.
+        const n = counter.forRequest(id);
+        expect(n).toBeLessThanOrEqual(23);
+        // What the audit log recorded for it, and what it remembers, is all there.
+        const me = await as(alice.token).get('/user');
+        const entries = await t.db.query(
+          `select entity_type, details from audit_events where entity_type = 'Project' and entity_id = $1 order by id`,
+          [res.body.id],
+        );
+        expect(entries.map((e: { details: Record<string, unknown> }) => e.details)).toEqual([
+          expect.objectContaining({ change: 'created', target_type: 'Project', author_name: me.body.name }),
+          // The second event finds the project the first one left in mind: its path, not null.
+          expect.objectContaining({
+            change: 'added member',
+            to: 'Maintainer',
+            target_type: 'User',
+            target_details: alice.username,
+            entity_path: res.body.path_with_namespace,
+          }),
+        ]);
+        const [remembered] = await t.db.query(
+          `select path, name from audit_entities where entity_type = 'Project' and entity_id = $1`,
+          [res.body.id],
+        );
+        expect(remembered).toEqual({ path: res.body.path_with_namespace, name: res.body.name });
+      } finally {
+        counter.restore();
+      }
     });
   });
 

@@ -247,6 +247,37 @@ describe('AuditEventProjection', () => {
         else expect(reads).toBeGreaterThan(0);
       }
     }));
+
+  it("takes one append's events as a batch: the rows one-at-a-time appends build, nothing read back that it wrote", () =>
+    pg.rollingBack(async (db) => {
+      const events = story();
+      const countingSelects = (selects: { n: number }) =>
+        new Proxy(db, {
+          get: (target, key) =>
+            key === 'query'
+              ? (sql: string, params?: unknown[]) => {
+                  if (/^\s*select\b/i.test(sql)) selects.n++;
+                  return target.query(sql, params);
+                }
+              : Reflect.get(target, key, target),
+        });
+      const oneByOne = { n: 0 };
+      for (const e of events) await projection.apply(e, countingSelects(oneByOne));
+      const live = { entries: await entriesText(db), memory: await rememberedText(db) };
+      // The whole story as one append, then as appends of three events (a batch starts on a table
+      // others wrote: what it does not hold it reads there).
+      for (const size of [events.length, 3]) {
+        await db.query(`truncate audit_events, audit_entities`);
+        const batched = { n: 0 };
+        for (let i = 0; i < events.length; i += size) {
+          const batch = projection.appendBatch();
+          for (const e of events.slice(i, i + size)) await batch.apply(e, countingSelects(batched));
+          await batch.finish(countingSelects(batched));
+        }
+        expect({ size, entries: await entriesText(db), memory: await rememberedText(db) }).toEqual({ size, ...live });
+        expect(batched.n).toBeLessThan(oneByOne.n);
+      }
+    }));
 });
 
 /** A history touching every kind of memory: settings, features, members, renames, moves, deletions. */

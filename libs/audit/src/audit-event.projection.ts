@@ -1,8 +1,8 @@
 import { EVERY_EVENT, type Projector, type ProjectorReplay, type Recorded } from '@app/platform';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { audited, describe, namespacePath, SECRET_KEYS, type Recall } from './audit-log';
-import { HeldAuditMemory, tableAuditMemory, type AuditMemory } from './audit-memory';
+import { audited, describe, namespacePath, SECRET_KEYS, type AuditEntry, type Recall } from './audit-log';
+import { HeldAuditMemory, type AuditMemory } from './audit-memory';
 
 /** How many entries one event may make: an entry's id is the event's position * 100 + its ordinal. */
 export const ENTRIES_PER_EVENT = 100;
@@ -12,12 +12,18 @@ export const ENTRIES_PER_EVENT = 100;
  * some 100,000 users, groups and projects, so a rebuild of most instances never reads it back.
  */
 const REPLAY_MEMORY_BYTES = 64 * 1024 * 1024;
+/** What one append's audit memory may hold (a decision of thousands of events writes back as it goes). */
+const APPEND_MEMORY_BYTES = 4 * 1024 * 1024;
+/** Entries kept for one insert: an append's are written together, a longer run in pages of this many. */
+const INSERT_PAGE = 500;
 
 /**
  * The audit log: every write event of every context (EVERY_EVENT), as `audit_events` rows, and the
  * projector's own memory (`audit_entities`) of names, paths, current values and members, which gives
- * a change its `from`. It reads only the event and its own tables, so a rebuild gives the same rows;
- * a rebuild keeps that memory in the process (HeldAuditMemory) instead of reading it back per event.
+ * a change its `from`. It reads only the event and its own tables, so a rebuild gives the same rows.
+ * Both a rebuild and one append's events keep that memory in the process (HeldAuditMemory) and write
+ * it back at the end: an append's second event (a creator's membership after the project's creation)
+ * reads nothing its first just wrote, and the append's entries and memory go in one statement each.
  */
 @Injectable()
 export class AuditEventProjection implements Projector {
@@ -25,36 +31,81 @@ export class AuditEventProjection implements Projector {
   readonly tables = ['audit_events', 'audit_entities'];
   readonly eventTypes = [EVERY_EVENT];
 
-  apply(e: Recorded, db: EntityManager): Promise<void> {
-    return record(e, db, tableAuditMemory(db));
+  async apply(e: Recorded, db: EntityManager): Promise<void> {
+    const batch = this.appendBatch();
+    await batch.apply(e, db);
+    await batch.finish(db);
+  }
+
+  appendBatch(): ProjectorReplay {
+    const memory = new HeldAuditMemory(APPEND_MEMORY_BYTES, { startsEmpty: false });
+    const entries = new AuditEntries();
+    return {
+      apply: (e, db) => record(e, db, memory.over(db), entries),
+      finish: async (db) => {
+        await entries.flush(db);
+        await memory.finish(db);
+      },
+    };
   }
 
   /** `budgetBytes`: for the tests, which make the memory write back and drop what it holds. */
   replay(budgetBytes = REPLAY_MEMORY_BYTES): ProjectorReplay {
     const memory = new HeldAuditMemory(budgetBytes);
-    return { apply: (e, db) => record(e, db, memory.over(db)), finish: (db) => memory.finish(db) };
+    const entries = new AuditEntries();
+    return {
+      apply: (e, db) => record(e, db, memory.over(db), entries),
+      finish: async (db) => {
+        await entries.flush(db);
+        await memory.finish(db);
+      },
+    };
   }
 }
 
-async function record(e: Recorded, db: EntityManager, memory: AuditMemory): Promise<void> {
-  const recall: Recall = (type, id) => memory.recall(type, id);
-  if (audited(e)) {
-    const entries = (await describe(e, recall, (keys) => memory.recallMany(keys))).slice(0, ENTRIES_PER_EVENT);
+/** `audit_events` rows waiting for one insert: written at the end, or a page at a time. */
+class AuditEntries {
+  private rows: Record<string, unknown>[] = [];
+
+  async add(db: EntityManager, e: Recorded, entries: readonly AuditEntry[]): Promise<void> {
     for (const [ordinal, entry] of entries.entries())
-      await db.query(
-        `insert into audit_events (id, global_position, author_id, entity_type, entity_id, details, created_at)
-         values ($1::bigint * ${ENTRIES_PER_EVENT} + $2, $1, $3, $4, $5, $6, $7)`,
-        [
-          e.globalPosition,
-          ordinal,
-          entry.authorId,
-          entry.entityType,
-          entry.entityId,
-          JSON.stringify(entry.details),
-          e.recordedAt,
-        ],
-      );
+      this.rows.push({
+        global_position: e.globalPosition,
+        ordinal,
+        author_id: entry.authorId,
+        entity_type: entry.entityType,
+        entity_id: entry.entityId,
+        details: entry.details,
+        created_at: e.recordedAt,
+      });
+    if (this.rows.length >= INSERT_PAGE) await this.flush(db);
   }
+
+  async flush(db: EntityManager): Promise<void> {
+    if (!this.rows.length) return;
+    const rows = this.rows;
+    this.rows = [];
+    // An entry's id is its event's position * ENTRIES_PER_EVENT + its ordinal (positions are bigints,
+    // kept as strings: the arithmetic is PostgreSQL's).
+    await db.query(
+      `insert into audit_events (id, global_position, author_id, entity_type, entity_id, details, created_at)
+       select global_position * ${ENTRIES_PER_EVENT} + ordinal, global_position, author_id, entity_type, entity_id,
+              details, created_at
+         from jsonb_to_recordset($1::jsonb) as x(global_position bigint, ordinal int, author_id int,
+              entity_type text, entity_id int, details jsonb, created_at timestamptz)`,
+      [JSON.stringify(rows)],
+    );
+  }
+}
+
+async function record(e: Recorded, db: EntityManager, memory: AuditMemory, entries: AuditEntries): Promise<void> {
+  const recall: Recall = (type, id) => memory.recall(type, id);
+  if (audited(e))
+    await entries.add(
+      db,
+      e,
+      (await describe(e, recall, (keys) => memory.recallMany(keys))).slice(0, ENTRIES_PER_EVENT),
+    );
   await remember(e, memory);
 }
 
@@ -175,7 +226,7 @@ async function remember(e: Recorded, memory: AuditMemory): Promise<void> {
       return;
     case 'ProjectCreated':
     case 'ProjectForked': {
-      const parent = await namespacePath(d.namespaceId as number, recall);
+      const parent = await namespacePath(d.namespaceId as number, memory.recallMany);
       await put('Project', d.projectId as number, joined(parent, d.path as string), d.name as string, {
         ...settingsOf(d),
         members: {},
@@ -185,7 +236,7 @@ async function remember(e: Recorded, memory: AuditMemory): Promise<void> {
     case 'ProjectTransferred': {
       const had = await recall('Project', d.projectId as number);
       if (!had?.path) return;
-      const parent = await namespacePath(d.namespaceId as number, recall);
+      const parent = await namespacePath(d.namespaceId as number, memory.recallMany);
       await put('Project', d.projectId as number, joined(parent, had.path.split('/').pop()!), had.name, had.state);
       return;
     }

@@ -191,7 +191,7 @@ export async function describe(
   const entityPath = self?.path ?? pathFromEvent(e);
   const itself = { id: entity.id, type: entity.type, details: entityPath };
 
-  const changes = await changesOf(e, entity.type, self, recall);
+  const changes = await changesOf(e, entity.type, self, recall, recallMany);
   return changes.map((c) => {
     const target = c.target ?? itself;
     const details: Record<string, unknown> = { change: c.change };
@@ -234,6 +234,7 @@ async function changesOf(
   entity: AuditEntityType,
   self: Remembered | undefined,
   recall: Recall,
+  recallMany: RecallMany,
 ): Promise<Change[]> {
   const d = (e.data ?? {}) as Record<string, unknown>;
   const state = self?.state ?? {};
@@ -261,7 +262,7 @@ async function changesOf(
   }
   if (e.type === 'ProjectTransferred' || e.type === 'GroupTransferred') {
     const parentId = num(e.type === 'ProjectTransferred' ? d.namespaceId : d.parentId);
-    const parent = parentId === undefined ? undefined : await namespacePath(parentId, recall);
+    const parent = parentId === undefined ? undefined : await namespacePath(parentId, recallMany);
     const last = self?.path?.split('/').pop() ?? null;
     const to = last === null ? null : parent ? `${parent}/${last}` : last;
     return [{ change: name, from: self?.path ?? null, to }];
@@ -296,6 +297,11 @@ async function changesOf(
 const entityIdOf = (d: Record<string, unknown>) => num(d.projectId) ?? 0;
 
 /** A namespace's full path: a group's, or a user's personal namespace (their username). */
-export async function namespacePath(id: number, recall: Recall): Promise<string | null> {
-  return (await recall('Group', id))?.path ?? (await recall('Namespace', id))?.path ?? null;
+export async function namespacePath(id: number, recallMany: RecallMany): Promise<string | null> {
+  // A namespace id is a group's or a user's: both asked at once (one statement against the table).
+  const [group, personal] = await recallMany([
+    ['Group', id],
+    ['Namespace', id],
+  ]);
+  return group?.path ?? personal?.path ?? null;
 }

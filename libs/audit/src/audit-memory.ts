@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { recallEach, type Remembered, type RememberedType } from './audit-log';
+import type { Remembered, RememberedType } from './audit-log';
 
 /**
  * What the audit projector remembers (`audit_entities`): names, paths, current values and members,
@@ -112,28 +112,38 @@ const WRITE_BACK_PAGE = 2000;
 const ENTRY_OVERHEAD = 200;
 
 /**
- * A rebuild's audit memory, held in the process and bounded by bytes: the table is empty when the
- * replay starts and only this projector writes it, so while nothing has been dropped a miss means
- * "never remembered" and no statement is sent at all; past the budget the entries are written back
- * (one statement a page) and the least recently used dropped, and a miss reads the table as the live
- * projector does. `finish` writes back what is left. The values are kept as the table would give
- * them back (`asJsonb`), so the replay builds the rows a live append builds. A value handed out by
- * `recall` is shared: the projector copies before it changes one (it always has).
+ * An audit memory held in the process and bounded by bytes, written back to the table at `finish`
+ * (or past the budget: everything written back, one statement a page, and the least recently used
+ * dropped). Two uses:
+ * - a rebuild's (`startsEmpty`): the table is empty when the replay starts and only this projector
+ *   writes it, so while nothing has been dropped a miss means "never remembered" and no statement is
+ *   sent at all; once something was dropped a miss reads the table as the live projector does;
+ * - one append's events (a command's decision: a project's creation and its creator's membership),
+ *   which would otherwise each read back what the one before had just written: a miss reads the
+ *   table, and what the events leave in mind is written in one statement at the end.
+ * The values are kept as the table would give them back (`asJsonb`), so either builds the rows the
+ * other does. A value handed out by `recall` is shared: the projector copies before it changes one
+ * (it always has).
  */
 export class HeldAuditMemory {
   private readonly held = new Map<string, Held>();
   private bytes = 0;
   /** Nothing was dropped: what is not held is not in the table either. */
-  private complete = true;
+  private complete: boolean;
 
-  constructor(private readonly budgetBytes: number) {}
+  constructor(
+    private readonly budgetBytes: number,
+    { startsEmpty = true }: { startsEmpty?: boolean } = {},
+  ) {
+    this.complete = startsEmpty;
+  }
 
   /** The memory for one event's statements, written back (when it must) through `db`. */
   over(db: EntityManager): AuditMemory {
     const recall = (type: RememberedType, id: number) => this.recall(db, type, id);
     return {
       recall,
-      recallMany: recallEach(recall),
+      recallMany: (keys) => this.recallMany(db, keys),
       put: async (type, id, path, name, state) => {
         this.hold(type, id, { path: asText(path), name: asText(name), state: asJsonb(state) as State }, true);
         await this.keepWithinBudget(db);
@@ -165,6 +175,22 @@ export class HeldAuditMemory {
     this.hold(type, id, found, false);
     await this.keepWithinBudget(db);
     return found;
+  }
+
+  /** `recall` of each key, what is not held read from the table in one statement. */
+  private async recallMany(
+    db: EntityManager,
+    keys: readonly (readonly [RememberedType, number])[],
+  ): Promise<(Remembered | undefined)[]> {
+    const missing = keys.filter(([type, id]) => !this.held.has(`${type}:${id}`));
+    if (missing.length > 1 && !this.complete) {
+      const found = await tableAuditMemory(db).recallMany(missing);
+      missing.forEach(([type, id], i) => this.hold(type, id, found[i], false));
+      await this.keepWithinBudget(db);
+    }
+    const recalled: (Remembered | undefined)[] = [];
+    for (const [type, id] of keys) recalled.push(await this.recall(db, type, id));
+    return recalled;
   }
 
   private async movePrefix(db: EntityManager, from: string | null, to: string | null): Promise<void> {

@@ -51,25 +51,33 @@ class PgUnitOfWork implements UnitOfWork {
   ): Promise<Recorded<E>[]> {
     const { state, version } = await this.fold(streamId, decider);
     const events = await decision(state);
-    const recorded: Recorded<E>[] = [];
-    let v = version;
-    for (const e of events) {
-      v += 1;
-      const rows = await this.db
-        .query<EventRow[]>(
-          `insert into events (stream_id, stream_version, type, data, metadata)
-           values ($1, $2, $3, $4, $5)
-           returning global_position, stream_id, stream_version, type, data, metadata, recorded_at`,
-          [streamId, v, e.type, JSON.stringify(e.data ?? {}), JSON.stringify(this.metadata)],
-        )
-        .catch((err: unknown) => {
-          if (constraintOf(err) === STREAM_VERSION_CONSTRAINT) throw new VersionClash();
-          throw err;
-        });
-      const r = toRecorded<E>(rows[0]);
-      recorded.push(r);
-      this.appended = true;
-      await this.projections.apply(r, this.db).catch(rethrowUnique);
+    if (!events.length) return [];
+    // The decision's events in one statement, numbered on from the folded version (in order: their
+    // positions follow the ordinality), then projected one by one as one batch.
+    const rows = await this.db
+      .query<EventRow[]>(
+        `insert into events (stream_id, stream_version, type, data, metadata)
+         select $1, $2::int + n::int, type, data, $5::jsonb
+           from unnest($3::text[], $4::jsonb[]) with ordinality as x(type, data, n)
+          order by n
+         returning global_position, stream_id, stream_version, type, data, metadata, recorded_at`,
+        [
+          streamId,
+          version,
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e.data ?? {})),
+          JSON.stringify(this.metadata),
+        ],
+      )
+      .catch((err: unknown) => {
+        if (constraintOf(err) === STREAM_VERSION_CONSTRAINT) throw new VersionClash();
+        throw err;
+      });
+    const recorded = rows.map((row) => toRecorded<E>(row)).sort((a, b) => a.streamVersion - b.streamVersion);
+    this.appended = true;
+    const projections = this.projections.appendBatch();
+    for (const r of recorded) {
+      await projections.apply(r, this.db).catch(rethrowUnique);
       for (const key of this.invalidations.keysFor(r)) this.stale.add(key);
       for (const job of await this.routes.jobsFor(r, this.db)) {
         await this.db.query(
@@ -87,6 +95,7 @@ class PgUnitOfWork implements UnitOfWork {
         this.outboxWritten = true;
       }
     }
+    await projections.finish(this.db).catch(rethrowUnique);
     return recorded;
   }
 

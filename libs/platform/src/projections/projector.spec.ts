@@ -53,3 +53,45 @@ describe("ProjectionRegistry's replay", () => {
     await expect(registry.apply(event('UserCreated', 4), db)).rejects.toThrow(/not applied one by one/);
   });
 });
+
+describe("ProjectionRegistry's append batch", () => {
+  it("hands one append's events to each projector in order, through its own batch (begun at its first event) where it has one, and finishes each batch once", async () => {
+    const seen: string[] = [];
+    const plain = (name: string, types: string[]): Projector => ({
+      name,
+      tables: [],
+      eventTypes: types,
+      apply: async (e) => void seen.push(`${name} ${e.type}`),
+    });
+    let batchesBegun = 0;
+    const batching: Projector = {
+      ...plain('audit', [EVERY_EVENT]),
+      apply: async () => {
+        throw new Error('a projector with a batch of its own is not applied one by one in an append');
+      },
+      appendBatch: () => {
+        batchesBegun++;
+        return {
+          apply: async (e) => void seen.push(`audit(batch) ${e.type}`),
+          finish: async () => void seen.push('audit(batch) finished'),
+        };
+      },
+    };
+    const registry = new ProjectionRegistry();
+    registry.register(plain('projects', ['ProjectCreated', 'ProjectMemberAdded']), batching);
+
+    const batch = registry.appendBatch();
+    expect(batchesBegun).toBe(0); // nothing begun for an append no event reaches
+    await batch.apply(event('ProjectCreated', 1), db);
+    await batch.apply(event('ProjectMemberAdded', 2), db);
+    await batch.finish(db);
+    expect(batchesBegun).toBe(1);
+    expect(seen).toEqual([
+      'projects ProjectCreated',
+      'audit(batch) ProjectCreated',
+      'projects ProjectMemberAdded',
+      'audit(batch) ProjectMemberAdded',
+      'audit(batch) finished',
+    ]);
+  });
+});

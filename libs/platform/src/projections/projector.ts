@@ -23,6 +23,13 @@ export interface Projector<E extends DomainEvent = DomainEvent> {
    * else writes them until the rebuild commits; `finish` writes what the replay still holds.
    */
   replay?(): ProjectorReplay<E>;
+  /**
+   * Optional: how this projector takes the events of one append (one command's decision on one
+   * stream, applied in order inside its transaction), when it can do better than `apply` one event at
+   * a time: keep what an event wrote in mind for the next, and write once at `finish`, which runs
+   * before anything else in the transaction reads its tables.
+   */
+  appendBatch?(): ProjectorReplay<E>;
 }
 
 /** A projector's part of one rebuild: every event in order, then `finish` before the commit. */
@@ -83,6 +90,29 @@ export class ProjectionRegistry {
   async apply(event: Recorded<DomainEvent>, db: EntityManager): Promise<void> {
     for (const p of this.byType.get(event.type) ?? []) await p.apply(event, db);
     for (const p of this.byType.get(EVERY_EVENT) ?? []) await p.apply(event, db);
+  }
+
+  /**
+   * The projectors' part of one append: each event in order, then `finish` (each projector's own
+   * `appendBatch()` where it has one, begun at the first event it is handed; `apply` otherwise).
+   */
+  appendBatch(): ProjectorReplay {
+    const batches = new Map<Projector, ProjectorReplay>();
+    const applyTo = (p: Projector, event: Recorded<DomainEvent>, db: EntityManager) => {
+      if (!p.appendBatch) return p.apply(event, db);
+      let batch = batches.get(p);
+      if (!batch) batches.set(p, (batch = p.appendBatch()));
+      return batch.apply(event, db);
+    };
+    return {
+      apply: async (event, db) => {
+        for (const p of this.byType.get(event.type) ?? []) await applyTo(p, event, db);
+        for (const p of this.byType.get(EVERY_EVENT) ?? []) await applyTo(p, event, db);
+      },
+      finish: async (db) => {
+        for (const batch of batches.values()) await batch.finish(db);
+      },
+    };
   }
 
   /**

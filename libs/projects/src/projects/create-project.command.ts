@@ -7,7 +7,7 @@ import { Command, CommandHandler, ICommandHandler } from '@nestjs/cqrs';
 import { randomBytes } from 'node:crypto';
 import { changeAvatar, create, evolve, projectDecider, validateSettings, type ProjectSettings } from './project';
 import { currentAvatar, ProjectQueries } from './project.queries';
-import { addTakenNameOrPath, rethrowTakenNameOrPath } from './project-writes';
+import { addTaken, addTakenNameOrPath, rethrowTakenNameOrPath } from './project-writes';
 
 export class CreateProject extends Command<number> {
   /** `namespaceId` undefined: the owner's personal namespace. `ownerId` is who the project is for (POST /projects/user/:id). */
@@ -62,19 +62,21 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
       }
       target = ns;
     }
+    const errors = validateSettings(settings, namespaceVisibility);
+    const avatarName = avatar ? this.avatars.check(avatar, errors) : undefined;
     if (target.kind === 'user' && target.ownerId !== null) {
+      // A personal namespace's projects are its owner's personal projects: counted with the taken check.
       const owner = await this.users.find(target.ownerId);
-      const count = await this.projects.personalProjectCount(target.ownerId);
+      const { count, ...taken } = await this.projects.countAndTaken(target.id, settings);
       if (owner && count >= owner.projectsLimit)
         throw new Forbidden(
           owner.projectsLimit === 0
             ? 'Personal project creation is not allowed. Please contact your administrator with questions'
             : `Your project limit is ${owner.projectsLimit} projects! Please contact your administrator to increase it`,
         );
-    }
-    const errors = validateSettings(settings, namespaceVisibility);
-    const avatarName = avatar ? this.avatars.check(avatar, errors) : undefined;
-    (await addTakenNameOrPath(this.projects, errors, target.id, settings)).throwIfAny();
+      addTaken(errors, taken);
+    } else await addTakenNameOrPath(this.projects, errors, target.id, settings);
+    errors.throwIfAny();
     const projectId = await this.store.nextId('project_id_seq');
     const runnersToken = randomBytes(15).toString('base64url');
     // The bare repository comes with the project, so it is made first, outside the transaction (no git

@@ -36,7 +36,11 @@ export async function addTakenNameOrPath(
   exceptProjectId?: number,
 ): Promise<FieldErrors> {
   if (fields.name === undefined && fields.path === undefined) return errors;
-  const taken = await projects.takenNameOrPath(namespaceId, fields, exceptProjectId);
+  return addTaken(errors, await projects.takenNameOrPath(namespaceId, fields, exceptProjectId));
+}
+
+/** The errors of a name or path another project of the namespace has. */
+export function addTaken(errors: FieldErrors, taken: { name: boolean; path: boolean }): FieldErrors {
   if (taken.name) errors.add('name', 'has already been taken');
   if (taken.path) errors.add('path', 'has already been taken');
   return errors;

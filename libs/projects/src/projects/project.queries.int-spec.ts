@@ -402,8 +402,22 @@ describe('ProjectQueries', () => {
           [51, 0],
         ]),
       );
-      expect(await q.personalProjectCount(1)).toBe(4);
-      expect(await q.personalProjectCount(2)).toBe(0);
+      // user1's namespace (101) holds four; another user's none; names and paths compare case-insensitively.
+      expect(await q.countAndTaken(101, { name: 'ALPHA', path: 'other' })).toEqual({
+        count: 4,
+        name: true,
+        path: false,
+      });
+      expect(await q.countAndTaken(101, { name: 'Beta', path: 'Project11' })).toEqual({
+        count: 4,
+        name: false,
+        path: true,
+      });
+      expect(await q.countAndTaken(102, { name: 'Alpha', path: 'project10' })).toEqual({
+        count: 0,
+        name: false,
+        path: false,
+      });
       expect(await q.everyProject()).toEqual([
         { id: 10, fullPath: 'user1/project10', importStatus: 'none' },
         { id: 11, fullPath: 'user1/project11', importStatus: 'none' },

@@ -400,20 +400,28 @@ export class ProjectQueries {
     return new Map(sizes.map((r) => [r.namespace_id, Number(r.size)]));
   }
 
-  /** How many personal projects a user has, against their `projects_limit`. */
-  async personalProjectCount(userId: number): Promise<number> {
-    const { count } = await oneRow<{ count: number }>(
-      this.dataSource,
-      `select count(*)::int as count from projects p ${namespaceJoinSql('n', 'p.namespace_id')} where ${personalNamespaceOfSql('n', '$1')}`,
-      [userId],
-    );
-    return count;
-  }
-
   /**
    * Whether another project of the namespace (not `exceptProjectId`) has the name, or the path,
    * case-insensitively as the unique indexes compare them.
    */
+  /**
+   * `takenNameOrPath` for a new project in a personal namespace, and how many projects the namespace
+   * holds (its owner's personal projects, which their `projects_limit` bounds): one round trip where a
+   * creation asked two.
+   */
+  async countAndTaken(
+    namespaceId: number,
+    fields: { name?: string; path?: string },
+  ): Promise<{ count: number; name: boolean; path: boolean }> {
+    return oneRow<{ count: number; name: boolean; path: boolean }>(
+      this.dataSource,
+      `select count(*)::int as count, coalesce(bool_or(lower(name) = lower($2::text)), false) as name,
+              coalesce(bool_or(lower(path) = lower($3::text)), false) as path
+         from projects where namespace_id = $1`,
+      [namespaceId, fields.name ?? null, fields.path ?? null],
+    );
+  }
+
   async takenNameOrPath(
     namespaceId: number,
     fields: { name?: string; path?: string },
