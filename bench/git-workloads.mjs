@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { Agent } from 'node:http';
 import { createConnection } from 'node:net';
 import { percentile as nearestRank, send } from './open-load.mjs';
-import { repositoryDir } from './support.mjs';
+import { machineBusyMs, repositoryDir } from './support.mjs';
 import { run } from './repository.mjs';
 
 /** The nearest-rank percentile of unsorted numbers, rounded (the same rule as the open model's). */
@@ -145,17 +145,6 @@ async function hookedProjects(ctx, count, hooks, rx, chain, name) {
   }
   await Promise.all(projects.map((p) => push(ctx.lode, chain, p, chain.ids[0])));
   return projects;
-}
-
-/** The machine's busy CPU time so far (every core, idle and I/O wait left out), from /proc/stat. */
-function machineBusyMs() {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'latin1')
-    .split('\n', 1)[0]
-    .trim()
-    .split(/\s+/)
-    .map(Number);
-  // USER_HZ is 100 on Linux: ten milliseconds a tick.
-  return (user + nice + system + irq + softirq + steal) * 10;
 }
 
 /** Waits until `done()` holds, or `ms` pass. */

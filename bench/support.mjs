@@ -189,3 +189,14 @@ export async function startLode(portBase, extraEnv = {}, nodeArgs = [], options 
     origin: `http://127.0.0.1:${port}`,
   };
 }
+
+/** The machine's busy CPU time so far (every core, idle and I/O wait left out), from /proc/stat. */
+export function machineBusyMs() {
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'latin1')
+    .split('\n', 1)[0]
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  // USER_HZ is 100 on Linux: ten milliseconds a tick.
+  return (user + nice + system + irq + softirq + steal) * 10;
+}

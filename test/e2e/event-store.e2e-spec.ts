@@ -108,6 +108,47 @@ describe('event store, projections and rebuild', () => {
       expect(rows.map((r: { type: string }) => r.type)).toEqual(['TestInterference', 'UserCustomAttributeSet']);
     });
 
+    it('decideNew appends without a fold on a new stream, and folds on the re-run when the stream was not new', async () => {
+      const store = t.app.get(EventStore);
+      const u = await createUser(t);
+      const seen: number[] = [];
+      // An id reused by hand: the first attempt believes the stream empty and clashes at version 1.
+      await store.decideNew(`user-${u.id}`, counter, (version) => (seen.push(version), [attr(u.id, 'again')]));
+      const versions = (
+        await t.db.query(`select count(*)::int as n from events where stream_id = $1`, [`user-${u.id}`])
+      )[0].n as number;
+      expect(seen).toEqual([0, versions - 1]);
+      // A new stream: appended at version 1 on the first attempt.
+      seen.length = 0;
+      const stream = `test-new-${u.id}`;
+      const [appended] = await store.decideNew(stream, counter, (version) => (seen.push(version), [attr(u.id, 'new')]));
+      expect(seen).toEqual([0]);
+      expect(appended.streamVersion).toBe(1);
+    });
+
+    it("decideNew holds the new stream's lock: a fold in another transaction waits for the creation's outcome", async () => {
+      const store = t.app.get(EventStore);
+      const u = await createUser(t);
+      const stream = `test-locked-${u.id}`;
+      let appended = false;
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const creating = store.transact(async (uow) => {
+        await uow.decideNew(stream, counter, () => [attr(u.id, 'locked')]);
+        appended = true;
+        await gate; // the commit (or its lost answer) still to come
+      });
+      while (!appended) await new Promise((r) => setTimeout(r, 10));
+      let folded: number | undefined;
+      const reading = store.transact((uow) => uow.load(stream, counter)).then((n) => (folded = n));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(folded).toBeUndefined();
+      release();
+      await creating;
+      await reading;
+      expect(folded).toBe(1);
+    });
+
     it('answers 409 when the stream keeps changing under the command', async () => {
       const u = await createUser(t);
       const stream = `user-${u.id}`;

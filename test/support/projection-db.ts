@@ -42,6 +42,8 @@ export interface ProjectionDb {
    * a group, a project) and for another context's events that reach the projector under test.
    */
   given(db: EntityManager, ...events: Recorded[]): Promise<void>;
+  /** `given`, the events as one append (one command's decision): each projector's `appendBatch` where it has one. */
+  givenAppend(db: EntityManager, ...events: Recorded[]): Promise<void>;
   /** Drops the database. */
   drop(): Promise<void>;
 }
@@ -89,6 +91,11 @@ export async function openProjectionDb(): Promise<ProjectionDb> {
     },
     given: async (db, ...events) => {
       for (const e of events) await registry.apply(e, db);
+    },
+    givenAppend: async (db, ...events) => {
+      const batch = registry.appendBatch();
+      for (const e of events) await batch.apply(e, db);
+      await batch.finish(db);
     },
     drop: async () => {
       await dataSource.destroy();

@@ -10,6 +10,17 @@ export interface UnitOfWork {
     decider: Decider<S, E>,
     decision: (state: S) => E[] | Promise<E[]>,
   ): Promise<Recorded<E>[]>;
+  /**
+   * `decide` on a stream whose id was just taken from a sequence (`EventStore.nextId`), which no one
+   * else can have written: nothing to fold, and the stream's lock taken by the append's own statement,
+   * so two statements fewer than `decide`. Should the stream hold events after all (an id reused by
+   * hand), the append's version clash re-runs the transaction, and the re-run folds as `decide` does.
+   */
+  decideNew<S, E extends DomainEvent>(
+    streamId: string,
+    decider: Decider<S, E>,
+    decision: (state: S) => E[] | Promise<E[]>,
+  ): Promise<Recorded<E>[]>;
   /** Folds a stream without appending (for a decision that needs a second aggregate's state). */
   load<S, E extends DomainEvent>(streamId: string, decider: Decider<S, E>): Promise<S>;
 }
@@ -26,6 +37,16 @@ export abstract class EventStore {
     metadata?: EventMetadata,
   ): Promise<Recorded<E>[]> {
     return this.transact((uow) => uow.decide(streamId, decider, decision), metadata);
+  }
+
+  /** `UnitOfWork.decideNew` in a transaction of its own. */
+  decideNew<S, E extends DomainEvent>(
+    streamId: string,
+    decider: Decider<S, E>,
+    decision: (state: S) => E[] | Promise<E[]>,
+    metadata?: EventMetadata,
+  ): Promise<Recorded<E>[]> {
+    return this.transact((uow) => uow.decideNew(streamId, decider, decision), metadata);
   }
 
   /**

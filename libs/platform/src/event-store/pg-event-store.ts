@@ -34,6 +34,8 @@ class PgUnitOfWork implements UnitOfWork {
   private readonly locked = new Set<string>();
   constructor(
     readonly db: EntityManager,
+    /** A re-run after a version clash: `decideNew` folds as `decide` does. */
+    private readonly rerun: boolean,
     private readonly metadata: EventMetadata,
     private readonly projections: ProjectionRegistry,
     private readonly routes: OutboxRoutes,
@@ -50,15 +52,41 @@ class PgUnitOfWork implements UnitOfWork {
     decision: (state: S) => E[] | Promise<E[]>,
   ): Promise<Recorded<E>[]> {
     const { state, version } = await this.fold(streamId, decider);
+    return this.append(streamId, state, version, decision);
+  }
+
+  async decideNew<S, E extends DomainEvent>(
+    streamId: string,
+    decider: Decider<S, E>,
+    decision: (state: S) => E[] | Promise<E[]>,
+  ): Promise<Recorded<E>[]> {
+    if (this.rerun) return this.decide(streamId, decider, decision);
+    return this.append(streamId, decider.initial(), 0, decision);
+  }
+
+  /** Appends what `decision` makes of `state` after `version`, projects it and writes its outbox rows. */
+  private async append<S, E extends DomainEvent>(
+    streamId: string,
+    state: S,
+    version: number,
+    decision: (state: S) => E[] | Promise<E[]>,
+  ): Promise<Recorded<E>[]> {
     const events = await decision(state);
     if (!events.length) return [];
+    // A stream not folded (`decideNew`) is locked by the insert itself: nothing queues behind it for a
+    // new id, but a reader that folds it later in another transaction (a failed creation's clean-up
+    // asking whether a commit whose answer was lost made the project after all) waits for the outcome.
+    const lock = this.locked.has(streamId)
+      ? ''
+      : 'with stream_lock as (select pg_advisory_xact_lock(hashtextextended($1, 0))) ';
+    this.locked.add(streamId);
     // The decision's events in one statement, numbered on from the folded version (in order: their
     // positions follow the ordinality), then projected one by one as one batch.
     const rows = await this.db
       .query<EventRow[]>(
-        `insert into events (stream_id, stream_version, type, data, metadata)
+        `${lock}insert into events (stream_id, stream_version, type, data, metadata)
          select $1, $2::int + n::int, type, data, $5::jsonb
-           from unnest($3::text[], $4::jsonb[]) with ordinality as x(type, data, n)
+           from ${lock ? 'stream_lock, ' : ''}unnest($3::text[], $4::jsonb[]) with ordinality as x(type, data, n)
           order by n
          returning global_position, stream_id, stream_version, type, data, metadata, recorded_at`,
         [
@@ -149,7 +177,7 @@ export class PgEventStore extends EventStore {
         let appended = false;
         const started = process.hrtime.bigint();
         const result = await this.dataSource.transaction(async (db) => {
-          const uow = new PgUnitOfWork(db, meta, this.projections, this.routes, this.invalidations);
+          const uow = new PgUnitOfWork(db, attempt > 1, meta, this.projections, this.routes, this.invalidations);
           const result = await inTransactionScope(db, () => work(uow));
           // Delivered at commit: wakes the outbox relay without waiting for its poll.
           if (uow.outboxWritten) await db.query(`select pg_notify($1, '')`, [OUTBOX_CHANNEL]);

@@ -73,6 +73,37 @@ describe('ActivityProjection', () => {
       ]);
     }));
 
+  it("knows the creator's membership in the creation's own append without a read, and reads for one after it", () =>
+    pg.rollingBack(async (db) => {
+      await pg.given(db, userCreated(1), userCreated(2));
+      const lookups: string[] = [];
+      const watched = new Proxy(db, {
+        get: (target, key) =>
+          key === 'query'
+            ? (sql: string, params?: unknown[]) => {
+                if (/action = 'created'/.test(sql)) lookups.push(sql);
+                return target.query(sql, params);
+              }
+            : Reflect.get(target, key, target),
+      });
+      const member = (projectId: number, userId: number, at: string) =>
+        recorded<ProjectEvent>({
+          type: 'ProjectMemberAdded',
+          data: { projectId, userId, accessLevel: 40, expiresAt: null, at },
+        });
+      // The creation and its creator's membership as one command appends them.
+      await pg.givenAppend(watched, projectCreated(10, 101), member(10, 1, AT));
+      expect(lookups).toHaveLength(0);
+      // Another append at the creation's instant (an import's owner): the table answers; a later one joins.
+      await pg.givenAppend(watched, member(10, 1, AT));
+      await pg.givenAppend(watched, member(10, 2, LATER));
+      expect(lookups).toHaveLength(2);
+      expect((await events(db)).map((e) => [e.author_id, e.action])).toEqual([
+        [1, 'created'],
+        [2, 'joined'],
+      ]);
+    }));
+
   it('writes one event per branch or tag update of a push, once, and loses them with the project', () =>
     pg.rollingBack(async (db) => {
       await pg.given(db, userCreated(1), projectCreated(10, 101));

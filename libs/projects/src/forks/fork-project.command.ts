@@ -92,7 +92,7 @@ export class ForkProjectHandler implements ICommandHandler<ForkProject> {
     ).throwIfAny();
     const projectId = await this.store.nextId('project_id_seq');
     await this.store
-      .decide(`project-${projectId}`, projectDecider, (s) => {
+      .decideNew(`project-${projectId}`, projectDecider, (s) => {
         const now = this.clock.now();
         const events = fork(
           s,

@@ -86,7 +86,7 @@ export class CreateProjectHandler implements ICommandHandler<CreateProject> {
     await this.git.init(repo, settings.defaultBranch ?? 'master');
     try {
       await this.store.transact(async (uow) => {
-        await uow.decide(`project-${projectId}`, projectDecider, (s) => {
+        await uow.decideNew(`project-${projectId}`, projectDecider, (s) => {
           const now = this.clock.now();
           const events = create(
             s,

@@ -401,10 +401,6 @@ export class ProjectQueries {
   }
 
   /**
-   * Whether another project of the namespace (not `exceptProjectId`) has the name, or the path,
-   * case-insensitively as the unique indexes compare them.
-   */
-  /**
    * `takenNameOrPath` for a new project in a personal namespace, and how many projects the namespace
    * holds (its owner's personal projects, which their `projects_limit` bounds): one round trip where a
    * creation asked two.
@@ -422,6 +418,10 @@ export class ProjectQueries {
     );
   }
 
+  /**
+   * Whether another project of the namespace (not `exceptProjectId`) has the name, or the path,
+   * case-insensitively as the unique indexes compare them.
+   */
   async takenNameOrPath(
     namespaceId: number,
     fields: { name?: string; path?: string },

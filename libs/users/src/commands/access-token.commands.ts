@@ -39,12 +39,15 @@ export class CreateAccessTokenHandler implements ICommandHandler<CreateAccessTok
   }
 }
 
-/** The token's events inside an existing unit of work (root seeding creates the user and its token together). */
+/**
+ * The token's events inside an existing unit of work (root seeding creates the user and its token
+ * together). `tokenId` was just taken from `access_token_id_seq`: the stream is new (`decideNew`).
+ */
 export async function appendAccessToken(uow: UnitOfWork, tokenId: number, token: NewAccessToken, now: Date) {
   const ownerIsAdmin = await isAdminHeld(uow.db, token.userId);
   if (ownerIsAdmin === undefined) throw new NotFound('User');
   const secret = token.secret ?? newTokenSecret();
-  await uow.decide(`token-${tokenId}`, accessTokenDecider, (s) =>
+  await uow.decideNew(`token-${tokenId}`, accessTokenDecider, (s) =>
     createToken(s, { ...token, tokenId, digest: tokenDigest(secret), ownerIsAdmin }, now),
   );
   return { tokenId, secret };

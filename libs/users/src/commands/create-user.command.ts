@@ -40,7 +40,7 @@ export class CreateUserHandler implements ICommandHandler<CreateUser> {
     const namespaceId = await this.store.nextId('namespace_id_seq');
     const passwordDigest = options.password ? await hashPassword(options.password) : null;
     await this.store.transact(async (uow) => {
-      await uow.decide(`user-${userId}`, userDecider, (s) =>
+      await uow.decideNew(`user-${userId}`, userDecider, (s) =>
         create(
           s,
           {
