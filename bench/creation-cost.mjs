@@ -6,15 +6,42 @@
 // P99 when two builds are compared on one machine (run each a few times, alternating).
 //   node bench/creation-cost.mjs
 //   RATE=150 WARM_S=10 MEASURE_S=30 node bench/creation-cost.mjs
+//   NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" node bench/creation-cost.mjs   (the server's CPU profile)
 import { openLoad, send } from './open-load.mjs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { machineBusyMs, startLode } from './support.mjs';
+
+/** CPU ms (user + system) a process has used so far, and its children waited for; 0 once it is gone. */
+function processCpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1].split(' ');
+    // utime, stime, cutime, cstime: fields 14-17 of proc(5), here 11-14 after the name; ticks of 10 ms.
+    return fields.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ms used so far by the processes of the `postgres` user (PostgreSQL's backends and workers). */
+function postgresCpuMs() {
+  let sum = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name)))
+    try {
+      if (/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1] === postgresUid)
+        sum += processCpuMs(pid);
+    } catch {
+      // gone meanwhile
+    }
+  return sum;
+}
+const postgresUid = /^postgres:[^:]*:(\d+):/m.exec(readFileSync('/etc/passwd', 'latin1'))?.[1];
 
 const setting = (name, fallback) => Number(process.env[name] ?? fallback);
 const rate = setting('RATE', 100);
 const warmSeconds = setting('WARM_S', 10);
 const measureSeconds = setting('MEASURE_S', 30);
 
-const lode = await startLode(23000, {}, [], {});
+const lode = await startLode(23000, {}, (process.env.NODE_ARGS ?? '').split(/\s+/).filter(Boolean), {});
 try {
   const admin = { 'PRIVATE-TOKEN': lode.rootToken, 'Content-Type': 'application/json' };
   const suffix = Date.now().toString(36);
@@ -56,11 +83,34 @@ try {
       },
     });
   await load(warmSeconds);
-  const before = { busy: machineBusyMs(), created: n };
+  const sample = () => ({
+    busy: machineBusyMs(),
+    server: processCpuMs(lode.pid),
+    postgres: postgresCpuMs(),
+    harness: processCpuMs(process.pid),
+  });
+  const before = { ...sample(), created: n };
   const result = await load(measureSeconds);
+  const after = sample();
   const created = n - before.created;
-  const cpuMsPerCreation = Math.round(((machineBusyMs() - before.busy) / created) * 10) / 10;
-  console.log(JSON.stringify({ rate, seconds: measureSeconds, created, ...result, cpuMsPerCreation }));
+  const per = (key) => Math.round(((after[key] - before[key]) / created) * 10) / 10;
+  // What the machine spent beyond the three: git, the kernel's own threads, whatever else runs.
+  const rest = Math.round((per('busy') - per('server') - per('postgres') - per('harness')) * 10) / 10;
+  console.log(
+    JSON.stringify({
+      rate,
+      seconds: measureSeconds,
+      created,
+      ...result,
+      cpuMsPerCreation: {
+        machine: per('busy'),
+        server: per('server'),
+        postgres: per('postgres'),
+        harness: per('harness'),
+        rest,
+      },
+    }),
+  );
 } finally {
   await lode.stop();
 }
