@@ -9,6 +9,8 @@ const memory: Record<string, Remembered> = {
   'User:2': { path: 'alice', name: 'Alice', state: {} },
   'Project:5': { path: 'alice/p', name: 'P', state: { visibility: 'private', members: { 2: 50, 3: 30 } } },
   'Token:9': { path: null, name: 'ci', state: {} },
+  'Namespace:102': { path: 'alice', name: null, state: {} },
+  'Group:10': { path: 'top/sub', name: 'Sub', state: {} },
 };
 const recall: Recall = async (type, id) => memory[`${type}:${id}`];
 
@@ -27,6 +29,34 @@ describe('the audit log', () => {
     expect(entityOf(event('SshKeyAdded', { userId: 2 }))).toEqual({ type: 'User', id: 2 });
     expect(entityOf(event('Something', {}, {}, 'group-8'))).toEqual({ type: 'Group', id: 8 });
     expect(entityOf(event('SystemHookAdded', { hookId: 3 }, {}, 'system-hook-3'))).toBeUndefined();
+  });
+
+  it("names what a creation made by its parent's path and its own, asked with the author in one read", async () => {
+    const asked: string[][] = [];
+    const recallMany = async (keys: readonly (readonly [string, number])[]) => {
+      asked.push(keys.map(([type, id]) => `${type}:${id}`));
+      return keys.map(([type, id]) => memory[`${type}:${id}`]);
+    };
+    const pathOf = async (type: string, data: object) =>
+      (await describeEvent(event(type, data), recall, recallMany))[0].details;
+    expect(await pathOf('ProjectCreated', { projectId: 30, namespaceId: 102, path: 'new' })).toMatchObject({
+      target_details: 'alice/new',
+      entity_path: 'alice/new',
+    });
+    expect(asked.pop()).toEqual(['Project:30', 'User:1', 'Group:102', 'Namespace:102']);
+    expect(await pathOf('ProjectForked', { projectId: 31, namespaceId: 10, path: 'fork' })).toMatchObject({
+      entity_path: 'top/sub/fork',
+    });
+    expect(await pathOf('GroupCreated', { groupId: 11, parentId: 10, path: 'leaf' })).toMatchObject({
+      entity_path: 'top/sub/leaf',
+    });
+    expect(await pathOf('GroupCreated', { groupId: 12, parentId: null, path: 'root-group' })).toMatchObject({
+      entity_path: 'root-group',
+    });
+    // A namespace the log never heard of: the path it has.
+    expect(await pathOf('ProjectCreated', { projectId: 32, namespaceId: 999, path: 'lost' })).toMatchObject({
+      entity_path: 'lost',
+    });
   });
 
   it('names the author, the token and the administrator behind a sudo', async () => {

@@ -183,12 +183,22 @@ export async function describe(
     at('User', m.sudoBy),
     at('User', m.impersonatedBy),
   ];
+  // A creation names its thing before the projector remembers it: its parent's path and its own (the
+  // parent asked with the rest; what the projector then remembers of it finds the parent held).
+  const creation = creationOf(e);
+  const [parentGroupAt, parentNamespaceAt] = creation
+    ? [at('Group', creation.parentId), creation.inNamespace ? at('Namespace', creation.parentId) : -1]
+    : [-1, -1];
   const found = await recallMany(asked);
   const [self, author] = found;
   const token = found[tokenAt];
   const sudo = found[sudoAt];
   const impersonator = found[impersonatorAt];
-  const entityPath = self?.path ?? pathFromEvent(e);
+  const entityPath =
+    self?.path ??
+    (creation
+      ? joinedPath(found[parentGroupAt]?.path ?? found[parentNamespaceAt]?.path ?? null, creation.path)
+      : pathFromEvent(e));
   const itself = { id: entity.id, type: entity.type, details: entityPath };
 
   const changes = await changesOf(e, entity.type, self, recall, recallMany);
@@ -222,7 +232,29 @@ export async function describe(
   });
 }
 
-/** A creation names its thing before the projector remembers it. */
+/**
+ * A project's or group's creation: the id of the namespace it is made in (a group, or for a project
+ * also a user's namespace; undefined for a top-level group) and its own path.
+ */
+function creationOf(e: Recorded): { parentId: number | undefined; inNamespace: boolean; path: string } | undefined {
+  const d = (e.data ?? {}) as Record<string, unknown>;
+  if (d.path === undefined || d.path === null) return undefined;
+  if (e.type === 'ProjectCreated' || e.type === 'ProjectForked')
+    return typeof d.namespaceId === 'number'
+      ? { parentId: d.namespaceId, inNamespace: true, path: String(d.path) }
+      : undefined;
+  if (e.type === 'GroupCreated')
+    return {
+      parentId: typeof d.parentId === 'number' ? d.parentId : undefined,
+      inNamespace: false,
+      path: String(d.path),
+    };
+  return undefined;
+}
+
+const joinedPath = (parent: string | null, path: string) => (parent ? `${parent}/${path}` : path);
+
+/** A user's creation names them before the projector remembers them. */
 function pathFromEvent(e: Recorded): string | null {
   const d = (e.data ?? {}) as Record<string, unknown>;
   if (e.type === 'UserCreated' && typeof d.username === 'string') return d.username;
