@@ -52,7 +52,7 @@ export class CreateGroupHandler implements ICommandHandler<CreateGroup> {
     }
     const groupId = await this.store.nextId('namespace_id_seq');
     await this.store
-      .decide(`group-${groupId}`, groupDecider, (s) =>
+      .decideNew(`group-${groupId}`, groupDecider, (s) =>
         create(s, { groupId, parentId, settings, creatorId: actor.id }, { parentVisibility }, this.clock.now()),
       )
       .catch(rethrowPathTaken);

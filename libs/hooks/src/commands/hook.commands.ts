@@ -57,7 +57,9 @@ export class ChangeProjectHookHandler implements ICommandHandler<ChangeProjectHo
     const now = this.clock.now();
     const hookId = change.kind === 'add' ? await this.store.nextId('hook_id_seq') : change.hookId;
     await this.store.transact(async (uow) => {
-      await uow.decide(`hook-${hookId}`, projectHookDecider, (s) => {
+      // A new hook's id was just taken from its sequence: its stream is new (nothing to fold).
+      const decide = change.kind === 'add' ? uow.decideNew.bind(uow) : uow.decide.bind(uow);
+      await decide(`hook-${hookId}`, projectHookDecider, (s) => {
         if (change.kind === 'add') return addHook(s, hookId, p.id, change.settings, now);
         if (change.kind === 'update') return updateHook(s, p.id, change.settings, now);
         return removeHook(s, p.id, now);

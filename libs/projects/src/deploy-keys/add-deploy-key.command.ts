@@ -51,7 +51,7 @@ export class AddDeployKeyHandler implements ICommandHandler<AddDeployKey> {
         // GitLab keeps user keys and deploy keys in one table with one unique fingerprint.
         if (await userSshKeyFingerprintTaken(uow.db, parsed.fingerprintMd5)) throw new Invalid(TAKEN);
         const keyId = await this.store.nextId('deploy_key_id_seq');
-        await uow.decide(deployKeyStream(keyId), deployKeyDecider, (s) =>
+        await uow.decideNew(deployKeyStream(keyId), deployKeyDecider, (s) =>
           add(
             s,
             {
