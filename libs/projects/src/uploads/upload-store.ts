@@ -249,6 +249,8 @@ export async function receiveUpload(
       if (!stored) return fail(new UploadMissing());
       stored.then((upload) => {
         if (settled) return;
+        // The limit's own failure waits a turn (see 'limit'); a part cut at the limit is never stored.
+        if (file?.truncated) return fail(new UploadTooLarge());
         settled = true;
         resolve(upload);
       }, fail);
