@@ -149,8 +149,9 @@ export class RecordRepositoryPushHandler implements ICommandHandler<RecordReposi
         const onProject: ProjectEvent[] = [];
         let next = 0;
         for (const e of events) {
+          // A push's own stream, under an id just taken from its sequence: nothing to fold.
           if (e.type === 'RepositoryPushed' && !changesProject(e.data))
-            await uow.decide(pushStream(pushIds[next++]), pushDecider, () => [e]);
+            await uow.decideNew(pushStream(pushIds[next++]), pushDecider, () => [e]);
           else onProject.push(e);
         }
         if (onProject.length) await uow.decide(`project-${projectId}`, projectDecider, () => onProject);
