@@ -284,6 +284,42 @@ describe('pushes recorded before git says ok', () => {
     expect(await pushed(p.id)).toHaveLength(1);
   });
 
+  it("reads a written-down push's remaining updates with the other pushes that name its refs, in one read", async () => {
+    const p = await project('Standing');
+    const pending = t.app.get(PendingPushes);
+    const pusher = {
+      id: owner.id,
+      username: owner.username,
+      isAdmin: false,
+      external: false,
+      scopes: ['api'],
+      impersonation: false,
+    };
+    const update = (ref: string, before: string, after: string) => ({ ref: `refs/heads/${ref}`, before, after });
+    const mine = await pending.begin(
+      p.id,
+      [update('master', ZERO, 'a'.repeat(40)), update('topic', ZERO, 'b'.repeat(40))],
+      pusher,
+    );
+    const onMaster = await pending.begin(p.id, [update('master', 'a'.repeat(40), 'c'.repeat(40))], pusher);
+    await pending.begin(p.id, [update('elsewhere', ZERO, 'd'.repeat(40))], pusher);
+    const otherProject = await project('Standing Elsewhere');
+    await pending.begin(otherProject.id, [update('master', ZERO, 'e'.repeat(40))], pusher);
+    try {
+      const standing = await pending.standing(p.id, ['refs/heads/master', 'refs/heads/topic'], mine);
+      expect(standing.own).toEqual([update('master', ZERO, 'a'.repeat(40)), update('topic', ZERO, 'b'.repeat(40))]);
+      expect(standing.others.map((o) => o.id)).toEqual([onMaster]);
+      // Struck off (recorded): nothing of its own stands, the others still do.
+      await t.db.transaction((db) => pending.strike(db, mine));
+      expect(await pending.standing(p.id, ['refs/heads/master'], mine)).toEqual({
+        own: undefined,
+        others: [expect.objectContaining({ id: onMaster })],
+      });
+    } finally {
+      await t.db.query(`delete from pending_pushes where project_id = any($1::int[])`, [[p.id, otherProject.id]]);
+    }
+  });
+
   it('forgets a written-down push that moved nothing, and one whose project is gone', async () => {
     const p = await project('Nothing Moved');
     // Written down a minute ago: `reconcile(0)` takes what is older than now, and in embedded mode

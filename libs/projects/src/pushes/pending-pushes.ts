@@ -76,29 +76,27 @@ export class PendingPushes {
     return gone[0]?.updates;
   }
 
-  /** The updates a written-down push still holds; undefined once it is recorded (struck off). */
-  async updatesOf(id: string): Promise<ProposedUpdate[] | undefined> {
-    const row = await rows<{ updates: ProposedUpdate[] }>(this.db, `select updates from pending_pushes where id = $1`, [
-      id,
-    ]);
-    return row[0]?.updates;
-  }
-
   /**
-   * The other written-down pushes to the project that name one of `refs`, oldest first: where the
-   * ref went between the recorded chain's head and an update being recorded. A handful at most.
+   * A written-down push as it stands and the others it meets, in one read: the updates `id` still
+   * holds (undefined once it is recorded, struck off), and the other written-down pushes to the
+   * project that name one of `refs`, oldest first: where a ref went between the recorded chain's head
+   * and an update being recorded. A handful at most.
    */
-  async touching(projectId: number, refs: readonly string[], except: string): Promise<PendingPush[]> {
-    if (!refs.length) return [];
+  async standing(
+    projectId: number,
+    refs: readonly string[],
+    id: string,
+  ): Promise<{ own: ProposedUpdate[] | undefined; others: PendingPush[] }> {
     const found = await rows<PendingPushRow>(
       this.db,
       `select id, project_id, updates, pusher, created_at from pending_pushes
-        where project_id = $1 and id <> $3
-          and exists (select 1 from jsonb_array_elements(updates) u where u->>'ref' = any($2::text[]))
-        order by id limit 200`,
-      [projectId, refs, except],
+        where project_id = $1
+          and (id = $3 or exists (select 1 from jsonb_array_elements(updates) u where u->>'ref' = any($2::text[])))
+        order by id = $3 desc, id limit 201`,
+      [projectId, refs, id],
     );
-    return found.map(toPending);
+    const own = found[0]?.id === id ? found.shift() : undefined;
+    return { own: own && toPending(own).updates, others: found.slice(0, 200).map(toPending) };
   }
 
   /**

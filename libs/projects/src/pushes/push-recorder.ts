@@ -119,14 +119,16 @@ export class PushRecorder {
     const repo = projectRepo(project.id);
     for (let attempt = 1, moved = 0; ;) {
       try {
-        // What the push still holds: a later push's record may have taken some of it as steps.
-        const own = (await this.pending.updatesOf(pendingPushId)) ?? commands;
-        const names = [...new Set(own.map((c) => c.ref))];
-        const [refs, heads, others] = await Promise.all([
+        // Read for the refs the push named: what it still holds may be fewer (a later push's record may
+        // have taken some of it as steps), and the plan looks only at those.
+        const names = [...new Set(commands.map((c) => c.ref))];
+        const [refs, heads, standing] = await Promise.all([
           this.refsToRecord(project, names),
           this.recorded.heads(project.id, names),
-          this.pending.touching(project.id, names, pendingPushId),
+          this.pending.standing(project.id, names, pendingPushId),
         ]);
+        const own = standing.own ?? commands;
+        const others = standing.others;
         const plan = planChain(own, refs, heads, others);
         const gapCommands = plan.gaps.map((g) => (g.kind === 'step' ? g.step.update : g.update));
         const push = await this.inspector.inspect(
