@@ -38,29 +38,25 @@ export class AuditEventProjection implements Projector {
   }
 
   appendBatch(): ProjectorReplay {
-    const memory = new HeldAuditMemory(APPEND_MEMORY_BYTES, { startsEmpty: false });
-    const entries = new AuditEntries();
-    return {
-      apply: (e, db) => record(e, db, memory.over(db), entries),
-      finish: async (db) => {
-        await entries.flush(db);
-        await memory.finish(db);
-      },
-    };
+    return heldBatch(new HeldAuditMemory(APPEND_MEMORY_BYTES, { startsEmpty: false }));
   }
 
   /** `budgetBytes`: for the tests, which make the memory write back and drop what it holds. */
   replay(budgetBytes = REPLAY_MEMORY_BYTES): ProjectorReplay {
-    const memory = new HeldAuditMemory(budgetBytes);
-    const entries = new AuditEntries();
-    return {
-      apply: (e, db) => record(e, db, memory.over(db), entries),
-      finish: async (db) => {
-        await entries.flush(db);
-        await memory.finish(db);
-      },
-    };
+    return heldBatch(new HeldAuditMemory(budgetBytes));
   }
+}
+
+/** Events recorded with `memory` and their entries kept for one insert; `finish` writes both. */
+function heldBatch(memory: HeldAuditMemory): ProjectorReplay {
+  const entries = new AuditEntries();
+  return {
+    apply: (e, db) => record(e, db, memory.over(db), entries),
+    finish: async (db) => {
+      await entries.flush(db);
+      await memory.finish(db);
+    },
+  };
 }
 
 /** `audit_events` rows waiting for one insert: written at the end, or a page at a time. */

@@ -3,9 +3,9 @@ import type { Remembered, RememberedType } from './audit-log';
 
 /**
  * What the audit projector remembers (`audit_entities`): names, paths, current values and members,
- * which give a change its `from`. Two homes behind one interface: the table itself (a live append,
- * every call a statement in the appending transaction), and a rebuild's copy held in the process
- * (`HeldAuditMemory`), which would otherwise read the table back for almost every event it replays.
+ * which give a change its `from`. Held in the process (`HeldAuditMemory`) for one append's events or
+ * a whole rebuild, and written back to the table at its end: the events would otherwise read back
+ * what the one before had just written.
  */
 export interface AuditMemory {
   recall(type: RememberedType, id: number): Promise<Remembered | undefined>;
@@ -25,9 +25,6 @@ type State = Record<string, unknown>;
 const RECALL_SQL = `select path, name, state from audit_entities where entity_type = $1 and entity_id = $2`;
 const RECALL_MANY_SQL = `select entity_type, entity_id, path, name, state from audit_entities
   where (entity_type, entity_id) in (select * from unnest($1::text[], $2::int[]))`;
-const PUT_SQL = `insert into audit_entities (entity_type, entity_id, path, name, state) values ($1, $2, $3, $4, $5)
-  on conflict (entity_type, entity_id) do update set path = excluded.path, name = excluded.name, state = excluded.state`;
-const FORGET_SQL = `delete from audit_entities where entity_type = $1 and entity_id = $2`;
 const MOVE_PREFIX_SQL = `update audit_entities set path = $2 || substr(path, length($1) + 1)
   where entity_type in ('Group', 'Project') and path like $3 escape '\\'`;
 /** A page of held entries written back in one statement (a JSON array of rows). */
@@ -41,56 +38,23 @@ const FORGET_MANY_SQL = `delete from audit_entities where (entity_type, entity_i
 const likePrefix = (from: string) => `${from.replace(/[\\%_]/g, (c) => `\\${c}`)}/%`;
 const MOVES_WITH_PREFIX = new Set<RememberedType>(['Group', 'Project']);
 
-/**
- * The table itself: the live projector's memory, for one event. An event's description and what it
- * leaves in mind often ask for the same entry (a project's creation: its namespace and its author,
- * several times each), so what was read is kept for the event; a write drops the entry, a move of
- * paths all of them, so a later recall reads the table again. Not kept longer: a transaction's
- * nested part can roll back to its savepoint, and the next event starts afresh.
- */
-export function tableAuditMemory(db: EntityManager): AuditMemory {
-  const read = new Map<string, Remembered | undefined>();
-  const keyOf = (type: RememberedType, id: number) => `${type}:${id}`;
-  const recall = async (type: RememberedType, id: number) => {
-    const key = keyOf(type, id);
-    if (read.has(key)) return read.get(key);
-    const found = ((await db.query(RECALL_SQL, [type, id])) as Remembered[])[0];
-    read.set(key, found);
-    return found;
-  };
-  return {
-    recall,
-    async recallMany(keys) {
-      const missing = keys.filter(([type, id]) => !read.has(keyOf(type, id)));
-      if (missing.length === 1) await recall(...missing[0]);
-      else if (missing.length) {
-        const rows = (await db.query(RECALL_MANY_SQL, [
-          missing.map(([t]) => t),
-          missing.map(([, id]) => id),
-        ])) as (Remembered & {
-          entity_type: RememberedType;
-          entity_id: number;
-        })[];
-        for (const [type, id] of missing) read.set(keyOf(type, id), undefined);
-        for (const { entity_type, entity_id, path, name, state } of rows)
-          read.set(keyOf(entity_type, entity_id), { path, name, state });
-      }
-      return keys.map(([type, id]) => read.get(keyOf(type, id)));
-    },
-    async put(type, id, path, name, state) {
-      read.delete(keyOf(type, id));
-      await db.query(PUT_SQL, [type, id, path, name, JSON.stringify(state)]);
-    },
-    async forget(type, id) {
-      read.set(keyOf(type, id), undefined);
-      await db.query(FORGET_SQL, [type, id]);
-    },
-    async movePrefix(from, to) {
-      if (!from || !to || from === to) return;
-      read.clear();
-      await db.query(MOVE_PREFIX_SQL, [from, to, likePrefix(from)]);
-    },
-  };
+/** The table's entries for `keys`, in their order (undefined where it holds none): one statement. */
+async function readEntries(
+  db: EntityManager,
+  keys: readonly (readonly [RememberedType, number])[],
+): Promise<(Remembered | undefined)[]> {
+  if (keys.length === 1) return [((await db.query(RECALL_SQL, [...keys[0]])) as Remembered[])[0]];
+  const rows = (await db.query(RECALL_MANY_SQL, [
+    keys.map(([type]) => type),
+    keys.map(([, id]) => id),
+  ])) as (Remembered & {
+    entity_type: RememberedType;
+    entity_id: number;
+  })[];
+  const byKey = new Map(
+    rows.map(({ entity_type, entity_id, path, name, state }) => [`${entity_type}:${entity_id}`, { path, name, state }]),
+  );
+  return keys.map(([type, id]) => byKey.get(`${type}:${id}`));
 }
 
 interface Held {
@@ -171,7 +135,7 @@ export class HeldAuditMemory {
       return entry.value;
     }
     if (this.complete) return undefined;
-    const found = await tableAuditMemory(db).recall(type, id);
+    const [found] = await readEntries(db, [[type, id]]);
     this.hold(type, id, found, false);
     await this.keepWithinBudget(db);
     return found;
@@ -184,7 +148,7 @@ export class HeldAuditMemory {
   ): Promise<(Remembered | undefined)[]> {
     const missing = keys.filter(([type, id]) => !this.held.has(`${type}:${id}`));
     if (missing.length > 1 && !this.complete) {
-      const found = await tableAuditMemory(db).recallMany(missing);
+      const found = await readEntries(db, missing);
       missing.forEach(([type, id], i) => this.hold(type, id, found[i], false));
       await this.keepWithinBudget(db);
     }
@@ -201,7 +165,7 @@ export class HeldAuditMemory {
       // The table holds entries this memory does not: bring it up to date, move them there, and
       // move the held ones (then equal to the table's again) the same way.
       await this.writeBack(db);
-      await tableAuditMemory(db).movePrefix(from, to);
+      await db.query(MOVE_PREFIX_SQL, [from, to, likePrefix(from)]);
     }
     for (const entry of this.held.values()) {
       const path = entry.value?.path;
