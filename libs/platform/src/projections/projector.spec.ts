@@ -13,17 +13,19 @@ const event = (type: string, position: number) =>
     metadata: {},
   }) as Recorded;
 
+/** A projector without a replay or batch of its own, noting in `seen` each event it is handed. */
+const plain = (seen: string[], name: string, types: string[]): Projector => ({
+  name,
+  tables: [],
+  eventTypes: types,
+  apply: async (e) => void seen.push(`${name} ${e.type}`),
+});
+
 describe("ProjectionRegistry's replay", () => {
   it("hands each event to its projectors in the live order, through a projector's own replay where it has one, and finishes each once", async () => {
     const seen: string[] = [];
-    const plain = (name: string, types: string[]): Projector => ({
-      name,
-      tables: [],
-      eventTypes: types,
-      apply: async (e) => void seen.push(`${name} ${e.type}`),
-    });
     const own: Projector = {
-      ...plain('audit', [EVERY_EVENT]),
+      ...plain(seen, 'audit', [EVERY_EVENT]),
       apply: async () => {
         throw new Error('a projector with a replay of its own is not applied one by one in a rebuild');
       },
@@ -33,7 +35,11 @@ describe("ProjectionRegistry's replay", () => {
       }),
     };
     const registry = new ProjectionRegistry();
-    registry.register(own, plain('users', ['UserCreated']), plain('projects', ['ProjectCreated', 'UserCreated']));
+    registry.register(
+      own,
+      plain(seen, 'users', ['UserCreated']),
+      plain(seen, 'projects', ['ProjectCreated', 'UserCreated']),
+    );
 
     const replay = registry.replay();
     for (const [i, type] of ['UserCreated', 'ProjectCreated', 'Unhandled'].entries())
@@ -57,15 +63,9 @@ describe("ProjectionRegistry's replay", () => {
 describe("ProjectionRegistry's append batch", () => {
   it("hands one append's events to each projector in order, through its own batch (begun at its first event) where it has one, and finishes each batch once", async () => {
     const seen: string[] = [];
-    const plain = (name: string, types: string[]): Projector => ({
-      name,
-      tables: [],
-      eventTypes: types,
-      apply: async (e) => void seen.push(`${name} ${e.type}`),
-    });
     let batchesBegun = 0;
     const batching: Projector = {
-      ...plain('audit', [EVERY_EVENT]),
+      ...plain(seen, 'audit', [EVERY_EVENT]),
       apply: async () => {
         throw new Error('a projector with a batch of its own is not applied one by one in an append');
       },
@@ -78,7 +78,7 @@ describe("ProjectionRegistry's append batch", () => {
       },
     };
     const registry = new ProjectionRegistry();
-    registry.register(plain('projects', ['ProjectCreated', 'ProjectMemberAdded']), batching);
+    registry.register(plain(seen, 'projects', ['ProjectCreated', 'ProjectMemberAdded']), batching);
 
     const batch = registry.appendBatch();
     expect(batchesBegun).toBe(0); // nothing begun for an append no event reaches
