@@ -37,26 +37,49 @@ const STREAMED_BYTES_PER_COLLECTION = 8 * 1024 * 1024;
  */
 const MIN_MS_BETWEEN_COLLECTIONS = 25;
 
-let streamedSinceCollection = 0;
-let lastCollection = 0;
+/** What decides when streamed bytes are collected: the clock and the collection itself are given so a test can drive both. */
+export interface StreamedCollectionParts {
+  now: () => number;
+  collect: () => void;
+}
 
 /**
- * Counts what `stream` passes through the process (a child's output on its way to a client, a file
- * sent) so that its chunks are collected as it goes. Each chunk a pipe or file read hands Node is a
+ * Counts what streams pass through the process (a child's output on its way to a client, a file
+ * sent) so that their chunks are collected as they go. Each chunk a pipe or file read hands Node is a
  * fresh 64 KB buffer outside V8's heap; it dies as soon as it is written out, but only a collection
  * frees it, and a stream allocates next to nothing on the heap, so V8 would run one only when those
  * buffers reach its external-memory limit: a 100 MB read held some 45 MB of dead chunks at a time
  * (bench PERF-8: `external` 67 MB after it). A young-generation collection every 8 MB streamed
  * frees them while they are still young (at most one every 25 ms).
  */
+export class StreamedCollection {
+  private streamedSinceCollection = 0;
+  private lastCollection = -Infinity;
+
+  constructor(private readonly parts: StreamedCollectionParts) {}
+
+  count(stream: Readable): void {
+    stream.on('data', (chunk: { length: number }) => this.streamed(chunk.length));
+  }
+
+  private streamed(bytes: number): void {
+    this.streamedSinceCollection += bytes;
+    if (this.streamedSinceCollection < STREAMED_BYTES_PER_COLLECTION) return;
+    const now = this.parts.now();
+    if (now - this.lastCollection < MIN_MS_BETWEEN_COLLECTIONS) return;
+    this.streamedSinceCollection = 0;
+    this.lastCollection = now;
+    this.parts.collect();
+  }
+}
+
+/** One count for the whole process: the budget is the process's, whichever streams spend it. */
+const processStreams = new StreamedCollection({
+  now: () => performance.now(),
+  collect: () => collector()({ type: 'minor', execution: 'sync' }),
+});
+
+/** Counts `stream` into the process's streamed bytes (see StreamedCollection). */
 export function collectAsStreamed(stream: Readable): void {
-  stream.on('data', (chunk: { length: number }) => {
-    streamedSinceCollection += chunk.length;
-    if (streamedSinceCollection < STREAMED_BYTES_PER_COLLECTION) return;
-    const now = performance.now();
-    if (now - lastCollection < MIN_MS_BETWEEN_COLLECTIONS) return;
-    streamedSinceCollection = 0;
-    lastCollection = now;
-    collector()({ type: 'minor', execution: 'sync' });
-  });
+  processStreams.count(stream);
 }
