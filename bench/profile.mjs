@@ -4,7 +4,8 @@
 // prints where CPU time went (self time by package and by function).
 // Usage: node bench/profile.mjs [path, default /projects/<id>] [--duration 8] [--synthetic]
 //   --synthetic: push the quick synthetic repository (bench/repository.mjs) into the project first, so
-//   repository paths can be profiled, e.g. '/projects/:id/repository/files/docs%2F4k.txt?ref=master'.
+//   repository paths can be profiled, e.g. '/projects/:id/repository/files/docs%2F4k.txt?ref=master',
+//   or PERF-8's '/projects/:id/repository/blobs/:blob4k/raw' (:blob4k is docs/4k.txt's full id).
 import autocannon from 'autocannon';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,12 @@ try {
       rmSync(source, { recursive: true, force: true });
     }
   }
-  const path = (process.argv[2]?.startsWith('/') ? process.argv[2] : '/projects/:id').replace(':id', p.id);
+  let path = (process.argv[2]?.startsWith('/') ? process.argv[2] : '/projects/:id').replace(':id', p.id);
+  if (path.includes(':blob4k')) {
+    // PERF-8's small blob: the synthetic repository's docs/4k.txt, by its full id.
+    const tree = await (await fetch(lode.url(`/projects/${p.id}/repository/tree?path=docs`))).json();
+    path = path.replace(':blob4k', tree.find((e) => e.name === '4k.txt').id);
+  }
   result = await autocannon({ url: lode.url(path), connections: 50, duration: argument('duration', 8) });
 } finally {
   await lode.stop();

@@ -366,6 +366,15 @@ describe('LocalGitRepositories', () => {
     }
   });
 
+  it('names each repository as repositoryPath does, and remembers at most 10,000 names', () => {
+    const remembered = (git as unknown as { paths: Map<number, string> }).paths;
+    const sha = 'a'.repeat(40);
+    for (let id = 1; id <= 10_500; id++) git.keptBlob(projectRepo(id), sha);
+    expect(remembered.size).toBeLessThanOrEqual(10_000);
+    expect(remembered.size).toBeGreaterThan(0);
+    for (const [id, path] of remembered) expect(path).toBe(repositoryPath(dataDir, id));
+  });
+
   it('clones a fork from its source and removes a repository with its archive cache', async () => {
     const fork = projectRepo(31);
     await git.cloneBare(repo, fork);
