@@ -56,6 +56,10 @@ export function requestLogMiddleware(metrics: Metrics): RequestHandler {
       // An answer another process sends (an archive download) is logged when it is handed over.
       const status = res.writableFinished || answeredElsewhere(res) ? res.statusCode : 499;
       metrics.httpDuration.observe({ method: req.method, route, status: String(status) }, seconds);
+      // At LODE_LOG_LEVEL=warn and above a request that did not fail writes no line: none is built
+      // (its client address is a proxy-addr walk, its fields an object per request).
+      const failed = status >= 500;
+      if (!Logs.root.isLevelEnabled(failed ? 'error' : 'info')) return;
       const actor = (req as Request & { actor?: Actor }).actor ?? context?.actor;
       const line = {
         request_id: context?.requestId,
@@ -68,7 +72,7 @@ export function requestLogMiddleware(metrics: Metrics): RequestHandler {
         remote_ip: req.ip,
       };
       const msg = `${req.method} ${route} ${status}`;
-      if (status >= 500) Logs.root.error(line, msg);
+      if (failed) Logs.root.error(line, msg);
       else Logs.root.info(line, msg);
     };
     res.once('finish', finish);
