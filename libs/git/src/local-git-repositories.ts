@@ -97,13 +97,13 @@ const PACKS_TO_ROLL_UP = 16;
 
 /** How long a half-built repository must have been left untouched before it counts as abandoned. */
 const STALE_TEMPORARY_MS = 60_000;
+/** How long another machine's unfinished creation is given before it counts as abandoned. */
+const ABANDONED_CREATION_MS = 60 * 60_000;
 /**
  * Repository directories remembered by project id (some 200 bytes each); past this many they are
  * all forgotten at once, as computing one again is cheap: the bound is what matters.
  */
 const REMEMBERED_PATHS = 10_000;
-/** How long another machine's unfinished creation is given before it counts as abandoned. */
-const ABANDONED_CREATION_MS = 60 * 60_000;
 
 /**
  * GitRepositories on the local data directory (`$LODE_DATA_DIR/repositories/@hashed/...`): reads

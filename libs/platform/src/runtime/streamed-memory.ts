@@ -73,11 +73,13 @@ export class StreamedCollection {
   }
 }
 
+/** The collection streamed bytes call for: the young generation, where their dead chunks still are. */
+export function collectYoungGeneration(): void {
+  collector()({ type: 'minor', execution: 'sync' });
+}
+
 /** One count for the whole process: the budget is the process's, whichever streams spend it. */
-const processStreams = new StreamedCollection({
-  now: () => performance.now(),
-  collect: () => collector()({ type: 'minor', execution: 'sync' }),
-});
+const processStreams = new StreamedCollection({ now: () => performance.now(), collect: collectYoungGeneration });
 
 /** Counts `stream` into the process's streamed bytes (see StreamedCollection). */
 export function collectAsStreamed(stream: Readable): void {
