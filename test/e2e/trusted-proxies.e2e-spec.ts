@@ -1,4 +1,4 @@
-import { LodeConfig } from '@app/platform';
+import { LodeConfig, Logs, Metrics } from '@app/platform';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { trustProxies } from '../../apps/lode/src/http-app';
@@ -82,6 +82,48 @@ describe('trusted proxies (X-Forwarded-For)', () => {
     });
   });
 
+  describe('with 127.0.0.1 as the trusted proxy and no rate limit (reads kept in memory answered ahead of Express)', () => {
+    let t: TestApp;
+    let port: number;
+
+    beforeAll(async () => {
+      t = await startTestApp({ trustedProxies: ['127.0.0.1'] });
+      await t.app.listen(0, '127.0.0.1');
+      port = (t.app.getHttpServer().address() as AddressInfo).port;
+    });
+    afterAll(() => t.close());
+
+    it("logs the forwarded client of an answer from memory as Express's req.ip names it", async () => {
+      const made = await t.http().post('/api/v4/projects').set('PRIVATE-TOKEN', t.rootToken).send({
+        name: 'Forwarded reads',
+        visibility: 'public',
+      });
+      expect(made.status).toBe(201);
+      const path = `/api/v4/projects/${made.body.id}`;
+      const hits = async () =>
+        (await t.app.get(Metrics).registry.getSingleMetric('lode_project_cache_hits_total')?.get())?.values[0]?.value ??
+        0;
+      expect((await getFrom(port, '127.0.0.1', path)).status).toBe(200); // kept
+      const lines = await loggedLines(async () => {
+        const before = await hits();
+        const answers = [
+          await getFrom(port, '127.0.0.1', path, {
+            'X-Forwarded-For': '203.0.113.1, 198.51.100.20',
+            'X-Request-Id': 'fwd-1',
+          }),
+          await getFrom(port, '127.0.0.50', path, { 'X-Forwarded-For': '203.0.113.21', 'X-Request-Id': 'fwd-2' }),
+        ];
+        expect(answers.map((a) => a.status)).toEqual([200, 200]);
+        expect(await hits()).toBe(before + 2);
+      }, ['fwd-1', 'fwd-2']);
+      // The address the trusted proxy added; a peer that is no proxy is itself, whatever it wrote.
+      expect(lines.map((l) => [l.request_id, l.route, l.status, l.remote_ip])).toEqual([
+        ['fwd-1', '/api/v4/projects/:id', 200, '198.51.100.20'],
+        ['fwd-2', '/api/v4/projects/:id', 200, '127.0.0.50'],
+      ]);
+    });
+  });
+
   it('reads LODE_TRUSTED_PROXIES as a list, empty by default, and refuses a bad entry at start', () => {
     expect(LodeConfig.fromEnv({}).trustedProxies).toEqual([]);
     expect(LodeConfig.fromEnv({ LODE_TRUSTED_PROXIES: '10.0.0.0/8, loopback 192.168.1.5' }).trustedProxies).toEqual([
@@ -92,3 +134,29 @@ describe('trusted proxies (X-Forwarded-For)', () => {
     expect(() => trustProxies(express(), ['not-an-address'])).toThrow(/LODE_TRUSTED_PROXIES/);
   });
 });
+
+/** The request log's lines (at `info`, whatever the test's level) for the request ids `ids`, written while `act` ran. */
+async function loggedLines(act: () => Promise<void>, ids: string[]): Promise<Record<string, unknown>[]> {
+  const level = Logs.level;
+  const written: string[] = [];
+  const stdout = process.stdout.write;
+  Logs.configure('log', 'json');
+  process.stdout.write = ((chunk: string) => {
+    written.push(String(chunk));
+    return true;
+  }) as typeof process.stdout.write;
+  const found = () =>
+    written
+      .filter((l) => l.includes('"request_id"'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => ids.includes(l.request_id as string));
+  try {
+    await act();
+    // A line is written once its answer finished, which the client may see first.
+    for (let i = 0; i < 100 && found().length < ids.length; i += 1) await new Promise((r) => setTimeout(r, 10));
+  } finally {
+    process.stdout.write = stdout;
+    Logs.configure(level, 'json');
+  }
+  return found();
+}

@@ -8,6 +8,9 @@ import {
   Logs,
   Metrics,
   databaseGate,
+  frontDoor,
+  hotReadsMiddleware,
+  type HotRead,
   PaginationInterceptor,
   mediaTypeGate,
   QUEUE_DASHBOARD_PATH,
@@ -20,14 +23,16 @@ import {
   requestInputMiddleware,
   sendClientError,
 } from '@app/platform';
-import { PublicProjectAnswers, publicProjectAnswersMiddleware } from '@app/projects';
-import { GitHttpMiddleware, publicRepositoryReadsMiddleware } from '@app/repositories';
+import { PublicProjectAnswers, publicProjectReads } from '@app/projects';
+import { GitHttpMiddleware, publicRepositoryReads } from '@app/repositories';
 import { WebPages } from '@app/web';
 import type { INestApplication, LogLevel } from '@nestjs/common';
 import { RequestMethod } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { RequestListener, Server } from 'node:http';
+import proxyAddress from 'proxy-addr';
 import { LodeModule, type LodeParts } from './lode.module';
 import { setupOpenApi } from './openapi';
 import { queueDashboard } from './queue-dashboard';
@@ -88,16 +93,14 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.use(securityHeadersMiddleware);
   // While PostgreSQL does not answer, every request that would need it answers 503 at once.
   app.use(databaseGate(app.get(DatabaseWatch)));
-  // An anonymous GET /api/v4/projects/<id> of a public project, answered from memory before the Nest
-  // pipeline when the answer is kept (libs/projects' PublicProjectAnswers says when that is safe).
-  const answers = optional(app, PublicProjectAnswers);
-  if (answers) {
-    const limits = app.get(RequestRateLimits, { strict: false });
-    app.use(publicProjectAnswersMiddleware(answers, limits));
-    // So are an anonymous raw read of a public project's blob by its full id and a files API read, when kept.
-    const repositories = optional(app, GitRepositories);
-    if (repositories) app.use(publicRepositoryReadsMiddleware(answers, repositories, limits, app.get(Metrics)));
-  }
+  // The anonymous reads answered from memory ahead of the Nest pipeline: a public project's GET, and
+  // a raw blob by its full id or a files API read of one (libs/projects' PublicProjectAnswers says
+  // when that is safe). The front door (installed last, below) answers them ahead of Express itself,
+  // unless the unauthenticated rate limit is on: then they are counted and answered in the chain.
+  const hotReads = hotReadsOf(app);
+  const limits = app.get(RequestRateLimits, { strict: false });
+  const countedHotReads = hotReads.length > 0 && limits.countsAnonymous;
+  if (countedHotReads) app.use(hotReadsMiddleware(hotReads, limits));
   // Git over smart HTTP streams packs itself, so it goes before any body parser (absent when this
   // process serves no HTTP side, as in a worker-only test module).
   const git = gitMiddleware(app);
@@ -142,6 +145,42 @@ export function configureHttp(app: NestExpressApplication, config: LodeConfig): 
   app.getHttpServer().on('clientError', sendClientError);
   // GET /api/v4/openapi.json and the reference page at /api/docs (apps/lode/src/openapi.ts).
   setupOpenApi(app);
+  if (hotReads.length > 0 && !countedHotReads) installFrontDoor(app, hotReads);
+}
+
+/** The hot reads of the modules this process has (none in a worker-only module). */
+function hotReadsOf(app: NestExpressApplication): HotRead[] {
+  const answers = optional(app, PublicProjectAnswers);
+  if (!answers) return [];
+  const repositories = optional(app, GitRepositories);
+  return [
+    publicProjectReads(answers),
+    ...(repositories ? [publicRepositoryReads(answers, repositories, app.get(Metrics))] : []),
+  ];
+}
+
+/**
+ * Puts `frontDoor` in place of the Express application as the HTTP server's request listener: the
+ * hot reads it keeps skip Express's dispatch, everything else reaches Express as before.
+ */
+function installFrontDoor(app: NestExpressApplication, reads: HotRead[]): void {
+  const server = app.getHttpServer() as Server;
+  const express = app.getHttpAdapter().getInstance() as RequestListener & { get(setting: string): unknown };
+  const listeners = server.listeners('request');
+  if (listeners.length !== 1 || listeners[0] !== express)
+    throw new Error('The HTTP server is expected to have the Express application as its one request listener');
+  // Express's own compiled LODE_TRUSTED_PROXIES, as `req.ip` applies it.
+  const trust = express.get('trust proxy fn') as (address: string, hop: number) => boolean;
+  server.removeListener('request', express);
+  server.on(
+    'request',
+    frontDoor(express, {
+      reads,
+      metrics: app.get(Metrics),
+      database: app.get(DatabaseWatch),
+      clientAddress: (req) => proxyAddress(req, trust),
+    }),
+  );
 }
 
 /**

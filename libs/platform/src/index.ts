@@ -132,8 +132,21 @@ export { RedactingLogger } from './logging/redacting-logger';
 export { Logs, type LogFormat } from './logging/log-output';
 export { Metrics, type DeliveryOutcome } from './metrics/metrics';
 export { labelRoute, requestLogMiddleware, routeOf, QUEUE_DASHBOARD_PATH } from './http/request-log.middleware';
+export {
+  frontDoor,
+  hotReadsMiddleware,
+  plainlyAnonymous,
+  type FrontDoorParts,
+  type HotAnswer,
+  type HotRead,
+} from './http/front-door';
 export { requestContextMiddleware } from './http/request-context.middleware';
-export { securityHeadersMiddleware, markAuthenticated, AUTHENTICATED_CACHE_CONTROL } from './http/security-headers';
+export {
+  securityHeadersMiddleware,
+  markAuthenticated,
+  AUTHENTICATED_CACHE_CONTROL,
+  SECURITY_HEADERS,
+} from './http/security-headers';
 export {
   CurrentActor,
   Authenticated,

@@ -17,10 +17,8 @@ export {
 export { allProjectIds, projectExistsSql } from './projects/project-sql';
 export { ProjectChangeNotices, type ProjectNoticeWait } from './projects/project-change-notices';
 export {
-  answeringBeforeRoute,
-  plainlyAnonymous,
   PublicProjectAnswers,
-  publicProjectAnswersMiddleware,
+  publicProjectReads,
   publicProjectInvalidationRoute,
 } from './projects/public-project-answers';
 export type { ProjectEvent } from './projects/project';

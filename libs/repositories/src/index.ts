@@ -9,6 +9,6 @@ export { GitAccess } from './transport/git-access';
 /** A blob's bytes as a download no browser renders as a page (the raw endpoints and the web pages' raw view). */
 export { sendRawBlob } from './http/raw-response';
 /** Anonymous raw blob and files API reads of public projects, answered from memory before the Nest pipeline. */
-export { publicRepositoryReadsMiddleware } from './http/public-repository-reads.middleware';
+export { publicRepositoryReads } from './http/public-repository-reads';
 /** A commit's archive, cached and in the git work budget (the archive endpoints and the web pages' `/-/archive/`). */
 export { sendArchive } from './http/archive-response';

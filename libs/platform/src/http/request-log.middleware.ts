@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { RequestContexts, type Actor } from '../context';
 import { Logs } from '../logging/log-output';
@@ -38,10 +39,58 @@ export function routeOf(req: Request): string {
   return 'unmatched';
 }
 
+/** One answered request, as the request log and `lode_http_request_duration_seconds` take it. */
+export interface AnsweredRequest {
+  method: string;
+  route: string;
+  path: string;
+  status: number;
+  seconds: number;
+  requestId: string | undefined;
+  userId: number | null;
+  /** The client's address, worked out only for a line that is written (a proxy-addr walk). */
+  clientAddress: () => string | undefined;
+}
+
 /**
- * After `requestContextMiddleware`: when the answer is sent (or the client goes away first, status
- * 499 as nginx logs it), one `lode_http_request_duration_seconds` observation and one log line with
- * the request id, method, route, status, duration (ms) and the user the request acted as.
+ * One `lode_http_request_duration_seconds` observation and, at its level, one log line: what every
+ * answer gets, whether the Express chain (`requestLogMiddleware`) or the front door (`frontDoor`) sent it.
+ */
+export function recordAnswer(metrics: Pick<Metrics, 'httpDuration'>, answered: AnsweredRequest): void {
+  const { method, route, status } = answered;
+  metrics.httpDuration.observe({ method, route, status: String(status) }, answered.seconds);
+  // At LODE_LOG_LEVEL=warn and above a request that did not fail writes no line: none is built
+  // (its client address is a proxy-addr walk, its fields an object per request).
+  const failed = status >= 500;
+  if (!Logs.root.isLevelEnabled(failed ? 'error' : 'info')) return;
+  const line = {
+    request_id: answered.requestId,
+    method,
+    route,
+    path: answered.path,
+    status,
+    duration: Math.round(answered.seconds * 1e6) / 1e3,
+    user_id: answered.userId,
+    remote_ip: answered.clientAddress(),
+  };
+  const msg = `${method} ${route} ${status}`;
+  if (failed) Logs.root.error(line, msg);
+  else Logs.root.info(line, msg);
+}
+
+/**
+ * The status a request ended with for the log: its answer's, or 499 (as nginx logs it) when the
+ * client went away before the answer was sent. An answer another process sends (an archive
+ * download) is logged when it is handed over.
+ */
+export function answeredStatus(res: ServerResponse): number {
+  return res.writableFinished || answeredElsewhere(res) ? res.statusCode : 499;
+}
+
+/**
+ * After `requestContextMiddleware`: when the answer is sent (or the client goes away first), one
+ * `recordAnswer` with the request id, method, route, status, duration (ms) and the user the request
+ * acted as.
  */
 export function requestLogMiddleware(metrics: Metrics): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -51,29 +100,17 @@ export function requestLogMiddleware(metrics: Metrics): RequestHandler {
     const finish = () => {
       if (done) return;
       done = true;
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = routeOf(req);
-      // An answer another process sends (an archive download) is logged when it is handed over.
-      const status = res.writableFinished || answeredElsewhere(res) ? res.statusCode : 499;
-      metrics.httpDuration.observe({ method: req.method, route, status: String(status) }, seconds);
-      // At LODE_LOG_LEVEL=warn and above a request that did not fail writes no line: none is built
-      // (its client address is a proxy-addr walk, its fields an object per request).
-      const failed = status >= 500;
-      if (!Logs.root.isLevelEnabled(failed ? 'error' : 'info')) return;
       const actor = (req as Request & { actor?: Actor }).actor ?? context?.actor;
-      const line = {
-        request_id: context?.requestId,
+      recordAnswer(metrics, {
         method: req.method,
-        route,
+        route: routeOf(req),
         path: req.originalUrl,
-        status,
-        duration: Math.round(seconds * 1e6) / 1e3,
-        user_id: actor?.id ?? null,
-        remote_ip: req.ip,
-      };
-      const msg = `${req.method} ${route} ${status}`;
-      if (failed) Logs.root.error(line, msg);
-      else Logs.root.info(line, msg);
+        status: answeredStatus(res),
+        seconds: Number(process.hrtime.bigint() - started) / 1e9,
+        requestId: context?.requestId,
+        userId: actor?.id ?? null,
+        clientAddress: () => req.ip,
+      });
     };
     res.once('finish', finish);
     res.once('close', finish);

@@ -22,6 +22,11 @@ export class RequestRateLimits implements OnModuleInit {
     if (this.config.rateLimitAuthenticated > 0 || this.config.rateLimitUnauthenticated > 0) this.counters.connect();
   }
 
+  /** Whether requests without credentials are counted (LODE_RATE_LIMIT_UNAUTHENTICATED above 0). */
+  get countsAnonymous(): boolean {
+    return this.config.rateLimitUnauthenticated > 0;
+  }
+
   /** Counts a request by a user (their id) or an anonymous address; throws TooManyRequests past the limit. */
   async count(caller: { userId: number } | { address: string }, res: Response): Promise<void> {
     const [limit, key] =

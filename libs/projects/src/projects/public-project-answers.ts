@@ -3,13 +3,13 @@ import {
   LodeConfig,
   Metrics,
   ownBuffer,
-  RequestRateLimits,
   type DomainEvent,
+  type HotAnswer,
+  type HotRead,
   type InvalidationRoute,
   type Recorded,
 } from '@app/platform';
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** The cache key of one project's anonymous answer. */
 export const publicProjectKey = (projectId: number) => `public-project:${projectId}`;
@@ -87,7 +87,7 @@ export interface KeptAnswer {
  *
  * Beside the answers it remembers which projects an anonymous read last found public (`notePublic`,
  * `isPublic`), under the same evictions: what lets an anonymous raw read of a blob by id (immutable
- * bytes) be answered without the project's query (libs/repositories' `publicRepositoryReadsMiddleware`). And it
+ * bytes) be answered without the project's query (libs/repositories' `publicRepositoryReads`). And it
  * keeps other anonymous answers of a public project by request URL (`keepUrl`, `lookupUrl`: the files
  * API's), under the same evictions too, within a second budget of LODE_PROJECT_CACHE_BYTES: what such
  * an answer shows of the repository changes only with a ref move, and every ref move is recorded as
@@ -290,70 +290,24 @@ export class PublicProjectAnswers {
   }
 }
 
-/** `/api/v4/projects/<id>` exactly: no trailing slash, no query string (the whole URL, as Express gives it). */
+/** `/api/v4/projects/<id>` exactly: no trailing slash, no query string (the whole URL). */
 const PROJECT_URL = /^\/api\/v4\/projects\/(\d{1,9})$/;
 /** The route template the Nest route has, for the request log and `lode_http_request_duration_seconds`. */
 const PROJECT_ROUTE = '/api/v4/projects/:id';
+const PROJECT_ANSWER_HEADERS: readonly string[] = ['Content-Type', 'application/json'];
 
 /**
- * Whether a request is anonymous to every part of Lode: no credentials in any header GitLab reads
- * (PRIVATE-TOKEN, Authorization, JOB-TOKEN), no `sudo`, and no body that could carry `private_token`.
- * The query string is already empty (PROJECT_URL).
- */
-export function plainlyAnonymous(req: Request): boolean {
-  const h = req.headers;
-  return (
-    h['private-token'] === undefined &&
-    h.authorization === undefined &&
-    h['job-token'] === undefined &&
-    h.sudo === undefined &&
-    h['content-length'] === undefined &&
-    h['transfer-encoding'] === undefined
-  );
-}
-
-/**
- * What an answer sent from memory before the Nest pipeline still owes as the route `route`: the
- * unauthenticated rate limit counts it as the guard counts a request (and may refuse it), and the
- * request log and duration metric name it by the route's template (routeOf reads Express's matched
- * route; no Express route ran).
- */
-export async function answeringBeforeRoute(
-  req: Request,
-  res: Response,
-  limits: RequestRateLimits,
-  route: string,
-): Promise<void> {
-  await limits.count({ address: req.ip ?? 'unknown' }, res);
-  (req as Request & { route?: { path: string } }).route = { path: route };
-}
-
-/**
- * Answers an anonymous `GET /api/v4/projects/<id>` from `PublicProjectAnswers` before the Nest
+ * An anonymous `GET /api/v4/projects/<id>` answered from `PublicProjectAnswers` ahead of the Nest
  * pipeline (guard, pipes, interceptors, the route), which is most of such a request's cost once the
- * project's query is gone. It runs after the request id, the request log, the security headers and
- * the database gate, so the answer carries what the route's would, and is logged and measured under
- * the route's template. The unauthenticated rate limit counts a hit as the guard counts a request.
- * Whatever it does not answer (a miss, another path, any credentials) goes on to Nest unchanged, and
- * the route keeps the answer it makes.
+ * project's query is gone (platform's `frontDoor`, or `hotReadsMiddleware` where the rate limit
+ * counts it). Whatever it does not answer (a miss, another path, any credentials) goes on to Nest
+ * unchanged, and the route keeps the answer it makes.
  */
-export function publicProjectAnswersMiddleware(
-  answers: PublicProjectAnswers,
-  limits: RequestRateLimits,
-): RequestHandler {
-  const serve = async (id: number, req: Request, res: Response, next: NextFunction) => {
-    const body = await answers.lookup(id);
-    if (!body) return next();
-    await answeringBeforeRoute(req, res, limits, PROJECT_ROUTE);
-    res.statusCode = 200;
-    res.setHeader('Content-Type', 'application/json');
-    res.setHeader('Content-Length', body.length);
-    res.end(body);
-  };
-  return (req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'GET') return next();
-    const m = PROJECT_URL.exec(req.url);
-    if (!m || !plainlyAnonymous(req)) return next();
-    serve(Number(m[1]), req, res, next).catch(next);
+export function publicProjectReads(answers: PublicProjectAnswers): HotRead {
+  const found = (body: Buffer | undefined): HotAnswer | undefined =>
+    body && { route: PROJECT_ROUTE, headers: PROJECT_ANSWER_HEADERS, body };
+  return (url) => {
+    const m = PROJECT_URL.exec(url);
+    return m ? answers.lookup(Number(m[1])).then(found) : undefined;
   };
 }

@@ -1,12 +1,12 @@
 import { GitRepositories, type FileEntry, type RepoRef } from '@app/git';
-import { CurrentActor, GitlabParams, NotFound, type Actor } from '@app/platform';
-import { plainlyAnonymous, ProjectQueries, PublicProjectAnswers } from '@app/projects';
+import { CurrentActor, GitlabParams, NotFound, plainlyAnonymous, type Actor } from '@app/platform';
+import { ProjectQueries, PublicProjectAnswers } from '@app/projects';
 import { Controller, Get, Head, Param, Req, Res } from '@nestjs/common';
 import { IsDefined, IsString } from 'class-validator';
 import type { Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { serializeBlameRange } from './commit.serializer';
-import { FILE_URL } from './public-repository-reads.middleware';
+import { FILE_URL } from './public-repository-reads';
 import { sendRawBlob } from './raw-response';
 import { readableRepository } from './readable-repository';
 
@@ -129,7 +129,7 @@ export class RepositoryFilesController {
   /**
    * The file whole, base64, with its metadata; the same metadata in X-Gitlab-* headers. An anonymous
    * answer of a public project is kept by its URL, so the next one is answered before this route
-   * (`publicRepositoryReadsMiddleware`) until an event names the project (a ref move is one).
+   * (`publicRepositoryReads`) until an event names the project (a ref move is one).
    */
   @Get(':file_path')
   async get(

@@ -94,7 +94,7 @@ export class RepositoryReadsController {
   /**
    * The blob's bytes, streamed (see sendRawBlob for the headers that keep a browser from running them).
    * An anonymous read of a public project is remembered, so the next one of a blob kept in memory is
-   * answered before this route (`publicRepositoryReadsMiddleware`).
+   * answered before this route (`publicRepositoryReads`).
    */
   @Get('blobs/:sha/raw')
   async raw(@Param('id') id: string, @Param('sha') sha: string, @Res() res: Response, @CurrentActor() actor?: Actor) {
