@@ -169,8 +169,6 @@ function installFrontDoor(app: NestExpressApplication, reads: HotRead[]): void {
   const listeners = server.listeners('request');
   if (listeners.length !== 1 || listeners[0] !== express)
     throw new Error('The HTTP server is expected to have the Express application as its one request listener');
-  // Express's own compiled LODE_TRUSTED_PROXIES, as `req.ip` applies it.
-  const trust = express.get('trust proxy fn') as (address: string, hop: number) => boolean;
   server.removeListener('request', express);
   server.on(
     'request',
@@ -178,7 +176,9 @@ function installFrontDoor(app: NestExpressApplication, reads: HotRead[]): void {
       reads,
       metrics: app.get(Metrics),
       database: app.get(DatabaseWatch),
-      clientAddress: (req) => proxyAddress(req, trust),
+      // As `req.ip` works it out: Express's own compiled LODE_TRUSTED_PROXIES, read when a line is written.
+      clientAddress: (req) =>
+        proxyAddress(req, express.get('trust proxy fn') as (address: string, hop: number) => boolean),
     }),
   );
 }

@@ -26,12 +26,15 @@ describe('frontDoor', () => {
   let histogram: Histogram<'method' | 'route' | 'status'>;
   const database: { unreachable: string | undefined } = { unreachable: undefined };
 
-  /** `/kept/1` is kept, `/kept/2` is of the kind but not kept, `/kept/3` fails its lookup; the rest is not of its kind. */
+  /** `/kept/1` is kept, `/kept/2` is of the kind but not kept, `/kept/3` fails its lookup, `/kept/4` and `/kept/5` take their time; the rest is not of its kind. */
   const read: HotRead = (url) => {
     const m = /^\/kept\/(\d)$/.exec(url);
     if (!m) return undefined;
     looked.push(url);
     if (m[1] === '3') return Promise.reject(new Error('the fence failed'));
+    // Slow lookups (a fence that waits): `/kept/4` kept, `/kept/5` not.
+    if (m[1] === '4' || m[1] === '5')
+      return new Promise((resolve) => setTimeout(() => resolve(m[1] === '4' ? KEPT : undefined), 150));
     return Promise.resolve(m[1] === '1' ? KEPT : undefined);
   };
   const app: RequestListener = (req, res) => {
@@ -135,6 +138,24 @@ describe('frontDoor', () => {
     expect((await send('/kept/1')).status).toBe(299);
     expect(looked).toEqual([]);
     expect(behind).toHaveLength(headers.length + 5);
+  });
+
+  it('measures a client that left while the lookup waited as 499, as the chain does, and hands nothing on', async () => {
+    const leave = (path: string) =>
+      new Promise<void>((resolve) => {
+        const req = request({ port, path });
+        req.on('error', () => resolve());
+        req.end();
+        setTimeout(() => req.destroy(), 30);
+      });
+    await leave('/kept/4');
+    await leave('/kept/5');
+    for (let i = 0; i < 50 && (await observations()).length < 2; i += 1) await new Promise((r) => setTimeout(r, 20));
+    expect(await observations()).toEqual([
+      { method: 'GET', route: '/kept/:n', status: '499', count: 1 },
+      { method: 'GET', route: 'unmatched', status: '499', count: 1 },
+    ]);
+    expect(behind).toEqual([]);
   });
 
   it('logs an answer as the request log does, with the client address it was given', async () => {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Logs } from '../logging/log-output';
 import type { Metrics } from '../metrics/metrics';
 import type { RequestRateLimits } from '../throttle/rate-limits';
 import { requestIdFor } from './request-context.middleware';
@@ -15,6 +16,8 @@ export interface HotAnswer {
   route: string;
   headers: readonly string[];
   body: Buffer;
+  /** Counted once the answer is sent (not when the rate limit refuses it). */
+  answered?: { inc(): void };
 }
 
 /**
@@ -73,25 +76,27 @@ export interface FrontDoorParts {
  */
 export function frontDoor(app: RequestListener, parts: FrontDoorParts): RequestListener {
   const { reads, metrics, database } = parts;
+  const record = (req: IncomingMessage, res: ServerResponse, route: string, requestId: string, started: bigint) =>
+    recordAnswer(metrics, {
+      method: 'GET',
+      route,
+      path: req.url ?? '',
+      status: answeredStatus(res),
+      seconds: Number(process.hrtime.bigint() - started) / 1e9,
+      requestId,
+      userId: null,
+      clientAddress: () => parts.clientAddress(req),
+    });
   const answer = (req: IncomingMessage, res: ServerResponse, hot: HotAnswer, started: bigint) => {
     const requestId = requestIdFor(req.headers['x-request-id']);
     let recorded = false;
-    const record = () => {
+    const recordOnce = () => {
       if (recorded) return;
       recorded = true;
-      recordAnswer(metrics, {
-        method: 'GET',
-        route: hot.route,
-        path: req.url ?? '',
-        status: answeredStatus(res),
-        seconds: Number(process.hrtime.bigint() - started) / 1e9,
-        requestId,
-        userId: null,
-        clientAddress: () => parts.clientAddress(req),
-      });
+      record(req, res, hot.route, requestId, started);
     };
-    res.once('finish', record);
-    res.once('close', record);
+    res.once('finish', recordOnce);
+    res.once('close', recordOnce);
     // One head, set at once: `writeHead` with a list takes no per-header bookkeeping.
     res.writeHead(200, [
       'X-Request-Id',
@@ -102,17 +107,40 @@ export function frontDoor(app: RequestListener, parts: FrontDoorParts): RequestL
       String(hot.body.length),
     ]);
     res.end(hot.body);
+    hot.answered?.inc();
   };
   return (req, res) => {
     if (database.unreachable) return app(req, res);
     const found = hotLookup(reads, req);
     if (!found) return app(req, res);
     const started = process.hrtime.bigint();
-    // A miss, or a lookup that failed (its database fence), is the route's to answer.
-    found.then(
-      (hot) => (hot ? answer(req, res, hot, started) : app(req, res)),
-      () => app(req, res),
-    );
+    // A client that leaves while the lookup waits (its database fence) is logged as the chain logs
+    // it, 499, under the route when the answer was found and `unmatched` when not: the chain's log
+    // would hear of it only from a `close` already past.
+    let left = false;
+    const leaving = () => (left = true);
+    res.once('close', leaving);
+    found
+      .then(
+        (hot) => {
+          res.off('close', leaving);
+          if (left) record(req, res, hot?.route ?? 'unmatched', requestIdFor(req.headers['x-request-id']), started);
+          else if (hot) answer(req, res, hot, started);
+          else app(req, res);
+        },
+        // A lookup that failed is the route's to answer.
+        () => {
+          res.off('close', leaving);
+          app(req, res);
+        },
+      )
+      .catch((err: unknown) => {
+        // Not expected (the answer's headers were checked when kept): a 500 rather than a process
+        // ended by an unhandled rejection.
+        Logs.root.error({ err, path: req.url }, 'The front door failed to answer');
+        if (res.headersSent) res.destroy();
+        else res.writeHead(500, { 'Content-Type': 'application/json' }).end('{"message":"500 Internal Server Error"}');
+      });
   };
 }
 
@@ -129,6 +157,7 @@ export function hotReadsMiddleware(reads: readonly HotRead[], limits: RequestRat
     res.setHeader('Content-Length', hot.body.length);
     res.statusCode = 200;
     res.end(hot.body);
+    hot.answered?.inc();
   };
   return (req: Request, res: Response, next: NextFunction) => {
     // Before any router, `url` is the whole URL.

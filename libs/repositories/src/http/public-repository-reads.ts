@@ -45,16 +45,14 @@ export function publicRepositoryReads(answers: PublicProjectAnswers, git: GitRep
     if (!(await answers.isPublic(id))) return undefined;
     const kept = git.keptBlob(projectRepo(id), sha);
     if (!kept) return undefined;
-    blobsAnswered.inc();
-    return { route: RAW_BLOB_ROUTE, headers: rawBlobHeaders(kept.binary), body: kept.content };
+    return { route: RAW_BLOB_ROUTE, headers: rawBlobHeaders(kept.binary), body: kept.content, answered: blobsAnswered };
   };
   const file = async (id: number, url: string): Promise<HotAnswer | undefined> => {
     const kept = await answers.lookupUrl(id, url);
     if (!kept) return undefined;
-    filesAnswered.inc();
     const headers = kept.headers.flat();
     headers.push('Content-Type', 'application/json');
-    return { route: FILE_ROUTE, headers, body: kept.body };
+    return { route: FILE_ROUTE, headers, body: kept.body, answered: filesAnswered };
   };
   return (url) => {
     if (!url.startsWith('/api/v4/projects/')) return undefined;
