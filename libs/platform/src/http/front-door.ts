@@ -4,7 +4,7 @@ import { Logs } from '../logging/log-output';
 import type { Metrics } from '../metrics/metrics';
 import type { RequestRateLimits } from '../throttle/rate-limits';
 import { requestIdFor } from './request-context.middleware';
-import { answeredStatus, labelRoute, recordAnswer } from './request-log.middleware';
+import { answeredStatus, labelRoute, logAnswer, observeAnswer } from './request-log.middleware';
 import { SECURITY_HEADERS } from './security-headers';
 
 /**
@@ -76,17 +76,17 @@ export interface FrontDoorParts {
  */
 export function frontDoor(app: RequestListener, parts: FrontDoorParts): RequestListener {
   const { reads, metrics, database } = parts;
-  const record = (req: IncomingMessage, res: ServerResponse, route: string, requestId: string, started: bigint) =>
-    recordAnswer(metrics, {
-      method: 'GET',
-      route,
+  const record = (req: IncomingMessage, res: ServerResponse, route: string, requestId: string, started: bigint) => {
+    const status = answeredStatus(res);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    if (!observeAnswer(metrics, 'GET', route, status, seconds)) return;
+    logAnswer('GET', route, status, seconds, {
       path: req.url ?? '',
-      status: answeredStatus(res),
-      seconds: Number(process.hrtime.bigint() - started) / 1e9,
       requestId,
       userId: null,
-      clientAddress: () => parts.clientAddress(req),
+      remoteIp: parts.clientAddress(req),
     });
+  };
   const answer = (req: IncomingMessage, res: ServerResponse, hot: HotAnswer, started: bigint) => {
     const requestId = requestIdFor(req.headers['x-request-id']);
     let recorded = false;

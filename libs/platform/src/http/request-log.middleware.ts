@@ -39,43 +39,47 @@ export function routeOf(req: Request): string {
   return 'unmatched';
 }
 
-/** One answered request, as the request log and `lode_http_request_duration_seconds` take it. */
-export interface AnsweredRequest {
-  method: string;
-  route: string;
+/** One answered request's log line, beyond what its duration metric is labelled with. */
+export interface AnsweredRequestLine {
   path: string;
-  status: number;
-  seconds: number;
   requestId: string | undefined;
   userId: number | null;
-  /** The client's address, worked out only for a line that is written (a proxy-addr walk). */
-  clientAddress: () => string | undefined;
+  remoteIp: string | undefined;
 }
 
 /**
- * One `lode_http_request_duration_seconds` observation and, at its level, one log line: what every
- * answer gets, whether the Express chain (`requestLogMiddleware`) or the front door (`frontDoor`) sent it.
+ * One `lode_http_request_duration_seconds` observation, what every answer gets, whether the Express
+ * chain (`requestLogMiddleware`) or the front door (`frontDoor`) sent it; answers whether its log
+ * line is written at the current level. At LODE_LOG_LEVEL=warn and above a request that did not fail
+ * writes none, and its caller builds none (the client address is a proxy-addr walk, the line an
+ * object per request).
  */
-export function recordAnswer(metrics: Pick<Metrics, 'httpDuration'>, answered: AnsweredRequest): void {
-  const { method, route, status } = answered;
-  metrics.httpDuration.observe({ method, route, status: String(status) }, answered.seconds);
-  // At LODE_LOG_LEVEL=warn and above a request that did not fail writes no line: none is built
-  // (its client address is a proxy-addr walk, its fields an object per request).
-  const failed = status >= 500;
-  if (!Logs.root.isLevelEnabled(failed ? 'error' : 'info')) return;
-  const line = {
-    request_id: answered.requestId,
+export function observeAnswer(
+  metrics: Pick<Metrics, 'httpDuration'>,
+  method: string,
+  route: string,
+  status: number,
+  seconds: number,
+): boolean {
+  metrics.httpDuration.observe({ method, route, status: String(status) }, seconds);
+  return Logs.root.isLevelEnabled(status >= 500 ? 'error' : 'info');
+}
+
+/** The request log's line of one answer that `observeAnswer` said is written. */
+export function logAnswer(method: string, route: string, status: number, seconds: number, line: AnsweredRequestLine) {
+  const fields = {
+    request_id: line.requestId,
     method,
     route,
-    path: answered.path,
+    path: line.path,
     status,
-    duration: Math.round(answered.seconds * 1e6) / 1e3,
-    user_id: answered.userId,
-    remote_ip: answered.clientAddress(),
+    duration: Math.round(seconds * 1e6) / 1e3,
+    user_id: line.userId,
+    remote_ip: line.remoteIp,
   };
   const msg = `${method} ${route} ${status}`;
-  if (failed) Logs.root.error(line, msg);
-  else Logs.root.info(line, msg);
+  if (status >= 500) Logs.root.error(fields, msg);
+  else Logs.root.info(fields, msg);
 }
 
 /**
@@ -88,9 +92,9 @@ export function answeredStatus(res: ServerResponse): number {
 }
 
 /**
- * After `requestContextMiddleware`: when the answer is sent (or the client goes away first), one
- * `recordAnswer` with the request id, method, route, status, duration (ms) and the user the request
- * acted as.
+ * After `requestContextMiddleware`: when the answer is sent (or the client goes away first), its
+ * duration observed and, at its level, its line logged with the request id, method, route, status,
+ * duration (ms) and the user the request acted as.
  */
 export function requestLogMiddleware(metrics: Metrics): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -100,16 +104,17 @@ export function requestLogMiddleware(metrics: Metrics): RequestHandler {
     const finish = () => {
       if (done) return;
       done = true;
+      const method = req.method;
+      const route = routeOf(req);
+      const status = answeredStatus(res);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (!observeAnswer(metrics, method, route, status, seconds)) return;
       const actor = (req as Request & { actor?: Actor }).actor ?? context?.actor;
-      recordAnswer(metrics, {
-        method: req.method,
-        route: routeOf(req),
+      logAnswer(method, route, status, seconds, {
         path: req.originalUrl,
-        status: answeredStatus(res),
-        seconds: Number(process.hrtime.bigint() - started) / 1e9,
         requestId: context?.requestId,
         userId: actor?.id ?? null,
-        clientAddress: () => req.ip,
+        remoteIp: req.ip,
       });
     };
     res.once('finish', finish);
