@@ -128,7 +128,7 @@ describe('PublicProjectAnswers: projects remembered public for anonymous reads o
 });
 
 describe('PublicProjectAnswers: anonymous answers kept by URL', () => {
-  const answer = (text: string) => ({ body: Buffer.from(text), headers: [['X-Gitlab-Ref', 'master']] as const });
+  const answer = (text: string) => ({ body: Buffer.from(text), headers: ['X-Gitlab-Ref', 'master'] });
   const url = (id: number, n = 0) => `/api/v4/projects/${id}/repository/files/f${n}?ref=master`;
 
   it('answers a URL of its own project until an event names the project', async () => {

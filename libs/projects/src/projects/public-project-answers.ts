@@ -66,10 +66,13 @@ export const publicProjectInvalidationRoute: InvalidationRoute = (event: Recorde
   }
 };
 
-/** A serialized answer kept for replay: its body and the headers the route set beyond the common ones. */
+/**
+ * A serialized answer kept for replay: its body and the headers the route set beyond the common ones,
+ * as `writeHead` takes them (name, value, name, value...), so a replay copies nothing.
+ */
 export interface KeptAnswer {
   body: Buffer;
-  headers: readonly (readonly [string, string])[];
+  headers: readonly string[];
 }
 
 /**
@@ -213,7 +216,7 @@ export class PublicProjectAnswers {
     if (limit <= 0 || this.allEvictedAt > epoch || (this.evictedAt.get(projectId) ?? 0) > epoch) return;
     if (this.urlAnswers.has(url)) return; // as current, and compared by identity (see `keep`)
     let cost = answer.body.length + 2 * url.length + ENTRY_OVERHEAD;
-    for (const [name, value] of answer.headers) cost += 2 * (name.length + value.length);
+    for (const part of answer.headers) cost += 2 * part.length;
     if (cost > limit / 16) return;
     this.urlAnswers.set(url, { projectId, answer: { ...answer, body: ownBuffer(answer.body) }, cost });
     let urls = this.urlsOf.get(projectId);

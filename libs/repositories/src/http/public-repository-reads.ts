@@ -50,9 +50,7 @@ export function publicRepositoryReads(answers: PublicProjectAnswers, git: GitRep
   const file = async (id: number, url: string): Promise<HotAnswer | undefined> => {
     const kept = await answers.lookupUrl(id, url);
     if (!kept) return undefined;
-    const headers = kept.headers.flat();
-    headers.push('Content-Type', 'application/json');
-    return { route: FILE_ROUTE, headers, body: kept.body, answered: filesAnswered };
+    return { route: FILE_ROUTE, headers: kept.headers, body: kept.body, answered: filesAnswered };
   };
   return (url) => {
     if (!url.startsWith('/api/v4/projects/')) return undefined;

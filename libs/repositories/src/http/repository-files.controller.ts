@@ -148,7 +148,7 @@ export class RepositoryFilesController {
       this.publicProjects.keepUrl(
         project.id,
         req.originalUrl,
-        { body: Buffer.from(JSON.stringify(answer)), headers },
+        { body: Buffer.from(JSON.stringify(answer)), headers: [...headers.flat(), 'Content-Type', 'application/json'] },
         epoch,
       );
     return answer;
