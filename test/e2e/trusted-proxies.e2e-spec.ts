@@ -1,8 +1,9 @@
-import { LodeConfig, Logs, Metrics } from '@app/platform';
+import { LodeConfig, Metrics } from '@app/platform';
 import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { trustProxies } from '../../apps/lode/src/http-app';
 import { getFrom } from '../support/from-address';
+import { loggedLines } from '../support/logged-lines';
 import { createUser, type SeededUser } from '../support/seed';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -104,7 +105,7 @@ describe('trusted proxies (X-Forwarded-For)', () => {
         (await t.app.get(Metrics).registry.getSingleMetric('lode_project_cache_hits_total')?.get())?.values[0]?.value ??
         0;
       expect((await getFrom(port, '127.0.0.1', path)).status).toBe(200); // kept
-      const lines = await loggedLines(async () => {
+      const lines = await requestLines(async () => {
         const before = await hits();
         const answers = [
           await getFrom(port, '127.0.0.1', path, {
@@ -135,28 +136,12 @@ describe('trusted proxies (X-Forwarded-For)', () => {
   });
 });
 
-/** The request log's lines (at `info`, whatever the test's level) for the request ids `ids`, written while `act` ran. */
-async function loggedLines(act: () => Promise<void>, ids: string[]): Promise<Record<string, unknown>[]> {
-  const level = Logs.level;
-  const written: string[] = [];
-  const stdout = process.stdout.write;
-  Logs.configure('log', 'json');
-  process.stdout.write = ((chunk: string) => {
-    written.push(String(chunk));
-    return true;
-  }) as typeof process.stdout.write;
-  const found = () =>
+/** The request log's lines for the request ids `ids`, written while `act` ran. */
+async function requestLines(act: () => Promise<void>, ids: string[]): Promise<Record<string, unknown>[]> {
+  const ofIds = (written: readonly string[]) =>
     written
       .filter((l) => l.includes('"request_id"'))
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .filter((l) => ids.includes(l.request_id as string));
-  try {
-    await act();
-    // A line is written once its answer finished, which the client may see first.
-    for (let i = 0; i < 100 && found().length < ids.length; i += 1) await new Promise((r) => setTimeout(r, 10));
-  } finally {
-    process.stdout.write = stdout;
-    Logs.configure(level, 'json');
-  }
-  return found();
+  return ofIds(await loggedLines(act, (written) => ofIds(written).length >= ids.length));
 }

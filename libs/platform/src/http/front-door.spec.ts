@@ -1,7 +1,7 @@
 import { createServer, request, type IncomingHttpHeaders, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Histogram, Registry } from 'prom-client';
-import { Logs } from '../logging/log-output';
+import { loggedLines } from '../../../../test/support/logged-lines';
 import { frontDoor, type HotAnswer, type HotRead } from './front-door';
 
 /** What a request to the server got: status, headers, body, and whether the application behind answered it. */
@@ -159,24 +159,13 @@ describe('frontDoor', () => {
   });
 
   it('logs an answer as the request log does, with the client address it was given', async () => {
-    const level = Logs.level;
-    const lines: string[] = [];
-    const stdout = process.stdout.write;
-    Logs.configure('log', 'json');
-    process.stdout.write = ((chunk: string) => {
-      lines.push(String(chunk));
-      return true;
-    }) as typeof process.stdout.write;
-    try {
-      const got = await send('/kept/1', { headers: { 'X-Request-Id': 'logged-1' } });
-      expect(got.status).toBe(200);
-      // The line is written when the answer has finished, which the client may see first.
-      for (let i = 0; i < 50 && !lines.some((l) => l.includes('logged-1')); i += 1)
-        await new Promise((r) => setTimeout(r, 10));
-    } finally {
-      process.stdout.write = stdout;
-      Logs.configure(level, 'json');
-    }
+    const lines = await loggedLines(
+      async () => {
+        const got = await send('/kept/1', { headers: { 'X-Request-Id': 'logged-1' } });
+        expect(got.status).toBe(200);
+      },
+      (written) => written.some((l) => l.includes('logged-1')),
+    );
     const line = JSON.parse(lines.find((l) => l.includes('logged-1'))!);
     expect(line).toMatchObject({
       level: 'info',
