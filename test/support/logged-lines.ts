@@ -7,7 +7,7 @@ import { Logs } from '@app/platform';
  */
 export async function loggedLines(
   act: () => Promise<unknown>,
-  complete: (lines: readonly string[]) => boolean = () => true,
+  complete: (lines: readonly string[]) => boolean,
 ): Promise<string[]> {
   const level = Logs.level;
   const written: string[] = [];

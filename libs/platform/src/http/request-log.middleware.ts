@@ -66,7 +66,13 @@ export function observeAnswer(
 }
 
 /** The request log's line of one answer that `observeAnswer` said is written. */
-export function logAnswer(method: string, route: string, status: number, seconds: number, line: AnsweredRequestLine) {
+export function logAnswer(
+  method: string,
+  route: string,
+  status: number,
+  seconds: number,
+  line: AnsweredRequestLine,
+): void {
   const fields = {
     request_id: line.requestId,
     method,
