@@ -53,7 +53,8 @@ export class LodeConfig {
   /**
    * LODE_IDLE_MEMORY_TRIM: once a burst of work is over and the process idles, a full collection, and
    * after two more idle seconds a memory-reducing one that hands V8's spare heap pages back to the
-   * system (IdleMemoryTrim).
+   * system; when light traffic follows the burst instead, the memory-reducing one alone, for a large
+   * excess only (IdleMemoryTrim).
    */
   idleMemoryTrim = true;
   /** Bytes of commits (id, people, dates, message) kept as read for commit lists and blame; 0 keeps none. */

@@ -54,7 +54,7 @@ export class Metrics {
   });
   readonly idleMemoryTrims = new Counter({
     name: 'lode_idle_memory_trims_total',
-    help: 'Collections run when the process idled after a burst of work (LODE_IDLE_MEMORY_TRIM), by kind: full, then reducing (memory-reducing) if it stays idle',
+    help: 'Collections run when a burst of work was over (LODE_IDLE_MEMORY_TRIM), by kind: full, then reducing (memory-reducing) if the process stays idle; reducing alone when light traffic followed the burst',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });

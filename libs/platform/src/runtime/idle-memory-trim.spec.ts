@@ -1,5 +1,5 @@
 import { LodeConfig } from '../config/lode-config';
-import { BurstEnd, IdleMemoryTrim, TRIM_ABOVE_BYTES } from './idle-memory-trim';
+import { BurstEnd, IdleMemoryTrim, TRIM_ABOVE_BYTES, UNDER_TRAFFIC_MARGIN_BYTES } from './idle-memory-trim';
 
 const busy = (active: number) => ({ active, utilization: active / 2000 });
 const quiet = { active: 10, utilization: 0.005 };
@@ -52,10 +52,57 @@ describe('BurstEnd: when a burst of work is over, and what to collect', () => {
     expect(burst.tick(quiet, large)).toBe('full');
   });
 
-  it('never trims under steady light use, however long it lasts', () => {
+  it('under light traffic, runs the memory-reducing collection alone once six light seconds end a burst', () => {
     const burst = new BurstEnd();
-    // 5 % of the loop, all day: work adds up, but no tick is idle.
-    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(100), large)).toBeUndefined();
+    const light = busy(600); // 30 % of the loop: 50 reads a second on two slow cores
+    const held = TRIM_ABOVE_BYTES + UNDER_TRAFFIC_MARGIN_BYTES + 1;
+    for (let i = 0; i < 3; i++) expect(burst.tick(busy(1900), held)).toBeUndefined();
+    // Two light ticks are not yet the end of the burst; the third is.
+    expect(burst.tick(light, held)).toBeUndefined();
+    expect(burst.tick(light, held)).toBeUndefined();
+    expect(burst.tick(light, held)).toBe('reducing');
+  });
+
+  it('pauses requests only for memory worth it: past the margin over TRIM_ABOVE_BYTES, and over what the last trim left', () => {
+    const burst = new BurstEnd();
+    const light = busy(600);
+    const line = TRIM_ABOVE_BYTES + UNDER_TRAFFIC_MARGIN_BYTES;
+    // Large enough to trim when idle, not under traffic.
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), line);
+    for (let i = 0; i < 20; i++) expect(burst.tick(light, line)).toBeUndefined();
+    // Past the line: trimmed, and what the trim left (the live heap keeps it at 300 MB) is the new floor.
+    const stuck = 300 * 1024 * 1024;
+    for (let i = 0; i < 20 && burst.tick(light, line + 1) !== 'reducing'; i++);
+    expect(burst.tick(light, stuck)).toBeUndefined();
+    // Steady traffic for a long while: work adds up, but the process has not grown past that floor.
+    for (let i = 0; i < 1_000; i++) expect(burst.tick(light, stuck + UNDER_TRAFFIC_MARGIN_BYTES)).toBeUndefined();
+    // Grown past it by more than the margin: once more, at the next light burst end.
+    let kinds: (string | undefined)[] = [];
+    for (let i = 0; i < 20; i++) kinds.push(burst.tick(light, stuck + UNDER_TRAFFIC_MARGIN_BYTES + 1));
+    expect(kinds.filter(Boolean)).toEqual(['reducing']);
+    // An idle burst end after it still uses the idle rule.
+    kinds = [];
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), large);
+    kinds.push(burst.tick(quiet, large), burst.tick(quiet, large));
+    expect(kinds).toEqual(['full', 'reducing']);
+  });
+
+  it('never trims a loop kept half busy or more, however long it lasts', () => {
+    const burst = new BurstEnd();
+    const huge = 4 * TRIM_ABOVE_BYTES;
+    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(i % 2 ? 1000 : 1900), huge)).toBeUndefined();
+  });
+
+  it('counts light ticks in a row only: a busy tick between them starts the count again', () => {
+    const burst = new BurstEnd();
+    const light = busy(600);
+    const held = TRIM_ABOVE_BYTES + UNDER_TRAFFIC_MARGIN_BYTES + 1;
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), held);
+    for (let i = 0; i < 50; i++) {
+      expect(burst.tick(light, held)).toBeUndefined();
+      expect(burst.tick(light, held)).toBeUndefined();
+      expect(burst.tick(busy(1900), held)).toBeUndefined();
+    }
   });
 });
 

@@ -9,6 +9,15 @@ const TICK_MS = 2_000;
 /** A tick whose loop was busy less than this share of the time counts as idle (40 ms in 2 s). */
 const IDLE_UTILIZATION = 0.02;
 /**
+ * A tick whose loop was busy less than this share carries light traffic: requests go on, far from
+ * what the process can serve. Measured on two slow cores (bench/RESULTS.md, twenty-first session):
+ * 20 commit pages a second kept the loop 8 % busy, 50 event pages a second 25-35 %, a steady write
+ * load at its limit 50-55 % and a saturated one 90-100 %.
+ */
+const LIGHT_UTILIZATION = 0.5;
+/** Light ticks in a row that end a burst while traffic goes on: six seconds of it. */
+const LIGHT_TICKS_TO_END = 3;
+/**
  * The loop's busy time since the last trim that makes another worth it: a burst of work, not the
  * odd request or timer. Measured (bench/RESULTS.md, ninth session): a trim after a benchmark's load
  * takes some 100-300 ms on two cores, so it is kept for after real work.
@@ -23,6 +32,15 @@ const BUSY_BEFORE_TRIM_MS = 5_000;
  * workloads, 340 MB and more) it is what keeps the process near its resting size.
  */
 export const TRIM_ABOVE_BYTES = 256 * 1024 * 1024;
+/**
+ * Under light traffic the memory-reducing collection's pause lands on requests (500 ms measured on two
+ * slow cores, bench/RESULTS.md twenty-first session), and the traffic grows the heap back: from 204 to
+ * 268 MB in 40 s and to 288 MB in two minutes after one. So it runs only when the process holds this
+ * much more than TRIM_ABOVE_BYTES (320 MB: what a heavy burst leaves, not what light traffic grows
+ * to), and this much more than its last memory-reducing collection left: a process kept large by its
+ * traffic is not paused again and again for nothing.
+ */
+export const UNDER_TRAFFIC_MARGIN_BYTES = 64 * 1024 * 1024;
 
 /**
  * The collections a trim runs: `full`, an ordinary full collection (the heap shrinks to what is alive;
@@ -33,33 +51,64 @@ export const TRIM_ABOVE_BYTES = 256 * 1024 * 1024;
 export type TrimKind = 'full' | 'reducing';
 
 /**
- * Decides, tick by tick, when a burst of work has ended and what to collect: enough busy time since
- * the last trim, then a tick of idle loop, for the full collection; and when the next tick is idle
- * too, for the memory-reducing one. Kept apart from the timer and V8 so the rule is tested as it is.
+ * Decides, tick by tick, when a burst of work has ended and what to collect. Kept apart from the
+ * timer and V8 so the rule is tested as it is:
+ *
+ * - Enough busy time since the last trim, then a tick of idle loop: the full collection; when the
+ *   next tick is idle too, the memory-reducing one.
+ * - Enough busy time, then six seconds of light traffic: the memory-reducing collection at once
+ *   (an ordinary full one gives no memory back: V8 keeps the pages it empties in a pool that only the
+ *   memory-reducing collection releases, measured 280 MB before and after one), and only past
+ *   UNDER_TRAFFIC_MARGIN_BYTES. Without it a server that never idles, polled by CI and health checks,
+ *   stayed at its last burst's high-water mark (340 MB after a benchmark's light workloads, 249 MB
+ *   once idle).
  */
 export class BurstEnd {
   private busyMs = 0;
+  private lightTicks = 0;
   /** The last tick ran the full collection: the next one decides on the memory-reducing one. */
   private collected = false;
+  /** The last tick ran the memory-reducing collection: this tick's size is what it left. */
+  private reduced = false;
+  /** What the last memory-reducing collection left, in resident bytes. */
+  private reducedTo = 0;
 
   /**
    * Counts one tick's loop use; answers what to collect now, if anything: `full` when a burst has
-   * ended (counting starts anew then) and the process holds more than TRIM_ABOVE_BYTES; `reducing` at
-   * the tick after that one, when the loop is still idle and the process still holds more.
+   * ended into idleness (counting starts anew then) and the process holds more than TRIM_ABOVE_BYTES;
+   * `reducing` at the tick after that one, when the loop is still idle and the process still holds
+   * more; `reducing` when a burst has ended into light traffic and the process holds
+   * UNDER_TRAFFIC_MARGIN_BYTES more than both TRIM_ABOVE_BYTES and what its last one left.
    */
   tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>, residentBytes: number): TrimKind | undefined {
     this.busyMs += use.active;
+    if (this.reduced) {
+      this.reduced = false;
+      this.reducedTo = residentBytes;
+    }
     const idle = use.utilization < IDLE_UTILIZATION;
+    this.lightTicks = !idle && use.utilization < LIGHT_UTILIZATION ? this.lightTicks + 1 : 0;
     if (this.collected) {
       this.collected = false;
       // Busy again, a new burst has begun: its own end decides.
-      if (idle) return residentBytes > TRIM_ABOVE_BYTES ? 'reducing' : undefined;
+      if (idle) return residentBytes > TRIM_ABOVE_BYTES ? this.reducing() : undefined;
     }
-    if (!idle || this.busyMs < BUSY_BEFORE_TRIM_MS) return undefined;
+    if (this.busyMs < BUSY_BEFORE_TRIM_MS) return undefined;
+    if (idle) {
+      this.busyMs = 0;
+      if (residentBytes <= TRIM_ABOVE_BYTES) return undefined;
+      this.collected = true;
+      return 'full';
+    }
+    if (this.lightTicks < LIGHT_TICKS_TO_END) return undefined;
     this.busyMs = 0;
-    if (residentBytes <= TRIM_ABOVE_BYTES) return undefined;
-    this.collected = true;
-    return 'full';
+    const line = Math.max(TRIM_ABOVE_BYTES, this.reducedTo) + UNDER_TRAFFIC_MARGIN_BYTES;
+    return residentBytes > line ? this.reducing() : undefined;
+  }
+
+  private reducing(): TrimKind {
+    this.reduced = true;
+    return 'reducing';
   }
 }
 
@@ -78,7 +127,10 @@ export class BurstEnd {
  * bench/RESULTS.md fourteenth session), and a request arriving meanwhile waits all of it: when it was
  * the first step, a burst that followed the last within two seconds (100 project creations a second)
  * queued behind it and answered in seconds. Now such a burst meets the short pause, and the long one
- * runs only after two seconds of quiet. The collector is Node's `--expose-gc` function, fetched
+ * runs only after two seconds of quiet. A process that never idles (light traffic goes on: CI
+ * polling, health checks, a steady trickle of reads) gets the memory-reducing collection alone, once
+ * six seconds of light loop show the burst is over, and only when it holds enough more to be worth a
+ * pause that requests meet (BurstEnd). The collector is Node's `--expose-gc` function, fetched
  * without the command-line flag.
  *
  * A memory-reducing collection also shrinks V8's young generation to its minimum (1 MB a semi-space
