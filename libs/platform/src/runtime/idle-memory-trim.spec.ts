@@ -61,6 +61,17 @@ describe('BurstEnd: when a burst of work is over, and what to collect', () => {
     expect(burst.tick(light, held)).toBeUndefined();
     expect(burst.tick(light, held)).toBeUndefined();
     expect(burst.tick(light, held)).toBe('reducing');
+    // The burst is spent: the traffic goes on, the process stays as large, and is not paused again.
+    for (let i = 0; i < 1_000; i++) expect(burst.tick(light, held)).toBeUndefined();
+  });
+
+  it('never trims under steady light use without a burst, however long it lasts', () => {
+    const burst = new BurstEnd();
+    const huge = 4 * TRIM_ABOVE_BYTES;
+    // 5 % of the loop (health checks) or 45 % (a steady stream of reads), all day: work adds up,
+    // but no tick is idle and none is a burst's.
+    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(100), huge)).toBeUndefined();
+    for (let i = 0; i < 10_000; i++) expect(burst.tick(busy(900), huge)).toBeUndefined();
   });
 
   it('pauses requests only for memory worth it: past the margin over TRIM_ABOVE_BYTES, and over what the last trim left', () => {
@@ -70,21 +81,27 @@ describe('BurstEnd: when a burst of work is over, and what to collect', () => {
     // Large enough to trim when idle, not under traffic.
     for (let i = 0; i < 3; i++) burst.tick(busy(1900), line);
     for (let i = 0; i < 20; i++) expect(burst.tick(light, line)).toBeUndefined();
-    // Past the line: trimmed, and what the trim left (the live heap keeps it at 300 MB) is the new floor.
+    // The traffic grows it past the line: that burst is still counted.
+    expect(burst.tick(light, line + 1)).toBe('reducing');
+    // The live heap kept it at 300 MB: the next line is the margin over that.
     const stuck = 300 * 1024 * 1024;
-    for (let i = 0; i < 20 && burst.tick(light, line + 1) !== 'reducing'; i++);
-    expect(burst.tick(light, stuck)).toBeUndefined();
-    // Steady traffic for a long while: work adds up, but the process has not grown past that floor.
-    for (let i = 0; i < 1_000; i++) expect(burst.tick(light, stuck + UNDER_TRAFFIC_MARGIN_BYTES)).toBeUndefined();
-    // Grown past it by more than the margin: once more, at the next light burst end.
-    let kinds: (string | undefined)[] = [];
-    for (let i = 0; i < 20; i++) kinds.push(burst.tick(light, stuck + UNDER_TRAFFIC_MARGIN_BYTES + 1));
-    expect(kinds.filter(Boolean)).toEqual(['reducing']);
-    // An idle burst end after it still uses the idle rule.
-    kinds = [];
+    burst.reduced(stuck);
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), stuck + UNDER_TRAFFIC_MARGIN_BYTES);
+    for (let i = 0; i < 20; i++) expect(burst.tick(light, stuck + UNDER_TRAFFIC_MARGIN_BYTES)).toBeUndefined();
+    expect(burst.tick(light, stuck + UNDER_TRAFFIC_MARGIN_BYTES + 1)).toBe('reducing');
+    // The idle rule keeps its own line.
     for (let i = 0; i < 3; i++) burst.tick(busy(1900), large);
-    kinds.push(burst.tick(quiet, large), burst.tick(quiet, large));
-    expect(kinds).toEqual(['full', 'reducing']);
+    expect([burst.tick(quiet, large), burst.tick(quiet, large)]).toEqual(['full', 'reducing']);
+  });
+
+  it('still trims once idle when a burst tails off through light traffic under the line', () => {
+    const burst = new BurstEnd();
+    const light = busy(600);
+    const held = 300 * 1024 * 1024; // over TRIM_ABOVE_BYTES, under it plus the margin
+    for (let i = 0; i < 3; i++) burst.tick(busy(1900), held);
+    for (let i = 0; i < 5; i++) expect(burst.tick(light, held)).toBeUndefined();
+    expect(burst.tick(quiet, held)).toBe('full');
+    expect(burst.tick(quiet, held)).toBe('reducing');
   });
 
   it('never trims a loop kept half busy or more, however long it lasts', () => {

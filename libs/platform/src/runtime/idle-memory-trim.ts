@@ -56,20 +56,22 @@ export type TrimKind = 'full' | 'reducing';
  *
  * - Enough busy time since the last trim, then a tick of idle loop: the full collection; when the
  *   next tick is idle too, the memory-reducing one.
- * - Enough busy time, then six seconds of light traffic: the memory-reducing collection at once
- *   (an ordinary full one gives no memory back: V8 keeps the pages it empties in a pool that only the
- *   memory-reducing collection releases, measured 280 MB before and after one), and only past
- *   UNDER_TRAFFIC_MARGIN_BYTES. Without it a server that never idles, polled by CI and health checks,
- *   stayed at its last burst's high-water mark (340 MB after a benchmark's light workloads, 249 MB
- *   once idle).
+ * - A burst (enough busy time in ticks at least half busy), then six seconds of light traffic: the
+ *   memory-reducing collection at once (an ordinary full one gives no memory back: V8 keeps the pages
+ *   it empties in a pool that only the memory-reducing collection releases, measured 280 MB before
+ *   and after one), and only past UNDER_TRAFFIC_MARGIN_BYTES. Without it a server that never idles,
+ *   polled by CI and health checks, stayed at its last burst's high-water mark (340 MB after a
+ *   benchmark's light workloads, 249 MB once idle). Light traffic alone is no burst: however long it
+ *   lasts, it never pauses the process.
  */
 export class BurstEnd {
+  /** The loop's busy time since the last trim, in any tick. */
   private busyMs = 0;
+  /** The loop's busy time since the last trim in ticks at least half busy: a burst's. */
+  private burstMs = 0;
   private lightTicks = 0;
   /** The last tick ran the full collection: the next one decides on the memory-reducing one. */
   private collected = false;
-  /** The last tick ran the memory-reducing collection: this tick's size is what it left. */
-  private reduced = false;
   /** What the last memory-reducing collection left, in resident bytes. */
   private reducedTo = 0;
 
@@ -78,37 +80,43 @@ export class BurstEnd {
    * ended into idleness (counting starts anew then) and the process holds more than TRIM_ABOVE_BYTES;
    * `reducing` at the tick after that one, when the loop is still idle and the process still holds
    * more; `reducing` when a burst has ended into light traffic and the process holds
-   * UNDER_TRAFFIC_MARGIN_BYTES more than both TRIM_ABOVE_BYTES and what its last one left.
+   * UNDER_TRAFFIC_MARGIN_BYTES more than both TRIM_ABOVE_BYTES and what the last one left. A light tail
+   * under that line keeps the burst counted, for the idle rule once the traffic stops, or for the line
+   * should the traffic grow the process past it.
    */
   tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>, residentBytes: number): TrimKind | undefined {
-    this.busyMs += use.active;
-    if (this.reduced) {
-      this.reduced = false;
-      this.reducedTo = residentBytes;
-    }
     const idle = use.utilization < IDLE_UTILIZATION;
-    this.lightTicks = !idle && use.utilization < LIGHT_UTILIZATION ? this.lightTicks + 1 : 0;
+    const light = !idle && use.utilization < LIGHT_UTILIZATION;
+    this.busyMs += use.active;
+    if (!idle && !light) this.burstMs += use.active;
+    this.lightTicks = light ? this.lightTicks + 1 : 0;
     if (this.collected) {
       this.collected = false;
       // Busy again, a new burst has begun: its own end decides.
-      if (idle) return residentBytes > TRIM_ABOVE_BYTES ? this.reducing() : undefined;
+      if (idle) return residentBytes > TRIM_ABOVE_BYTES ? 'reducing' : undefined;
     }
-    if (this.busyMs < BUSY_BEFORE_TRIM_MS) return undefined;
     if (idle) {
-      this.busyMs = 0;
+      if (this.busyMs < BUSY_BEFORE_TRIM_MS) return undefined;
+      this.counted();
       if (residentBytes <= TRIM_ABOVE_BYTES) return undefined;
       this.collected = true;
       return 'full';
     }
-    if (this.lightTicks < LIGHT_TICKS_TO_END) return undefined;
-    this.busyMs = 0;
-    const line = Math.max(TRIM_ABOVE_BYTES, this.reducedTo) + UNDER_TRAFFIC_MARGIN_BYTES;
-    return residentBytes > line ? this.reducing() : undefined;
+    if (this.lightTicks < LIGHT_TICKS_TO_END || this.burstMs < BUSY_BEFORE_TRIM_MS) return undefined;
+    if (residentBytes <= Math.max(TRIM_ABOVE_BYTES, this.reducedTo) + UNDER_TRAFFIC_MARGIN_BYTES) return undefined;
+    this.counted();
+    return 'reducing';
   }
 
-  private reducing(): TrimKind {
-    this.reduced = true;
-    return 'reducing';
+  /** What a memory-reducing collection left, in resident bytes, read right after it. */
+  reduced(residentBytes: number): void {
+    this.reducedTo = residentBytes;
+  }
+
+  /** A burst's end was judged: the next one counts from here. */
+  private counted(): void {
+    this.busyMs = 0;
+    this.burstMs = 0;
   }
 }
 
@@ -167,7 +175,9 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     const use = performance.eventLoopUtilization(now, this.last);
     this.last = now;
     const kind = this.burst.tick(use, process.memoryUsage.rss());
-    if (kind) this.trim(kind);
+    if (kind === undefined) return;
+    this.trim(kind);
+    if (kind === 'reducing') this.burst.reduced(process.memoryUsage.rss());
   }
 
   /** One collection; answers the resident bytes it gave back (0 when it could not run). */
