@@ -488,7 +488,7 @@ export const HOOK_EVENT_WORKLOADS = [
     check: (f) => ({
       met: f.failed === 0 && f.missing === 0 && f.duplicates === 0 && f.sameUuidTwice === 0 && f.p99 <= 500,
       detail:
-        `${f.writes} writes at ${f.writeRate}/s (answer P50/P99 ${f.writeP50}/${f.writeP99} ms${f.failed ? `, ${f.failed} failed` : ''}); ` +
+        `${f.writes} writes at ${f.writeRate}/s (answer P50/P99 ${f.writeP50}/${f.writeP99} ms${f.failed ? `, ${f.failed} failed (${f.failures.join('; ')})` : ''}); ` +
         `${f.received} of ${f.expected} expected deliveries, ${f.missing} missing, ${f.duplicates} duplicates, ` +
         `${f.sameUuidTwice} event UUIDs twice to one hook, ${f.unexpected} unexpected; ${f.deliveriesPerSecond} deliveries/s ` +
         `(${f.deliveriesPerSecondDuringWrites}/s while writes arrived, ${f.deliveriesPerSecondAfterWrites}/s for the ${f.receivedAfterWrites} after), ` +

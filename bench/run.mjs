@@ -265,7 +265,7 @@ async function heapFigures(lode) {
         headers: { 'PRIVATE-TOKEN': lode.rootToken },
       })
     ).text();
-    // A metric's value, summed over its labelled series (the trims count by kind; none yet is 0).
+    // A metric's value, summed over its labelled series (the trims count by what came after the burst; none yet is 0).
     const value = (name) =>
       [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))].reduce(
         (sum, m) => sum + Number(m[1]),

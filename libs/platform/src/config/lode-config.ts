@@ -51,10 +51,9 @@ export class LodeConfig {
    */
   commitListCacheBytes = 32 * 1024 * 1024;
   /**
-   * LODE_IDLE_MEMORY_TRIM: once a burst of work is over and the process idles, a full collection, and
-   * after two more idle seconds a memory-reducing one that hands V8's spare heap pages back to the
-   * system; when light traffic follows the burst instead, the memory-reducing one alone, for a large
-   * excess only (IdleMemoryTrim).
+   * LODE_IDLE_MEMORY_TRIM: once a burst of work is over and the process idles (two idle ticks in a
+   * row), a memory-reducing collection that hands V8's spare heap pages back to the system; when
+   * light traffic follows the burst instead, the same, for a large excess only (IdleMemoryTrim).
    */
   idleMemoryTrim = true;
   /** Bytes of commits (id, people, dates, message) kept as read for commit lists and blame; 0 keeps none. */

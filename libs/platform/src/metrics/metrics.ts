@@ -54,20 +54,20 @@ export class Metrics {
   });
   readonly idleMemoryTrims = new Counter({
     name: 'lode_idle_memory_trims_total',
-    help: 'Collections run when a burst of work was over (LODE_IDLE_MEMORY_TRIM), by kind: full, then reducing (memory-reducing) if the process stays idle; reducing alone when light traffic followed the burst',
-    labelNames: ['kind'] as const,
+    help: 'Memory-reducing collections run when a burst of work was over (LODE_IDLE_MEMORY_TRIM), by what came after it: idle (4 s of idle event loop) or light-traffic (6 s of event loop under half busy)',
+    labelNames: ['after'] as const,
     registers: [this.registry],
   });
   readonly idleMemoryTrimmedBytes = new Counter({
     name: 'lode_idle_memory_trimmed_bytes_total',
     help: 'Resident bytes those collections gave back to the system',
-    labelNames: ['kind'] as const,
+    labelNames: ['after'] as const,
     registers: [this.registry],
   });
   readonly idleMemoryTrimSeconds = new Counter({
     name: 'lode_idle_memory_trim_seconds_total',
     help: 'Time those collections held the event loop (a request arriving meanwhile waits for it)',
-    labelNames: ['kind'] as const,
+    labelNames: ['after'] as const,
     registers: [this.registry],
   });
   constructor(

@@ -17,6 +17,8 @@ const IDLE_UTILIZATION = 0.02;
 const LIGHT_UTILIZATION = 0.5;
 /** Light ticks in a row that end a burst while traffic goes on: six seconds of it. */
 const LIGHT_TICKS_TO_END = 3;
+/** Idle ticks in a row that end a burst: some four seconds of quiet. */
+const IDLE_TICKS_TO_END = 2;
 /**
  * The loop's busy time since the last trim that makes another worth it: a burst of work, not the
  * odd request or timer. Measured (bench/RESULTS.md, ninth session): a trim after a benchmark's load
@@ -43,69 +45,66 @@ export const TRIM_ABOVE_BYTES = 256 * 1024 * 1024;
 export const UNDER_TRAFFIC_MARGIN_BYTES = 64 * 1024 * 1024;
 
 /**
- * The collections a trim runs: `full`, an ordinary full collection (the heap shrinks to what is alive;
- * tens of milliseconds), and `reducing`, V8's memory-reducing one (Node's `last-resort` flavor: up to
- * seven collections, compacting everything, so that V8 hands its pooled pages back; 100 ms to over a
- * second on a large heap).
+ * How a burst of work ended, which decides a trim: into `idle` loop (nobody waits for the pause), or
+ * into `light-traffic` (requests go on and wait out the pause, so only a large excess is worth one).
  */
-export type TrimKind = 'full' | 'reducing';
+export type BurstEndKind = 'idle' | 'light-traffic';
 
 /**
- * Decides, tick by tick, when a burst of work has ended and what to collect. Kept apart from the
- * timer and V8 so the rule is tested as it is:
+ * Decides, tick by tick, when a burst of work has ended and a memory-reducing collection is worth its
+ * pause. Kept apart from the timer and V8 so the rule is tested as it is:
  *
- * - Enough busy time since the last trim, then a tick of idle loop: the full collection; when the
- *   next tick is idle too, the memory-reducing one.
- * - A burst (enough busy time in ticks at least half busy), then six seconds of light traffic: the
- *   memory-reducing collection at once (an ordinary full one gives no memory back: V8 keeps the pages
- *   it empties in a pool that only the memory-reducing collection releases, measured 280 MB before
- *   and after one), and only past UNDER_TRAFFIC_MARGIN_BYTES. Without it a server that never idles,
- *   polled by CI and health checks, stayed at its last burst's high-water mark (340 MB after a
- *   benchmark's light workloads, 249 MB once idle). Light traffic alone is no burst: however long it
- *   lasts, it never pauses the process.
+ * - Enough busy time since the last trim, then two idle ticks in a row, and the process holds more
+ *   than TRIM_ABOVE_BYTES: `idle`. Two, not one: a burst that follows the last within a few seconds
+ *   (100 project creations a second) would otherwise queue behind the pause and answer in seconds.
+ * - A burst (enough busy time in ticks at least half busy), then six seconds of light traffic, and
+ *   the process holds UNDER_TRAFFIC_MARGIN_BYTES more than both TRIM_ABOVE_BYTES and what the last
+ *   trim left: `light-traffic`. Without it a server that never idles, polled by CI and health
+ *   checks, stayed at its last burst's high-water mark (340 MB after a benchmark's light workloads,
+ *   249 MB once idle). Light traffic alone is no burst: however long it lasts, it never pauses the
+ *   process.
+ *
+ * Only the memory-reducing collection is run: an ordinary full one gives no memory back (V8 keeps the
+ * pages it empties in a pool that only the memory-reducing collection releases; in the server it gave
+ * back 0-3 MB every time, bench/RESULTS.md twenty-first session). A burst stays counted until a trim
+ * runs or the process idles under TRIM_ABOVE_BYTES: an idle tick, or a light tail under the line,
+ * between a burst and the traffic after it does not forget the burst (in a full benchmark run an
+ * ordinary collection on one idle tick between two workloads did, and the light traffic after them
+ * left the process at 327 MB).
  */
 export class BurstEnd {
   /** The loop's busy time since the last trim, in any tick. */
   private busyMs = 0;
   /** The loop's busy time since the last trim in ticks at least half busy: a burst's. */
   private burstMs = 0;
+  /** Idle ticks in a row, up to now. */
+  private idleTicks = 0;
+  /** Light ticks in a row (less than half busy, not idle), up to now. */
   private lightTicks = 0;
-  /** The last tick ran the full collection: the next one decides on the memory-reducing one. */
-  private collected = false;
   /** What the last memory-reducing collection left, in resident bytes. */
   private reducedTo = 0;
 
   /**
-   * Counts one tick's loop use; answers what to collect now, if anything: `full` when a burst has
-   * ended into idleness (counting starts anew then) and the process holds more than TRIM_ABOVE_BYTES;
-   * `reducing` at the tick after that one, when the loop is still idle and the process still holds
-   * more; `reducing` when a burst has ended into light traffic and the process holds
-   * UNDER_TRAFFIC_MARGIN_BYTES more than both TRIM_ABOVE_BYTES and what the last one left. A light tail
-   * under that line keeps the burst counted, for the idle rule once the traffic stops, or for the line
-   * should the traffic grow the process past it.
+   * Counts one tick's loop use; answers how a burst ended when a memory-reducing collection should
+   * run now, undefined otherwise. Counting starts anew once one is answered, and when the process
+   * idles under TRIM_ABOVE_BYTES after a burst (that burst left nothing worth a trim).
    */
-  tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>, residentBytes: number): TrimKind | undefined {
+  tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>, residentBytes: number): BurstEndKind | undefined {
     const idle = use.utilization < IDLE_UTILIZATION;
     const light = !idle && use.utilization < LIGHT_UTILIZATION;
     this.busyMs += use.active;
     if (!idle && !light) this.burstMs += use.active;
+    this.idleTicks = idle ? this.idleTicks + 1 : 0;
     this.lightTicks = light ? this.lightTicks + 1 : 0;
-    if (this.collected) {
-      this.collected = false;
-      // Busy again, a new burst has begun: its own end decides.
-      if (idle) return residentBytes > TRIM_ABOVE_BYTES ? 'reducing' : undefined;
-    }
-    if (idle) {
+    if (this.idleTicks >= IDLE_TICKS_TO_END) {
       if (this.busyMs < BUSY_BEFORE_TRIM_MS) return undefined;
       this.counted();
-      if (residentBytes <= TRIM_ABOVE_BYTES) return undefined;
-      this.collected = true;
-      return 'full';
+      return residentBytes > TRIM_ABOVE_BYTES ? 'idle' : undefined;
     }
     if (this.lightTicks < LIGHT_TICKS_TO_END || this.burstMs < BUSY_BEFORE_TRIM_MS) return undefined;
     if (residentBytes <= Math.max(TRIM_ABOVE_BYTES, this.reducedTo) + UNDER_TRAFFIC_MARGIN_BYTES) return undefined;
     this.counted();
-    return 'reducing';
+    return 'light-traffic';
   }
 
   /** What a memory-reducing collection left, in resident bytes, read right after it. */
@@ -128,17 +127,15 @@ export class BurstEnd {
  * after it, 248 MB after an ordinary full collection (the heap itself down to 6 MB), 80 MB after a
  * memory-reducing one.
  *
- * So it runs in two steps, each on a tick of idle loop: once the loop has been busy for a while, an
- * ordinary full collection (some 40 ms), and when the loop is still idle two seconds later and the
- * process still over TRIM_ABOVE_BYTES, the memory-reducing collection. The pause of that second one
- * grows with the heap (100-300 ms after light workloads, 1,119 ms once in a full benchmark run,
- * bench/RESULTS.md fourteenth session), and a request arriving meanwhile waits all of it: when it was
- * the first step, a burst that followed the last within two seconds (100 project creations a second)
- * queued behind it and answered in seconds. Now such a burst meets the short pause, and the long one
- * runs only after two seconds of quiet. A process that never idles (light traffic goes on: CI
- * polling, health checks, a steady trickle of reads) gets the memory-reducing collection alone, once
- * six seconds of light loop show the burst is over, and only when it holds enough more to be worth a
- * pause that requests meet (BurstEnd). The collector is Node's `--expose-gc` function, fetched
+ * So it runs V8's memory-reducing collection (Node's `last-resort` flavor: up to seven collections,
+ * compacting everything, so that V8 hands its pooled pages back) once a burst of work is over. Its
+ * pause grows with the heap (100-500 ms after light workloads, 1,119 ms once in a full benchmark run,
+ * bench/RESULTS.md fourteenth session), and a request arriving meanwhile waits all of it: run on the
+ * first idle tick, a burst that followed the last within two seconds (100 project creations a second)
+ * queued behind it and answered in seconds. So it waits for two idle ticks in a row. A process that
+ * never idles (light traffic goes on: CI polling, health checks, a steady trickle of reads) gets it
+ * once six seconds of light loop show the burst is over, and only when it holds enough more to be
+ * worth a pause that requests meet (BurstEnd). The collector is Node's `--expose-gc` function, fetched
  * without the command-line flag.
  *
  * A memory-reducing collection also shrinks V8's young generation to its minimum (1 MB a semi-space
@@ -174,34 +171,38 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     const now = performance.eventLoopUtilization();
     const use = performance.eventLoopUtilization(now, this.last);
     this.last = now;
-    const kind = this.burst.tick(use, process.memoryUsage.rss());
-    if (kind === undefined) return;
-    this.trim(kind);
-    if (kind === 'reducing') this.burst.reduced(process.memoryUsage.rss());
+    const after = this.burst.tick(use, process.memoryUsage.rss());
+    if (after === undefined) return;
+    const left = this.trim(after);
+    if (left !== undefined) this.burst.reduced(left.residentBytes);
   }
 
-  /** One collection; answers the resident bytes it gave back (0 when it could not run). */
-  trim(kind: TrimKind): number {
+  /**
+   * One memory-reducing collection, counted under how the burst before it ended; answers the resident
+   * bytes it gave back and what the process holds after it (undefined when it could not run).
+   */
+  trim(after: BurstEndKind): { freedBytes: number; residentBytes: number } | undefined {
     const before = process.memoryUsage.rss();
     const started = performance.now();
     try {
-      collector()({ type: 'major', execution: 'sync', flavor: kind === 'full' ? 'regular' : 'last-resort' });
+      collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     } catch (err) {
       // Never fatal: the process keeps its memory, as without this.
       this.logger.warn(`could not collect: ${String(err)}`);
       clearInterval(this.timer);
-      return 0;
+      return undefined;
     }
     // The loop was held by the collection: not counted as the next tick's work.
     this.last = performance.eventLoopUtilization();
-    const freed = Math.max(0, before - process.memoryUsage.rss());
+    const residentBytes = process.memoryUsage.rss();
+    const freedBytes = Math.max(0, before - residentBytes);
     const heldMs = performance.now() - started;
-    this.metrics.idleMemoryTrims.inc({ kind });
-    this.metrics.idleMemoryTrimmedBytes.inc({ kind }, freed);
-    this.metrics.idleMemoryTrimSeconds.inc({ kind }, heldMs / 1000);
+    this.metrics.idleMemoryTrims.inc({ after });
+    this.metrics.idleMemoryTrimmedBytes.inc({ after }, freedBytes);
+    this.metrics.idleMemoryTrimSeconds.inc({ after }, heldMs / 1000);
     this.logger.debug(
-      `idle: ${kind} collection in ${Math.round(heldMs)} ms, ${Math.round(freed / 1048576)} MB given back`,
+      `memory-reducing collection after ${after} in ${Math.round(heldMs)} ms, ${Math.round(freedBytes / 1048576)} MB given back`,
     );
-    return freed;
+    return { freedBytes, residentBytes };
   }
 }
