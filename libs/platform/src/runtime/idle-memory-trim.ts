@@ -73,7 +73,7 @@ export type BurstEndKind = 'idle' | 'light-traffic';
  * left the process at 327 MB).
  */
 export class BurstEnd {
-  /** The loop's busy time since the last trim, in any tick. */
+  /** The loop's busy time since the last trim, in ticks that were not idle. */
   private busyMs = 0;
   /** The loop's busy time since the last trim in ticks at least half busy: a burst's. */
   private burstMs = 0;
@@ -92,7 +92,9 @@ export class BurstEnd {
   tick(use: Pick<EventLoopUtilization, 'active' | 'utilization'>, residentBytes: number): BurstEndKind | undefined {
     const idle = use.utilization < IDLE_UTILIZATION;
     const light = !idle && use.utilization < LIGHT_UTILIZATION;
-    this.busyMs += use.active;
+    // An idle tick's few milliseconds (timers, the odd health check) are no work: counted, a long
+    // quiet spell alone would add up to a "burst" and pause an idle process every few minutes.
+    if (!idle) this.busyMs += use.active;
     if (!idle && !light) this.burstMs += use.active;
     this.idleTicks = idle ? this.idleTicks + 1 : 0;
     this.lightTicks = light ? this.lightTicks + 1 : 0;
