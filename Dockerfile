@@ -14,8 +14,10 @@ WORKDIR /app
 ENV npm_config_nodedir=/usr/local \
     JOBS=max
 COPY package.json package-lock.json ./
-# postinstall: scripts/patch-dependencies.cjs mends a dependency's known bug.
+# postinstall: scripts/patch-dependencies.cjs mends a dependency's known bug, and
+# scripts/build-native.cjs builds native/malloc-trim (glibc's malloc_trim for the idle memory trim).
 COPY scripts ./scripts
+COPY native ./native
 # `npm install`, not `npm ci`: the lock file is made on linux-x64 and lacks other platforms' optional
 # packages (@swc/core-*, msgpackr-extract), which `npm ci` refuses. `npm install` keeps the lock's versions.
 RUN npm install --no-audit --no-fund
@@ -43,6 +45,7 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/native/malloc-trim/build/Release/malloc_trim.node ./native/malloc-trim/build/Release/malloc_trim.node
 # `npx lode <command>` (or `node bin/lode.cjs`): the command line, which runs dist/ as it is here.
 COPY bin ./bin
 # GitLab's entity shapes, which the OpenAPI document's response schemas are made from (apps/lode/src/openapi.ts).

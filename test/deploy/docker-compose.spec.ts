@@ -237,6 +237,21 @@ describe('docker-compose.yml', () => {
     for (const setting of mallocDefaults) expect(imageEnv).toContain(setting);
   });
 
+  it('builds native/malloc-trim where npm install runs, and ships the addon where Lode looks for it', () => {
+    const postinstall = (JSON.parse(read('package.json')) as { scripts: { postinstall: string } }).scripts.postinstall;
+    expect(postinstall).toContain('scripts/build-native.cjs');
+    const copies = instructions('COPY');
+    const install = dockerfile.indexOf('RUN npm install');
+    expect(install).toBeGreaterThan(0);
+    // The sources are in the build stage before `npm install`, whose postinstall builds them.
+    expect(copies).toContain('native ./native');
+    expect(dockerfile.indexOf('COPY native ./native')).toBeLessThan(install);
+    // The runtime stage gets the built addon at the path malloc-trim.ts walks up to, from /app/dist.
+    const addon = 'native/malloc-trim/build/Release/malloc_trim.node';
+    expect(copies).toContain(`--from=build /app/${addon} ./${addon}`);
+    expect(read('.dockerignore').split('\n')).toContain('native/*/build');
+  });
+
   it('publishes the API port Lode listens on', () => {
     const port = environment(api).PORT ?? '8080';
     expect((api.ports ?? []).some((p) => String(p).endsWith(`:${port}`))).toBe(true);

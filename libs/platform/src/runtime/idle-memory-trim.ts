@@ -2,6 +2,7 @@ import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } fro
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { LodeConfig } from '../config/lode-config';
 import { Metrics } from '../metrics/metrics';
+import { mallocTrimAddon, mallocTrimMissing, type MallocTrimAddon } from './malloc-trim';
 import { collector } from './streamed-memory';
 
 /** How often the event loop's use is looked at. */
@@ -152,6 +153,8 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
   private timer?: NodeJS.Timeout;
   private last?: EventLoopUtilization;
   private readonly burst = new BurstEnd();
+  /** glibc's malloc_trim, when the addon is built (undefined: the process keeps glibc's free pages). */
+  private addon?: MallocTrimAddon;
 
   constructor(
     private readonly config: LodeConfig,
@@ -160,6 +163,9 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
 
   onApplicationBootstrap(): void {
     if (!this.config.idleMemoryTrim) return;
+    this.addon = mallocTrimAddon();
+    if (!this.addon && process.platform === 'linux')
+      this.logger.warn(`${mallocTrimMissing()}: glibc's free pages stay resident after a burst of work`);
     this.last = performance.eventLoopUtilization();
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
@@ -188,6 +194,10 @@ export class IdleMemoryTrim implements OnApplicationBootstrap, OnApplicationShut
     const started = performance.now();
     try {
       collector()({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+      // The collection has freed the native memory of what it collected (Buffers, libgit2's and
+      // OpenSSL's objects) into glibc's arenas, where it stays resident as free holes; malloc_trim
+      // hands their whole pages back (240 to 74 MB for 190 MB of freed 64 KB Buffers, some 25 ms).
+      this.addon?.mallocTrim();
     } catch (err) {
       // Never fatal: the process keeps its memory, as without this.
       this.logger.warn(`could not collect: ${String(err)}`);
