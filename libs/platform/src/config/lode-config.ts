@@ -52,7 +52,8 @@ export class LodeConfig {
   commitListCacheBytes = 32 * 1024 * 1024;
   /**
    * LODE_IDLE_MEMORY_TRIM: once a burst of work is over and the process idles (two idle ticks in a
-   * row), a memory-reducing collection that hands V8's spare heap pages back to the system; when
+   * row), a memory-reducing collection that hands V8's spare heap pages back to the system, then
+   * glibc's malloc_trim for the free pages in malloc's arenas (native/malloc-trim); when
    * light traffic follows the burst instead, the same, for a large excess only (IdleMemoryTrim).
    */
   idleMemoryTrim = true;

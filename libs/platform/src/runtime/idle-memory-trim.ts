@@ -138,7 +138,9 @@ export class BurstEnd {
  * queued behind it and answered in seconds. So it waits for two idle ticks in a row. A process that
  * never idles (light traffic goes on: CI polling, health checks, a steady trickle of reads) gets it
  * once six seconds of light loop show the burst is over, and only when it holds enough more to be
- * worth a pause that requests meet (BurstEnd). The collector is Node's `--expose-gc` function, fetched
+ * worth a pause that requests meet (BurstEnd). Right after the collection, glibc's malloc_trim
+ * (native/malloc-trim) gives back the free pages the collected objects' native memory left in
+ * malloc's arenas. The collector is Node's `--expose-gc` function, fetched
  * without the command-line flag.
  *
  * A memory-reducing collection also shrinks V8's young generation to its minimum (1 MB a semi-space
