@@ -212,6 +212,48 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
     expect(missing.body).toEqual({ error: 'to is missing' });
   });
 
+  it("prints each file's diff as git does: binary, mode change, no newline at the end, bytes not UTF-8", async () => {
+    const edges = (
+      await t
+        .http()
+        .post('/api/v4/projects')
+        .set('PRIVATE-TOKEN', owner.token)
+        .send({ name: 'Edges', visibility: 'public' })
+    ).body;
+    await gitOk(['checkout', '-q', '-b', 'edges', 'master'], work);
+    try {
+      writeFileSync(join(work, 'logo.bin'), Buffer.concat([binary, binary]));
+      chmodSync(join(work, 'run.sh'), 0o644);
+      writeFileSync(join(work, 'README.md'), '# Readable\nno newline at the end');
+      writeFileSync(join(work, 'latin1.txt'), Buffer.from('caf\xe9\nsecond\n', 'latin1'));
+      writeFileSync(join(work, 'src/lib/util.ts'), 'export const a = 1;\nexport const b = 3;\nexport const c = 5;\n');
+      await commit('edges');
+      await gitOk(['push', '-q', repositoryPath(t.config.dataDir, edges.id), 'master', 'edges'], work);
+      const res = await as().get(`/projects/${edges.id}/repository/compare?from=master&to=edges`);
+      expect(res.status).toBe(200);
+      const diffs = Object.fromEntries(res.body.diffs.map((d: { new_path: string }) => [d.new_path, d]));
+      expect(Object.keys(diffs).sort()).toEqual(['README.md', 'latin1.txt', 'logo.bin', 'run.sh', 'src/lib/util.ts']);
+      // GitLab's `diff` is git's patch from the first hunk on: what stock git prints for the file.
+      for (const file of ['README.md', 'latin1.txt', 'src/lib/util.ts']) {
+        const printed = await gitOk(['diff', '-M', 'master', 'edges', '--', file], work);
+        expect(diffs[file].diff).toBe(printed.slice(printed.indexOf('\n@@') + 1));
+      }
+      expect(diffs['README.md'].diff).toBe(
+        '@@ -1 +1,2 @@\n # Readable\n+no newline at the end\n\\ No newline at end of file\n',
+      );
+      expect(diffs['latin1.txt'].diff).toBe('@@ -0,0 +1,2 @@\n+caf\ufffd\n+second\n');
+      // No hunk: a binary file's change and a mode change alone have an empty diff.
+      expect(diffs['logo.bin']).toMatchObject({ diff: '', a_mode: '100644', b_mode: '100644' });
+      expect(diffs['run.sh']).toMatchObject({ diff: '', a_mode: '100755', b_mode: '100644' });
+      const commitDiff = await as().get(`/projects/${edges.id}/repository/commits/edges/diff`);
+      expect(commitDiff.body.find((d: { new_path: string }) => d.new_path === 'README.md').diff).toBe(
+        diffs['README.md'].diff,
+      );
+    } finally {
+      await gitOk(['checkout', '-q', 'master'], work);
+    }
+  });
+
   it('cuts a compare at the configured limits and says so', async () => {
     const limited = await startTestApp({ compareMaxFiles: 2 });
     try {

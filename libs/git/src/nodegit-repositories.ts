@@ -78,22 +78,6 @@ interface DiffFile {
   path(): string;
   mode(): number;
 }
-interface DiffLine {
-  origin(): number;
-  content(): string;
-}
-interface Hunk {
-  header(): string;
-  lines(): Promise<DiffLine[]>;
-}
-interface Patch {
-  hunks(): Promise<Hunk[]>;
-  oldFile(): DiffFile;
-  newFile(): DiffFile;
-  isAdded(): boolean;
-  isDeleted(): boolean;
-  isRenamed(): boolean;
-}
 interface DiffStats {
   insertions(): number;
   deletions(): number;
@@ -107,7 +91,7 @@ interface Diff {
   numDeltas(): number;
   getDelta(index: number): DiffDelta;
   findSimilar(options: { flags: number }): Promise<void>;
-  patches(): Promise<Patch[]>;
+  toBuf(format: number): Promise<string>;
   getStats(): Promise<DiffStats>;
 }
 interface Odb {
@@ -143,7 +127,8 @@ interface NodegitApi {
   Diff: {
     FIND: { RENAMES: number };
     OPTION: { INCLUDE_TYPECHANGE: number };
-    DELTA: { ADDED: number; DELETED: number };
+    DELTA: { ADDED: number; DELETED: number; RENAMED: number };
+    FORMAT: { PATCH: number };
     treeToTree(repo: Repo, from: Tree | null, to: Tree, options: { flags: number } | null): Promise<Diff>;
   };
 }
@@ -214,6 +199,32 @@ const CONTRIBUTOR_CACHE = 128;
 const CONTRIBUTOR_COMMITS = 2000;
 
 const modeString = (mode: number) => mode.toString(8).padStart(6, '0');
+
+/**
+ * A printed patch cut into its files, in the diff's order: each starts at its `diff --git` line, which
+ * no other line of a patch can start with (content lines begin with ' ', '+', '-' or '\\', and a
+ * path with a newline is printed quoted).
+ */
+const filePatches = (printed: string): string[] =>
+  printed ? printed.split(/^(?=diff --git )/m).filter((file) => file.startsWith('diff --git ')) : [];
+
+/**
+ * A file's patch from its first hunk on: GitLab's `diff` field, without the file's header lines
+ * (`diff --git`, `index`, `---`/`+++`, modes, renames), none of which starts with `@@`. A file with
+ * no hunk (a binary one, a rename alone, a mode change) has an empty `diff`, as in GitLab.
+ */
+const hunksOf = (file: string): string => {
+  const at = file.indexOf('\n@@');
+  return at < 0 ? '' : file.slice(at + 1);
+};
+
+/** A patch's lines other than its hunks' headers: what the compare limits count. */
+const lineCount = (hunks: string): number => {
+  let count = 0;
+  for (const line of hunks.split('\n')) if (line && !line.startsWith('@@')) count++;
+  return count;
+};
+
 const iso = (sig: Signature) => {
   const when = sig.when();
   const offset = when.offset();
@@ -694,33 +705,34 @@ export class NodegitRepositories {
   ): Promise<{ diffs: FileDiff[]; overflow: boolean }> {
     const diff = await NodeGit.Diff.treeToTree(repo, from ? await from.getTree() : null, await to.getTree(), null);
     await diff.findSimilar({ flags: NodeGit.Diff.FIND.RENAMES });
-    const patches = await diff.patches();
+    // The patch as libgit2 prints it (git's own format), in one call, cut per file. Not nodegit's
+    // `patches()` / `hunks()` / `lines()`: every line `lines()` hands out is a copy nodegit never frees
+    // (ConvenientHunk's), so the server grew with every compare and commit diff until a restart (75-88
+    // MB per 300 diffs of 50 files, compare-memory.int-spec), and a line not valid UTF-8 lost its
+    // newline there. Like those, the whole diff is computed before the limits cut it.
+    const files = filePatches(await diff.toBuf(NodeGit.Diff.FORMAT.PATCH));
+    if (files.length !== diff.numDeltas())
+      throw new Error(`libgit2 printed ${files.length} file patches for ${diff.numDeltas()} changed files`);
     const diffs: FileDiff[] = [];
     let lines = 0;
     let bytes = 0;
-    for (const patch of patches) {
+    for (const [index, printed] of files.entries()) {
       if (diffs.length >= limits.maxFiles) return { diffs, overflow: true };
-      let text = '';
-      for (const hunk of await patch.hunks()) {
-        text += hunk.header();
-        for (const line of await hunk.lines()) {
-          const origin = String.fromCharCode(line.origin());
-          const content = line.content();
-          text += origin === '+' || origin === '-' || origin === ' ' ? `${origin}${content}` : content;
-          lines++;
-        }
-      }
+      const text = hunksOf(printed);
+      lines += lineCount(text);
       bytes += Buffer.byteLength(text);
       if (lines > limits.maxLines || bytes > limits.maxBytes) return { diffs, overflow: true };
-      const added = patch.isAdded();
-      const deleted = patch.isDeleted();
+      const delta = diff.getDelta(index);
+      const status = delta.status();
+      const added = status === NodeGit.Diff.DELTA.ADDED;
+      const deleted = status === NodeGit.Diff.DELTA.DELETED;
       diffs.push({
-        oldPath: patch.oldFile().path(),
-        newPath: patch.newFile().path(),
-        aMode: added ? '0' : modeString(patch.oldFile().mode()),
-        bMode: deleted ? '0' : modeString(patch.newFile().mode()),
+        oldPath: delta.oldFile().path(),
+        newPath: delta.newFile().path(),
+        aMode: added ? '0' : modeString(delta.oldFile().mode()),
+        bMode: deleted ? '0' : modeString(delta.newFile().mode()),
         newFile: added,
-        renamedFile: patch.isRenamed(),
+        renamedFile: status === NodeGit.Diff.DELTA.RENAMED,
         deletedFile: deleted,
         diff: text,
       });
