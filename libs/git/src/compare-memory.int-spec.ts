@@ -1,8 +1,7 @@
-import { LodeConfig } from '@app/platform';
+import { LodeConfig, mallocTrimAddon } from '@app/platform';
 import { spawnSync } from 'node:child_process';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { mallocTrimAddon } from '../../platform/src/runtime/malloc-trim';
 import { tempDirs } from '../../../test/support/git';
 import { repositoryPath } from './git-cli';
 import { projectRepo } from './git-repositories';

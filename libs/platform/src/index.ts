@@ -172,5 +172,7 @@ export {
 /** A Buffer that holds only its own bytes, for caches bounded by bytes. */
 export { ownBuffer } from './runtime/own-buffer';
 export { collectAsStreamed } from './runtime/streamed-memory';
+/** glibc's malloc_trim through native/malloc-trim, when it is built: memory measurements settle with it. */
+export { mallocTrimAddon } from './runtime/malloc-trim';
 /** Which process built a half-finished thing, so a later start can tell a dead builder's leftovers. */
 export { THIS_PROCESS, ownerTag, parseOwnerTag, ownerGone, type ProcessOwner } from './process-owner';
