@@ -226,15 +226,24 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
       chmodSync(join(work, 'run.sh'), 0o644);
       writeFileSync(join(work, 'README.md'), '# Readable\nno newline at the end');
       writeFileSync(join(work, 'latin1.txt'), Buffer.from('caf\xe9\nsecond\n', 'latin1'));
+      // A lone carriage return is inside a line: what follows it is content, however it reads.
+      writeFileSync(join(work, 'cr.txt'), 'one\rdiff --git a/x b/x\ntwo\n');
       writeFileSync(join(work, 'src/lib/util.ts'), 'export const a = 1;\nexport const b = 3;\nexport const c = 5;\n');
       await commit('edges');
       await gitOk(['push', '-q', repositoryPath(t.config.dataDir, edges.id), 'master', 'edges'], work);
       const res = await as().get(`/projects/${edges.id}/repository/compare?from=master&to=edges`);
       expect(res.status).toBe(200);
       const diffs = Object.fromEntries(res.body.diffs.map((d: { new_path: string }) => [d.new_path, d]));
-      expect(Object.keys(diffs).sort()).toEqual(['README.md', 'latin1.txt', 'logo.bin', 'run.sh', 'src/lib/util.ts']);
+      expect(Object.keys(diffs).sort()).toEqual([
+        'README.md',
+        'cr.txt',
+        'latin1.txt',
+        'logo.bin',
+        'run.sh',
+        'src/lib/util.ts',
+      ]);
       // GitLab's `diff` is git's patch from the first hunk on: what stock git prints for the file.
-      for (const file of ['README.md', 'latin1.txt', 'src/lib/util.ts']) {
+      for (const file of ['README.md', 'cr.txt', 'latin1.txt', 'src/lib/util.ts']) {
         const printed = await gitOk(['diff', '-M', 'master', 'edges', '--', file], work);
         expect(diffs[file].diff).toBe(printed.slice(printed.indexOf('\n@@') + 1));
       }
@@ -242,6 +251,7 @@ describe('repository reads (tree, blobs, raw, compare, contributors, branches)',
         '@@ -1 +1,2 @@\n # Readable\n+no newline at the end\n\\ No newline at end of file\n',
       );
       expect(diffs['latin1.txt'].diff).toBe('@@ -0,0 +1,2 @@\n+caf\ufffd\n+second\n');
+      expect(diffs['cr.txt'].diff).toBe('@@ -0,0 +1,2 @@\n+one\rdiff --git a/x b/x\n+two\n');
       // No hunk: a binary file's change and a mode change alone have an empty diff.
       expect(diffs['logo.bin']).toMatchObject({ diff: '', a_mode: '100644', b_mode: '100644' });
       expect(diffs['run.sh']).toMatchObject({ diff: '', a_mode: '100755', b_mode: '100644' });

@@ -203,10 +203,20 @@ const modeString = (mode: number) => mode.toString(8).padStart(6, '0');
 /**
  * A printed patch cut into its files, in the diff's order: each starts at its `diff --git` line, which
  * no other line of a patch can start with (content lines begin with ' ', '+', '-' or '\\', and a
- * path with a newline is printed quoted).
+ * path with a newline is printed quoted). Cut at newlines only: a lone carriage return inside a
+ * line is content, not a line's end.
  */
-const filePatches = (printed: string): string[] =>
-  printed ? printed.split(/^(?=diff --git )/m).filter((file) => file.startsWith('diff --git ')) : [];
+const filePatches = (printed: string): string[] => {
+  const files: string[] = [];
+  if (!printed.startsWith('diff --git ')) return files;
+  for (let at = 0; at < printed.length;) {
+    const next = printed.indexOf('\ndiff --git ', at);
+    const end = next < 0 ? printed.length : next + 1;
+    files.push(printed.slice(at, end));
+    at = end;
+  }
+  return files;
+};
 
 /**
  * A file's patch from its first hunk on: GitLab's `diff` field, without the file's header lines
