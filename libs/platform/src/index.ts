@@ -171,7 +171,7 @@ export {
 } from './custom-attributes';
 /** A Buffer that holds only its own bytes, for caches bounded by bytes. */
 export { ownBuffer } from './runtime/own-buffer';
-export { collectAsStreamed } from './runtime/streamed-memory';
+export { collectAsStreamed, collector } from './runtime/streamed-memory';
 /** glibc's malloc_trim through native/malloc-trim, when it is built: memory measurements settle with it. */
 export { mallocTrimAddon } from './runtime/malloc-trim';
 /** Which process built a half-finished thing, so a later start can tell a dead builder's leftovers. */
