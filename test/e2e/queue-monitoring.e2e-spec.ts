@@ -10,7 +10,11 @@ import {
 import { MAINTENANCE_QUEUE } from '@app/users';
 import { Worker, type Job, type RedisOptions } from 'bullmq';
 import type { AddressInfo } from 'node:net';
+import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { QUEUE_DASHBOARD_CSP } from '../../apps/lode/src/queue-dashboard';
+import { ARTIFACTS, describeInBrowser, launchBrowser, watchedPage } from '../support/browser';
 import { getFrom } from '../support/from-address';
 import { createUser, type SeededUser } from '../support/seed';
 import { EMBEDDED, eventually, startTestApp, type TestApp } from '../support/test-app';
@@ -217,6 +221,11 @@ describe("queue monitoring: GitLab's Sidekiq metrics API, the queue dashboard, r
       expect([asset.status, asset.headers['content-type']]).toEqual([200, expect.stringMatching(/javascript/)]);
       expect((await dashboard(`/-/queues/${script}`)).status).toBe(401);
       expect(page.headers['cache-control']).toBe('private, no-store');
+      // Nothing from another origin: bull-board's link to Google Fonts is taken out, and the policy
+      // refuses whatever else would be.
+      expect(page.text).not.toMatch(/googleapis|https?:\/\//);
+      expect(page.text).toContain('static/css/main.');
+      expect(page.headers['content-security-policy']).toBe(QUEUE_DASHBOARD_CSP);
       const api = await dashboard(
         '/-/queues/api/queues?activeQueue=maintenance&status=failed&page=1&jobsPerPage=10',
         basic(t.rootToken),
@@ -231,6 +240,41 @@ describe("queue monitoring: GitLab's Sidekiq metrics API, the queue dashboard, r
       const queue = api.body.queues.find((q: { name: string }) => q.name === 'maintenance');
       expect(queue.counts.failed).toBe(1);
       expect(queue.jobs).toEqual([expect.objectContaining({ id: 'waiting-probe', failedReason: 'boom' })]);
+    });
+
+    describeInBrowser('in a browser', () => {
+      it('shows every queue, asking nothing of another origin and breaking no rule of its policy', async () => {
+        const browser = await launchBrowser();
+        try {
+          const { page, dialogs, errors } = await watchedPage(browser);
+          const origin = `http://127.0.0.1:${port}`;
+          const requested: string[] = [];
+          const refused: string[] = [];
+          page.on('request', (r) => requested.push(r.url()));
+          page.on('console', (m) => {
+            if (/Content Security Policy/i.test(m.text())) refused.push(m.text());
+          });
+          await page.authenticate({ username: 'root', password: t.rootToken });
+          const answer = await page.goto(`${origin}/-/queues`, { waitUntil: 'networkidle0' });
+          expect(answer?.status()).toBe(200);
+          await page.waitForFunction(
+            (names: string[]) => names.every((n) => document.body.innerText.includes(n)),
+            { timeout: 15_000 },
+            QUEUES,
+          );
+          // The window as the administrator sees it: a full-page capture resizes the window, and the
+          // board's transitions then photograph its cards half-way under the sidebar.
+          await mkdir(ARTIFACTS, { recursive: true });
+          await page.screenshot({ path: join(ARTIFACTS, 'queue-dashboard.png') as `${string}.png` });
+          expect(requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:'))).toEqual([]);
+          // The page read the queues from its own API.
+          expect(requested.some((u) => u.startsWith(`${origin}/-/queues/api/queues`))).toBe(true);
+          expect(refused).toEqual([]);
+          expect([dialogs, errors]).toEqual([[], []]);
+        } finally {
+          await browser.close();
+        }
+      }, 60_000);
     });
 
     it('retries a failed job', async () => {

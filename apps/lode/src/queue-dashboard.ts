@@ -15,7 +15,46 @@ import {
 import { ActorResolver, AuthThrottled, UserBlocked } from '@app/users';
 import type { INestApplication } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+
+/**
+ * What the dashboard's answers may load: the server's own scripts, styles and API, and nothing from
+ * elsewhere. bull-board's page keeps inline styles (its loading spinner) and data as an inline JSON
+ * block, which no script policy governs; it runs no inline script.
+ */
+export const QUEUE_DASHBOARD_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/**
+ * bull-board's page links a stylesheet on Google Fonts for its typefaces. A self-hosted service sends
+ * an administrator's browser nowhere else: on a network without internet access the page waits for
+ * it, and elsewhere the request tells a third party who opens the dashboard. Every `<link>` to another
+ * origin is taken out of the rendered page, which then uses the stylesheet's fallback fonts.
+ */
+const REMOTE_LINK = /<link\b[^>]*\bhref=["']?(?:https?:)?\/\/[^>]*>[ \t]*\n?/gi;
+export const withoutRemoteLinks = (html: string) => html.replace(REMOTE_LINK, '');
+
+type RenderCallback = (err: Error | null, html?: string) => void;
+type RenderEngine = (path: string, options: object, callback: RenderCallback) => void;
+
+/** The board's view engine, with what it renders passed through `withoutRemoteLinks`. */
+function renderWithoutRemoteLinks(board: Express): void {
+  const render = (board as Express & { engines: Record<string, RenderEngine> }).engines['.ejs'];
+  if (!render) throw new Error('the queue dashboard has no ejs view engine to wrap');
+  board.engine('ejs', (path, options, callback) =>
+    render(path, options, (err, html) => callback(err, html === undefined ? html : withoutRemoteLinks(html))),
+  );
+}
 
 /**
  * The queue dashboard (bull-board) at `/-/queues`: every declared queue, its jobs by state, failed
@@ -36,7 +75,8 @@ export function queueDashboard(app: INestApplication): RequestHandler {
     serverAdapter: server,
     options: { uiConfig: { boardTitle: 'Lode queues' } },
   });
-  const board = server.getRouter() as RequestHandler;
+  const board = server.getRouter() as Express;
+  renderWithoutRemoteLinks(board);
   return (req: Request, res: Response, next: NextFunction) => {
     administrator(actors, req).then(
       (actor) => {
@@ -51,6 +91,7 @@ export function queueDashboard(app: INestApplication): RequestHandler {
         const context = RequestContexts.current();
         if (context) context.actor = actor;
         markAuthenticated(res);
+        res.setHeader('Content-Security-Policy', QUEUE_DASHBOARD_CSP);
         board(req, res, next);
       },
       (err: unknown) => next(err),
