@@ -99,7 +99,8 @@ export const REPOSITORY_API_WORKLOADS = [
     id: 'REPO-WRITE',
     ownDataset: true,
     name: 'POST /repository/commits (one update action) to one branch with a project hook, open model 50/s',
-    target: 'sustained >= 50 commits/s, P99 <= 250 ms; every acknowledged commit in the branch history',
+    // Issue 14 set 250 ms, the bar kept here; issue 23 states 500 ms, which the detail judges too.
+    target: 'sustained >= 50 commits/s, P99 <= 250 ms (issue 23: 500); every acknowledged commit in the branch history',
     run: async (ctx) => {
       const repo = await ctx.syntheticRepository(ctx);
       const { lode } = ctx;
@@ -210,7 +211,8 @@ export const REPOSITORY_API_WORKLOADS = [
         f.acknowledged === f.inHistory &&
         f.unique === f.acknowledged,
       detail:
-        `50 commits/s offered: ${fmt(f.open)}${cleanNote(f.open)} (runs: ${f.runs.map((r) => `${r.rps}/s P99 ${r.p99}${r.errors ? ` ${r.errors} errors` : ''}`).join(', ')}); ` +
+        `50 commits/s offered: ${fmt(f.open)}${cleanNote(f.open)}, against issue 23's P99 <= 500 ms: ` +
+        `${f.open.rps >= 0.95 * 50 && f.open.p99 <= 500 && clean(f.open) ? 'met' : 'missed'} (runs: ${f.runs.map((r) => `${r.rps}/s P99 ${r.p99}${r.errors ? ` ${r.errors} errors` : ''}`).join(', ')}); ` +
         `20 writers at once (closed model): ${fmt(f.capacity)}${cleanNote(f.capacity)}; ` +
         `acknowledged ${f.acknowledged}, in the branch history ${f.inHistory} (branch ${f.branchCommits} commits past master: ` +
         `the first, untimed, and ${f.unacknowledged} made after the harness gave up on their request), ` +
