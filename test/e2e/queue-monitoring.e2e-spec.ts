@@ -10,11 +10,9 @@ import {
 import { MAINTENANCE_QUEUE } from '@app/users';
 import { Worker, type Job, type RedisOptions } from 'bullmq';
 import type { AddressInfo } from 'node:net';
-import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import { QUEUE_DASHBOARD_CSP } from '../../apps/lode/src/queue-dashboard';
-import { ARTIFACTS, describeInBrowser, launchBrowser, watchedPage } from '../support/browser';
+import { describeInBrowser, launchBrowser, screenshot, watchedPage } from '../support/browser';
 import { getFrom } from '../support/from-address';
 import { createUser, type SeededUser } from '../support/seed';
 import { EMBEDDED, eventually, startTestApp, type TestApp } from '../support/test-app';
@@ -264,8 +262,7 @@ describe("queue monitoring: GitLab's Sidekiq metrics API, the queue dashboard, r
           );
           // The window as the administrator sees it: a full-page capture resizes the window, and the
           // board's transitions then photograph its cards half-way under the sidebar.
-          await mkdir(ARTIFACTS, { recursive: true });
-          await page.screenshot({ path: join(ARTIFACTS, 'queue-dashboard.png') as `${string}.png` });
+          await screenshot(page, 'queue-dashboard', { fullPage: false });
           expect(requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:'))).toEqual([]);
           // The page read the queues from its own API.
           expect(requested.some((u) => u.startsWith(`${origin}/-/queues/api/queues`))).toBe(true);

@@ -49,8 +49,11 @@ export async function watchedPage(
   return { page, dialogs, errors };
 }
 
-/** Saves a full-page screenshot under test-artifacts/web/<name>.png. */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/**
+ * Saves a screenshot under test-artifacts/web/<name>.png: the full page, or (`fullPage: false`) the
+ * window only, for a page whose transitions a full-page capture's resize would catch half-way.
+ */
+export async function screenshot(page: Page, name: string, { fullPage = true } = {}): Promise<void> {
   await mkdir(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) as `${string}.png`, fullPage: true });
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`) as `${string}.png`, fullPage });
 }

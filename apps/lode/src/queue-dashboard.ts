@@ -42,7 +42,7 @@ export const QUEUE_DASHBOARD_CSP = [
  * origin is taken out of the rendered page, which then uses the stylesheet's fallback fonts.
  */
 const REMOTE_LINK = /<link\b[^>]*\bhref=["']?(?:https?:)?\/\/[^>]*>[ \t]*\n?/gi;
-export const withoutRemoteLinks = (html: string) => html.replace(REMOTE_LINK, '');
+const withoutRemoteLinks = (html: string) => html.replace(REMOTE_LINK, '');
 
 type RenderCallback = (err: Error | null, html?: string) => void;
 type RenderEngine = (path: string, options: object, callback: RenderCallback) => void;
