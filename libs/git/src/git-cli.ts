@@ -298,9 +298,44 @@ export async function objectStore(path: string): Promise<ObjectStore> {
  * into the new pack whether reachable or not (nothing is pruned), packs it did not roll up (one a
  * push is writing meanwhile) are left alone, and readers that miss a removed loose object find it
  * in the pack (git and libgit2 re-read the pack list on a miss): safe beside pushes and reads.
+ * The commits packed since the last one then join the commit-graph (writeCommitGraph).
  */
 export async function repackIncrementally(path: string): Promise<void> {
   await git(['-c', 'pack.writeBitmaps=false', 'repack', '-d', '-l', '-q', '--geometric=2'], path);
+  await writeCommitGraph(path);
+}
+
+/**
+ * Most changed-path filters one commit-graph write computes (a tree diff each): the first write
+ * after an import of a long history is bounded, and the commits left without one get theirs when
+ * later writes merge their layer.
+ */
+const MAX_NEW_CHANGED_PATH_FILTERS = 5_000;
+
+/**
+ * Adds the commits the refs reach to the repository's commit-graph, as a new layer of its split
+ * chain (layers merge geometrically, so a write costs what is new), with changed-path Bloom
+ * filters. receive-pack writes none, and without one every history walk parses each commit from
+ * the object store: the commits API's id list per tip (the first page after a push), `rev-list
+ * --count`, and a path's history (`?path=`, the files API's `last_commit_id` check). Measured on a
+ * 20,000-commit history: the whole walk 130 -> 20 ms, a path's history 160 -> 30 ms, a path no
+ * commit touched 220 -> 20-60 ms. Housekeeping's `git gc` rewrites the chain whole (and keeps the
+ * filters). Git holds the chain's lock file while it writes, so a write beside gc or another
+ * write fails rather than corrupts, and readers see the old chain or the new one.
+ */
+export async function writeCommitGraph(path: string): Promise<void> {
+  await git(
+    [
+      'commit-graph',
+      'write',
+      '--reachable',
+      '--split',
+      '--changed-paths',
+      `--max-new-filters=${MAX_NEW_CHANGED_PATH_FILTERS}`,
+      '--no-progress',
+    ],
+    path,
+  );
 }
 
 /** The commit a branch points at, or undefined when it does not exist (or the name is not a branch name). */

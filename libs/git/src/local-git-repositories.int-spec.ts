@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync,
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { gitOk, tempDirs } from '../../../test/support/git';
+import { commitGraphLayers, gitOk, tempDirs } from '../../../test/support/git';
 import { repositoryPath } from './git-cli';
 import { projectRepo } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
@@ -253,11 +253,15 @@ describe('LocalGitRepositories', () => {
       ) as Record<string, number>;
     expect((await counted()).count).toBeGreaterThan(256);
 
+    expect(commitGraphLayers(path)).toEqual([]);
     const stats = await git.statistics(packed, 'main');
     expect(stats.commitCount).toBe(70);
     await git.repacked();
     const after = await counted();
     expect(after).toMatchObject({ count: 0, packs: 1 });
+    // The packed history joined the commit-graph, with changed-path filters, and git finds it whole.
+    expect(commitGraphLayers(path)).toEqual([{ commits: 70, bloom: true }]);
+    await gitOk(['commit-graph', 'verify'], path);
     expect(after['in-pack']).toBeGreaterThan(256);
     // Nothing was lost: the history, every version of the file, and the object nobody refers to.
     await gitOk(['fsck', '--no-progress', '--no-dangling'], path);
@@ -268,6 +272,35 @@ describe('LocalGitRepositories', () => {
     expect((await git.statistics(packed, 'main')).repositorySize).toBe(after['size-pack'] * 1024);
     await git.repacked();
     expect((await counted()).packs).toBe(1);
+
+    // The next pile of commits joins the graph too (a layer of its own, or merged with the one below
+    // when it is as big), and a path's history read through the graph's filters answers as without.
+    for (let i = 70; i < 140; i++) {
+      tip = await git.writeCommit(packed, {
+        parent: tip,
+        actions: [
+          {
+            action: i === 70 ? 'create' : 'update',
+            filePath: i % 2 ? 'dir/f.txt' : 'dir/g.txt',
+            content: Buffer.from(`v${i}\n`),
+          },
+        ],
+        message: `c${i}`,
+        author: person,
+        committer: person,
+      });
+    }
+    expect(await git.moveRef(packed, 'refs/heads/main', tips[69], tip!)).toBe(true);
+    expect((await git.statistics(packed, 'main')).commitCount).toBe(140);
+    await git.repacked();
+    const layers = commitGraphLayers(path);
+    expect(layers.reduce((n, l) => n + l.commits, 0)).toBe(140);
+    expect(layers.every((l) => l.bloom)).toBe(true);
+    await gitOk(['commit-graph', 'verify'], path);
+    const history = (args: string[]) =>
+      gitOk(['--literal-pathspecs', ...args, 'rev-list', 'main', '--', 'dir/g.txt'], path);
+    expect(await history([])).toBe(await history(['-c', 'core.commitGraph=false']));
+    expect((await history([])).trim().split('\n')).toHaveLength(35);
   });
 
   it("lists a branch's tree as the branch moves, each path and depth apart (listings kept by commit and by tree)", async () => {

@@ -4,7 +4,7 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { runCommand } from './command-runner';
-import { exists } from './git-cli';
+import { exists, writeCommitGraph } from './git-cli';
 import { trackProcess } from './process-gauges';
 
 /*
@@ -102,6 +102,9 @@ export async function restoreRepository(
     if (bundle) {
       await git(['bundle', 'verify', '--quiet', bundle], tmp);
       await git(['fetch', '--quiet', '--no-write-fetch-head', bundle, '+refs/*:refs/*'], tmp);
+      // The bundle's one pack comes without the source's commit-graph, and nothing else writes one
+      // until pushes pile up or housekeeping runs: the restored history is walked as fast as it was.
+      await writeCommitGraph(tmp);
     }
     await writeFile(join(tmp, 'HEAD'), `${description.head}\n`);
     const refs = (await git(['for-each-ref', '--format=%(refname)'], tmp)).split('\n').filter(Boolean).length;
