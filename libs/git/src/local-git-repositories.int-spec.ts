@@ -1,5 +1,6 @@
 import { LodeConfig } from '@app/platform';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -301,6 +302,69 @@ describe('LocalGitRepositories', () => {
       gitOk(['--literal-pathspecs', ...args, 'rev-list', 'main', '--', 'dir/g.txt'], path);
     expect(await history([])).toBe(await history(['-c', 'core.commitGraph=false']));
     expect((await history([])).trim().split('\n')).toHaveLength(35);
+  });
+
+  it('writes the commit-graph after the answer once a pushed history reaches 1,000 commits, and again 1,000 later', async () => {
+    const pushed = projectRepo(20);
+    const path = repositoryPath(dataDir, 20);
+    await git.init(pushed, 'main');
+    const source = tmp.make();
+    await gitOk(['init', '-q', '-b', 'main', source]);
+    /** `count` more commits on main through fast-import (one pack when pushed), each changing one of ten files. */
+    const grow = async (from: number, count: number) => {
+      let stream = '';
+      for (let i = from; i < from + count; i++) {
+        const content = `v${i}\n`;
+        stream += `commit refs/heads/main\ncommitter Ann <ann@example.com> ${1_700_000_000 + i} +0000\ndata 3\nc${i % 10}\n`;
+        // A later import goes on from the branch as it stands (fast-import's own way to resume).
+        if (i === from && from > 0) stream += `from refs/heads/main^0\n`;
+        stream += `M 100644 inline f${i % 10}.txt\ndata ${content.length}\n${content}\n`;
+      }
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn('git', ['fast-import', '--quiet'], { cwd: source, stdio: ['pipe', 'ignore', 'inherit'] });
+        child.on('error', reject);
+        child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import: ${code}`))));
+        child.stdin.end(stream);
+      });
+      await gitOk(['push', '-q', path, 'main'], source);
+    };
+    await grow(0, 600);
+    expect((await git.statistics(pushed, 'main')).commitCount).toBe(600);
+    await git.repacked();
+    // One pack, no pile of loose objects: no repack, and under 1,000 commits no graph either.
+    expect(commitGraphLayers(path)).toEqual([]);
+
+    await grow(600, 600);
+    expect((await git.statistics(pushed, 'main')).commitCount).toBe(1200);
+    await git.repacked();
+    expect(commitGraphLayers(path)).toEqual([{ commits: 1200, bloom: true }]);
+    await gitOk(['commit-graph', 'verify'], path);
+
+    // 900 more are not worth a write; past 1,000 more the new commits join the graph.
+    await grow(1200, 900);
+    expect((await git.statistics(pushed, 'main')).commitCount).toBe(2100);
+    await git.repacked();
+    expect(commitGraphLayers(path)).toEqual([{ commits: 1200, bloom: true }]);
+    await grow(2100, 200);
+    expect((await git.statistics(pushed, 'main')).commitCount).toBe(2300);
+    await git.repacked();
+    expect(commitGraphLayers(path).reduce((n, l) => n + l.commits, 0)).toBe(2300);
+    await gitOk(['commit-graph', 'verify'], path);
+    const history = (args: string[]) =>
+      gitOk(['--literal-pathspecs', ...args, 'rev-list', 'main', '--', 'f3.txt'], path);
+    expect((await history([])).trim().split('\n')).toHaveLength(230);
+    expect(await history([])).toBe(await history(['-c', 'core.commitGraph=false']));
+
+    // Another process meets the repository with its graph there: it counts from what it finds.
+    const other = new LocalGitRepositories(Object.assign(new LodeConfig(), { dataDir }));
+    try {
+      await grow(2300, 50);
+      expect((await other.statistics(pushed, 'main')).commitCount).toBe(2350);
+      await other.repacked();
+      expect(commitGraphLayers(path).reduce((n, l) => n + l.commits, 0)).toBe(2300);
+    } finally {
+      await other.onModuleDestroy();
+    }
   });
 
   it("lists a branch's tree as the branch moves, each path and depth apart (listings kept by commit and by tree)", async () => {

@@ -62,6 +62,13 @@ import { BUDGET_RETRY_AFTER_S, GitBudgetExceeded, GitWorkBudget, type GitWorkKin
 /** Commit counts and last-commit lookups kept: both are keyed by immutable commit ids, so never stale. */
 const HISTORY_CACHE = 1024;
 
+/** Sets `key` last in `map` (its insertion order is its use order), dropping the oldest past `max`. */
+function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value as K);
+}
+
 /** A small least-recently-used map of promises: callers arriving while the first one runs share its work. */
 class PromiseCache<T> {
   private readonly entries = new Map<string, Promise<T>>();
@@ -89,6 +96,13 @@ const PROBES_THAT_MAY_DIFFER = 3;
  * one (in any case, git's keys are case-insensitive) has its advertisement written by git.
  */
 const ADVERTISEMENT_CONFIG = /objectformat|hiderefs|advertisepushoptions|advertiseatomic|certnonce|shallow|alternate/i;
+
+/**
+ * Commits of the default branch past which a history the commit-graph does not hold yet gets it
+ * written, after the answer: a first push of a long history arrives as one pack, so no repack
+ * (which writes the graph) would follow it. A walk of 1,000 commits without one takes some 7 ms.
+ */
+const COMMITS_TO_GRAPH = 1_000;
 
 /** Loose objects past which the statistics start a repack (some 64 API commits' worth). */
 const LOOSE_OBJECTS_TO_PACK = 256;
@@ -130,8 +144,13 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   /** How many of those probes differed from Lode's advertisement. */
   private receivePackDiffered = 0;
   private readonly lastCommits = new PromiseCache<string | undefined>(HISTORY_CACHE);
-  /** Background repacks running, by repository path (one at a time each). */
-  private readonly repacking = new Map<string, Promise<void>>();
+  /** Background upkeep running (a repack, a commit-graph write), by repository path (one at a time each). */
+  private readonly upkeep = new Map<string, Promise<void>>();
+  /**
+   * Per repository, the default branch's commit count when this process last had its commit-graph
+   * written (or found one there): how far the history has grown past the graph since.
+   */
+  private readonly graphedCounts = new Map<string, number>();
   /** Walks' commit id lists (the commits API's pages), bounded by LODE_COMMIT_LIST_CACHE_BYTES. */
   private readonly commitLists: CommitListCache;
 
@@ -272,6 +291,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
       branch === null ? 0 : this.commitCount(path, branch, refs, fastForwards),
       this.objectStoreSize(path, sizeMaxAgeMs),
     ]);
+    if (commitCount > 0) this.graphWhenBehind(path, commitCount);
     return { commitCount, repositorySize };
   }
 
@@ -285,9 +305,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     const at = performance.now();
     const store = await cli.objectStore(path);
     if (store.loose >= LOOSE_OBJECTS_TO_PACK || store.packs >= PACKS_TO_ROLL_UP) this.repackSoon(path);
-    this.lastSizes.delete(path);
-    this.lastSizes.set(path, { bytes: store.bytes, at });
-    if (this.lastSizes.size > HISTORY_CACHE) this.lastSizes.delete(this.lastSizes.keys().next().value as string);
+    setBounded(this.lastSizes, path, { bytes: store.bytes, at }, HISTORY_CACHE);
     return store.bytes;
   }
 
@@ -299,21 +317,56 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    * a write's object lookups and the next statistics cost the same after 1,000 pushes as after one.
    */
   private repackSoon(path: string): void {
-    if (this.repacking.has(path)) return;
-    const run = cli
-      .repackIncrementally(path)
-      .catch((err: unknown) => this.logger.warn(`repack of ${path} failed: ${String(err)}`))
-      .finally(() => {
-        this.repacking.delete(path);
+    this.inBackground(path, 'repack', () =>
+      cli.repackIncrementally(path).finally(() => {
         // Packed, the store weighs less: the next statistics measure it again.
         this.lastSizes.delete(path);
-      });
-    this.repacking.set(path, run);
+        // And the repack wrote the commit-graph (whether or not it went through).
+        const counted = this.lastCounts.get(path);
+        if (counted) setBounded(this.graphedCounts, path, counted.count, HISTORY_CACHE);
+      }),
+    );
   }
 
-  /** Waits for the background repacks started so far (tests, shutdown). */
+  /**
+   * Writes the commit-graph after the answer when the default branch has grown COMMITS_TO_GRAPH
+   * commits past it (or has that many and no graph), unless other upkeep of the repository runs.
+   * What a process first meets is taken as written when a graph is there: the next write waits for
+   * the history to grow past it.
+   */
+  private graphWhenBehind(path: string, commitCount: number): void {
+    const graphed = this.graphedCounts.get(path);
+    if (graphed !== undefined && commitCount - graphed < COMMITS_TO_GRAPH) {
+      // A rewrite that shortened the history: what grows after it is counted from there.
+      if (commitCount < graphed) setBounded(this.graphedCounts, path, commitCount, HISTORY_CACHE);
+      return;
+    }
+    this.inBackground(path, 'commit-graph write', async () => {
+      if (graphed === undefined && (await cli.hasCommitGraph(path))) {
+        setBounded(this.graphedCounts, path, commitCount, HISTORY_CACHE);
+        return;
+      }
+      if (commitCount < COMMITS_TO_GRAPH) {
+        setBounded(this.graphedCounts, path, 0, HISTORY_CACHE);
+        return;
+      }
+      setBounded(this.graphedCounts, path, commitCount, HISTORY_CACHE);
+      await cli.writeCommitGraph(path);
+    });
+  }
+
+  /** Runs `work` on the repository after the answer (nothing waits for it), one at a time per repository; its failure only logged. */
+  private inBackground(path: string, what: string, work: () => Promise<void>): void {
+    if (this.upkeep.has(path)) return;
+    const run = work()
+      .catch((err: unknown) => this.logger.warn(`${what} of ${path} failed: ${String(err)}`))
+      .finally(() => this.upkeep.delete(path));
+    this.upkeep.set(path, run);
+  }
+
+  /** Waits for the background upkeep started so far (tests, shutdown). */
   async repacked(): Promise<void> {
-    await Promise.all([...this.repacking.values()]);
+    await Promise.all([...this.upkeep.values()]);
   }
 
   private async commitCount(
@@ -332,9 +385,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
       if (ahead !== undefined) count = last.count + ahead;
     }
     count ??= await cli.countCommits(path, tip);
-    this.lastCounts.delete(path);
-    this.lastCounts.set(path, { tip, count });
-    if (this.lastCounts.size > HISTORY_CACHE) this.lastCounts.delete(this.lastCounts.keys().next().value as string);
+    setBounded(this.lastCounts, path, { tip, count }, HISTORY_CACHE);
     return count;
   }
 
