@@ -115,6 +115,8 @@ export async function cloneBare(source: string, target: string): Promise<void> {
 
 /** Housekeeping: `git gc` and `pack-refs`. */
 export async function gc(path: string): Promise<void> {
+  // A killed writer's lock would leave gc's commit-graph unwritten, without a word (gc still exits 0).
+  await commitGraphLocked(path);
   await git(['gc', '--quiet'], path);
   await git(['pack-refs', '--all'], path);
 }
@@ -320,6 +322,25 @@ export async function hasCommitGraph(path: string): Promise<boolean> {
 }
 
 /**
+ * How old a commit-graph chain's lock file must be to count as left by a writer that was killed: a
+ * write computes at most MAX_NEW_CHANGED_PATH_FILTERS filters, which takes seconds.
+ */
+const STALE_GRAPH_LOCK_MS = 10 * 60_000;
+
+/**
+ * Whether a writer holds the commit-graph chain's lock now. A lock a writer killed mid-write left
+ * behind (older than STALE_GRAPH_LOCK_MS) is removed: it would refuse every later write.
+ */
+async function commitGraphLocked(path: string): Promise<boolean> {
+  const lock = join(path, 'objects', 'info', 'commit-graphs', 'commit-graph-chain.lock');
+  const locked = await stat(lock).catch(() => undefined);
+  if (!locked) return false;
+  if (Date.now() - locked.mtimeMs < STALE_GRAPH_LOCK_MS) return true;
+  await rm(lock, { force: true });
+  return false;
+}
+
+/**
  * Most changed-path filters one commit-graph write computes (a tree diff each), so the first write
  * after a push of a long history is bounded (20,000 filters took 0.5 s). Commits of a history that
  * long may be left without one: a path's history then reads their diffs, as without the graph.
@@ -338,18 +359,26 @@ const MAX_NEW_CHANGED_PATH_FILTERS = 5_000;
  * write fails rather than corrupts, and readers see the old chain or the new one.
  */
 export async function writeCommitGraph(path: string): Promise<void> {
-  await git(
-    [
-      'commit-graph',
-      'write',
-      '--reachable',
-      '--split',
-      '--changed-paths',
-      `--max-new-filters=${MAX_NEW_CHANGED_PATH_FILTERS}`,
-      '--no-progress',
-    ],
-    path,
-  );
+  // Another write holds the chain (another process, or gc): what it leaves out, the next write adds.
+  if (await commitGraphLocked(path)) return;
+  try {
+    await git(
+      [
+        'commit-graph',
+        'write',
+        '--reachable',
+        '--split',
+        '--changed-paths',
+        `--max-new-filters=${MAX_NEW_CHANGED_PATH_FILTERS}`,
+        '--no-progress',
+      ],
+      path,
+    );
+  } catch (err) {
+    // Lost the race for the lock to a writer that started meanwhile: the same as above.
+    if (err instanceof CommandFailed && /commit-graph-chain\.lock': File exists/.test(err.message)) return;
+    throw err;
+  }
 }
 
 /** The commit a branch points at, or undefined when it does not exist (or the name is not a branch name). */

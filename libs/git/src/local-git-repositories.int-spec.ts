@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { commitGraphLayers, gitOk, tempDirs } from '../../../test/support/git';
-import { repositoryPath } from './git-cli';
+import { repositoryPath, writeCommitGraph } from './git-cli';
 import { projectRepo } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
 
@@ -365,6 +365,31 @@ describe('LocalGitRepositories', () => {
     } finally {
       await other.onModuleDestroy();
     }
+  });
+
+  it('leaves the commit-graph to a writer holding its lock, and removes a lock a killed writer left', async () => {
+    const path = repositoryPath(dataDir, 20);
+    const chain = join(path, 'objects', 'info', 'commit-graphs', 'commit-graph-chain');
+    const lock = `${chain}.lock`;
+    const before = readFileSync(chain, 'utf8');
+    // A commit the graph lacks, so a write would change the chain.
+    await gitOk(
+      ['update-ref', 'refs/heads/side', (await gitOk(['commit-tree', '-m', 'side', 'main^{tree}'], path)).trim()],
+      path,
+    );
+    writeFileSync(lock, '');
+    await writeCommitGraph(path);
+    expect(readFileSync(chain, 'utf8')).toBe(before);
+    expect(existsSync(lock)).toBe(true);
+    // Eleven minutes old: no write takes that long, so its writer is gone.
+    const old = new Date(Date.now() - 11 * 60_000);
+    utimesSync(lock, old, old);
+    await writeCommitGraph(path);
+    expect(existsSync(lock)).toBe(false);
+    expect(readFileSync(chain, 'utf8')).not.toBe(before);
+    const commits = Number((await gitOk(['rev-list', '--all', '--count'], path)).trim());
+    expect(commitGraphLayers(path).reduce((n, l) => n + l.commits, 0)).toBe(commits);
+    await gitOk(['commit-graph', 'verify'], path);
   });
 
   it("lists a branch's tree as the branch moves, each path and depth apart (listings kept by commit and by tree)", async () => {
