@@ -307,7 +307,7 @@ export async function repackIncrementally(path: string): Promise<void> {
   await writeCommitGraph(path);
 }
 
-/** Whether the repository has a commit-graph (a split chain, or one file as `git gc` wrote it before split graphs). */
+/** Whether the repository has a commit-graph: a split chain, or the one file `git gc` writes where there is no chain. */
 export async function hasCommitGraph(path: string): Promise<boolean> {
   const info = join(path, 'objects', 'info');
   for (const file of [join(info, 'commit-graphs', 'commit-graph-chain'), join(info, 'commit-graph')])

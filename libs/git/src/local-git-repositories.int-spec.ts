@@ -257,7 +257,7 @@ describe('LocalGitRepositories', () => {
     expect(commitGraphLayers(path)).toEqual([]);
     const stats = await git.statistics(packed, 'main');
     expect(stats.commitCount).toBe(70);
-    await git.repacked();
+    await git.upkeepDone();
     const after = await counted();
     expect(after).toMatchObject({ count: 0, packs: 1 });
     // The packed history joined the commit-graph, with changed-path filters, and git finds it whole.
@@ -271,7 +271,7 @@ describe('LocalGitRepositories', () => {
       expect((await git.readFile(packed, sha, 'dir/f.txt'))!.content.toString()).toBe(`v${i}\n`);
     // The size after the repack is the pack's, and a second look starts nothing more.
     expect((await git.statistics(packed, 'main')).repositorySize).toBe(after['size-pack'] * 1024);
-    await git.repacked();
+    await git.upkeepDone();
     expect((await counted()).packs).toBe(1);
 
     // The next pile of commits joins the graph too (a layer of its own, or merged with the one below
@@ -293,7 +293,7 @@ describe('LocalGitRepositories', () => {
     }
     expect(await git.moveRef(packed, 'refs/heads/main', tips[69], tip!)).toBe(true);
     expect((await git.statistics(packed, 'main')).commitCount).toBe(140);
-    await git.repacked();
+    await git.upkeepDone();
     const layers = commitGraphLayers(path);
     expect(layers.reduce((n, l) => n + l.commits, 0)).toBe(140);
     expect(layers.every((l) => l.bloom)).toBe(true);
@@ -330,24 +330,24 @@ describe('LocalGitRepositories', () => {
     };
     await grow(0, 600);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(600);
-    await git.repacked();
+    await git.upkeepDone();
     // One pack, no pile of loose objects: no repack, and under 1,000 commits no graph either.
     expect(commitGraphLayers(path)).toEqual([]);
 
     await grow(600, 600);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(1200);
-    await git.repacked();
+    await git.upkeepDone();
     expect(commitGraphLayers(path)).toEqual([{ commits: 1200, bloom: true }]);
     await gitOk(['commit-graph', 'verify'], path);
 
     // 900 more are not worth a write; past 1,000 more the new commits join the graph.
     await grow(1200, 900);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(2100);
-    await git.repacked();
+    await git.upkeepDone();
     expect(commitGraphLayers(path)).toEqual([{ commits: 1200, bloom: true }]);
     await grow(2100, 200);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(2300);
-    await git.repacked();
+    await git.upkeepDone();
     expect(commitGraphLayers(path).reduce((n, l) => n + l.commits, 0)).toBe(2300);
     await gitOk(['commit-graph', 'verify'], path);
     const history = (args: string[]) =>
@@ -360,7 +360,7 @@ describe('LocalGitRepositories', () => {
     try {
       await grow(2300, 50);
       expect((await other.statistics(pushed, 'main')).commitCount).toBe(2350);
-      await other.repacked();
+      await other.upkeepDone();
       expect(commitGraphLayers(path).reduce((n, l) => n + l.commits, 0)).toBe(2300);
     } finally {
       await other.onModuleDestroy();

@@ -209,7 +209,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    */
   async onModuleDestroy(): Promise<void> {
     this.rawBlobs.close();
-    await this.repacked();
+    await this.upkeepDone();
     await this.hooks.close();
   }
 
@@ -365,7 +365,7 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
   }
 
   /** Waits for the background upkeep started so far (tests, shutdown). */
-  async repacked(): Promise<void> {
+  async upkeepDone(): Promise<void> {
     await Promise.all([...this.upkeep.values()]);
   }
 
