@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -58,27 +58,5 @@ export function tempDirs(): { make: () => string; removeAll: () => void } {
   };
 }
 
-/**
- * The commits a repository's split commit-graph holds, layer by layer, and whether each layer has
- * changed-path Bloom filters: read from the files (git's commit-graph format: an 8-byte header, a
- * table of 12-byte chunk entries, the OID fanout's last entry counting the layer's commits).
- */
-export function commitGraphLayers(path: string): { commits: number; bloom: boolean }[] {
-  const dir = join(path, 'objects', 'info', 'commit-graphs');
-  const chain = join(dir, 'commit-graph-chain');
-  if (!existsSync(chain)) return [];
-  return readFileSync(chain, 'utf8')
-    .trim()
-    .split('\n')
-    .map((hash) => {
-      const file = readFileSync(join(dir, `graph-${hash}.graph`));
-      if (file.subarray(0, 4).toString() !== 'CGPH') throw new Error(`${hash} is no commit-graph`);
-      const chunks = new Map<string, number>();
-      for (let i = 0; i < file[6]; i++) {
-        const entry = 8 + i * 12;
-        chunks.set(file.subarray(entry, entry + 4).toString(), Number(file.readBigUInt64BE(entry + 4)));
-      }
-      const fanout = chunks.get('OIDF')!;
-      return { commits: file.readUInt32BE(fanout + 255 * 4), bloom: chunks.has('BIDX') && chunks.has('BDAT') };
-    });
-}
+/** What a repository's commit-graph holds, read from its files as the server reads it. */
+export { commitGraphCommits, commitGraphFiles } from '../../libs/git/src/git-cli';

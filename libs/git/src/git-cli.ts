@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { statSync, type Dirent } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { CommandFailed, runCommand } from './command-runner';
@@ -115,8 +115,8 @@ export async function cloneBare(source: string, target: string): Promise<void> {
 
 /** Housekeeping: `git gc` and `pack-refs`. */
 export async function gc(path: string): Promise<void> {
-  // A killed writer's lock would leave gc's commit-graph unwritten, without a word (gc still exits 0).
-  await commitGraphLocked(path);
+  // A killed writer's lock on the commit-graph file would make gc fail.
+  await removeStaleGraphLocks(path);
   await git(['gc', '--quiet'], path);
   await git(['pack-refs', '--all'], path);
 }
@@ -300,83 +300,121 @@ export async function objectStore(path: string): Promise<ObjectStore> {
  * into the new pack whether reachable or not (nothing is pruned), packs it did not roll up (one a
  * push is writing meanwhile) are left alone, and readers that miss a removed loose object find it
  * in the pack (git and libgit2 re-read the pack list on a miss): safe beside pushes and reads.
- * The commits packed since the last one then join the commit-graph (writeCommitGraph).
  */
 export async function repackIncrementally(path: string): Promise<void> {
   await git(['-c', 'pack.writeBitmaps=false', 'repack', '-d', '-l', '-q', '--geometric=2'], path);
-  await writeCommitGraph(path);
 }
 
-/** Whether the repository has a commit-graph: a split chain, or the one file `git gc` writes where there is no chain. */
-export async function hasCommitGraph(path: string): Promise<boolean> {
-  const info = join(path, 'objects', 'info');
-  for (const file of [join(info, 'commit-graphs', 'commit-graph-chain'), join(info, 'commit-graph')])
-    if (
-      await stat(file).then(
-        () => true,
-        () => false,
-      )
-    )
-      return true;
-  return false;
+/** A commit-graph file: how many commits it holds. */
+export interface CommitGraphFile {
+  commits: number;
+  /** Whether it carries changed-path Bloom filters (Lode writes none; an operator's git may have). */
+  bloom: boolean;
 }
 
 /**
- * How old a commit-graph chain's lock file must be to count as left by a writer that was killed: a
- * write computes at most MAX_NEW_CHANGED_PATH_FILTERS filters, which takes seconds.
+ * The commit-graph files git reads, as it picks them: the one file `objects/info/commit-graph` (what
+ * `git gc` writes) when it is there, else the layers its split chain names; [] without a graph.
+ * Read from git's format: an 8-byte header (`CGPH`, versions, the chunk count), a table of 12-byte
+ * chunk entries (id, offset), and the OID fanout's last entry, which counts the file's commits.
+ */
+export async function commitGraphFiles(path: string): Promise<CommitGraphFile[]> {
+  const info = join(path, 'objects', 'info');
+  const single = await commitGraphFile(join(info, 'commit-graph')).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (single) return [single];
+  const chain = await readFile(join(info, 'commit-graphs', 'commit-graph-chain'), 'utf8').catch(() => '');
+  const files: CommitGraphFile[] = [];
+  for (const hash of chain.split('\n').filter(Boolean))
+    files.push(await commitGraphFile(join(info, 'commit-graphs', `graph-${hash}.graph`)));
+  return files;
+}
+
+/** One commit-graph file's commit count and chunks, from its first bytes and one fanout entry (a graph of 1M commits weighs 40 MB and more). */
+async function commitGraphFile(file: string): Promise<CommitGraphFile> {
+  const handle = await open(file, 'r');
+  try {
+    const header = Buffer.alloc(8);
+    await handle.read(header, 0, 8, 0);
+    if (header.subarray(0, 4).toString('latin1') !== 'CGPH') throw new Error(`${file} is no commit-graph file`);
+    const table = Buffer.alloc(header[6] * 12);
+    await handle.read(table, 0, table.length, 8);
+    const chunks = new Map<string, number>();
+    for (let i = 0; i < header[6]; i++)
+      chunks.set(table.subarray(i * 12, i * 12 + 4).toString('latin1'), Number(table.readBigUInt64BE(i * 12 + 4)));
+    const fanout = chunks.get('OIDF');
+    if (fanout === undefined) throw new Error(`${file} has no fanout`);
+    const last = Buffer.alloc(4);
+    await handle.read(last, 0, 4, fanout + 255 * 4);
+    return { commits: last.readUInt32BE(0), bloom: chunks.has('BIDX') && chunks.has('BDAT') };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The commits the repository's commit-graph holds (0 without one, or when it cannot be read). */
+export async function commitGraphCommits(path: string): Promise<number> {
+  const files = await commitGraphFiles(path).catch(() => []);
+  return files.reduce((n, f) => n + f.commits, 0);
+}
+
+/**
+ * How old a commit-graph lock file must be to count as left by a writer that was killed: a write
+ * adds what is new to the graph, which takes well under a second at 20,000 commits.
  */
 const STALE_GRAPH_LOCK_MS = 10 * 60_000;
 
+/** The lock files of the commit-graph: the split chain's (Lode's writes) and the one file's (`git gc`'s). */
+const graphLocks = (path: string) => [
+  join(path, 'objects', 'info', 'commit-graphs', 'commit-graph-chain.lock'),
+  join(path, 'objects', 'info', 'commit-graph.lock'),
+];
+
 /**
- * Whether a writer holds the commit-graph chain's lock now. A lock a writer killed mid-write left
- * behind (older than STALE_GRAPH_LOCK_MS) is removed: it would refuse every later write.
+ * Removes the commit-graph lock files a writer killed mid-write left behind (older than
+ * STALE_GRAPH_LOCK_MS): the chain's would refuse every later write, the one file's makes `git gc`
+ * fail.
  */
-async function commitGraphLocked(path: string): Promise<boolean> {
-  const lock = join(path, 'objects', 'info', 'commit-graphs', 'commit-graph-chain.lock');
-  const locked = await stat(lock).catch(() => undefined);
-  if (!locked) return false;
-  if (Date.now() - locked.mtimeMs < STALE_GRAPH_LOCK_MS) return true;
-  await rm(lock, { force: true });
-  return false;
+async function removeStaleGraphLocks(path: string): Promise<void> {
+  for (const lock of graphLocks(path)) {
+    const locked = await stat(lock).catch(() => undefined);
+    if (locked && Date.now() - locked.mtimeMs >= STALE_GRAPH_LOCK_MS) await rm(lock, { force: true });
+  }
 }
 
 /**
- * Most changed-path filters one commit-graph write computes (a tree diff each), so the first write
- * after a push of a long history is bounded (20,000 filters took 0.5 s). Commits of a history that
- * long may be left without one: a path's history then reads their diffs, as without the graph.
- */
-const MAX_NEW_CHANGED_PATH_FILTERS = 5_000;
-
-/**
  * Adds the commits the refs reach to the repository's commit-graph, as a new layer of its split
- * chain (layers merge geometrically, so a write costs what is new), with changed-path Bloom
- * filters. receive-pack writes none, and without one every history walk parses each commit from
- * the object store: the commits API's id list per tip (the first page after a push), `rev-list
- * --count`, and a path's history (`?path=`, the files API's `last_commit_id` check). Measured on a
- * 20,000-commit history: the whole walk 130 -> 20 ms, a path's history 160 -> 30 ms, a path no
- * commit touched 220 -> 20-60 ms. Housekeeping's `git gc` rewrites the chain whole (and keeps the
- * filters). Git holds the chain's lock file while it writes, so a write beside gc or another
- * write fails rather than corrupts, and readers see the old chain or the new one.
+ * chain (layers merge geometrically, so a write costs what is new). receive-pack writes none, and
+ * without one every history walk parses each commit from the object store: the commits API's id
+ * list per tip (the first page after a push), `rev-list --count`, a path's history. Measured on a
+ * 20,000-commit history: the whole walk 130 -> 10-20 ms, a path's history 100-170 -> 50-70 ms.
+ *
+ * No changed-path Bloom filters (they would take a path's history to 10-20 ms): git 2.39's filters
+ * hash non-ASCII path bytes differently on x86-64 and arm64, so a data directory moved between the
+ * two would miss commits in a path's history (git 2.46 fixed it with a second filter version).
+ *
+ * Answers false, writing nothing, while another writer holds the chain's lock (another process; what
+ * it leaves out, the next write adds). The caller keeps it from racing this process's `git gc`,
+ * which replaces the chain without looking at its lock.
  */
-export async function writeCommitGraph(path: string): Promise<void> {
-  // Another write holds the chain (another process, or gc): what it leaves out, the next write adds.
-  if (await commitGraphLocked(path)) return;
+export async function writeCommitGraph(path: string): Promise<boolean> {
+  await removeStaleGraphLocks(path);
+  if (
+    await stat(graphLocks(path)[0]).then(
+      () => true,
+      () => false,
+    )
+  )
+    return false;
   try {
-    await git(
-      [
-        'commit-graph',
-        'write',
-        '--reachable',
-        '--split',
-        '--changed-paths',
-        `--max-new-filters=${MAX_NEW_CHANGED_PATH_FILTERS}`,
-        '--no-progress',
-      ],
-      path,
-    );
+    await git(['commit-graph', 'write', '--reachable', '--split', '--no-progress'], path);
+    return true;
   } catch (err) {
-    // Lost the race for the lock to a writer that started meanwhile: the same as above.
-    if (err instanceof CommandFailed && /commit-graph-chain\.lock': File exists/.test(err.message)) return;
+    // Lost the race for the lock to a writer that started meanwhile (the path is in git's message in
+    // every language).
+    if (err instanceof CommandFailed && err.message.includes('commit-graph-chain.lock')) return false;
     throw err;
   }
 }

@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { commitGraphLayers, gitOk, tempDirs } from '../../../test/support/git';
-import { repositoryPath, writeCommitGraph } from './git-cli';
+import { git as git_, gitOk, tempDirs } from '../../../test/support/git';
+import { commitGraphCommits, commitGraphFiles, repositoryPath, writeCommitGraph } from './git-cli';
 import { projectRepo } from './git-repositories';
 import { LocalGitRepositories } from './local-git-repositories';
 
@@ -15,6 +15,28 @@ async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/**
+ * Adds `count` commits to `source`'s main through fast-import, each changing one of ten files, and
+ * pushes main to the bare repository at `target` (one pack: fewer loose objects than a repack waits for).
+ */
+async function growHistory(source: string, target: string, from: number, count: number): Promise<void> {
+  let stream = '';
+  for (let i = from; i < from + count; i++) {
+    const content = `v${i}\n`;
+    stream += `commit refs/heads/main\ncommitter Ann <ann@example.com> ${1_700_000_000 + i} +0000\ndata 3\nc${i % 10}\n`;
+    // A later import goes on from the branch as it stands (fast-import's own way to resume).
+    if (i === from && from > 0) stream += `from refs/heads/main^0\n`;
+    stream += `M 100644 inline f${i % 10}.txt\ndata ${content.length}\n${content}\n`;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('git', ['fast-import', '--quiet'], { cwd: source, stdio: ['pipe', 'ignore', 'inherit'] });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import: ${code}`))));
+    child.stdin.end(stream);
+  });
+  await gitOk(['push', '-q', target, 'main'], source);
 }
 
 /** The port against temporary bare repositories, named by project id under a temporary data directory. */
@@ -254,14 +276,14 @@ describe('LocalGitRepositories', () => {
       ) as Record<string, number>;
     expect((await counted()).count).toBeGreaterThan(256);
 
-    expect(commitGraphLayers(path)).toEqual([]);
+    expect(await commitGraphFiles(path)).toEqual([]);
     const stats = await git.statistics(packed, 'main');
     expect(stats.commitCount).toBe(70);
     await git.upkeepDone();
     const after = await counted();
     expect(after).toMatchObject({ count: 0, packs: 1 });
-    // The packed history joined the commit-graph, with changed-path filters, and git finds it whole.
-    expect(commitGraphLayers(path)).toEqual([{ commits: 70, bloom: true }]);
+    // The packed history joined the commit-graph (without changed-path filters), and git finds it whole.
+    expect(await commitGraphFiles(path)).toEqual([{ commits: 70, bloom: false }]);
     await gitOk(['commit-graph', 'verify'], path);
     expect(after['in-pack']).toBeGreaterThan(256);
     // Nothing was lost: the history, every version of the file, and the object nobody refers to.
@@ -275,7 +297,7 @@ describe('LocalGitRepositories', () => {
     expect((await counted()).packs).toBe(1);
 
     // The next pile of commits joins the graph too (a layer of its own, or merged with the one below
-    // when it is as big), and a path's history read through the graph's filters answers as without.
+    // when it is as big), and a path's history read through the graph answers as without.
     for (let i = 70; i < 140; i++) {
       tip = await git.writeCommit(packed, {
         parent: tip,
@@ -294,9 +316,7 @@ describe('LocalGitRepositories', () => {
     expect(await git.moveRef(packed, 'refs/heads/main', tips[69], tip!)).toBe(true);
     expect((await git.statistics(packed, 'main')).commitCount).toBe(140);
     await git.upkeepDone();
-    const layers = commitGraphLayers(path);
-    expect(layers.reduce((n, l) => n + l.commits, 0)).toBe(140);
-    expect(layers.every((l) => l.bloom)).toBe(true);
+    expect(await commitGraphCommits(path)).toBe(140);
     await gitOk(['commit-graph', 'verify'], path);
     const history = (args: string[]) =>
       gitOk(['--literal-pathspecs', ...args, 'rev-list', 'main', '--', 'dir/g.txt'], path);
@@ -310,86 +330,101 @@ describe('LocalGitRepositories', () => {
     await git.init(pushed, 'main');
     const source = tmp.make();
     await gitOk(['init', '-q', '-b', 'main', source]);
-    /** `count` more commits on main through fast-import (one pack when pushed), each changing one of ten files. */
-    const grow = async (from: number, count: number) => {
-      let stream = '';
-      for (let i = from; i < from + count; i++) {
-        const content = `v${i}\n`;
-        stream += `commit refs/heads/main\ncommitter Ann <ann@example.com> ${1_700_000_000 + i} +0000\ndata 3\nc${i % 10}\n`;
-        // A later import goes on from the branch as it stands (fast-import's own way to resume).
-        if (i === from && from > 0) stream += `from refs/heads/main^0\n`;
-        stream += `M 100644 inline f${i % 10}.txt\ndata ${content.length}\n${content}\n`;
-      }
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn('git', ['fast-import', '--quiet'], { cwd: source, stdio: ['pipe', 'ignore', 'inherit'] });
-        child.on('error', reject);
-        child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`fast-import: ${code}`))));
-        child.stdin.end(stream);
-      });
-      await gitOk(['push', '-q', path, 'main'], source);
-    };
-    await grow(0, 600);
+    await growHistory(source, path, 0, 600);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(600);
     await git.upkeepDone();
     // One pack, no pile of loose objects: no repack, and under 1,000 commits no graph either.
-    expect(commitGraphLayers(path)).toEqual([]);
+    expect(await commitGraphFiles(path)).toEqual([]);
 
-    await grow(600, 600);
+    await growHistory(source, path, 600, 600);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(1200);
     await git.upkeepDone();
-    expect(commitGraphLayers(path)).toEqual([{ commits: 1200, bloom: true }]);
+    expect(await commitGraphFiles(path)).toEqual([{ commits: 1200, bloom: false }]);
     await gitOk(['commit-graph', 'verify'], path);
 
     // 900 more are not worth a write; past 1,000 more the new commits join the graph.
-    await grow(1200, 900);
+    await growHistory(source, path, 1200, 900);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(2100);
     await git.upkeepDone();
-    expect(commitGraphLayers(path)).toEqual([{ commits: 1200, bloom: true }]);
-    await grow(2100, 200);
+    expect(await commitGraphCommits(path)).toBe(1200);
+    await growHistory(source, path, 2100, 200);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(2300);
+    // Housekeeping's gc right behind the write waits for it (gc replaces the chain without its lock).
+    await git.gc(pushed);
     await git.upkeepDone();
-    expect(commitGraphLayers(path).reduce((n, l) => n + l.commits, 0)).toBe(2300);
+    expect(await commitGraphCommits(path)).toBe(2300);
     await gitOk(['commit-graph', 'verify'], path);
+    const walk = await git_(['rev-list', '--count', 'main'], path);
+    expect(walk).toEqual({ status: 0, out: '2300\n' });
     const history = (args: string[]) =>
       gitOk(['--literal-pathspecs', ...args, 'rev-list', 'main', '--', 'f3.txt'], path);
     expect((await history([])).trim().split('\n')).toHaveLength(230);
     expect(await history([])).toBe(await history(['-c', 'core.commitGraph=false']));
 
-    // Another process meets the repository with its graph there: it counts from what it finds.
+    // Another process meets the repository: it reads how much the graph holds and counts from there.
     const other = new LocalGitRepositories(Object.assign(new LodeConfig(), { dataDir }));
     try {
-      await grow(2300, 50);
+      await growHistory(source, path, 2300, 50);
       expect((await other.statistics(pushed, 'main')).commitCount).toBe(2350);
       await other.upkeepDone();
-      expect(commitGraphLayers(path).reduce((n, l) => n + l.commits, 0)).toBe(2300);
+      expect(await commitGraphCommits(path)).toBe(2300);
     } finally {
       await other.onModuleDestroy();
     }
   });
 
-  it('leaves the commit-graph to a writer holding its lock, and removes a lock a killed writer left', async () => {
-    const path = repositoryPath(dataDir, 20);
+  it('writes the commit-graph for a history pushed past a small graph, as a process first meets it', async () => {
+    const pushed = projectRepo(21);
+    const path = repositoryPath(dataDir, 21);
+    await git.init(pushed, 'main');
+    const source = tmp.make();
+    await gitOk(['init', '-q', '-b', 'main', source]);
+    await growHistory(source, path, 0, 70);
+    expect(await writeCommitGraph(path)).toBe(true);
+    expect(await commitGraphCommits(path)).toBe(70);
+    await growHistory(source, path, 70, 1500);
+    // A process that has not seen the repository yet (a restart) finds a graph there, of 70 commits.
+    const fresh = new LocalGitRepositories(Object.assign(new LodeConfig(), { dataDir }));
+    try {
+      expect((await fresh.statistics(pushed, 'main')).commitCount).toBe(1570);
+      await fresh.upkeepDone();
+      expect(await commitGraphCommits(path)).toBe(1570);
+    } finally {
+      await fresh.onModuleDestroy();
+    }
+  });
+
+  it('leaves the commit-graph to a writer holding its lock, and removes locks a killed writer left', async () => {
+    const pushed = projectRepo(22);
+    const path = repositoryPath(dataDir, 22);
+    await git.init(pushed, 'main');
+    const source = tmp.make();
+    await gitOk(['init', '-q', '-b', 'main', source]);
+    await growHistory(source, path, 0, 10);
+    expect(await writeCommitGraph(path)).toBe(true);
     const chain = join(path, 'objects', 'info', 'commit-graphs', 'commit-graph-chain');
     const lock = `${chain}.lock`;
     const before = readFileSync(chain, 'utf8');
-    // A commit the graph lacks, so a write would change the chain.
-    await gitOk(
-      ['update-ref', 'refs/heads/side', (await gitOk(['commit-tree', '-m', 'side', 'main^{tree}'], path)).trim()],
-      path,
-    );
+    await growHistory(source, path, 10, 5);
     writeFileSync(lock, '');
-    await writeCommitGraph(path);
+    expect(await writeCommitGraph(path)).toBe(false);
     expect(readFileSync(chain, 'utf8')).toBe(before);
     expect(existsSync(lock)).toBe(true);
     // Eleven minutes old: no write takes that long, so its writer is gone.
     const old = new Date(Date.now() - 11 * 60_000);
     utimesSync(lock, old, old);
-    await writeCommitGraph(path);
+    expect(await writeCommitGraph(path)).toBe(true);
     expect(existsSync(lock)).toBe(false);
-    expect(readFileSync(chain, 'utf8')).not.toBe(before);
-    const commits = Number((await gitOk(['rev-list', '--all', '--count'], path)).trim());
-    expect(commitGraphLayers(path).reduce((n, l) => n + l.commits, 0)).toBe(commits);
+    expect(await commitGraphCommits(path)).toBe(15);
     await gitOk(['commit-graph', 'verify'], path);
+
+    // gc writes the one-file graph under a lock of its own, and fails while that is there.
+    const gcLock = join(path, 'objects', 'info', 'commit-graph.lock');
+    writeFileSync(gcLock, '');
+    utimesSync(gcLock, old, old);
+    await git.gc(pushed);
+    expect(existsSync(gcLock)).toBe(false);
+    expect(await commitGraphFiles(path)).toEqual([{ commits: 15, bloom: false }]);
   });
 
   it("lists a branch's tree as the branch moves, each path and depth apart (listings kept by commit and by tree)", async () => {

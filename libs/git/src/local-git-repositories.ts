@@ -239,8 +239,13 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    * process keeps its own until they fall out; git prunes only objects unreachable for two weeks.)
    */
   async gc(repo: RepoRef): Promise<void> {
-    await cli.gc(this.path(repo));
-    this.rawBlobs.forget(this.path(repo));
+    const path = this.path(repo);
+    // After the repository's background upkeep, and counted as upkeep meanwhile: gc replaces the
+    // commit-graph chain without looking at its lock, so a graph write beside it could leave a chain
+    // naming files gc removed (git then warns on every command until the next write).
+    while (this.upkeep.has(path)) await this.upkeep.get(path);
+    await this.inForeground(path, () => cli.gc(path));
+    this.rawBlobs.forget(path);
   }
 
   async remove(repo: RepoRef): Promise<void> {
@@ -317,22 +322,21 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    * a write's object lookups and the next statistics cost the same after 1,000 pushes as after one.
    */
   private repackSoon(path: string): void {
-    this.inBackground(path, 'repack', () =>
-      cli.repackIncrementally(path).finally(() => {
+    this.inBackground(path, 'repack', async () => {
+      try {
+        await cli.repackIncrementally(path);
+      } finally {
         // Packed, the store weighs less: the next statistics measure it again.
         this.lastSizes.delete(path);
-        // And the repack wrote the commit-graph (whether or not it went through).
-        const counted = this.lastCounts.get(path);
-        if (counted) setBounded(this.graphedCounts, path, counted.count, HISTORY_CACHE);
-      }),
-    );
+      }
+      // The packed commits join the commit-graph.
+      await this.writeGraph(path);
+    });
   }
 
   /**
-   * Writes the commit-graph after the answer when the default branch has grown COMMITS_TO_GRAPH
-   * commits past it (or has that many and no graph), unless other upkeep of the repository runs.
-   * What a process first meets is taken as written when a graph is there: the next write waits for
-   * the history to grow past it.
+   * Writes the commit-graph after the answer when the default branch holds COMMITS_TO_GRAPH commits
+   * more than it does (a process that meets the repository first reads how many it holds).
    */
   private graphWhenBehind(path: string, commitCount: number): void {
     const graphed = this.graphedCounts.get(path);
@@ -342,17 +346,34 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
       return;
     }
     this.inBackground(path, 'commit-graph write', async () => {
-      if (graphed === undefined && (await cli.hasCommitGraph(path))) {
-        setBounded(this.graphedCounts, path, commitCount, HISTORY_CACHE);
-        return;
+      if (graphed === undefined) {
+        const holds = await cli.commitGraphCommits(path);
+        setBounded(this.graphedCounts, path, holds, HISTORY_CACHE);
+        if (commitCount - holds < COMMITS_TO_GRAPH) return;
       }
-      if (commitCount < COMMITS_TO_GRAPH) {
-        setBounded(this.graphedCounts, path, 0, HISTORY_CACHE);
-        return;
-      }
-      setBounded(this.graphedCounts, path, commitCount, HISTORY_CACHE);
-      await cli.writeCommitGraph(path);
+      await this.writeGraph(path);
     });
+  }
+
+  /**
+   * Adds the refs' new commits to the commit-graph and notes the default branch's count it now covers
+   * (taken before the write: a push recorded meanwhile may not be in it). A write left to another
+   * writer notes nothing, and one that failed notes the count anyway: the next try waits for
+   * COMMITS_TO_GRAPH more commits instead of following every push.
+   */
+  private async writeGraph(path: string): Promise<void> {
+    const covered = this.lastCounts.get(path)?.count;
+    const noteCovered = () => {
+      if (covered !== undefined) setBounded(this.graphedCounts, path, covered, HISTORY_CACHE);
+    };
+    let wrote: boolean;
+    try {
+      wrote = await cli.writeCommitGraph(path);
+    } catch (err) {
+      noteCovered();
+      throw err;
+    }
+    if (wrote) noteCovered();
   }
 
   /** Runs `work` on the repository after the answer (nothing waits for it), one at a time per repository; its failure only logged. */
@@ -360,8 +381,25 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
     if (this.upkeep.has(path)) return;
     const run = work()
       .catch((err: unknown) => this.logger.warn(`${what} of ${path} failed: ${String(err)}`))
-      .finally(() => this.upkeep.delete(path));
+      .finally(() => {
+        if (this.upkeep.get(path) === run) this.upkeep.delete(path);
+      });
     this.upkeep.set(path, run);
+  }
+
+  /** Runs `work` on the repository now, counted as its upkeep meanwhile (no background upkeep starts beside it). */
+  private async inForeground<T>(path: string, work: () => Promise<T>): Promise<T> {
+    const run = work();
+    const held = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.upkeep.set(path, held);
+    try {
+      return await run;
+    } finally {
+      if (this.upkeep.get(path) === held) this.upkeep.delete(path);
+    }
   }
 
   /** Waits for the background upkeep started so far (tests, shutdown). */
