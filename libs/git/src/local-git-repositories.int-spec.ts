@@ -62,6 +62,25 @@ describe('LocalGitRepositories', () => {
     tmp.removeAll();
   });
 
+  /** Project `id`'s new repository and a work repository whose main `growHistory` pushes to it. */
+  const pushedRepository = async (id: number) => {
+    const pushed = projectRepo(id);
+    await git.init(pushed, 'main');
+    const source = tmp.make();
+    await gitOk(['init', '-q', '-b', 'main', source]);
+    return { pushed, path: repositoryPath(dataDir, id), source };
+  };
+
+  /** `work` against a second LocalGitRepositories on the same data directory: another process, or this one restarted. */
+  const inAnotherProcess = async (work: (other: LocalGitRepositories) => Promise<void>) => {
+    const other = new LocalGitRepositories(Object.assign(new LodeConfig(), { dataDir }));
+    try {
+      await work(other);
+    } finally {
+      await other.onModuleDestroy();
+    }
+  };
+
   it('makes a bare repository under the hashed path, with HEAD on the default branch; twice is a no-op', async () => {
     expect(await git.exists(repo)).toBe(false);
     await git.init(repo, 'main');
@@ -325,11 +344,7 @@ describe('LocalGitRepositories', () => {
   });
 
   it('writes the commit-graph after the answer once a pushed history reaches 1,000 commits, and again 1,000 later', async () => {
-    const pushed = projectRepo(20);
-    const path = repositoryPath(dataDir, 20);
-    await git.init(pushed, 'main');
-    const source = tmp.make();
-    await gitOk(['init', '-q', '-b', 'main', source]);
+    const { pushed, path, source } = await pushedRepository(20);
     await growHistory(source, path, 0, 600);
     expect((await git.statistics(pushed, 'main')).commitCount).toBe(600);
     await git.upkeepDone();
@@ -362,44 +377,30 @@ describe('LocalGitRepositories', () => {
     expect(await history([])).toBe(await history(['-c', 'core.commitGraph=false']));
 
     // Another process meets the repository: it reads how much the graph holds and counts from there.
-    const other = new LocalGitRepositories(Object.assign(new LodeConfig(), { dataDir }));
-    try {
+    await inAnotherProcess(async (other) => {
       await growHistory(source, path, 2300, 50);
       expect((await other.statistics(pushed, 'main')).commitCount).toBe(2350);
       await other.upkeepDone();
       expect(await commitGraphCommits(path)).toBe(2300);
-    } finally {
-      await other.onModuleDestroy();
-    }
+    });
   });
 
   it('writes the commit-graph for a history pushed past a small graph, as a process first meets it', async () => {
-    const pushed = projectRepo(21);
-    const path = repositoryPath(dataDir, 21);
-    await git.init(pushed, 'main');
-    const source = tmp.make();
-    await gitOk(['init', '-q', '-b', 'main', source]);
+    const { pushed, path, source } = await pushedRepository(21);
     await growHistory(source, path, 0, 70);
     expect(await writeCommitGraph(path)).toBe(true);
     expect(await commitGraphCommits(path)).toBe(70);
     await growHistory(source, path, 70, 1500);
     // A process that has not seen the repository yet (a restart) finds a graph there, of 70 commits.
-    const fresh = new LocalGitRepositories(Object.assign(new LodeConfig(), { dataDir }));
-    try {
+    await inAnotherProcess(async (fresh) => {
       expect((await fresh.statistics(pushed, 'main')).commitCount).toBe(1570);
       await fresh.upkeepDone();
       expect(await commitGraphCommits(path)).toBe(1570);
-    } finally {
-      await fresh.onModuleDestroy();
-    }
+    });
   });
 
   it('leaves the commit-graph to a writer holding its lock, and removes locks a killed writer left', async () => {
-    const pushed = projectRepo(22);
-    const path = repositoryPath(dataDir, 22);
-    await git.init(pushed, 'main');
-    const source = tmp.make();
-    await gitOk(['init', '-q', '-b', 'main', source]);
+    const { pushed, path, source } = await pushedRepository(22);
     await growHistory(source, path, 0, 10);
     expect(await writeCommitGraph(path)).toBe(true);
     const chain = join(path, 'objects', 'info', 'commit-graphs', 'commit-graph-chain');
