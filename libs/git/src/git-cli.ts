@@ -115,10 +115,12 @@ export async function cloneBare(source: string, target: string): Promise<void> {
 
 /** Housekeeping: `git gc` and `pack-refs`. */
 export async function gc(path: string): Promise<void> {
-  // A killed writer's lock on the commit-graph file would make gc fail.
-  await removeStaleGraphLocks(path);
-  await git(['gc', '--quiet'], path);
+  // gc would write its one-file commit-graph without the chain's lock, so a graph write from another
+  // process (the API's after a push, beside a worker's gc) could leave a chain naming files gc
+  // removed. gc leaves the graph alone; it is rewritten whole under the chain's lock after.
+  await git(['-c', 'gc.writeCommitGraph=false', 'gc', '--quiet'], path);
   await git(['pack-refs', '--all'], path);
+  await writeCommitGraph(path, { replace: true });
 }
 
 /**
@@ -308,7 +310,7 @@ export async function repackIncrementally(path: string): Promise<void> {
 /** A commit-graph file: how many commits it holds. */
 export interface CommitGraphFile {
   commits: number;
-  /** Whether it carries changed-path Bloom filters (Lode writes none; an operator's git may have). */
+  /** Whether it carries changed-path Bloom filters (Lode writes none; another git may have). */
   bloom: boolean;
 }
 
@@ -374,8 +376,8 @@ const graphLocks = (path: string) => [
 
 /**
  * Removes the commit-graph lock files a writer killed mid-write left behind (older than
- * STALE_GRAPH_LOCK_MS): the chain's would refuse every later write, the one file's makes `git gc`
- * fail.
+ * STALE_GRAPH_LOCK_MS): the chain's would refuse every later write, and the one file's (an older
+ * Lode's gc, or another git's) would make a `git gc` that writes the graph fail.
  */
 async function removeStaleGraphLocks(path: string): Promise<void> {
   for (const lock of graphLocks(path)) {
@@ -385,21 +387,24 @@ async function removeStaleGraphLocks(path: string): Promise<void> {
 }
 
 /**
- * Adds the commits the refs reach to the repository's commit-graph, as a new layer of its split
- * chain (layers merge geometrically, so a write costs what is new). receive-pack writes none, and
+ * Adds the commits the refs reach to the repository's commit-graph, to its split chain (a layer
+ * of what is new, merged with the layers below as they grow, so a write costs about what is new);
+ * with `replace`, the chain is written anew from what the refs reach (after gc, which may have
+ * pruned commits older layers hold). receive-pack writes none, and
  * without one every history walk parses each commit from the object store: the commits API's id
  * list per tip (the first page after a push), `rev-list --count`, a path's history. Measured on a
  * 20,000-commit history: the whole walk 130 -> 10-20 ms, a path's history 100-170 -> 50-70 ms.
  *
  * No changed-path Bloom filters (they would take a path's history to 10-20 ms): git 2.39's filters
  * hash non-ASCII path bytes differently on x86-64 and arm64, so a data directory moved between the
- * two would miss commits in a path's history (git 2.46 fixed it with a second filter version).
+ * two would miss commits in a path's history (git 2.46 fixed it with a second filter version). git
+ * copies the filters an existing graph has into what it writes unless told not to read them, so
+ * filters another git wrote go as the layers holding them are merged or replaced.
  *
  * Answers false, writing nothing, while another writer holds the chain's lock (another process; what
- * it leaves out, the next write adds). The caller keeps it from racing this process's `git gc`,
- * which replaces the chain without looking at its lock.
+ * it leaves out, the next write adds).
  */
-export async function writeCommitGraph(path: string): Promise<boolean> {
+export async function writeCommitGraph(path: string, { replace = false } = {}): Promise<boolean> {
   await removeStaleGraphLocks(path);
   if (
     await stat(graphLocks(path)[0]).then(
@@ -409,7 +414,18 @@ export async function writeCommitGraph(path: string): Promise<boolean> {
   )
     return false;
   try {
-    await git(['commit-graph', 'write', '--reachable', '--split', '--no-progress'], path);
+    await git(
+      [
+        '-c',
+        'commitGraph.readChangedPaths=false',
+        'commit-graph',
+        'write',
+        '--reachable',
+        replace ? '--split=replace' : '--split',
+        '--no-progress',
+      ],
+      path,
+    );
     return true;
   } catch (err) {
     // Lost the race for the lock to a writer that started meanwhile (the path is in git's message in

@@ -240,9 +240,9 @@ export class LocalGitRepositories extends GitRepositories implements OnModuleIni
    */
   async gc(repo: RepoRef): Promise<void> {
     const path = this.path(repo);
-    // After the repository's background upkeep, and counted as upkeep meanwhile: gc replaces the
-    // commit-graph chain without looking at its lock, so a graph write beside it could leave a chain
-    // naming files gc removed (git then warns on every command until the next write).
+    // After the repository's background upkeep, and counted as upkeep meanwhile: gc repacks and
+    // rewrites the commit-graph whole, which a repack or graph write beside it would only repeat.
+    // (Another process's writes are kept apart by the graph chain's lock, see cli.gc.)
     while (this.upkeep.has(path)) await this.upkeep.get(path);
     await this.inForeground(path, () => cli.gc(path));
     this.rawBlobs.forget(path);
